@@ -1,0 +1,48 @@
+"""memoryd: the long-term memory layer of a self-hosted AI assistant.
+
+``memoryd.open(path)`` returns the service object; nothing is loaded at import time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import MemorydError
+from .model import Actor, Importance, Kind, Memory, Source, Status
+
+if TYPE_CHECKING:
+    from .embedding import Embedder
+    from .promotion import PromotionPolicy
+    from .service import MemoryService
+
+__version__ = "0.1.0"
+__all__ = [
+    "Actor",
+    "Importance",
+    "Kind",
+    "Memory",
+    "MemorydError",
+    "Source",
+    "Status",
+    "open",
+]
+
+
+def open(  # noqa: A001 - the public name the SPEC gives
+    path_or_url: str | Path | None = None,
+    *,
+    embedder: Embedder | None = None,
+    policy: PromotionPolicy | None = None,
+    create: bool = True,
+) -> MemoryService:
+    """Open (or create) a store and return the service object.
+
+    ``path_or_url`` is a file path; ``None`` uses ``MEMORYD_DB`` or the file under
+    ``MEMORYD_HOME``. The local MiniLM embedder is the default.
+    """
+    from .app import open_service
+    from .settings import resolve_settings
+
+    settings = resolve_settings(str(path_or_url) if path_or_url is not None else None)
+    return open_service(settings, embedder=embedder, policy=policy, create=create)

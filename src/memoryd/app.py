@@ -1,0 +1,41 @@
+"""Wiring: settings in, a ready service out. The only place that picks concrete classes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .embedding import Embedder, LocalMiniLM
+from .errors import StoreUnavailableError
+from .promotion import PromotionPolicy
+from .service import MemoryService
+from .settings import Settings
+from .storage.sqlite import SqliteStore
+
+
+def open_store(settings: Settings, *, create: bool) -> SqliteStore:
+    """The backend for the configured location."""
+    if settings.is_postgres:
+        raise StoreUnavailableError(
+            "PostgreSQL stores are not supported by this version yet; use a file path"
+        )
+    path = Path(settings.db)
+    # Only memoryd's own home is created on demand; a typo in --db must not grow directories.
+    if create and path.parent == settings.home:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    return SqliteStore(path, create=create)
+
+
+def open_service(
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    policy: PromotionPolicy | None = None,
+    create: bool = True,
+) -> MemoryService:
+    """Open the store and the service over it; closes the store if the service refuses it."""
+    store = open_store(settings, create=create)
+    try:
+        return MemoryService(store, embedder or LocalMiniLM(), policy=policy)
+    except BaseException:
+        store.close()
+        raise

@@ -1,0 +1,301 @@
+"""The ``memoryd`` command line: a thin adapter over the service object."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, TypeVar
+
+import click
+
+from .app import open_service
+from .clock import parse_instant, utc_now
+from .errors import InvalidInputError, MemorydError
+from .model import AuditEntry, Importance, Kind, Memory, Source, Status, parse_kind
+from .service import MemoryService, WriteResult
+from .settings import resolve_settings
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Cli(click.Group):
+    """Maps the project's errors to one line on stderr and exit code 1, in one place."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemorydError as error:
+            click.echo(f"error: {error}", err=True)
+            ctx.exit(1)
+
+
+@click.group(cls=_Cli)
+@click.option("--db", envvar="MEMORYD_DB", help="Store file (default: $MEMORYD_HOME/memoryd.db).")
+@click.version_option(package_name="memoryd")
+@click.pass_context
+def main(ctx: click.Context, db: str | None) -> None:
+    """memoryd: long-term memory for a self-hosted AI assistant."""
+    ctx.obj = {"db": db}
+
+
+@contextmanager
+def _service(ctx: click.Context, *, create: bool = False) -> Iterator[MemoryService]:
+    settings = resolve_settings(ctx.obj["db"])
+    service = open_service(settings, create=create)
+    try:
+        yield service
+    finally:
+        service.close()
+
+
+def _now_option(func: F) -> F:
+    return click.option(
+        "--now", "now_text", metavar="ISO", help="Act as if it were this time (for testing)."
+    )(func)
+
+
+def _json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
+
+
+def _now(now_text: str | None) -> datetime:
+    return parse_instant(now_text, what="--now") if now_text else utc_now()
+
+
+def _kind(value: str | None) -> Kind | None:
+    if value is None:
+        return None
+    try:
+        return parse_kind(value)
+    except ValueError:
+        raise InvalidInputError(
+            f"unknown kind {value!r}; use fact, event, lesson or inference"
+        ) from None
+
+
+def _print_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+@main.command()
+@_json_option
+@click.pass_context
+def init(ctx: click.Context, as_json: bool) -> None:
+    """Create the store (idempotent) and record its embedding model."""
+    with _service(ctx, create=True) as service:
+        signature = service.store.embedding_signature()
+        location = str(getattr(service.store, "path", ctx.obj["db"]))
+        if as_json:
+            _print_json({"db": location, "embedding_model": signature.model if signature else None,
+                         "embedding_dimension": signature.dimension if signature else None})
+        else:
+            click.echo(f"memoryd store ready at {location}")
+
+
+@main.command()
+@click.argument("text")
+@click.option("--kind", "kind_name", default="fact", show_default=True,
+              help="fact, event, lesson or inference (aliases: semantic, episodic, ...).")
+@click.option("--subject", help="Fact slot subject, e.g. 'owner'.")
+@click.option("--predicate", help="Fact slot predicate, e.g. 'lives in'.")
+@click.option("--object", "obj", help="Fact value, e.g. 'Lisbon'.")
+@click.option("--importance", type=click.Choice([i.value for i in Importance]),
+              help="For lessons.")
+@click.option("--entity", "entities", multiple=True, help="An entity the memory is about.")
+@click.option("--occurred-at", help="When an event happened (ISO date or time).")
+@_now_option
+@_json_option
+@click.pass_context
+def remember(ctx: click.Context, text: str, kind_name: str, subject: str | None,
+             predicate: str | None, obj: str | None, importance: str | None,
+             entities: tuple[str, ...], occurred_at: str | None, now_text: str | None,
+             as_json: bool) -> None:
+    """Remember TEXT as the owner: active at once (a new fact value supersedes the old)."""
+    kind = _kind(kind_name) or Kind.FACT
+    with _service(ctx) as service:
+        result = service.remember(
+            text, kind=kind, subject=subject, predicate=predicate, object=obj,
+            importance=Importance(importance) if importance else None, entities=entities,
+            occurred_at=parse_instant(occurred_at, what="--occurred-at") if occurred_at else None,
+            now=_now(now_text),
+        )
+    if as_json:
+        _print_json(result.memory.to_json() if result.memory else None)
+    else:
+        _echo_result(result)
+
+
+@main.command()
+@click.argument("batch_file", required=False, default="-", type=click.File("r"))
+@click.option("--source", "source_name", required=True,
+              type=click.Choice([s.value for s in Source]), help="Where the batch came from.")
+@click.option("--source-ref", help="Reference to the originating turn, document, ...")
+@_now_option
+@_json_option
+@click.pass_context
+def propose(ctx: click.Context, batch_file: Any, source_name: str, source_ref: str | None,
+            now_text: str | None, as_json: bool) -> None:
+    """Propose a batch {"memories": [...]} from BATCH_FILE (or - for stdin); policy decides."""
+    text = batch_file.read()
+    with _service(ctx) as service:
+        results = service.propose(text, source=Source(source_name), source_ref=source_ref,
+                                  now=_now(now_text))
+    if as_json:
+        _print_json([r.to_json() for r in results])
+    else:
+        for result in results:
+            _echo_result(result)
+
+
+@main.command(name="list")
+@click.option("--status", type=click.Choice([s.value for s in Status]))
+@click.option("--kind", "kind_name")
+@click.option("--limit", type=click.IntRange(min=1))
+@_json_option
+@click.pass_context
+def list_(ctx: click.Context, status: str | None, kind_name: str | None, limit: int | None,
+          as_json: bool) -> None:
+    """List memories, newest first."""
+    with _service(ctx) as service:
+        memories = service.list(status=Status(status) if status else None,
+                                kind=_kind(kind_name), limit=limit)
+    if as_json:
+        _print_json([m.to_json() for m in memories])
+        return
+    if not memories:
+        click.echo("no memories")
+    for memory in memories:
+        click.echo(_line(memory))
+
+
+@main.command()
+@click.argument("memory_id")
+@_json_option
+@click.pass_context
+def show(ctx: click.Context, memory_id: str, as_json: bool) -> None:
+    """Show a memory with its whole supersede chain and audit trail."""
+    with _service(ctx) as service:
+        result = service.show(memory_id)
+    if as_json:
+        document = result.memory.to_json()
+        document["chain"] = [m.to_json() for m in result.chain]
+        document["audit"] = [a.to_json() for a in result.audit]
+        _print_json(document)
+        return
+    _echo_memory(result.memory)
+    click.echo("\nchain (oldest first):")
+    for memory in result.chain:
+        marker = "→" if memory.id == result.memory.id else " "
+        click.echo(f" {marker} {_line(memory)}")
+    click.echo("\naudit:")
+    for entry in result.audit:
+        click.echo("   " + _audit_line(entry))
+
+
+def _owner_action(name: str, doc: str) -> None:
+    @main.command(name=name, help=doc)
+    @click.argument("memory_id")
+    @_now_option
+    @_json_option
+    @click.pass_context
+    def command(ctx: click.Context, memory_id: str, now_text: str | None, as_json: bool) -> None:
+        with _service(ctx) as service:
+            memory = getattr(service, name)(memory_id, now=_now(now_text))
+        if as_json:
+            _print_json(memory.to_json())
+        else:
+            click.echo(f"{name}: {_line(memory)}")
+
+
+_owner_action("confirm", "Activate a pending memory (supersedes the active fact of its slot).")
+_owner_action("reject", "Reject a memory; near-copies proposed later are dropped.")
+_owner_action("archive", "Archive a memory.")
+_owner_action("purge", "Erase a memory's content for privacy, keeping a tombstone.")
+
+
+@main.command()
+@click.argument("memory_id")
+@click.argument("text")
+@click.option("--object", "obj", help="The corrected fact value.")
+@_now_option
+@_json_option
+@click.pass_context
+def edit(ctx: click.Context, memory_id: str, text: str, obj: str | None, now_text: str | None,
+         as_json: bool) -> None:
+    """Supersede a memory with corrected TEXT (the old one is archived and points at it)."""
+    with _service(ctx) as service:
+        memory = service.edit(memory_id, text, object=obj, now=_now(now_text))
+    if as_json:
+        _print_json(memory.to_json())
+    else:
+        click.echo(f"edited: {_line(memory)}")
+
+
+@main.command()
+@_now_option
+@_json_option
+@click.pass_context
+def review(ctx: click.Context, now_text: str | None, as_json: bool) -> None:
+    """Walk the pending queue: confirm, reject, edit or skip each item."""
+    with _service(ctx) as service:
+        queue = service.review_queue()
+        if as_json:
+            _print_json([item.to_json() for item in queue])
+            return
+        if not queue:
+            click.echo("nothing to review")
+            return
+        for number, item in enumerate(queue, start=1):
+            click.echo(f"\n[{number}/{len(queue)}] {_line(item.pending)}")
+            click.echo(f"    source: {item.pending.source.value}")
+            if item.would_supersede is not None:
+                click.echo(f"    would replace: {_line(item.would_supersede)}")
+            choice = click.prompt(
+                "    [c]onfirm, [r]eject, [e]dit, [s]kip, [q]uit",
+                type=click.Choice(["c", "r", "e", "s", "q"]), show_choices=False, default="s",
+            )
+            now = _now(now_text)
+            try:
+                if choice == "c":
+                    click.echo("    confirmed: " + _line(service.confirm(item.pending.id, now=now)))
+                elif choice == "r":
+                    click.echo("    rejected: " + _line(service.reject(item.pending.id, now=now)))
+                elif choice == "e":
+                    text = click.prompt("    new text", default=item.pending.content)
+                    click.echo("    edited: " + _line(service.edit(item.pending.id, text,
+                                                                   now=now)))
+                elif choice == "q":
+                    break
+            except MemorydError as error:
+                click.echo(f"    error: {error}", err=True)
+
+
+def _echo_result(result: WriteResult) -> None:
+    memory = f" {_line(result.memory)}" if result.memory else ""
+    click.echo(f"{result.outcome.value}: {result.reason}{memory and chr(10) + '  ' + memory}")
+
+
+def _line(memory: Memory) -> str:
+    content = "[purged]" if memory.purged_at else memory.content
+    return (f"{memory.id}  {memory.kind.value:<9} {memory.status.value:<8} "
+            f"{memory.confidence:.2f}  {content}")
+
+
+def _echo_memory(memory: Memory) -> None:
+    for key, value in memory.to_json().items():
+        if value not in (None, [], False) or key in ("status", "content"):
+            click.echo(f"{key:>18}: {value}")
+
+
+def _audit_line(entry: AuditEntry) -> str:
+    rule = f" [{entry.rule}]" if entry.rule else ""
+    before = entry.from_status.value if entry.from_status else "-"
+    return (f"{entry.at.isoformat()}  {entry.memory_id}  {entry.action} {before}→"
+            f"{entry.to_status.value}  by {entry.actor.value}{rule}: {entry.reason}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

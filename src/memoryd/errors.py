@@ -1,0 +1,44 @@
+"""The project's exceptions: one root, each message says what to do next."""
+
+from __future__ import annotations
+
+
+class MemorydError(Exception):
+    """Root of every error memoryd raises on purpose; its message is meant for the user."""
+
+
+class StoreUnavailableError(MemorydError):
+    """The store cannot be opened: missing, unreadable, or not a memoryd store."""
+
+
+class StoreMismatchError(MemorydError):
+    """The store was built with another embedding model or dimension."""
+
+
+class MemoryNotFoundError(MemorydError):
+    """No memory has the given id."""
+
+
+class InvalidOperationError(MemorydError):
+    """The operation does not apply to the memory in its current state."""
+
+
+class InvalidInputError(MemorydError):
+    """Input from the user or the model is malformed; nothing was stored."""
+
+
+class ProposalBatchError(InvalidInputError):
+    """A proposal batch broke the strict contract; the whole batch was rejected."""
+
+    def __init__(self, message: str, *, item: int | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.item = item
+        self.field = field
+
+
+class CredentialRefusedError(InvalidInputError):
+    """The text looks like a credential, which memoryd never stores."""
+
+
+class EmbeddingUnavailableError(MemorydError):
+    """The embedding model could not be loaded or reached."""

@@ -1,0 +1,179 @@
+"""The strict proposal contract (SPEC §3): one malformed item rejects the whole batch."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from .clock import parse_instant
+from .errors import InvalidInputError, ProposalBatchError
+from .model import Importance, Kind, Proposal, parse_kind
+
+REQUIRED_FIELDS = ("kind", "content", "confidence", "changes_behavior")
+OPTIONAL_FIELDS = (
+    "general_knowledge",
+    "subject",
+    "predicate",
+    "object",
+    "entities",
+    "occurred_at",
+    "importance",
+)
+ALLOWED_FIELDS = frozenset(REQUIRED_FIELDS + OPTIONAL_FIELDS)
+MAX_CONTENT_CHARS = 2_000
+MAX_ITEMS = 100
+MAX_ENTITIES = 32
+
+
+def parse_batch_text(text: str) -> tuple[Proposal, ...]:
+    """Parse the raw text of a batch; a non-JSON text is a batch error that says so."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ProposalBatchError(
+            f"proposal batch is not valid JSON ({error.msg} at line {error.lineno} column "
+            f"{error.colno}); send an object like {{\"memories\": [...]}}"
+        ) from None
+    return parse_batch(document)
+
+
+def parse_batch(document: object) -> tuple[Proposal, ...]:
+    """Validate a decoded batch ``{"memories": [...]}`` into proposals, all or nothing."""
+    if not isinstance(document, dict):
+        raise ProposalBatchError(
+            'proposal batch must be a JSON object {"memories": [...]}, got '
+            f"{_json_type(document)}"
+        )
+    extra = sorted(set(document) - {"memories"})
+    if extra:
+        raise ProposalBatchError(
+            f"proposal batch has unknown top-level field {extra[0]!r}; only 'memories' is allowed",
+            field=extra[0],
+        )
+    items = document.get("memories")
+    if not isinstance(items, list):
+        raise ProposalBatchError(
+            "proposal batch needs 'memories' as an array of items", field="memories"
+        )
+    if len(items) > MAX_ITEMS:
+        raise ProposalBatchError(
+            f"proposal batch has {len(items)} items; split it into batches of at most {MAX_ITEMS}",
+            field="memories",
+        )
+    return tuple(_parse_item(index, item) for index, item in enumerate(items))
+
+
+def _parse_item(index: int, item: object) -> Proposal:
+    def fail(field: str, problem: str) -> ProposalBatchError:
+        return ProposalBatchError(
+            f"proposal item {index}, field {field!r}: {problem}; the whole batch was rejected",
+            item=index,
+            field=field,
+        )
+
+    if not isinstance(item, dict):
+        raise ProposalBatchError(
+            f"proposal item {index} must be an object, got {_json_type(item)}; "
+            "the whole batch was rejected",
+            item=index,
+        )
+    for key in item:
+        if key not in ALLOWED_FIELDS:
+            raise fail(str(key), "unknown field (allowed: " + ", ".join(sorted(ALLOWED_FIELDS)) + ")")
+    for key in REQUIRED_FIELDS:
+        if key not in item:
+            raise fail(key, "is required")
+
+    raw_kind = item["kind"]
+    if not isinstance(raw_kind, str):
+        raise fail("kind", "must be one of fact, event, lesson, inference")
+    try:
+        kind = parse_kind(raw_kind)
+    except ValueError:
+        raise fail("kind", f"{raw_kind!r} is not one of fact, event, lesson, inference") from None
+
+    content = item["content"]
+    if not isinstance(content, str) or not content.strip():
+        raise fail("content", "must be a non-empty string")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise fail("content", f"is {len(content)} characters; the limit is {MAX_CONTENT_CHARS}")
+
+    confidence = item["confidence"]
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, int | float)
+        or not math.isfinite(confidence)
+        or not 0.0 <= confidence <= 1.0
+    ):
+        raise fail("confidence", "must be a number from 0 to 1")
+
+    changes_behavior = item["changes_behavior"]
+    if not isinstance(changes_behavior, bool):
+        raise fail("changes_behavior", "must be true or false")
+    general_knowledge = item.get("general_knowledge", False)
+    if not isinstance(general_knowledge, bool):
+        raise fail("general_knowledge", "must be true or false")
+
+    texts: dict[str, str | None] = {}
+    for key in ("subject", "predicate", "object"):
+        value = item.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise fail(key, "must be a non-empty string or null")
+        texts[key] = value.strip() if isinstance(value, str) else None
+
+    entities_raw = item.get("entities", [])
+    if entities_raw is None:
+        entities_raw = []
+    if not isinstance(entities_raw, list) or not all(
+        isinstance(e, str) and e.strip() for e in entities_raw
+    ):
+        raise fail("entities", "must be an array of non-empty strings")
+    if len(entities_raw) > MAX_ENTITIES:
+        raise fail("entities", f"has more than {MAX_ENTITIES} names")
+
+    occurred_raw = item.get("occurred_at")
+    occurred_at = None
+    if occurred_raw is not None:
+        if not isinstance(occurred_raw, str):
+            raise fail("occurred_at", "must be an ISO-8601 date or time string")
+        try:
+            occurred_at = parse_instant(occurred_raw, what="occurred_at")
+        except InvalidInputError:
+            raise fail("occurred_at", f"{occurred_raw!r} is not an ISO-8601 date or time") from None
+
+    importance_raw = item.get("importance")
+    importance = None
+    if importance_raw is not None:
+        try:
+            importance = Importance(importance_raw)
+        except ValueError:
+            raise fail("importance", "must be one of low, medium, high, critical") from None
+
+    return Proposal(
+        kind=kind,
+        content=content.strip(),
+        confidence=float(confidence),
+        changes_behavior=changes_behavior,
+        general_knowledge=general_knowledge,
+        subject=texts["subject"],
+        predicate=texts["predicate"],
+        object=texts["object"],
+        entities=tuple(dict.fromkeys(e.strip() for e in entities_raw)),
+        occurred_at=occurred_at,
+        importance=importance,
+    )
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null"

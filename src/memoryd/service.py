@@ -1,0 +1,499 @@
+"""The one front door: every operation on memories, each write in one transaction.
+
+The service fetches what the policy needs, calls a pure ``plan_*`` function, then applies the
+decision inside a transaction. Adapters (CLI, HTTP, MCP) call only this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from .clock import utc_now
+from .embedding import Embedder, Vector
+from .errors import (
+    CredentialRefusedError,
+    InvalidInputError,
+    InvalidOperationError,
+    MemoryNotFoundError,
+    StoreMismatchError,
+)
+from .ids import IdGenerator
+from .model import (
+    Actor,
+    AuditEntry,
+    Importance,
+    Kind,
+    Memory,
+    Proposal,
+    Provenance,
+    ShowResult,
+    Source,
+    Status,
+    normalize_key,
+)
+from .promotion import (
+    Decision,
+    Match,
+    Neighbors,
+    Outcome,
+    PromotionPolicy,
+    SlotHolder,
+    plan_promotion,
+    plan_remember,
+    same_slot_value,
+)
+from .proposals import MAX_CONTENT_CHARS, parse_batch, parse_batch_text
+from .screening import find_credential
+from .storage.protocols import EmbeddingSignature, Store
+
+Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What one remembered or proposed item became."""
+
+    outcome: Outcome
+    reason: str
+    rule: str
+    memory: Memory | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``propose --json`` item shape."""
+        return {
+            "outcome": self.outcome.value,
+            "reason": self.reason,
+            "rule": self.rule,
+            "memory": self.memory.to_json() if self.memory else None,
+        }
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """A pending memory and the active fact it would replace if confirmed."""
+
+    pending: Memory
+    would_supersede: Memory | None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON shape for the review queue."""
+        return {
+            "pending": self.pending.to_json(),
+            "would_supersede": self.would_supersede.to_json() if self.would_supersede else None,
+        }
+
+
+class MemoryService:
+    """Typed memories that code promotes and that are only ever superseded."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        *,
+        policy: PromotionPolicy | None = None,
+        clock: Clock = utc_now,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.policy = policy or PromotionPolicy()
+        self._clock = clock
+        self._ids = IdGenerator()
+        self._check_signature()
+
+    # ----------------------------------------------------------------- writes
+
+    def remember(
+        self,
+        content: str,
+        *,
+        kind: Kind = Kind.FACT,
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,
+        entities: Sequence[str] = (),
+        importance: Importance | None = None,
+        changes_behavior: bool = False,
+        occurred_at: datetime | None = None,
+        confidence: float = 1.0,
+        actor: Actor = Actor.OWNER,
+        now: datetime | None = None,
+    ) -> WriteResult:
+        """Keep something the owner asked for. The owner's own call is active at once; a
+        model's tool call is too, unless the content could change behaviour (then pending).
+        Credentials are refused whoever asks."""
+        at = now or self._clock()
+        content = _clean_text(content, "memory text")
+        if (subject is None) != (predicate is None):
+            raise InvalidInputError("a fact slot needs both --subject and --predicate, or neither")
+        proposal = Proposal(
+            kind=kind,
+            content=content,
+            confidence=confidence,
+            changes_behavior=changes_behavior,
+            subject=subject.strip() if subject else None,
+            predicate=predicate.strip() if predicate else None,
+            object=object.strip() if object else None,
+            entities=tuple(dict.fromkeys(e.strip() for e in entities if e.strip())),
+            occurred_at=occurred_at or (at if kind is Kind.EVENT else None),
+            importance=importance or (Importance.MEDIUM if kind is Kind.LESSON else None),
+        )
+        credential = find_credential("\n".join([content, subject or "", object or ""]))
+        if credential is not None:
+            raise CredentialRefusedError(
+                f"refusing to store this: it looks like a {credential.label}. memoryd never "
+                "stores credentials; keep secrets in a password manager"
+            )
+        source = Source.OWNER if actor is Actor.OWNER else Source.REMEMBER
+        provenance = Provenance(source=source)
+        vector = self._embed([content])[0]
+        with self.store.transaction():
+            neighbors = self._neighbors(proposal, vector)
+            decision = plan_remember(proposal, actor, neighbors, self.policy)
+            return self._apply(decision, proposal, vector, provenance, actor, at)
+
+    def propose(
+        self,
+        batch: str | dict[str, Any] | Sequence[Proposal],
+        *,
+        source: Source,
+        source_ref: str | None = None,
+        extractor_model: str | None = None,
+        prompt_version: str | None = None,
+        now: datetime | None = None,
+    ) -> list[WriteResult]:
+        """Validate a batch (all or nothing), then let the promotion policy decide each item.
+        The whole batch is written in one transaction."""
+        at = now or self._clock()
+        if isinstance(batch, str):
+            proposals = parse_batch_text(batch)
+        elif isinstance(batch, dict):
+            proposals = parse_batch(batch)
+        else:
+            proposals = tuple(batch)
+        provenance = Provenance(source, source_ref, extractor_model, prompt_version)
+        vectors = self._embed([p.content for p in proposals])
+        results: list[WriteResult] = []
+        with self.store.transaction():
+            for proposal, vector in zip(proposals, vectors, strict=True):
+                neighbors = self._neighbors(proposal, vector)
+                decision = plan_promotion(proposal, source, neighbors, self.policy)
+                results.append(
+                    self._apply(decision, proposal, vector, provenance, Actor.POLICY, at)
+                )
+        return results
+
+    def confirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Owner action: a pending memory becomes active, superseding its slot's active fact."""
+        at = now or self._clock()
+        with self.store.transaction():
+            memory = self._require(memory_id)
+            self._require_status(memory, (Status.PENDING,), "confirm")
+            holder = self._slot_holder(memory)
+            if holder is not None:
+                self._archive_replaced(holder, at, f"superseded by {memory.id}, confirmed by the "
+                                       "owner", Actor.OWNER)
+                self.store.memories.link_supersede(holder.id, memory.id)
+            self._change_status(memory, Status.ACTIVE, Actor.OWNER, "confirm", at,
+                                "confirmed by the owner")
+            return self._require(memory_id)
+
+    def reject(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Owner action: reject a pending or active memory; near-copies stay out from now on."""
+        at = now or self._clock()
+        with self.store.transaction():
+            memory = self._require(memory_id)
+            self._require_status(memory, (Status.PENDING, Status.ACTIVE), "reject")
+            self._change_status(memory, Status.REJECTED, Actor.OWNER, "reject", at,
+                                "rejected by the owner")
+            return self._require(memory_id)
+
+    def archive(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Owner action: retire a memory without rejecting what it says."""
+        at = now or self._clock()
+        with self.store.transaction():
+            memory = self._require(memory_id)
+            self._require_status(memory, (Status.PENDING, Status.ACTIVE, Status.REJECTED),
+                                 "archive")
+            self._change_status(memory, Status.ARCHIVED, Actor.OWNER, "archive", at,
+                                "archived by the owner")
+            return self._require(memory_id)
+
+    def edit(
+        self,
+        memory_id: str,
+        content: str,
+        *,
+        object: str | None = None,
+        now: datetime | None = None,
+    ) -> Memory:
+        """Owner action: supersede a memory with corrected text. The new row is active (the
+        owner wrote it); the old one is archived and points at it."""
+        at = now or self._clock()
+        content = _clean_text(content, "new text")
+        credential = find_credential(content + "\n" + (object or ""))
+        if credential is not None:
+            raise CredentialRefusedError(
+                f"refusing to store this: it looks like a {credential.label}. memoryd never "
+                "stores credentials"
+            )
+        vector = self._embed([content])[0]
+        with self.store.transaction():
+            old = self._require(memory_id)
+            self._require_status(old, (Status.PENDING, Status.ACTIVE), "edit")
+            if old.purged_at is not None:
+                raise InvalidOperationError(f"memory {memory_id} was purged and cannot be edited")
+            new_object = object.strip() if object else _carried_object(old, content)
+            new = replace(
+                old,
+                id=self._ids.new_id(at),
+                status=Status.ACTIVE,
+                content=content,
+                object=new_object,
+                confidence=1.0,
+                source=Source.OWNER,
+                source_ref=old.id,
+                extractor_model=None,
+                prompt_version=None,
+                created_at=at,
+                last_confirmed_at=at,
+                last_retrieved_at=None,
+                retrieval_hits=0,
+                supersedes=None,
+                superseded_by=None,
+            )
+            holder = self._slot_holder(old) if old.status is Status.PENDING else None
+            old_status = old.status
+            self.store.memories.set_status(old.id, Status.ARCHIVED)
+            self.store.audit.append(AuditEntry(old.id, at, Actor.OWNER, "supersede", old_status,
+                                               Status.ARCHIVED, f"edited by the owner into {new.id}"))
+            if holder is not None:
+                self._archive_replaced(holder, at, f"superseded by {new.id}, an owner edit",
+                                       Actor.OWNER)
+            self.store.memories.insert(new, vector)
+            self.store.memories.link_supersede(old.id, new.id)
+            self.store.audit.append(AuditEntry(new.id, at, Actor.OWNER, "create", None,
+                                               Status.ACTIVE, f"owner edit of {old.id}"))
+            return self._require(new.id)
+
+    def purge(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Owner action: erase a memory's content for privacy, keeping a tombstone."""
+        at = now or self._clock()
+        with self.store.transaction():
+            memory = self._require(memory_id)
+            if memory.purged_at is not None:
+                return memory
+            if memory.status in (Status.ACTIVE, Status.PENDING):
+                self.store.memories.set_status(memory.id, Status.ARCHIVED)
+            self.store.memories.purge(memory.id, at)
+            self.store.audit.append(AuditEntry(memory.id, at, Actor.OWNER, "purge", memory.status,
+                                               Status.ARCHIVED if memory.status in
+                                               (Status.ACTIVE, Status.PENDING) else memory.status,
+                                               "content erased at the owner's request"))
+            return self._require(memory_id)
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, memory_id: str) -> Memory:
+        """One memory, or MemoryNotFoundError."""
+        return self._require(memory_id)
+
+    def list(
+        self, *, status: Status | None = None, kind: Kind | None = None, limit: int | None = None
+    ) -> list[Memory]:
+        """Memories, newest first."""
+        return self.store.memories.list(status=status, kind=kind, limit=limit)
+
+    def show(self, memory_id: str) -> ShowResult:
+        """A memory with its supersede chain (oldest first) and the audit trail of the chain."""
+        memory = self._require(memory_id)
+        chain = self._chain(memory)
+        audit = self.store.audit.for_memories([m.id for m in chain])
+        return ShowResult(memory=memory, chain=tuple(chain), audit=tuple(audit))
+
+    def review_queue(self) -> list[ReviewItem]:
+        """Pending memories, oldest first, each beside the active fact it would supersede."""
+        pending = self.store.memories.list(status=Status.PENDING, newest_first=False)
+        return [ReviewItem(memory, self._slot_holder(memory)) for memory in pending]
+
+    def close(self) -> None:
+        """Release the store."""
+        self.store.close()
+
+    # -------------------------------------------------------------- internals
+
+    def _check_signature(self) -> None:
+        wanted = EmbeddingSignature(self.embedder.model, self.embedder.dimension)
+        found = self.store.embedding_signature()
+        if found is None:
+            self.store.initialize_embeddings(wanted)
+        elif found != wanted:
+            raise StoreMismatchError(
+                f"this store holds {found.dimension}-dimension vectors from {found.model!r}, but "
+                f"memoryd is configured with {wanted.model!r} ({wanted.dimension} dimensions); "
+                "use the embedder the store was built with"
+            )
+
+    def _embed(self, texts: list[str]) -> list[Vector]:
+        if not texts:
+            return []
+        return list(self.embedder.embed(texts))
+
+    def _neighbors(self, proposal: Proposal, vector: Vector) -> Neighbors:
+        slot = proposal.slot
+        holder = None
+        pending_same = None
+        if slot is not None:
+            active = self.store.memories.in_slot(slot, Status.ACTIVE)
+            if active:
+                holder = SlotHolder(active[0].id, active[0].object, active[0].content)
+            for memory in self.store.memories.in_slot(slot, Status.PENDING):
+                if same_slot_value(proposal, memory.object, memory.content):
+                    pending_same = memory.id
+                    break
+        return Neighbors(
+            slot_active=holder,
+            slot_pending_same_value=pending_same,
+            nearest_active=self._nearest(vector, Status.ACTIVE),
+            nearest_rejected=self._nearest(vector, Status.REJECTED),
+            nearest_pending=self._nearest(vector, Status.PENDING),
+        )
+
+    def _nearest(self, vector: Vector, status: Status) -> Match | None:
+        hits = self.store.vectors.nearest(vector, [status], 1)
+        return Match(hits[0].memory_id, hits[0].cosine) if hits else None
+
+    def _apply(
+        self,
+        decision: Decision,
+        proposal: Proposal,
+        vector: Vector,
+        provenance: Provenance,
+        actor: Actor,
+        at: datetime,
+    ) -> WriteResult:
+        if decision.outcome is Outcome.DROPPED:
+            return WriteResult(decision.outcome, decision.reason, decision.rule, None)
+        if decision.outcome is Outcome.REINFORCED:
+            assert decision.target_id is not None
+            target = self._require(decision.target_id)
+            self.store.memories.mark_confirmed(target.id, at)
+            self.store.audit.append(AuditEntry(target.id, at, actor, "reinforce", target.status,
+                                               target.status, decision.reason, decision.rule))
+            return WriteResult(decision.outcome, decision.reason, decision.rule,
+                               self._require(target.id))
+        status = Status.ACTIVE if decision.outcome is Outcome.ACTIVATED else Status.PENDING
+        memory = Memory(
+            id=self._ids.new_id(at),
+            kind=proposal.kind,
+            status=status,
+            content=proposal.content,
+            source=provenance.source,
+            created_at=at,
+            last_confirmed_at=at,
+            confidence=proposal.confidence,
+            subject=proposal.subject,
+            predicate=proposal.predicate,
+            object=proposal.object,
+            slot=proposal.slot,
+            entities=proposal.entities,
+            importance=proposal.importance
+            or (Importance.MEDIUM if proposal.kind is Kind.LESSON else None),
+            changes_behavior=proposal.changes_behavior,
+            occurred_at=proposal.occurred_at,
+            source_ref=provenance.source_ref,
+            extractor_model=provenance.extractor_model,
+            prompt_version=provenance.prompt_version,
+        )
+        if decision.supersedes is not None:
+            self._archive_replaced(self._require(decision.supersedes), at,
+                                   f"superseded by {memory.id}: {decision.reason}", actor)
+        self.store.memories.insert(memory, vector)
+        if decision.supersedes is not None:
+            self.store.memories.link_supersede(decision.supersedes, memory.id)
+        self.store.audit.append(AuditEntry(memory.id, at, actor, "create", None, status,
+                                           decision.reason, decision.rule))
+        return WriteResult(decision.outcome, decision.reason, decision.rule,
+                           self._require(memory.id))
+
+    def _archive_replaced(self, old: Memory, at: datetime, reason: str, actor: Actor) -> None:
+        """Archive the slot's current holder before its successor becomes active (the
+        one-active-per-slot index forbids the other order)."""
+        self.store.memories.set_status(old.id, Status.ARCHIVED)
+        self.store.audit.append(AuditEntry(old.id, at, actor, "supersede", old.status,
+                                           Status.ARCHIVED, reason))
+
+    def _change_status(self, memory: Memory, status: Status, actor: Actor, action: str,
+                       at: datetime, reason: str) -> None:
+        self.store.memories.set_status(memory.id, status)
+        self.store.audit.append(AuditEntry(memory.id, at, actor, action, memory.status, status,
+                                           reason))
+
+    def _slot_holder(self, memory: Memory) -> Memory | None:
+        if memory.slot is None:
+            return None
+        for holder in self.store.memories.in_slot(memory.slot, Status.ACTIVE):
+            if holder.id != memory.id:
+                return holder
+        return None
+
+    def _chain(self, memory: Memory) -> list[Memory]:
+        older: list[Memory] = []
+        seen = {memory.id}
+        cursor = memory
+        while cursor.supersedes and cursor.supersedes not in seen:
+            previous = self.store.memories.get(cursor.supersedes)
+            if previous is None:
+                break
+            older.append(previous)
+            seen.add(previous.id)
+            cursor = previous
+        newer: list[Memory] = []
+        cursor = memory
+        while cursor.superseded_by and cursor.superseded_by not in seen:
+            following = self.store.memories.get(cursor.superseded_by)
+            if following is None:
+                break
+            newer.append(following)
+            seen.add(following.id)
+            cursor = following
+        return [*reversed(older), memory, *newer]
+
+    def _require(self, memory_id: str) -> Memory:
+        memory = self.store.memories.get(memory_id.strip())
+        if memory is None:
+            raise MemoryNotFoundError(
+                f"no memory with id {memory_id!r}; list ids with `memoryd list`"
+            )
+        return memory
+
+    @staticmethod
+    def _require_status(memory: Memory, allowed: Sequence[Status], action: str) -> None:
+        if memory.status not in allowed:
+            names = " or ".join(s.value for s in allowed)
+            raise InvalidOperationError(
+                f"cannot {action} memory {memory.id}: it is {memory.status.value}; "
+                f"{action} applies to {names} memories only"
+            )
+
+
+def _clean_text(text: str, what: str) -> str:
+    cleaned = text.strip()
+    if not cleaned:
+        raise InvalidInputError(f"{what} is empty; give the text to remember")
+    if len(cleaned) > MAX_CONTENT_CHARS:
+        raise InvalidInputError(
+            f"{what} is {len(cleaned)} characters; a memory holds at most {MAX_CONTENT_CHARS} "
+            "(put long material in the knowledge base)"
+        )
+    return cleaned
+
+
+def _carried_object(old: Memory, new_content: str) -> str | None:
+    """Keep the old object only when the corrected text still says it."""
+    if old.object and normalize_key(old.object) in normalize_key(new_content):
+        return old.object
+    return None

@@ -1,0 +1,41 @@
+"""Settings, resolved once from arguments and the environment, then passed explicitly."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_DB_NAME = "memoryd.db"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where the store lives and how to reach it."""
+
+    home: Path
+    db: str
+
+    @property
+    def is_postgres(self) -> bool:
+        """Whether the store is a PostgreSQL URL rather than a file."""
+        return self.db.startswith(("postgresql://", "postgres://"))
+
+
+def default_home(environ: Mapping[str, str]) -> Path:
+    """``MEMORYD_HOME``, else ``$XDG_DATA_HOME/memoryd``, else ``~/.local/share/memoryd``."""
+    if environ.get("MEMORYD_HOME"):
+        return Path(environ["MEMORYD_HOME"]).expanduser()
+    data_home = environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data_home).expanduser() / "memoryd"
+
+
+def resolve_settings(db: str | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """``--db`` beats ``MEMORYD_DB`` beats a file under ``MEMORYD_HOME``."""
+    env = os.environ if environ is None else environ
+    home = default_home(env)
+    chosen = db or env.get("MEMORYD_DB") or str(home / DEFAULT_DB_NAME)
+    if not chosen.startswith(("postgresql://", "postgres://")):
+        chosen = str(Path(chosen).expanduser())
+    return Settings(home=home, db=chosen)

@@ -1,0 +1,136 @@
+"""The storage contract, one narrow protocol per capability.
+
+Policy code never imports a backend; the service talks to these protocols only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from ..embedding import Vector
+from ..model import AuditEntry, Kind, Memory, Status
+
+
+@dataclass(frozen=True)
+class EmbeddingSignature:
+    """Which embedding space a store's vectors live in."""
+
+    model: str
+    dimension: int
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    """A memory near a query vector."""
+
+    memory_id: str
+    cosine: float
+
+
+class MemoryRecords(Protocol):
+    """Memory rows and everything kept in step with them (text and vector indexes)."""
+
+    def insert(self, memory: Memory, vector: Vector | None) -> None:
+        """Store a new memory, index its text, and store its vector when given."""
+        ...
+
+    def get(self, memory_id: str) -> Memory | None:
+        """One memory by id."""
+        ...
+
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        """Memories by id; missing ids are absent from the result."""
+        ...
+
+    def list(
+        self,
+        *,
+        status: Status | None = None,
+        kind: Kind | None = None,
+        limit: int | None = None,
+        newest_first: bool = True,
+    ) -> list[Memory]:
+        """Memories filtered by status and kind."""
+        ...
+
+    def count(self, *, status: Status | None = None) -> int:
+        """How many memories, optionally of one status."""
+        ...
+
+    def in_slot(self, slot: str, status: Status) -> list[Memory]:
+        """Memories of one fact slot in one status, oldest first."""
+        ...
+
+    def set_status(self, memory_id: str, status: Status) -> None:
+        """Change status; indexes that filter by status follow."""
+        ...
+
+    def link_supersede(self, old_id: str, new_id: str) -> None:
+        """Record that ``new_id`` supersedes ``old_id`` (both directions)."""
+        ...
+
+    def mark_confirmed(self, memory_id: str, at: datetime) -> None:
+        """Set ``last_confirmed_at`` (reinforcement)."""
+        ...
+
+    def purge(self, memory_id: str, at: datetime) -> None:
+        """Erase content, structure and vectors, keeping a tombstone row."""
+        ...
+
+    def vector(self, memory_id: str) -> Vector | None:
+        """The stored vector of a memory, if any."""
+        ...
+
+
+class AuditLog(Protocol):
+    """Append-only record of status changes."""
+
+    def append(self, entry: AuditEntry) -> None:
+        """Record one change."""
+        ...
+
+    def for_memories(self, memory_ids: Sequence[str]) -> list[AuditEntry]:
+        """Entries of these memories, in the order they were written."""
+        ...
+
+
+class VectorSearch(Protocol):
+    """Nearest memories by cosine."""
+
+    def nearest(self, vector: Vector, statuses: Sequence[Status], k: int) -> list[VectorHit]:
+        """Up to ``k`` memories in the given statuses, closest first."""
+        ...
+
+
+class Store(Protocol):
+    """A backend: the capabilities above plus transactions and the embedding signature."""
+
+    memories: MemoryRecords
+    audit: AuditLog
+    vectors: VectorSearch
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """All writes inside commit together or not at all."""
+        ...
+
+    def embedding_signature(self) -> EmbeddingSignature | None:
+        """The signature recorded at creation, or None for a store not yet initialised."""
+        ...
+
+    def initialize_embeddings(self, signature: EmbeddingSignature) -> None:
+        """Record the signature and create the vector index; once per store."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...
+
+
+def chunks(values: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
+    """Split a long id list so IN (...) clauses stay under driver limits."""
+    for start in range(0, len(values), size):
+        yield values[start : start + size]

