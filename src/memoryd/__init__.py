@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-def open(  # noqa: A001 - the public name the SPEC gives
+def open(
     path_or_url: str | Path | None = None,
     *,
     embedder: Embedder | None = None,

@@ -89,36 +89,59 @@ def init(ctx: click.Context, as_json: bool) -> None:
         signature = service.store.embedding_signature()
         location = str(getattr(service.store, "path", ctx.obj["db"]))
         if as_json:
-            _print_json({"db": location, "embedding_model": signature.model if signature else None,
-                         "embedding_dimension": signature.dimension if signature else None})
+            _print_json(
+                {
+                    "db": location,
+                    "embedding_model": signature.model if signature else None,
+                    "embedding_dimension": signature.dimension if signature else None,
+                }
+            )
         else:
             click.echo(f"memoryd store ready at {location}")
 
 
 @main.command()
 @click.argument("text")
-@click.option("--kind", "kind_name", default="fact", show_default=True,
-              help="fact, event, lesson or inference (aliases: semantic, episodic, ...).")
+@click.option(
+    "--kind",
+    "kind_name",
+    default="fact",
+    show_default=True,
+    help="fact, event, lesson or inference (aliases: semantic, episodic, ...).",
+)
 @click.option("--subject", help="Fact slot subject, e.g. 'owner'.")
 @click.option("--predicate", help="Fact slot predicate, e.g. 'lives in'.")
 @click.option("--object", "obj", help="Fact value, e.g. 'Lisbon'.")
-@click.option("--importance", type=click.Choice([i.value for i in Importance]),
-              help="For lessons.")
+@click.option("--importance", type=click.Choice([i.value for i in Importance]), help="For lessons.")
 @click.option("--entity", "entities", multiple=True, help="An entity the memory is about.")
 @click.option("--occurred-at", help="When an event happened (ISO date or time).")
 @_now_option
 @_json_option
 @click.pass_context
-def remember(ctx: click.Context, text: str, kind_name: str, subject: str | None,
-             predicate: str | None, obj: str | None, importance: str | None,
-             entities: tuple[str, ...], occurred_at: str | None, now_text: str | None,
-             as_json: bool) -> None:
+def remember(
+    ctx: click.Context,
+    text: str,
+    kind_name: str,
+    subject: str | None,
+    predicate: str | None,
+    obj: str | None,
+    importance: str | None,
+    entities: tuple[str, ...],
+    occurred_at: str | None,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
     """Remember TEXT as the owner: active at once (a new fact value supersedes the old)."""
     kind = _kind(kind_name) or Kind.FACT
     with _service(ctx) as service:
         result = service.remember(
-            text, kind=kind, subject=subject, predicate=predicate, object=obj,
-            importance=Importance(importance) if importance else None, entities=entities,
+            text,
+            kind=kind,
+            subject=subject,
+            predicate=predicate,
+            object=obj,
+            importance=Importance(importance) if importance else None,
+            entities=entities,
             occurred_at=parse_instant(occurred_at, what="--occurred-at") if occurred_at else None,
             now=_now(now_text),
         )
@@ -130,19 +153,31 @@ def remember(ctx: click.Context, text: str, kind_name: str, subject: str | None,
 
 @main.command()
 @click.argument("batch_file", required=False, default="-", type=click.File("r"))
-@click.option("--source", "source_name", required=True,
-              type=click.Choice([s.value for s in Source]), help="Where the batch came from.")
+@click.option(
+    "--source",
+    "source_name",
+    required=True,
+    type=click.Choice([s.value for s in Source]),
+    help="Where the batch came from.",
+)
 @click.option("--source-ref", help="Reference to the originating turn, document, ...")
 @_now_option
 @_json_option
 @click.pass_context
-def propose(ctx: click.Context, batch_file: Any, source_name: str, source_ref: str | None,
-            now_text: str | None, as_json: bool) -> None:
+def propose(
+    ctx: click.Context,
+    batch_file: Any,
+    source_name: str,
+    source_ref: str | None,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
     """Propose a batch {"memories": [...]} from BATCH_FILE (or - for stdin); policy decides."""
     text = batch_file.read()
     with _service(ctx) as service:
-        results = service.propose(text, source=Source(source_name), source_ref=source_ref,
-                                  now=_now(now_text))
+        results = service.propose(
+            text, source=Source(source_name), source_ref=source_ref, now=_now(now_text)
+        )
     if as_json:
         _print_json([r.to_json() for r in results])
     else:
@@ -156,12 +191,14 @@ def propose(ctx: click.Context, batch_file: Any, source_name: str, source_ref: s
 @click.option("--limit", type=click.IntRange(min=1))
 @_json_option
 @click.pass_context
-def list_(ctx: click.Context, status: str | None, kind_name: str | None, limit: int | None,
-          as_json: bool) -> None:
+def list_(
+    ctx: click.Context, status: str | None, kind_name: str | None, limit: int | None, as_json: bool
+) -> None:
     """List memories, newest first."""
     with _service(ctx) as service:
-        memories = service.list(status=Status(status) if status else None,
-                                kind=_kind(kind_name), limit=limit)
+        memories = service.list_memories(
+            status=Status(status) if status else None, kind=_kind(kind_name), limit=limit
+        )
     if as_json:
         _print_json([m.to_json() for m in memories])
         return
@@ -223,8 +260,14 @@ _owner_action("purge", "Erase a memory's content for privacy, keeping a tombston
 @_now_option
 @_json_option
 @click.pass_context
-def edit(ctx: click.Context, memory_id: str, text: str, obj: str | None, now_text: str | None,
-         as_json: bool) -> None:
+def edit(
+    ctx: click.Context,
+    memory_id: str,
+    text: str,
+    obj: str | None,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
     """Supersede a memory with corrected TEXT (the old one is archived and points at it)."""
     with _service(ctx) as service:
         memory = service.edit(memory_id, text, object=obj, now=_now(now_text))
@@ -255,7 +298,9 @@ def review(ctx: click.Context, now_text: str | None, as_json: bool) -> None:
                 click.echo(f"    would replace: {_line(item.would_supersede)}")
             choice = click.prompt(
                 "    [c]onfirm, [r]eject, [e]dit, [s]kip, [q]uit",
-                type=click.Choice(["c", "r", "e", "s", "q"]), show_choices=False, default="s",
+                type=click.Choice(["c", "r", "e", "s", "q"]),
+                show_choices=False,
+                default="s",
             )
             now = _now(now_text)
             try:
@@ -265,8 +310,7 @@ def review(ctx: click.Context, now_text: str | None, as_json: bool) -> None:
                     click.echo("    rejected: " + _line(service.reject(item.pending.id, now=now)))
                 elif choice == "e":
                     text = click.prompt("    new text", default=item.pending.content)
-                    click.echo("    edited: " + _line(service.edit(item.pending.id, text,
-                                                                   now=now)))
+                    click.echo("    edited: " + _line(service.edit(item.pending.id, text, now=now)))
                 elif choice == "q":
                     break
             except MemorydError as error:
@@ -280,8 +324,10 @@ def _echo_result(result: WriteResult) -> None:
 
 def _line(memory: Memory) -> str:
     content = "[purged]" if memory.purged_at else memory.content
-    return (f"{memory.id}  {memory.kind.value:<9} {memory.status.value:<8} "
-            f"{memory.confidence:.2f}  {content}")
+    return (
+        f"{memory.id}  {memory.kind.value:<9} {memory.status.value:<8} "
+        f"{memory.confidence:.2f}  {content}"
+    )
 
 
 def _echo_memory(memory: Memory) -> None:
@@ -293,8 +339,10 @@ def _echo_memory(memory: Memory) -> None:
 def _audit_line(entry: AuditEntry) -> str:
     rule = f" [{entry.rule}]" if entry.rule else ""
     before = entry.from_status.value if entry.from_status else "-"
-    return (f"{entry.at.isoformat()}  {entry.memory_id}  {entry.action} {before}→"
-            f"{entry.to_status.value}  by {entry.actor.value}{rule}: {entry.reason}")
+    return (
+        f"{entry.at.isoformat()}  {entry.memory_id}  {entry.action} {before}→"
+        f"{entry.to_status.value}  by {entry.actor.value}{rule}: {entry.reason}"
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

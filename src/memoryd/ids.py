@@ -17,7 +17,7 @@ class IdGenerator:
         self._last = 0
 
     def new_id(self, at: datetime) -> str:
-        """An id for a record created at ``at`` (the caller's clock, so ``--now`` orders ids too)."""
+        """An id for a record created at ``at`` (the caller's clock: ``--now`` orders ids too)."""
         millis = int(at.timestamp() * 1000)
         with self._lock:
             value = (millis << 80) | int.from_bytes(os.urandom(10), "big")

@@ -108,7 +108,9 @@ def plan_promotion(
 
     blockers = _activation_blockers(proposal, source, policy)
     if blockers:
-        return Decision(Outcome.PENDING, "needs-owner", "waits for the owner: " + "; ".join(blockers))
+        return Decision(
+            Outcome.PENDING, "needs-owner", "waits for the owner: " + "; ".join(blockers)
+        )
     supersedes = _superseded_slot_holder(proposal, neighbors)
     return Decision(
         Outcome.ACTIVATED,
@@ -220,9 +222,7 @@ def _reinforcement(
     return None
 
 
-def _activation_blockers(
-    proposal: Proposal, source: Source, policy: PromotionPolicy
-) -> list[str]:
+def _activation_blockers(proposal: Proposal, source: Source, policy: PromotionPolicy) -> list[str]:
     blockers: list[str] = []
     if proposal.kind is not Kind.EVENT:
         blockers.append(f"a {proposal.kind.value} never activates alone")

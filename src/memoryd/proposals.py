@@ -8,7 +8,7 @@ from typing import Any
 
 from .clock import parse_instant
 from .errors import InvalidInputError, ProposalBatchError
-from .model import Importance, Kind, Proposal, parse_kind
+from .model import Importance, Proposal, parse_kind
 
 REQUIRED_FIELDS = ("kind", "content", "confidence", "changes_behavior")
 OPTIONAL_FIELDS = (
@@ -33,7 +33,7 @@ def parse_batch_text(text: str) -> tuple[Proposal, ...]:
     except json.JSONDecodeError as error:
         raise ProposalBatchError(
             f"proposal batch is not valid JSON ({error.msg} at line {error.lineno} column "
-            f"{error.colno}); send an object like {{\"memories\": [...]}}"
+            f'{error.colno}); send an object like {{"memories": [...]}}'
         ) from None
     return parse_batch(document)
 
@@ -80,7 +80,9 @@ def _parse_item(index: int, item: object) -> Proposal:
         )
     for key in item:
         if key not in ALLOWED_FIELDS:
-            raise fail(str(key), "unknown field (allowed: " + ", ".join(sorted(ALLOWED_FIELDS)) + ")")
+            raise fail(
+                str(key), "unknown field (allowed: " + ", ".join(sorted(ALLOWED_FIELDS)) + ")"
+            )
     for key in REQUIRED_FIELDS:
         if key not in item:
             raise fail(key, "is required")

@@ -194,11 +194,13 @@ class MemoryService:
             self._require_status(memory, (Status.PENDING,), "confirm")
             holder = self._slot_holder(memory)
             if holder is not None:
-                self._archive_replaced(holder, at, f"superseded by {memory.id}, confirmed by the "
-                                       "owner", Actor.OWNER)
+                self._archive_replaced(
+                    holder, at, f"superseded by {memory.id}, confirmed by the owner", Actor.OWNER
+                )
                 self.store.memories.link_supersede(holder.id, memory.id)
-            self._change_status(memory, Status.ACTIVE, Actor.OWNER, "confirm", at,
-                                "confirmed by the owner")
+            self._change_status(
+                memory, Status.ACTIVE, Actor.OWNER, "confirm", at, "confirmed by the owner"
+            )
             return self._require(memory_id)
 
     def reject(self, memory_id: str, *, now: datetime | None = None) -> Memory:
@@ -207,8 +209,9 @@ class MemoryService:
         with self.store.transaction():
             memory = self._require(memory_id)
             self._require_status(memory, (Status.PENDING, Status.ACTIVE), "reject")
-            self._change_status(memory, Status.REJECTED, Actor.OWNER, "reject", at,
-                                "rejected by the owner")
+            self._change_status(
+                memory, Status.REJECTED, Actor.OWNER, "reject", at, "rejected by the owner"
+            )
             return self._require(memory_id)
 
     def archive(self, memory_id: str, *, now: datetime | None = None) -> Memory:
@@ -216,10 +219,12 @@ class MemoryService:
         at = now or self._clock()
         with self.store.transaction():
             memory = self._require(memory_id)
-            self._require_status(memory, (Status.PENDING, Status.ACTIVE, Status.REJECTED),
-                                 "archive")
-            self._change_status(memory, Status.ARCHIVED, Actor.OWNER, "archive", at,
-                                "archived by the owner")
+            self._require_status(
+                memory, (Status.PENDING, Status.ACTIVE, Status.REJECTED), "archive"
+            )
+            self._change_status(
+                memory, Status.ARCHIVED, Actor.OWNER, "archive", at, "archived by the owner"
+            )
             return self._require(memory_id)
 
     def edit(
@@ -268,15 +273,34 @@ class MemoryService:
             holder = self._slot_holder(old) if old.status is Status.PENDING else None
             old_status = old.status
             self.store.memories.set_status(old.id, Status.ARCHIVED)
-            self.store.audit.append(AuditEntry(old.id, at, Actor.OWNER, "supersede", old_status,
-                                               Status.ARCHIVED, f"edited by the owner into {new.id}"))
+            self.store.audit.append(
+                AuditEntry(
+                    old.id,
+                    at,
+                    Actor.OWNER,
+                    "supersede",
+                    old_status,
+                    Status.ARCHIVED,
+                    f"edited by the owner into {new.id}",
+                )
+            )
             if holder is not None:
-                self._archive_replaced(holder, at, f"superseded by {new.id}, an owner edit",
-                                       Actor.OWNER)
+                self._archive_replaced(
+                    holder, at, f"superseded by {new.id}, an owner edit", Actor.OWNER
+                )
             self.store.memories.insert(new, vector)
             self.store.memories.link_supersede(old.id, new.id)
-            self.store.audit.append(AuditEntry(new.id, at, Actor.OWNER, "create", None,
-                                               Status.ACTIVE, f"owner edit of {old.id}"))
+            self.store.audit.append(
+                AuditEntry(
+                    new.id,
+                    at,
+                    Actor.OWNER,
+                    "create",
+                    None,
+                    Status.ACTIVE,
+                    f"owner edit of {old.id}",
+                )
+            )
             return self._require(new.id)
 
     def purge(self, memory_id: str, *, now: datetime | None = None) -> Memory:
@@ -289,10 +313,19 @@ class MemoryService:
             if memory.status in (Status.ACTIVE, Status.PENDING):
                 self.store.memories.set_status(memory.id, Status.ARCHIVED)
             self.store.memories.purge(memory.id, at)
-            self.store.audit.append(AuditEntry(memory.id, at, Actor.OWNER, "purge", memory.status,
-                                               Status.ARCHIVED if memory.status in
-                                               (Status.ACTIVE, Status.PENDING) else memory.status,
-                                               "content erased at the owner's request"))
+            self.store.audit.append(
+                AuditEntry(
+                    memory.id,
+                    at,
+                    Actor.OWNER,
+                    "purge",
+                    memory.status,
+                    Status.ARCHIVED
+                    if memory.status in (Status.ACTIVE, Status.PENDING)
+                    else memory.status,
+                    "content erased at the owner's request",
+                )
+            )
             return self._require(memory_id)
 
     # ------------------------------------------------------------------ reads
@@ -301,11 +334,11 @@ class MemoryService:
         """One memory, or MemoryNotFoundError."""
         return self._require(memory_id)
 
-    def list(
+    def list_memories(
         self, *, status: Status | None = None, kind: Kind | None = None, limit: int | None = None
     ) -> list[Memory]:
         """Memories, newest first."""
-        return self.store.memories.list(status=status, kind=kind, limit=limit)
+        return self.store.memories.query(status=status, kind=kind, limit=limit)
 
     def show(self, memory_id: str) -> ShowResult:
         """A memory with its supersede chain (oldest first) and the audit trail of the chain."""
@@ -316,7 +349,7 @@ class MemoryService:
 
     def review_queue(self) -> list[ReviewItem]:
         """Pending memories, oldest first, each beside the active fact it would supersede."""
-        pending = self.store.memories.list(status=Status.PENDING, newest_first=False)
+        pending = self.store.memories.query(status=Status.PENDING, newest_first=False)
         return [ReviewItem(memory, self._slot_holder(memory)) for memory in pending]
 
     def close(self) -> None:
@@ -381,10 +414,21 @@ class MemoryService:
             assert decision.target_id is not None
             target = self._require(decision.target_id)
             self.store.memories.mark_confirmed(target.id, at)
-            self.store.audit.append(AuditEntry(target.id, at, actor, "reinforce", target.status,
-                                               target.status, decision.reason, decision.rule))
-            return WriteResult(decision.outcome, decision.reason, decision.rule,
-                               self._require(target.id))
+            self.store.audit.append(
+                AuditEntry(
+                    target.id,
+                    at,
+                    actor,
+                    "reinforce",
+                    target.status,
+                    target.status,
+                    decision.reason,
+                    decision.rule,
+                )
+            )
+            return WriteResult(
+                decision.outcome, decision.reason, decision.rule, self._require(target.id)
+            )
         status = Status.ACTIVE if decision.outcome is Outcome.ACTIVATED else Status.PENDING
         memory = Memory(
             id=self._ids.new_id(at),
@@ -409,28 +453,37 @@ class MemoryService:
             prompt_version=provenance.prompt_version,
         )
         if decision.supersedes is not None:
-            self._archive_replaced(self._require(decision.supersedes), at,
-                                   f"superseded by {memory.id}: {decision.reason}", actor)
+            self._archive_replaced(
+                self._require(decision.supersedes),
+                at,
+                f"superseded by {memory.id}: {decision.reason}",
+                actor,
+            )
         self.store.memories.insert(memory, vector)
         if decision.supersedes is not None:
             self.store.memories.link_supersede(decision.supersedes, memory.id)
-        self.store.audit.append(AuditEntry(memory.id, at, actor, "create", None, status,
-                                           decision.reason, decision.rule))
-        return WriteResult(decision.outcome, decision.reason, decision.rule,
-                           self._require(memory.id))
+        self.store.audit.append(
+            AuditEntry(memory.id, at, actor, "create", None, status, decision.reason, decision.rule)
+        )
+        return WriteResult(
+            decision.outcome, decision.reason, decision.rule, self._require(memory.id)
+        )
 
     def _archive_replaced(self, old: Memory, at: datetime, reason: str, actor: Actor) -> None:
         """Archive the slot's current holder before its successor becomes active (the
         one-active-per-slot index forbids the other order)."""
         self.store.memories.set_status(old.id, Status.ARCHIVED)
-        self.store.audit.append(AuditEntry(old.id, at, actor, "supersede", old.status,
-                                           Status.ARCHIVED, reason))
+        self.store.audit.append(
+            AuditEntry(old.id, at, actor, "supersede", old.status, Status.ARCHIVED, reason)
+        )
 
-    def _change_status(self, memory: Memory, status: Status, actor: Actor, action: str,
-                       at: datetime, reason: str) -> None:
+    def _change_status(
+        self, memory: Memory, status: Status, actor: Actor, action: str, at: datetime, reason: str
+    ) -> None:
         self.store.memories.set_status(memory.id, status)
-        self.store.audit.append(AuditEntry(memory.id, at, actor, action, memory.status, status,
-                                           reason))
+        self.store.audit.append(
+            AuditEntry(memory.id, at, actor, action, memory.status, status, reason)
+        )
 
     def _slot_holder(self, memory: Memory) -> Memory | None:
         if memory.slot is None:

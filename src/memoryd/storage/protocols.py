@@ -46,7 +46,7 @@ class MemoryRecords(Protocol):
         """Memories by id; missing ids are absent from the result."""
         ...
 
-    def list(
+    def query(
         self,
         *,
         status: Status | None = None,
@@ -109,9 +109,20 @@ class VectorSearch(Protocol):
 class Store(Protocol):
     """A backend: the capabilities above plus transactions and the embedding signature."""
 
-    memories: MemoryRecords
-    audit: AuditLog
-    vectors: VectorSearch
+    @property
+    def memories(self) -> MemoryRecords:
+        """Memory rows."""
+        ...
+
+    @property
+    def audit(self) -> AuditLog:
+        """The audit log."""
+        ...
+
+    @property
+    def vectors(self) -> VectorSearch:
+        """Vector search over memories."""
+        ...
 
     def transaction(self) -> AbstractContextManager[None]:
         """All writes inside commit together or not at all."""

@@ -130,8 +130,9 @@ class SqliteMemoryRecords:
         """Memories by id."""
         found: dict[str, Memory] = {}
         for group in chunks(list(memory_ids)):
+            marks = ", ".join("?" * len(group))
             rows = self._db.execute(
-                f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id IN ({', '.join('?' * len(group))})",
+                f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})",
                 tuple(group),
             ).fetchall()
             for row in rows:
@@ -139,7 +140,7 @@ class SqliteMemoryRecords:
                 found[memory.id] = memory
         return found
 
-    def list(
+    def query(
         self,
         *,
         status: Status | None = None,
@@ -324,7 +325,8 @@ class SqliteStore:
         """The recorded model and dimension."""
         rows = dict(
             self._db.execute(
-                "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dimension')"
+                "SELECT key, value FROM meta "
+                "WHERE key IN ('embedding_model', 'embedding_dimension')"
             ).fetchall()
         )
         if "embedding_model" not in rows:
@@ -380,8 +382,7 @@ class SqliteStore:
         raw = self._db.raw
         try:
             tables = {
-                row[0]
-                for row in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                row[0] for row in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
             }
         except sqlite3.DatabaseError as error:
             raise StoreUnavailableError(
