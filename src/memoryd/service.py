@@ -6,6 +6,7 @@ decision inside a transaction. Adapters (CLI, HTTP, MCP) call only this.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -13,6 +14,7 @@ from typing import Any
 
 from .clock import utc_now
 from .embedding import Embedder, Vector
+from .entities import EntityMatcher, extract_entities
 from .errors import (
     CredentialRefusedError,
     InvalidInputError,
@@ -21,6 +23,7 @@ from .errors import (
     StoreMismatchError,
 )
 from .ids import IdGenerator
+from .legs import entity_leg, text_leg, time_leg, vector_leg
 from .model import (
     Actor,
     AuditEntry,
@@ -46,8 +49,14 @@ from .promotion import (
     same_slot_value,
 )
 from .proposals import MAX_CONTENT_CHARS, parse_batch, parse_batch_text
+from .recall import Dropped, Packed, RecallPolicy, Scored, pack_block, score_candidates
 from .screening import find_credential
 from .storage.protocols import EmbeddingSignature, Store
+from .timewindow import TimeWindow, find_time_window
+from .tokens import O200kTokenizer, TokenCounter
+
+log = logging.getLogger("memoryd")
+LEGS = ("vector", "text", "entity", "time")
 
 Clock = Callable[[], datetime]
 
@@ -86,6 +95,80 @@ class ReviewItem:
         }
 
 
+@dataclass(frozen=True)
+class RecallResult:
+    """The packed block plus everything needed to explain it."""
+
+    packed: Packed
+    dropped: tuple[Dropped, ...]
+    legs: dict[str, str]
+    window: TimeWindow | None
+
+    @property
+    def text(self) -> str:
+        """The fenced block to put at the tail of the prompt ("" when nothing qualifies)."""
+        return self.packed.text
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``recall --json`` shape."""
+        items = [_lesson_json(m) for m in self.packed.lessons]
+        items.extend(_scored_json(s) for s in self.packed.items)
+        return {
+            "text": self.packed.text,
+            "tokens": self.packed.tokens,
+            "items": items,
+            "dropped": [{"id": d.memory_id, "reason": d.reason} for d in self.dropped],
+            "legs": dict(self.legs),
+            "time_window": {
+                "phrase": self.window.phrase,
+                "start": self.window.start.isoformat(),
+                "end": self.window.end.isoformat(),
+            }
+            if self.window
+            else None,
+        }
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """A ranked list from ``search_memory``."""
+
+    items: tuple[Scored, ...]
+    legs: dict[str, str]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """``search --json``: memory objects with ``score`` and per-leg ranks."""
+        return [
+            {**s.memory.to_json(), "score": round(s.score, 6), "legs": dict(s.ranks)}
+            for s in self.items
+        ]
+
+
+def _scored_json(scored: Scored) -> dict[str, Any]:
+    return {
+        "id": scored.memory.id,
+        "kind": scored.memory.kind.value,
+        "content": scored.memory.content,
+        "score": round(scored.score, 6),
+        "legs": dict(scored.ranks),
+        "decay": round(scored.decay, 4),
+        "weight": round(scored.weight, 4),
+        "section": "memories",
+    }
+
+
+def _lesson_json(memory: Memory) -> dict[str, Any]:
+    return {
+        "id": memory.id,
+        "kind": memory.kind.value,
+        "content": memory.content,
+        "score": None,
+        "legs": {},
+        "importance": memory.importance.value if memory.importance else None,
+        "section": "lessons",
+    }
+
+
 class MemoryService:
     """Typed memories that code promotes and that are only ever superseded."""
 
@@ -95,13 +178,18 @@ class MemoryService:
         embedder: Embedder,
         *,
         policy: PromotionPolicy | None = None,
+        recall_policy: RecallPolicy | None = None,
+        tokenizer: TokenCounter | None = None,
         clock: Clock = utc_now,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.policy = policy or PromotionPolicy()
+        self.recall_policy = recall_policy or RecallPolicy()
+        self.tokenizer = tokenizer or O200kTokenizer()
         self._clock = clock
         self._ids = IdGenerator()
+        self._matcher: tuple[tuple[int, int], EntityMatcher] | None = None
         self._check_signature()
 
     # ----------------------------------------------------------------- writes
@@ -137,7 +225,8 @@ class MemoryService:
             subject=subject.strip() if subject else None,
             predicate=predicate.strip() if predicate else None,
             object=object.strip() if object else None,
-            entities=tuple(dict.fromkeys(e.strip() for e in entities if e.strip())),
+            entities=tuple(dict.fromkeys(e.strip() for e in entities if e.strip()))
+            or extract_entities(content),
             occurred_at=occurred_at or (at if kind is Kind.EVENT else None),
             importance=importance or (Importance.MEDIUM if kind is Kind.LESSON else None),
         )
@@ -258,6 +347,7 @@ class MemoryService:
                 status=Status.ACTIVE,
                 content=content,
                 object=new_object,
+                entities=extract_entities(content) or old.entities,
                 confidence=1.0,
                 source=Source.OWNER,
                 source_ref=old.id,
@@ -327,6 +417,118 @@ class MemoryService:
                 )
             )
             return self._require(memory_id)
+
+    # ----------------------------------------------------------------- recall
+
+    def recall(
+        self, message: str, *, budget: int | None = None, now: datetime | None = None
+    ) -> RecallResult:
+        """The memory block for this turn: legs fused, decayed, weighted, floored and packed
+        within the token budget, standing lessons first. Stamps what it packed."""
+        at = now or self._clock()
+        limit = self.recall_policy.budget_tokens if budget is None else budget
+        if limit < 0:
+            raise InvalidInputError("the token budget must be zero or more")
+        window = find_time_window(message, at)
+        ranked, legs = self._run_legs(message, window, at, kinds=())
+        memories = self.store.memories.get_many(sorted({i for ids in ranked.values() for i in ids}))
+        scored, floored = score_candidates(ranked, memories, at, self.recall_policy)
+        lessons = self.store.memories.standing_lessons()
+        packed = pack_block(lessons, scored, self.tokenizer, limit)
+        packed_ids = [m.id for m in packed.lessons] + [s.memory.id for s in packed.items]
+        if packed_ids:
+            with self.store.transaction():
+                self.store.memories.stamp_retrieved(packed_ids, at)
+        return RecallResult(packed, tuple(floored) + packed.dropped, legs, window)
+
+    def search_memory(
+        self,
+        query: str,
+        *,
+        kind: Kind | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 10,
+        now: datetime | None = None,
+    ) -> SearchResult:
+        """A deliberate lookup: the same legs and fusion as recall, filtered by kind and by an
+        explicit time range, returned as a ranked list (no floor, no packing)."""
+        at = now or self._clock()
+        if not query.strip():
+            raise InvalidInputError("the search query is empty; say what to look for")
+        if limit < 1:
+            raise InvalidInputError("--limit must be at least 1")
+        window = find_time_window(query, at)
+        if since is not None or until is not None:
+            start = since or datetime.min.replace(tzinfo=at.tzinfo)
+            end = until or at.replace(year=9999)
+            if start >= end:
+                raise InvalidInputError("--since must be earlier than --until")
+            window = TimeWindow(start, end, "explicit range")
+        kinds = (kind,) if kind else ()
+        ranked, legs = self._run_legs(query, window, at, kinds=kinds)
+        memories = self.store.memories.get_many(sorted({i for ids in ranked.values() for i in ids}))
+        in_range = {
+            memory_id: memory
+            for memory_id, memory in memories.items()
+            if (kind is None or memory.kind is kind)
+            and ((since is None and until is None) or _within(memory, window))
+        }
+        floorless = RecallPolicy(
+            rrf_k=self.recall_policy.rrf_k,
+            half_life_days=self.recall_policy.half_life_days,
+            floor=0.0,
+            type_weights=self.recall_policy.type_weights,
+        )
+        scored, _ = score_candidates(ranked, in_range, at, floorless)
+        top = scored[:limit]
+        if top:
+            with self.store.transaction():
+                self.store.memories.stamp_retrieved([s.memory.id for s in top], at)
+        return SearchResult(tuple(top), legs)
+
+    def add_alias(self, name: str, alias: str) -> None:
+        """Owner action: ``alias`` names the same entity as ``name`` (for the entity leg)."""
+        if not name.strip() or not alias.strip():
+            raise InvalidInputError("an alias needs both a name and the alias")
+        with self.store.transaction():
+            self.store.entities.add_alias(name.strip(), alias.strip())
+
+    def _run_legs(
+        self, message: str, window: TimeWindow | None, at: datetime, kinds: Sequence[Kind]
+    ) -> tuple[dict[str, list[str]], dict[str, str]]:
+        depth = self.recall_policy.leg_depth
+        runs: dict[str, Callable[[], list[str]]] = {
+            "vector": lambda: vector_leg(self.store, self.embedder, message, depth, kinds),
+            "text": lambda: text_leg(self.store, message, depth, kinds),
+            "entity": lambda: entity_leg(
+                self.store,
+                self._entity_matcher(),
+                message,
+                self.store.memories.count(status=Status.ACTIVE),
+                self.recall_policy,
+            ),
+        }
+        if window is not None:
+            runs["time"] = lambda: time_leg(self.store, window, depth)
+        ranked: dict[str, list[str]] = {}
+        status: dict[str, str] = {}
+        for leg, run in runs.items():
+            try:
+                ids = run()
+            except Exception as error:  # each leg may fail alone; the others still answer
+                log.warning("recall leg %s failed: %s", leg, error, exc_info=True)
+                status[leg] = f"failed: {error}"
+                continue
+            ranked[leg] = ids
+            status[leg] = "ok" if ids else "empty"
+        return ranked, status
+
+    def _entity_matcher(self) -> EntityMatcher:
+        version = self.store.entities.version()
+        if self._matcher is None or self._matcher[0] != version:
+            self._matcher = (version, EntityMatcher.build(self.store.entities.aliases()))
+        return self._matcher[1]
 
     # ------------------------------------------------------------------ reads
 
@@ -443,7 +645,7 @@ class MemoryService:
             predicate=proposal.predicate,
             object=proposal.object,
             slot=proposal.slot,
-            entities=proposal.entities,
+            entities=proposal.entities or extract_entities(proposal.content),
             importance=proposal.importance
             or (Importance.MEDIUM if proposal.kind is Kind.LESSON else None),
             changes_behavior=proposal.changes_behavior,
@@ -550,3 +752,10 @@ def _carried_object(old: Memory, new_content: str) -> str | None:
     if old.object and normalize_key(old.object) in normalize_key(new_content):
         return old.object
     return None
+
+
+def _within(memory: Memory, window: TimeWindow | None) -> bool:
+    if window is None:
+        return True
+    instant = memory.occurred_at or memory.created_at
+    return window.contains(instant)

@@ -85,6 +85,18 @@ class MemoryRecords(Protocol):
         """The stored vector of a memory, if any."""
         ...
 
+    def stamp_retrieved(self, memory_ids: Sequence[str], at: datetime) -> None:
+        """Set last_retrieved_at and bump retrieval_hits."""
+        ...
+
+    def events_between(self, start: datetime, end: datetime, limit: int) -> list[Memory]:
+        """Active events with start ≤ occurred_at < end, newest first."""
+        ...
+
+    def standing_lessons(self) -> list[Memory]:
+        """Active lessons with importance high or critical."""
+        ...
+
 
 class AuditLog(Protocol):
     """Append-only record of status changes."""
@@ -101,8 +113,38 @@ class AuditLog(Protocol):
 class VectorSearch(Protocol):
     """Nearest memories by cosine."""
 
-    def nearest(self, vector: Vector, statuses: Sequence[Status], k: int) -> list[VectorHit]:
-        """Up to ``k`` memories in the given statuses, closest first."""
+    def nearest(
+        self, vector: Vector, statuses: Sequence[Status], k: int, kinds: Sequence[Kind] = ()
+    ) -> list[VectorHit]:
+        """Up to ``k`` memories in the given statuses (and kinds), closest first."""
+        ...
+
+
+class TextSearch(Protocol):
+    """Full-text (BM25) search over active memories."""
+
+    def search(self, text: str, k: int, kinds: Sequence[Kind] = ()) -> list[str]:
+        """Ids of active memories matching the content words of ``text``, best first."""
+        ...
+
+
+class EntityIndex(Protocol):
+    """Entity names and aliases and the active memories tagged with them."""
+
+    def version(self) -> tuple[int, int]:
+        """A value that changes whenever names or aliases change."""
+        ...
+
+    def aliases(self) -> list[tuple[str, int]]:
+        """Every (alias or name, entity id)."""
+        ...
+
+    def add_alias(self, name: str, alias: str) -> None:
+        """Another name for an entity."""
+        ...
+
+    def active_mentions(self, entity_ids: Sequence[int]) -> list[tuple[str, int]]:
+        """(memory id, entity id) pairs for active memories."""
         ...
 
 
@@ -122,6 +164,16 @@ class Store(Protocol):
     @property
     def vectors(self) -> VectorSearch:
         """Vector search over memories."""
+        ...
+
+    @property
+    def text(self) -> TextSearch:
+        """Full-text search over active memories."""
+        ...
+
+    @property
+    def entities(self) -> EntityIndex:
+        """Entities and aliases."""
         ...
 
     def transaction(self) -> AbstractContextManager[None]:

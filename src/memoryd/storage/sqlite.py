@@ -16,8 +16,10 @@ import sqlite_vec
 
 from ..clock import from_db, to_db
 from ..embedding import Vector
+from ..entities import normalize_name
 from ..errors import StoreUnavailableError
 from ..model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
+from ..textutil import query_terms
 from .protocols import EmbeddingSignature, VectorHit, chunks
 from .sqlite_schema import MIGRATIONS, vector_table_sql
 
@@ -115,9 +117,12 @@ class SqliteMemoryRecords:
         if vector is not None and memory.purged_at is None:
             self._store.require_vectors()
             self._db.execute(
-                "INSERT INTO memory_vectors(memory_id, status, embedding) VALUES (?, ?, ?)",
-                (memory.id, memory.status.value, _blob(vector)),
+                "INSERT INTO memory_vectors(memory_id, status, kind, embedding) "
+                "VALUES (?, ?, ?, ?)",
+                (memory.id, memory.status.value, memory.kind.value, _blob(vector)),
             )
+        if memory.entities and memory.purged_at is None:
+            self._link_entities(memory.id, memory.entities)
 
     def get(self, memory_id: str) -> Memory | None:
         """One memory by id."""
@@ -216,6 +221,62 @@ class SqliteMemoryRecords:
         self._db.execute("DELETE FROM memory_fts WHERE rowid = ?", (row[0],))
         if self._store.has_vectors():
             self._db.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (memory_id,))
+        self._db.execute("DELETE FROM memory_entities WHERE memory_id = ?", (memory_id,))
+        # A name only a purged memory mentioned is private too.
+        self._db.execute(
+            "DELETE FROM entities WHERE NOT EXISTS "
+            "(SELECT 1 FROM memory_entities me WHERE me.entity_id = entities.id)"
+        )
+
+    def stamp_retrieved(self, memory_ids: Sequence[str], at: datetime) -> None:
+        """Record that recall packed these memories."""
+        for group in chunks(list(memory_ids)):
+            self._db.execute(
+                "UPDATE memories SET last_retrieved_at = ?, retrieval_hits = retrieval_hits + 1 "
+                f"WHERE id IN ({', '.join('?' * len(group))})",
+                (to_db(at), *group),
+            )
+
+    def events_between(self, start: datetime, end: datetime, limit: int) -> list[Memory]:
+        """Active events with start ≤ occurred_at < end."""
+        rows = self._db.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE status = 'active' AND kind = 'event' "
+            "AND occurred_at >= ? AND occurred_at < ? ORDER BY occurred_at DESC LIMIT ?",
+            (to_db(start), to_db(end), int(limit)),
+        ).fetchall()
+        return [_memory_from_row(row) for row in rows]
+
+    def standing_lessons(self) -> list[Memory]:
+        """Active lessons of importance high or critical, critical first, newest first."""
+        rows = self._db.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE status = 'active' AND kind = 'lesson' "
+            "AND importance IN ('high', 'critical') "
+            "ORDER BY importance = 'critical' DESC, id DESC"
+        ).fetchall()
+        return [_memory_from_row(row) for row in rows]
+
+    def _link_entities(self, memory_id: str, names: Sequence[str]) -> None:
+        for name in names:
+            key = normalize_name(name)
+            if not key:
+                continue
+            row = self._db.execute(
+                "SELECT entity_id FROM entity_aliases WHERE key = ?", (key,)
+            ).fetchone()
+            if row is None:
+                entity_id = self._db.execute(
+                    "INSERT INTO entities(name, key) VALUES (?, ?)", (name, key)
+                ).lastrowid
+                self._db.execute(
+                    "INSERT INTO entity_aliases(key, alias, entity_id) VALUES (?, ?, ?)",
+                    (key, name, entity_id),
+                )
+            else:
+                entity_id = row[0]
+            self._db.execute(
+                "INSERT OR IGNORE INTO memory_entities(memory_id, entity_id) VALUES (?, ?)",
+                (memory_id, entity_id),
+            )
 
     def vector(self, memory_id: str) -> Vector | None:
         """The stored vector, if any."""
@@ -287,17 +348,101 @@ class SqliteVectorSearch:
         self._db = connection
         self._store = store
 
-    def nearest(self, vector: Vector, statuses: Sequence[Status], k: int) -> list[VectorHit]:
-        """Up to k memories in the given statuses, closest first."""
+    def nearest(
+        self,
+        vector: Vector,
+        statuses: Sequence[Status],
+        k: int,
+        kinds: Sequence[Kind] = (),
+    ) -> list[VectorHit]:
+        """Up to k memories in the given statuses (and kinds, when given), closest first."""
         if not self._store.has_vectors() or k <= 0 or not statuses:
             return []
-        marks = ", ".join("?" * len(statuses))
-        rows = self._db.execute(
+        sql = (
             "SELECT memory_id, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ? "
-            f"AND status IN ({marks}) ORDER BY distance",
-            (_blob(vector), int(k), *(s.value for s in statuses)),
-        ).fetchall()
+            f"AND status IN ({', '.join('?' * len(statuses))})"
+        )
+        params: list[Any] = [_blob(vector), int(k), *(s.value for s in statuses)]
+        if kinds:
+            sql += f" AND kind IN ({', '.join('?' * len(kinds))})"
+            params.extend(k.value for k in kinds)
+        rows = self._db.execute(sql + " ORDER BY distance", params).fetchall()
         return [VectorHit(memory_id=row[0], cosine=1.0 - float(row[1])) for row in rows]
+
+
+class SqliteTextSearch:
+    """BM25 over active memories with FTS5."""
+
+    def __init__(self, connection: _Connection) -> None:
+        self._db = connection
+
+    def search(self, text: str, k: int, kinds: Sequence[Kind] = ()) -> list[str]:
+        """Ids of active memories matching any content word of ``text``, best BM25 first."""
+        terms = query_terms(text)
+        if not terms or k <= 0:
+            return []
+        expression = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        sql = (
+            "SELECT m.id FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid "
+            "WHERE memory_fts MATCH ? AND m.status = 'active'"
+        )
+        params: list[Any] = [expression]
+        if kinds:
+            sql += f" AND m.kind IN ({', '.join('?' * len(kinds))})"
+            params.extend(k.value for k in kinds)
+        rows = self._db.execute(sql + " ORDER BY bm25(memory_fts) LIMIT ?", (*params, k))
+        return [row[0] for row in rows.fetchall()]
+
+
+class SqliteEntityIndex:
+    """Entity names, aliases, and which active memories mention them."""
+
+    def __init__(self, connection: _Connection) -> None:
+        self._db = connection
+
+    def version(self) -> tuple[int, int]:
+        """Changes whenever a name or alias is added or removed (to refresh cached matchers)."""
+        row = self._db.execute("SELECT count(*), coalesce(max(rowid), 0) FROM entity_aliases")
+        count, newest = row.fetchone()
+        return int(count), int(newest)
+
+    def aliases(self) -> list[tuple[str, int]]:
+        """Every (alias or name, entity id)."""
+        rows = self._db.execute("SELECT alias, entity_id FROM entity_aliases").fetchall()
+        return [(row[0], int(row[1])) for row in rows]
+
+    def add_alias(self, name: str, alias: str) -> None:
+        """Make ``alias`` another name of the entity called ``name`` (created if new)."""
+        key, alias_key = normalize_name(name), normalize_name(alias)
+        row = self._db.execute("SELECT entity_id FROM entity_aliases WHERE key = ?", (key,))
+        found = row.fetchone()
+        if found is None:
+            entity_id = self._db.execute(
+                "INSERT INTO entities(name, key) VALUES (?, ?)", (name, key)
+            ).lastrowid
+            self._db.execute(
+                "INSERT INTO entity_aliases(key, alias, entity_id) VALUES (?, ?, ?)",
+                (key, name, entity_id),
+            )
+        else:
+            entity_id = found[0]
+        self._db.execute(
+            "INSERT INTO entity_aliases(key, alias, entity_id) VALUES (?, ?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET entity_id = excluded.entity_id, alias = excluded.alias",
+            (alias_key, alias, entity_id),
+        )
+
+    def active_mentions(self, entity_ids: Sequence[int]) -> list[tuple[str, int]]:
+        """(memory id, entity id) for active memories tagged with any of the entities."""
+        if not entity_ids:
+            return []
+        rows = self._db.execute(
+            "SELECT me.memory_id, me.entity_id FROM memory_entities me "
+            "JOIN memories m ON m.id = me.memory_id "
+            f"WHERE me.entity_id IN ({', '.join('?' * len(entity_ids))}) AND m.status = 'active'",
+            tuple(entity_ids),
+        ).fetchall()
+        return [(row[0], int(row[1])) for row in rows]
 
 
 class SqliteStore:
@@ -316,6 +461,8 @@ class SqliteStore:
         self.memories = SqliteMemoryRecords(self._db, self)
         self.audit = SqliteAuditLog(self._db)
         self.vectors = SqliteVectorSearch(self._db, self)
+        self.text = SqliteTextSearch(self._db)
+        self.entities = SqliteEntityIndex(self._db)
 
     def transaction(self) -> Any:
         """BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any exception."""

@@ -58,6 +58,28 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE VIRTUAL TABLE memory_fts USING fts5(content, tokenize = 'porter unicode61');
         """,
     ),
+    (
+        "0002_entities_and_recall",
+        """
+        CREATE TABLE entities (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            key TEXT NOT NULL UNIQUE
+        );
+        CREATE TABLE entity_aliases (
+            key TEXT PRIMARY KEY,
+            alias TEXT NOT NULL,
+            entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE
+        );
+        CREATE TABLE memory_entities (
+            memory_id TEXT NOT NULL REFERENCES memories(id),
+            entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            PRIMARY KEY (memory_id, entity_id)
+        );
+        CREATE INDEX memory_entities_by_entity ON memory_entities(entity_id, memory_id);
+        CREATE INDEX memories_events_by_time ON memories(status, kind, occurred_at);
+        """,
+    ),
 )
 
 
@@ -65,6 +87,6 @@ def vector_table_sql(dimension: int) -> str:
     """The vec0 table for memory vectors; status is metadata so KNN can filter by it."""
     return (
         "CREATE VIRTUAL TABLE memory_vectors USING vec0("
-        "memory_id TEXT PRIMARY KEY, status TEXT, "
+        "memory_id TEXT PRIMARY KEY, status TEXT, kind TEXT, "
         f"embedding FLOAT[{int(dimension)}] distance_metric=cosine)"
     )

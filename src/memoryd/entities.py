@@ -1,0 +1,94 @@
+"""Entities: names found in text, and a matcher that spots known names and aliases in a message.
+
+Pure: the matcher is built from plain (alias, entity id) pairs and looks names up by word n-grams,
+so thousands of names cost one dictionary probe per n-gram of the message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+_WORD = re.compile(r"[\w][\w'’\-.]*", re.UNICODE)
+_NAME_TOKEN = re.compile(r"^[A-Z][\w'’\-]*$|^[A-Z]{2,}$")
+# Capitalised words that are not names: pronouns, determiners, greetings, days and months are
+# still useful as time words but would flood the entity leg.
+_NOT_NAMES = frozenset(
+    """
+    i i'm i've i'll i'd me my mine we our us you your he him his she her they them their it its
+    the a an this that these those there here what when where why how who whom which whose
+    and or but if so because also then than yes no not ok okay hi hey hello thanks thank
+    wow oh ah well sure great good nice cool awesome love like just really very maybe
+    monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday
+    january february march april may june july august september october november december
+    mr mrs ms dr do does did is are was were be been am have has had can could will would
+    shall should may might must let lets let's please sorry congrats congratulations
+    """.split()
+)
+MAX_NAME_WORDS = 5
+
+
+def normalize_name(name: str) -> str:
+    """The key names and aliases are matched by: case-folded words joined by one space."""
+    return " ".join(word.strip(".'’-") for word in _WORD.findall(name.casefold()))
+
+
+def extract_entities(text: str) -> tuple[str, ...]:
+    """Capitalised names in ``text`` ("Ana", "Taberna Sal Grosso", "NASA"), first seen first."""
+    found: dict[str, str] = {}
+    current: list[str] = []
+
+    def flush() -> None:
+        if current:
+            name = " ".join(current)
+            key = normalize_name(name)
+            if key and key not in found:
+                found[key] = name
+            current.clear()
+
+    for match in _WORD.finditer(text):
+        word = match.group().rstrip(".'’-")
+        if _NAME_TOKEN.match(word) and word.casefold() not in _NOT_NAMES and len(word) > 1:
+            if current and text[match.start() - 1 : match.start()] not in (" ",):
+                flush()
+            current.append(word)
+            if len(current) == MAX_NAME_WORDS:
+                flush()
+        else:
+            flush()
+    flush()
+    return tuple(found.values())
+
+
+@dataclass(frozen=True)
+class EntityMatcher:
+    """Known names and aliases → entity ids, looked up by word n-grams of a message."""
+
+    keys: dict[str, int]
+    longest: int
+
+    @classmethod
+    def build(cls, aliases: Iterable[tuple[str, int]]) -> EntityMatcher:
+        """From (alias or name, entity id) pairs."""
+        keys: dict[str, int] = {}
+        longest = 1
+        for alias, entity_id in aliases:
+            key = normalize_name(alias)
+            if key:
+                keys[key] = entity_id
+                longest = max(longest, len(key.split()))
+        return cls(keys=keys, longest=min(longest, MAX_NAME_WORDS))
+
+    def find(self, message: str) -> set[int]:
+        """Ids of the entities the message mentions (case-insensitive, whole words)."""
+        words = normalize_name(message).split()
+        found: set[int] = set()
+        for start in range(len(words)):
+            for size in range(1, self.longest + 1):
+                if start + size > len(words):
+                    break
+                entity_id = self.keys.get(" ".join(words[start : start + size]))
+                if entity_id is not None:
+                    found.add(entity_id)
+        return found
