@@ -15,7 +15,7 @@ from .app import open_service
 from .clock import parse_instant, utc_now
 from .errors import InvalidInputError, MemorydError
 from .model import AuditEntry, Importance, Kind, Memory, Source, Status, parse_kind
-from .service import MemoryService, WriteResult
+from .service import MemoryService, RecallResult, WriteResult
 from .settings import resolve_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -315,6 +315,111 @@ def review(ctx: click.Context, now_text: str | None, as_json: bool) -> None:
                     break
             except MemorydError as error:
                 click.echo(f"    error: {error}", err=True)
+
+
+@main.command()
+@click.argument("message")
+@click.option("--budget", type=click.IntRange(min=0), help="Token budget (default 1500).")
+@click.option("--explain", is_flag=True, help="Show each item's leg ranks, decay and score.")
+@_now_option
+@_json_option
+@click.pass_context
+def recall(
+    ctx: click.Context,
+    message: str,
+    budget: int | None,
+    explain: bool,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
+    """Print the fenced memory block for MESSAGE, as the assistant would get it."""
+    with _service(ctx) as service:
+        result = service.recall(message, budget=budget, now=_now(now_text))
+    if as_json:
+        _print_json(result.to_json())
+        return
+    if explain:
+        _echo_explain(result)
+        return
+    click.echo(result.text if result.text else "(no memories qualify)")
+
+
+@main.command()
+@click.argument("query")
+@click.option("--kind", "kind_name")
+@click.option("--since", help="ISO date or time (inclusive).")
+@click.option("--until", help="ISO date or time (exclusive).")
+@click.option("--limit", type=click.IntRange(min=1, max=200), default=10, show_default=True)
+@_now_option
+@_json_option
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: str,
+    kind_name: str | None,
+    since: str | None,
+    until: str | None,
+    limit: int,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
+    """Search memories (the search_memory tool): a ranked list, no packing."""
+    with _service(ctx) as service:
+        found = service.search_memory(
+            query,
+            kind=_kind(kind_name),
+            since=parse_instant(since, what="--since") if since else None,
+            until=parse_instant(until, what="--until") if until else None,
+            limit=limit,
+            now=_now(now_text),
+        )
+    if as_json:
+        _print_json(found.to_json())
+        return
+    if not found.items:
+        click.echo("no matches")
+    for scored in found.items:
+        click.echo(f"{scored.score:.4f}  {_line(scored.memory)}")
+
+
+@main.command()
+@click.argument("name")
+@click.argument("alias")
+@click.pass_context
+def alias(ctx: click.Context, name: str, alias: str) -> None:
+    """Teach the entity leg that ALIAS names the same entity as NAME."""
+    with _service(ctx) as service:
+        service.add_alias(name, alias)
+    click.echo(f"{alias!r} now names {name!r}")
+
+
+def _echo_explain(result: RecallResult) -> None:
+    click.echo("legs: " + ", ".join(f"{leg} {state}" for leg, state in result.legs.items()))
+    if result.window is not None:
+        click.echo(
+            f"time window: {result.window.phrase!r} = {result.window.start.date()} .. "
+            f"{result.window.end.date()} (exclusive)"
+        )
+    click.echo(f"block: {result.packed.tokens} tokens\n")
+    header = f"{'id':<26}  {'kind':<9} {'score':>7} {'vector':>6} {'text':>5} {'entity':>6} "
+    header += f"{'time':>5} {'decay':>6} {'weight':>6}  content"
+    click.echo(header)
+    for lesson in result.packed.lessons:
+        click.echo(
+            f"{lesson.id:<26}  {'lesson':<9} {'always':>7} {'':>6} {'':>5} {'':>6} "
+            f"{'':>5} {'':>6} {'':>6}  {lesson.content}"
+        )
+    for item in result.packed.items:
+        ranks = [str(item.ranks.get(leg, "-")) for leg in ("vector", "text", "entity", "time")]
+        click.echo(
+            f"{item.memory.id:<26}  {item.memory.kind.value:<9} {item.score:>7.4f} "
+            f"{ranks[0]:>6} {ranks[1]:>5} {ranks[2]:>6} {ranks[3]:>5} "
+            f"{item.decay:>6.3f} {item.weight:>6.2f}  {item.memory.content}"
+        )
+    if result.dropped:
+        click.echo("\ndropped:")
+        for dropped in result.dropped:
+            click.echo(f"{dropped.memory_id:<26}  {dropped.reason}")
 
 
 def _echo_result(result: WriteResult) -> None:

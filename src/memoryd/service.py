@@ -494,6 +494,18 @@ class MemoryService:
         with self.store.transaction():
             self.store.entities.add_alias(name.strip(), alias.strip())
 
+    def tool_definitions(self, style: str = "anthropic") -> list[dict[str, Any]]:
+        """JSON Schema definitions of the model's memory tools (remember, search_memory)."""
+        from .tools import tool_definitions
+
+        return tool_definitions(style)
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | str) -> dict[str, Any]:
+        """Run a model's tool call; acts as the model (Actor.TOOL), never as the owner."""
+        from .tools import dispatch
+
+        return dispatch(self, name, arguments)
+
     def _run_legs(
         self, message: str, window: TimeWindow | None, at: datetime, kinds: Sequence[Kind]
     ) -> tuple[dict[str, list[str]], dict[str, str]]:
