@@ -25,9 +25,7 @@ def embedder() -> LocalMiniLM:
 
 
 @pytest.fixture
-def make_service(
-    tmp_path: Path, embedder: LocalMiniLM
-) -> Iterator[Callable[..., MemoryService]]:
+def make_service(tmp_path: Path, embedder: LocalMiniLM) -> Iterator[Callable[..., MemoryService]]:
     """Open services on fresh SQLite stores under tmp_path; all closed after the test."""
     opened: list[MemoryService] = []
 

@@ -23,7 +23,12 @@ def parse_instant(text: str, *, what: str = "time") -> datetime:
         ) from None
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise InvalidInputError(
+            f"{what} {text!r} is outside the range of dates memoryd can store"
+        ) from None
 
 
 def to_db(value: datetime | None) -> str | None:

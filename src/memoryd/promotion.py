@@ -129,6 +129,11 @@ def plan_remember(
     """Decide a ``remember``: the owner's is active at once; the model's (a tool call) is too,
     unless it could change behaviour, because a model can be talked into calling a tool."""
     if actor is Actor.OWNER:
+        credential = find_credential(full_text(proposal))
+        if credential is not None:
+            return Decision(
+                Outcome.DROPPED, "credential", f"looks like a {credential.label}; never stored"
+            )
         reinforced = _reinforcement(proposal, neighbors, policy)
         if reinforced is not None:
             return reinforced
@@ -162,7 +167,7 @@ def plan_remember(
 
 def _screen(proposal: Proposal, neighbors: Neighbors, policy: PromotionPolicy) -> Decision | None:
     """The checks every non-owner write passes first: credentials, rejections, duplicates."""
-    credential = find_credential(_full_text(proposal))
+    credential = find_credential(full_text(proposal))
     if credential is not None:
         return Decision(
             Outcome.DROPPED, "credential", f"looks like a {credential.label}; never stored"
@@ -256,7 +261,8 @@ def same_slot_value(proposal: Proposal, obj: str | None, content: str) -> bool:
     return normalize_key(proposal.content) == normalize_key(content)
 
 
-def _full_text(proposal: Proposal) -> str:
+def full_text(proposal: Proposal) -> str:
+    """Every field of a proposal that could carry a secret, as one text."""
     parts = [proposal.content, proposal.subject, proposal.predicate, proposal.object]
     parts.extend(proposal.entities)
     return "\n".join(p for p in parts if p)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 from .clock import parse_instant
@@ -34,6 +33,12 @@ def parse_batch_text(text: str) -> tuple[Proposal, ...]:
         raise ProposalBatchError(
             f"proposal batch is not valid JSON ({error.msg} at line {error.lineno} column "
             f'{error.colno}); send an object like {{"memories": [...]}}'
+        ) from None
+    except (ValueError, RecursionError) as error:
+        # Over-long integers and absurd nesting: still the model's malformed output.
+        raise ProposalBatchError(
+            f"proposal batch could not be decoded ({type(error).__name__}: {error}); send a "
+            'plain object like {"memories": [...]}'
         ) from None
     return parse_batch(document)
 
@@ -102,11 +107,11 @@ def _parse_item(index: int, item: object) -> Proposal:
         raise fail("content", f"is {len(content)} characters; the limit is {MAX_CONTENT_CHARS}")
 
     confidence = item["confidence"]
+    # Plain comparisons: they reject NaN and infinities, and never overflow on huge integers.
     if (
         isinstance(confidence, bool)
         or not isinstance(confidence, int | float)
-        or not math.isfinite(confidence)
-        or not 0.0 <= confidence <= 1.0
+        or not 0 <= confidence <= 1
     ):
         raise fail("confidence", "must be a number from 0 to 1")
 

@@ -96,6 +96,9 @@ _CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 _CARD_CANDIDATE = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
 _HIGH_ENTROPY_CANDIDATE = re.compile(r"[A-Za-z0-9+/_\-=]{32,}")
+# Names, slugs and file names are runs of ordinary words joined by these; secrets are not.
+_SEPARATORS = re.compile(r"[-_.]+")
+_LINK_OR_PATH = re.compile(r"^(?:[a-z][a-z0-9+.\-]*://|www\.|~/|\./|\.\./|/[\w.\-]+/)", re.I)
 
 
 def find_credential(text: str) -> CredentialMatch | None:
@@ -107,10 +110,12 @@ def find_credential(text: str) -> CredentialMatch | None:
         digits = re.sub(r"\D", "", candidate.group())
         if 13 <= len(digits) <= 19 and _luhn_valid(digits):
             return CredentialMatch("payment card number")
-    for candidate in _HIGH_ENTROPY_CANDIDATE.finditer(text):
-        token = candidate.group()
-        if _looks_random(token):
-            return CredentialMatch("high-entropy secret")
+    for word in text.split():
+        if _is_link_or_path(word):
+            continue
+        for candidate in _HIGH_ENTROPY_CANDIDATE.finditer(word):
+            if any(_looks_random(part) for part in _SEPARATORS.split(candidate.group())):
+                return CredentialMatch("high-entropy secret")
     return None
 
 
@@ -135,9 +140,17 @@ def _luhn_valid(digits: str) -> bool:
     return total % 10 == 0
 
 
+def _is_link_or_path(word: str) -> bool:
+    """A URL or a file path: its long runs are words and slugs, not secrets. (A URL that
+    carries a password is caught by the connection-string pattern first.)"""
+    return _LINK_OR_PATH.match(word.strip("()[]<>\"'.,;")) is not None
+
+
 def _looks_random(token: str) -> bool:
     # Why these cut-offs: hex digests, base64 keys and tokens sit well above 3.5 bits/char with
     # mixed character classes; long English compounds and paths sit below or lack digits.
+    if len(token) < 24:
+        return False
     has_digit = any(c.isdigit() for c in token)
     has_alpha = any(c.isalpha() for c in token)
     if not (has_digit and has_alpha):

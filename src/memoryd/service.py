@@ -44,6 +44,7 @@ from .promotion import (
     Outcome,
     PromotionPolicy,
     SlotHolder,
+    full_text,
     plan_promotion,
     plan_remember,
     same_slot_value,
@@ -230,7 +231,7 @@ class MemoryService:
             occurred_at=occurred_at or (at if kind is Kind.EVENT else None),
             importance=importance or (Importance.MEDIUM if kind is Kind.LESSON else None),
         )
-        credential = find_credential("\n".join([content, subject or "", object or ""]))
+        credential = find_credential(full_text(proposal))
         if credential is not None:
             raise CredentialRefusedError(
                 f"refusing to store this: it looks like a {credential.label}. memoryd never "
@@ -379,7 +380,13 @@ class MemoryService:
                     holder, at, f"superseded by {new.id}, an owner edit", Actor.OWNER
                 )
             self.store.memories.insert(new, vector)
-            self.store.memories.link_supersede(old.id, new.id)
+            if holder is not None:
+                # The slot's history (holder → new) is the chain a reader follows; the edited
+                # pending draft points forward at its replacement.
+                self.store.memories.link_supersede(holder.id, new.id)
+                self.store.memories.link_supersede(old.id, new.id, back_link=False)
+            else:
+                self.store.memories.link_supersede(old.id, new.id)
             self.store.audit.append(
                 AuditEntry(
                     new.id,
@@ -416,7 +423,8 @@ class MemoryService:
                     "content erased at the owner's request",
                 )
             )
-            return self._require(memory_id)
+        self.store.erase_traces()
+        return self._require(memory_id)
 
     # ----------------------------------------------------------------- recall
 

@@ -69,8 +69,9 @@ class MemoryRecords(Protocol):
         """Change status; indexes that filter by status follow."""
         ...
 
-    def link_supersede(self, old_id: str, new_id: str) -> None:
-        """Record that ``new_id`` supersedes ``old_id`` (both directions)."""
+    def link_supersede(self, old_id: str, new_id: str, *, back_link: bool = True) -> None:
+        """Record that ``new_id`` supersedes ``old_id``: old → new, and new → old when
+        ``back_link`` (a row points back at one predecessor only)."""
         ...
 
     def mark_confirmed(self, memory_id: str, at: datetime) -> None:
@@ -186,6 +187,10 @@ class Store(Protocol):
 
     def initialize_embeddings(self, signature: EmbeddingSignature) -> None:
         """Record the signature and create the vector index; once per store."""
+        ...
+
+    def erase_traces(self) -> None:
+        """Make purged content unrecoverable from the backend's files (logs, free pages)."""
         ...
 
     def close(self) -> None:

@@ -84,9 +84,6 @@ def _connect(path: Path) -> Any:
         sqlite_vec.load(raw)
         raw.enable_load_extension(False)
         raw.execute("PRAGMA busy_timeout = 10000")
-        raw.execute("PRAGMA journal_mode = WAL")
-        raw.execute("PRAGMA synchronous = NORMAL")
-        raw.execute("PRAGMA foreign_keys = ON")
     except sqlite3.DatabaseError as error:
         raise StoreUnavailableError(
             f"cannot open store {path}: {error}; is this a memoryd store? Point --db or "
@@ -197,10 +194,11 @@ class SqliteMemoryRecords:
                 (status.value, memory_id),
             )
 
-    def link_supersede(self, old_id: str, new_id: str) -> None:
-        """Point old → new and new → old."""
+    def link_supersede(self, old_id: str, new_id: str, *, back_link: bool = True) -> None:
+        """Point old → new (and new → old when ``back_link``)."""
         self._db.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (new_id, old_id))
-        self._db.execute("UPDATE memories SET supersedes = ? WHERE id = ?", (old_id, new_id))
+        if back_link:
+            self._db.execute("UPDATE memories SET supersedes = ? WHERE id = ?", (old_id, new_id))
 
     def mark_confirmed(self, memory_id: str, at: datetime) -> None:
         """Set last_confirmed_at."""
@@ -220,6 +218,11 @@ class SqliteMemoryRecords:
         )
         self._db.execute("DELETE FROM memory_fts WHERE rowid = ?", (row[0],))
         if self._store.has_vectors():
+            # vec0 only flags deleted rows; overwrite the vector first so no trace remains.
+            self._db.execute(
+                "UPDATE memory_vectors SET embedding = ? WHERE memory_id = ?",
+                (bytes(4 * self._store.vector_dimension()), memory_id),
+            )
             self._db.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (memory_id,))
         self._db.execute("DELETE FROM memory_entities WHERE memory_id = ?", (memory_id,))
         # A name only a purged memory mentioned is private too.
@@ -500,6 +503,18 @@ class SqliteStore:
             self._vectors_ready = row is not None
         return self._vectors_ready
 
+    def vector_dimension(self) -> int:
+        """Dimension of the stored vectors."""
+        signature = self.embedding_signature()
+        if signature is None:
+            raise StoreUnavailableError(f"store {self.path} has no embedding signature yet")
+        return signature.dimension
+
+    def erase_traces(self) -> None:
+        """After a purge: fold the write-ahead log (which still holds old page images) into
+        the main file, where secure_delete has zeroed them, and truncate it."""
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def require_vectors(self) -> None:
         """Fail clearly when vectors are written before the embedding signature exists."""
         if not self.has_vectors():
@@ -540,6 +555,12 @@ class SqliteStore:
                 f"{self.path} is an SQLite database but not a memoryd store; "
                 "choose another path with --db or MEMORYD_DB"
             )
+        # Only now that the file is known to be ours (or new) may its settings change.
+        raw.execute("PRAGMA journal_mode = WAL")
+        raw.execute("PRAGMA synchronous = NORMAL")
+        raw.execute("PRAGMA foreign_keys = ON")
+        # Purge must leave no trace of erased text in freed pages.
+        raw.execute("PRAGMA secure_delete = ON")
         with self._db.lock:
             raw.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations "

@@ -56,6 +56,8 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX audit_by_memory ON audit_log(memory_id, id);
         -- rowid = memories.rowid; kept in step by the records class, emptied on purge.
         CREATE VIRTUAL TABLE memory_fts USING fts5(content, tokenize = 'porter unicode61');
+        -- Deleting (purging) removes terms from the index itself, not just marks them.
+        INSERT INTO memory_fts(memory_fts, rank) VALUES ('secure-delete', 1);
         """,
     ),
     (

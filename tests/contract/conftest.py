@@ -1,0 +1,76 @@
+"""Backends for the contract suite: every test here runs once per storage backend.
+
+Tests ask for ``backend`` (or just ``service``) and never touch backend-specific objects, so a
+PostgreSQL backend can join ``BACKENDS`` without changing a single test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from memoryd.app import open_service
+from memoryd.embedding import LocalMiniLM
+from memoryd.service import MemoryService
+from memoryd.settings import resolve_settings
+
+BACKENDS = ["sqlite"]
+
+
+@dataclass
+class Backend:
+    """Opens fresh, empty stores of one backend and can show everything it put on disk."""
+
+    name: str
+    open_fresh: Callable[[], MemoryService]
+    persisted_bytes: Callable[[], bytes]
+    opened: list[MemoryService] = field(default_factory=list)
+
+    def close_all(self) -> None:
+        """Close every service this backend opened (closing twice is harmless)."""
+        for service in self.opened:
+            service.close()
+
+
+def _sqlite_backend(directory: Path, embedder: LocalMiniLM) -> Backend:
+    paths: list[Path] = []
+
+    def open_fresh() -> MemoryService:
+        path = directory / f"store-{len(paths)}.db"
+        paths.append(path)
+        service = open_service(resolve_settings(str(path), {}), embedder=embedder)
+        backend.opened.append(service)
+        return service
+
+    def persisted_bytes() -> bytes:
+        # The main file plus any write-ahead log and shared-memory file beside it.
+        return b"".join(
+            sibling.read_bytes()
+            for path in paths
+            for sibling in sorted(directory.glob(path.name + "*"))
+        )
+
+    backend = Backend("sqlite", open_fresh, persisted_bytes)
+    return backend
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(
+    request: pytest.FixtureRequest, tmp_path: Path, embedder: LocalMiniLM
+) -> Iterator[Backend]:
+    """One storage backend; its stores are closed after the test."""
+    if request.param == "sqlite":
+        chosen = _sqlite_backend(tmp_path, embedder)
+    else:  # pragma: no cover - a new backend must be wired here
+        raise AssertionError(f"unknown backend {request.param}")
+    yield chosen
+    chosen.close_all()
+
+
+@pytest.fixture
+def service(backend: Backend) -> MemoryService:
+    """A service over a fresh, empty store of the current backend."""
+    return backend.open_fresh()
