@@ -82,13 +82,42 @@ class EntityMatcher:
 
     def find(self, message: str) -> set[int]:
         """Ids of the entities the message mentions (case-insensitive, whole words)."""
-        words = normalize_name(message).split()
-        found: set[int] = set()
+        return {mention.entity_id for mention in self.mentions(normalize_name(message).split())}
+
+    def mentions(self, words: list[str]) -> list[Mention]:
+        """Every known name among normalised ``words``, longest match first at each position."""
+        found: list[Mention] = []
         for start in range(len(words)):
-            for size in range(1, self.longest + 1):
-                if start + size > len(words):
-                    break
+            for size in range(min(self.longest, len(words) - start), 0, -1):
                 entity_id = self.keys.get(" ".join(words[start : start + size]))
                 if entity_id is not None:
-                    found.add(entity_id)
+                    found.append(Mention(entity_id, start, start + size))
+                    break
         return found
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A known name found at words[start:end] of a normalised message."""
+
+    entity_id: int
+    start: int
+    end: int
+
+
+def without_names(message: str, matcher: EntityMatcher, names: set[int]) -> str:
+    """The message as normalised words with the given entities' names removed; the message
+    itself when nothing would be left.
+
+    Why: a name that tags most memories (the owner, a constant companion) says nothing about
+    which of them is relevant, yet it pulls the embedding toward every memory that mentions it.
+    """
+    if not names:
+        return message
+    words = normalize_name(message).split()
+    drop: set[int] = set()
+    for mention in matcher.mentions(words):
+        if mention.entity_id in names:
+            drop.update(range(mention.start, mention.end))
+    kept = [word for index, word in enumerate(words) if index not in drop]
+    return " ".join(kept) if kept else message

@@ -2,58 +2,77 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from .embedding import Embedder
-from .entities import EntityMatcher
+from .entities import EntityMatcher, without_names
 from .model import Kind, Memory, Status
 from .recall import RecallPolicy, newest_first_key
 from .storage.protocols import Store
 from .timewindow import TimeWindow
 
 
+@dataclass(frozen=True)
+class NameContext:
+    """The known names a message mentions, split by how selective each is, and the message
+    with the unselective ones taken out (the query the vector and text legs use)."""
+
+    counts: Mapping[int, int]
+    selective: frozenset[int]
+    common: frozenset[int]
+    query: str
+
+
+def split_by_selectivity(
+    counts: Mapping[int, int], active_count: int, policy: RecallPolicy
+) -> tuple[frozenset[int], frozenset[int]]:
+    """(selective, common) entity ids: common ones tag more than ``entity_max_share`` of the
+    active memories (only once the store holds ``entity_min_memories`` of them)."""
+    if active_count < policy.entity_min_memories:
+        return frozenset(counts), frozenset()
+    limit = max(1.0, policy.entity_max_share * active_count)
+    selective = frozenset(e for e, n in counts.items() if n <= limit)
+    return selective, frozenset(counts) - selective
+
+
+def name_context(
+    store: Store, matcher: EntityMatcher, message: str, policy: RecallPolicy
+) -> NameContext:
+    """Find the names in ``message`` and how many active memories each tags."""
+    mentioned = matcher.find(message)
+    if not mentioned:
+        return NameContext({}, frozenset(), frozenset(), message)
+    counts = store.entities.active_counts(sorted(mentioned))
+    active = store.memories.count(status=Status.ACTIVE)
+    selective, common = split_by_selectivity(counts, active, policy)
+    return NameContext(counts, selective, common, without_names(message, matcher, set(common)))
+
+
 def vector_leg(
-    store: Store, embedder: Embedder, message: str, depth: int, kinds: Sequence[Kind] = ()
+    store: Store, embedder: Embedder, query: str, depth: int, kinds: Sequence[Kind] = ()
 ) -> list[str]:
-    """Active memories closest to the message's embedding."""
-    vector = embedder.embed([message])[0]
+    """Active memories closest to the query's embedding."""
+    vector = embedder.embed([query])[0]
     return [hit.memory_id for hit in store.vectors.nearest(vector, [Status.ACTIVE], depth, kinds)]
 
 
-def text_leg(store: Store, message: str, depth: int, kinds: Sequence[Kind] = ()) -> list[str]:
-    """Active memories by BM25 over the message's content words."""
-    return store.text.search(message, depth, kinds)
+def text_leg(store: Store, query: str, depth: int, kinds: Sequence[Kind] = ()) -> list[str]:
+    """Active memories by BM25 over the query's content words."""
+    return store.text.search(query, depth, kinds)
 
 
-def entity_leg(
-    store: Store,
-    matcher: EntityMatcher,
-    message: str,
-    active_count: int,
-    policy: RecallPolicy,
-) -> list[str]:
-    """Active memories tagged with selective entities the message names: more matched names
-    first, then rarer names, then newer."""
-    entity_ids = matcher.find(message)
-    if not entity_ids:
+def entity_leg(store: Store, names: NameContext, depth: int) -> list[str]:
+    """Active memories tagged with the selective names the message mentions: more names
+    first, rarer names weighing more, then newer."""
+    if not names.selective:
         return []
-    mentions = store.entities.active_mentions(sorted(entity_ids))
-    frequency = Counter(entity_id for _, entity_id in mentions)
-    limit = max(1.0, policy.entity_max_share * active_count)
-    selective = {
-        entity_id
-        for entity_id, count in frequency.items()
-        if active_count < policy.entity_min_memories or count <= limit
-    }
     scores: dict[str, float] = {}
-    for memory_id, entity_id in mentions:
-        if entity_id in selective:
-            # Rarer names say more: weight each by 1 / its frequency.
-            scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / frequency[entity_id]
+    for memory_id, entity_id in store.entities.active_mentions(sorted(names.selective)):
+        scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / max(1, names.counts[entity_id])
     ranked = sorted(scores, key=lambda memory_id: (-scores[memory_id], newest_first_key(memory_id)))
-    return ranked[: policy.leg_depth]
+    return ranked[:depth]
 
 
 def time_leg(store: Store, window: TimeWindow, depth: int) -> list[str]:

@@ -23,7 +23,7 @@ from .errors import (
     StoreMismatchError,
 )
 from .ids import IdGenerator
-from .legs import entity_leg, text_leg, time_leg, vector_leg
+from .legs import entity_leg, name_context, text_leg, time_leg, vector_leg
 from .model import (
     Actor,
     AuditEntry,
@@ -438,7 +438,7 @@ class MemoryService:
         if limit < 0:
             raise InvalidInputError("the token budget must be zero or more")
         window = find_time_window(message, at)
-        ranked, legs = self._run_legs(message, window, at, kinds=())
+        ranked, legs = self._run_legs(message, window, kinds=())
         memories = self.store.memories.get_many(sorted({i for ids in ranked.values() for i in ids}))
         scored, floored = score_candidates(ranked, memories, at, self.recall_policy)
         lessons = self.store.memories.standing_lessons()
@@ -474,7 +474,7 @@ class MemoryService:
                 raise InvalidInputError("--since must be earlier than --until")
             window = TimeWindow(start, end, "explicit range")
         kinds = (kind,) if kind else ()
-        ranked, legs = self._run_legs(query, window, at, kinds=kinds)
+        ranked, legs = self._run_legs(query, window, kinds=kinds)
         memories = self.store.memories.get_many(sorted({i for ids in ranked.values() for i in ids}))
         in_range = {
             memory_id: memory
@@ -514,25 +514,35 @@ class MemoryService:
 
         return dispatch(self, name, arguments)
 
+    def leg_rankings(
+        self, message: str, *, now: datetime | None = None
+    ) -> tuple[dict[str, list[str]], dict[str, str]]:
+        """Each leg's own ranking of active memory ids for ``message`` (before fusion), and
+        each leg's state; for ablations and diagnostics."""
+        at = now or self._clock()
+        return self._run_legs(message, find_time_window(message, at), kinds=())
+
     def _run_legs(
-        self, message: str, window: TimeWindow | None, at: datetime, kinds: Sequence[Kind]
+        self, message: str, window: TimeWindow | None, kinds: Sequence[Kind]
     ) -> tuple[dict[str, list[str]], dict[str, str]]:
         depth = self.recall_policy.leg_depth
-        runs: dict[str, Callable[[], list[str]]] = {
-            "vector": lambda: vector_leg(self.store, self.embedder, message, depth, kinds),
-            "text": lambda: text_leg(self.store, message, depth, kinds),
-            "entity": lambda: entity_leg(
-                self.store,
-                self._entity_matcher(),
-                message,
-                self.store.memories.count(status=Status.ACTIVE),
-                self.recall_policy,
-            ),
-        }
-        if window is not None:
-            runs["time"] = lambda: time_leg(self.store, window, depth)
         ranked: dict[str, list[str]] = {}
         status: dict[str, str] = {}
+        try:
+            names = name_context(self.store, self._entity_matcher(), message, self.recall_policy)
+        except Exception as error:  # the entity index failing must not stop the other legs
+            log.warning("recall: entity lookup failed: %s", error, exc_info=True)
+            status["entity"] = f"failed: {error}"
+            names = None
+        query = names.query if names is not None else message
+        runs: dict[str, Callable[[], list[str]]] = {
+            "vector": lambda: vector_leg(self.store, self.embedder, query, depth, kinds),
+            "text": lambda: text_leg(self.store, query, depth, kinds),
+        }
+        if names is not None:
+            runs["entity"] = lambda: entity_leg(self.store, names, depth)
+        if window is not None:
+            runs["time"] = lambda: time_leg(self.store, window, depth)
         for leg, run in runs.items():
             try:
                 ids = run()

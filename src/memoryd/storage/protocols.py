@@ -144,6 +144,10 @@ class EntityIndex(Protocol):
         """Another name for an entity."""
         ...
 
+    def active_counts(self, entity_ids: Sequence[int]) -> dict[int, int]:
+        """How many active memories each entity tags."""
+        ...
+
     def active_mentions(self, entity_ids: Sequence[int]) -> list[tuple[str, int]]:
         """(memory id, entity id) pairs for active memories."""
         ...

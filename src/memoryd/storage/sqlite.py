@@ -435,6 +435,19 @@ class SqliteEntityIndex:
             (alias_key, alias, entity_id),
         )
 
+    def active_counts(self, entity_ids: Sequence[int]) -> dict[int, int]:
+        """How many active memories each entity tags."""
+        if not entity_ids:
+            return {}
+        rows = self._db.execute(
+            "SELECT me.entity_id, count(*) FROM memory_entities me "
+            "JOIN memories m ON m.id = me.memory_id "
+            f"WHERE me.entity_id IN ({', '.join('?' * len(entity_ids))}) AND m.status = 'active' "
+            "GROUP BY me.entity_id",
+            tuple(entity_ids),
+        ).fetchall()
+        return {int(row[0]): int(row[1]) for row in rows}
+
     def active_mentions(self, entity_ids: Sequence[int]) -> list[tuple[str, int]]:
         """(memory id, entity id) for active memories tagged with any of the entities."""
         if not entity_ids:
