@@ -44,6 +44,8 @@ _TAG = re.compile(
 
 def escape_data(text: str) -> str:
     """Neutralise every fence-tag lookalike in ``text``; everything else is left as written."""
+    if not _could_hold_tag(text):
+        return text
     for _ in range(8):
         escaped = _escape_once(text)
         if escaped == text:
@@ -64,6 +66,16 @@ def fence(tag: str, body: str, attributes: dict[str, str]) -> str:
     """Wrap already-escaped ``body`` in ``<tag attr="…">`` … ``</tag>``."""
     attrs = "".join(f' {key}="{_attribute(value)}"' for key, value in attributes.items())
     return f"<{tag}{attrs}>\n{body}\n</{tag}>"
+
+
+def _could_hold_tag(text: str) -> bool:
+    """Cheap pre-check: a tag needs an opening bracket, written plainly, as an entity (``&``) or
+    as a character that folds to one; text with none of those is returned as is."""
+    if "<" in text or "&" in text:
+        return True
+    if text.isascii():
+        return False
+    return any(not char.isascii() and _canonical_char(char) == "<" for char in text)
 
 
 def _escape_once(text: str) -> str:

@@ -9,7 +9,7 @@ from datetime import datetime
 from .embedding import Embedder
 from .entities import EntityMatcher, without_names
 from .model import Kind, Memory, Status
-from .recall import RecallPolicy, newest_first_key
+from .recall import RecallPolicy
 from .storage.protocols import Store
 from .timewindow import TimeWindow
 
@@ -71,7 +71,8 @@ def entity_leg(store: Store, names: NameContext, depth: int) -> list[str]:
     scores: dict[str, float] = {}
     for memory_id, entity_id in store.entities.active_mentions(sorted(names.selective)):
         scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / max(1, names.counts[entity_id])
-    ranked = sorted(scores, key=lambda memory_id: (-scores[memory_id], newest_first_key(memory_id)))
+    ranked = sorted(scores, reverse=True)  # newer first among equal scores (stable sort)
+    ranked.sort(key=lambda memory_id: -scores[memory_id])
     return ranked[:depth]
 
 

@@ -130,7 +130,8 @@ def score_candidates(
             )
         else:
             kept.append(scored)
-    kept.sort(key=lambda s: (-s.score, newest_first_key(s.memory.id)))
+    kept.sort(key=lambda s: s.memory.id, reverse=True)  # newer first among equal scores
+    kept.sort(key=lambda s: -s.score)
     return kept, dropped
 
 
@@ -148,17 +149,27 @@ def render_item(memory: Memory) -> str:
     return f"- [{label}] {content}"
 
 
-def render_block(lessons: Sequence[Memory], ordered: Sequence[Memory]) -> str:
-    """The fenced block; empty when there is nothing to say."""
+def render_block(
+    lessons: Sequence[Memory],
+    ordered: Sequence[Memory],
+    rendered: Mapping[str, str] | None = None,
+) -> str:
+    """The fenced block; empty when there is nothing to say. ``rendered`` holds lines already
+    rendered, by memory id."""
     if not lessons and not ordered:
         return ""
+    cache = rendered or {}
+
+    def line(memory: Memory) -> str:
+        return cache.get(memory.id) or render_item(memory)
+
     lines = [PREAMBLE]
     if lessons:
         lines.append(LESSONS_HEADING)
-        lines.extend(render_item(m) for m in lessons)
+        lines.extend(line(m) for m in lessons)
     if ordered:
         lines.append(MEMORIES_HEADING)
-        lines.extend(render_item(m) for m in ordered)
+        lines.extend(line(m) for m in ordered)
     return fence("memory", "\n".join(lines), {"trust": "data"})
 
 
@@ -179,14 +190,20 @@ def pack_block(
     higher-scored item is never left out for a lower one. Counted exactly, fence included."""
     # Lines are costed one by one (o200k never merges across a newline here, since every line
     # is whitespace-collapsed); the finished block is then counted whole and trimmed if needed.
-    frame = counter.count(render_block([], [_PLACEHOLDER])) - _line_cost(counter, _PLACEHOLDER)
+    lines: dict[str, str] = {}
+
+    def line_cost(memory: Memory) -> int:
+        lines[memory.id] = line = lines.get(memory.id) or render_item(memory)
+        return counter.count(line + "\n")
+
+    frame = counter.count(render_block([], [_PLACEHOLDER])) - line_cost(_PLACEHOLDER)
     lessons_heading = counter.count(LESSONS_HEADING + "\n")
     memories_heading = counter.count(MEMORIES_HEADING + "\n")
     used = frame - memories_heading
     kept_lessons: list[Memory] = []
     dropped: list[Dropped] = []
     for lesson in lessons:
-        cost = _line_cost(counter, lesson) + (0 if kept_lessons else lessons_heading)
+        cost = line_cost(lesson) + (0 if kept_lessons else lessons_heading)
         if used + cost <= budget:
             kept_lessons.append(lesson)
             used += cost
@@ -196,7 +213,7 @@ def pack_block(
     lesson_ids = {m.id for m in kept_lessons}
     candidates = [s for s in scored if s.memory.id not in lesson_ids]
     for index, candidate in enumerate(candidates):
-        cost = _line_cost(counter, candidate.memory) + (0 if kept else memories_heading)
+        cost = line_cost(candidate.memory) + (0 if kept else memories_heading)
         if used + cost <= budget:
             kept.append(candidate)
             used += cost
@@ -207,7 +224,7 @@ def pack_block(
         break
     while True:
         ordered = attention_order(kept)
-        text = render_block(kept_lessons, [s.memory for s in ordered])
+        text = render_block(kept_lessons, [s.memory for s in ordered], lines)
         tokens = counter.count(text) if text else 0
         if tokens <= budget:
             break
@@ -225,12 +242,3 @@ def pack_block(
         items=tuple(ordered),
         dropped=tuple(dropped),
     )
-
-
-def _line_cost(counter: TokenCounter, memory: Memory) -> int:
-    return counter.count(render_item(memory) + "\n")
-
-
-def newest_first_key(memory_id: str) -> str:
-    """A sort key that puts newer (time-ordered) ids first."""
-    return "".join(chr(0x10FFFF - ord(c)) for c in memory_id)

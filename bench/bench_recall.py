@@ -1,0 +1,122 @@
+"""Recall latency at 1k, 10k and 100k active memories on the SQLite store.
+
+Each store is filled straight through the storage layer (the write path is measured by
+bench_write.py), with real MiniLM vectors; then ``MemoryService.recall`` is timed end to end in
+a warm process: query embedding, the legs, fusion, packing with o200k and the retrieval stamp.
+
+    .venv/bin/python bench/bench_recall.py [--sizes 1000,10000,100000] [--queries 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import Item, memories, questions
+
+from memoryd.app import open_service
+from memoryd.embedding import LocalMiniLM
+from memoryd.entities import extract_entities
+from memoryd.ids import IdGenerator
+from memoryd.model import Memory, Source, Status
+from memoryd.service import MemoryService
+from memoryd.settings import resolve_settings
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+def fill(service: MemoryService, items: list[Item], vectors: np.ndarray) -> None:
+    """Insert active memories directly through the records protocol, 5,000 per transaction."""
+    ids = IdGenerator()
+    for start in range(0, len(items), 5000):
+        with service.store.transaction():
+            for item, vector in zip(
+                items[start : start + 5000], vectors[start : start + 5000], strict=True
+            ):
+                created = item.occurred_at or NOW
+                memory = Memory(
+                    id=ids.new_id(created), kind=item.kind, status=Status.ACTIVE,
+                    content=item.content, source=Source.OWNER, created_at=created,
+                    last_confirmed_at=created, confidence=item.confidence,
+                    entities=extract_entities(item.content), importance=item.importance,
+                    occurred_at=item.occurred_at,
+                )  # fmt: skip
+                service.store.memories.insert(memory, vector)
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    embedder = LocalMiniLM()
+    items = list(memories(max(sizes), seed=7, now=NOW))
+    started = time.perf_counter()
+    vectors = embedder.embed([item.content for item in items])
+    embed_seconds = time.perf_counter() - started
+    print(
+        f"embedded {len(items)} memories in {embed_seconds:.0f} s "
+        f"({len(items) / embed_seconds:.0f}/s)",
+        file=sys.stderr,
+    )
+    asked = questions(args.queries, seed=11)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            path = Path(tmp) / f"recall-{size}.db"
+            service = open_service(resolve_settings(str(path), {}), embedder=embedder)
+            fill(service, items[:size], vectors[:size])
+            for message in asked[:20]:
+                service.recall(message, now=NOW)
+            timings, tokens, counts = [], [], []
+            for message in asked:
+                begin = time.perf_counter()
+                result = service.recall(message, now=NOW)
+                timings.append((time.perf_counter() - begin) * 1000)
+                tokens.append(result.packed.tokens)
+                counts.append(len(result.packed.items) + len(result.packed.lessons))
+            search = []
+            for message in asked[:50]:
+                begin = time.perf_counter()
+                service.search_memory(message, limit=10, now=NOW)
+                search.append((time.perf_counter() - begin) * 1000)
+            size_mb = sum(p.stat().st_size for p in Path(tmp).glob(f"recall-{size}.db*")) / 1e6
+            service.close()
+            rows.append((size, timings, search, tokens, counts, size_mb))
+            print(f"  {size}: done", file=sys.stderr)
+    print(
+        f"\nRecall latency, SQLite store, warm process, {os.cpu_count()} cores, "
+        f"{len(asked)} queries, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
+    )
+    print(
+        "| active memories | recall p50 ms | recall p95 ms | search_memory p50 ms | "
+        "search p95 ms | mean block tokens | mean items | store MB |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for size, timings, search, tokens, counts, size_mb in rows:
+        print(
+            f"| {size:,} | {statistics.median(timings):.1f} | {percentile(timings, 0.95):.1f} | "
+            f"{statistics.median(search):.1f} | {percentile(search, 0.95):.1f} | "
+            f"{statistics.fmean(tokens):.0f} | {statistics.fmean(counts):.1f} | {size_mb:.0f} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
