@@ -128,6 +128,9 @@ class LocalMiniLM:
             options = ort.SessionOptions()
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             options.log_severity_level = 3
+            # Why: spinning worker threads keep burning both cores after each call and slow
+            # the SQLite work that follows (measured: a remember at 5k memories 64 → 34 ms).
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             if self._threads:
                 options.intra_op_num_threads = self._threads
             session = ort.InferenceSession(

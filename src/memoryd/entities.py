@@ -26,6 +26,18 @@ _NOT_NAMES = frozenset(
     shall should may might must let lets let's please sorry congrats congratulations
     """.split()
 )
+# Words that open sentences ("Went climbing with Marco") but are not names there.
+_SENTENCE_STARTERS = frozenset(
+    """
+    went had got made took saw met bought visited played watched cooked talked told said asked
+    started finished tried learned felt thought loved liked enjoyed decided planned need needs
+    want wants wanted remember remembered always never sometimes often usually tonight last
+    next after before during while since still probably definitely actually anyway btw lol haha
+    omg yeah yep nope absolutely exactly totally honestly amazing perfect glad happy excited
+    prefers prefer lives live works work uses use keep send sent call called check make take
+    give gave find found spent spend moved move booked book ordered order finally recently
+    """.split()
+)
 MAX_NAME_WORDS = 5
 
 
@@ -49,7 +61,13 @@ def extract_entities(text: str) -> tuple[str, ...]:
 
     for match in _WORD.finditer(text):
         word = match.group().rstrip(".'’-")
-        if _NAME_TOKEN.match(word) and word.casefold() not in _NOT_NAMES and len(word) > 1:
+        opens_sentence = _opens_sentence(text, match.start())
+        if (
+            _NAME_TOKEN.match(word)
+            and word.casefold() not in _NOT_NAMES
+            and len(word) > 1
+            and not (opens_sentence and _ordinary_starter(word))
+        ):
             if current and text[match.start() - 1 : match.start()] not in (" ",):
                 flush()
             current.append(word)
@@ -59,6 +77,17 @@ def extract_entities(text: str) -> tuple[str, ...]:
             flush()
     flush()
     return tuple(found.values())
+
+
+def _opens_sentence(text: str, start: int) -> bool:
+    before = text[:start].rstrip()
+    return not before or before[-1] in '.!?:;\n"“(' or before.endswith("- ")
+
+
+def _ordinary_starter(word: str) -> bool:
+    """A capitalised word at a sentence start that is most likely just a word."""
+    lowered = word.casefold()
+    return lowered in _SENTENCE_STARTERS or (word[1:].islower() and lowered.endswith(("ing", "ly")))
 
 
 @dataclass(frozen=True)

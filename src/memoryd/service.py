@@ -241,7 +241,7 @@ class MemoryService:
         provenance = Provenance(source=source)
         vector = self._embed([content])[0]
         with self.store.transaction():
-            neighbors = self._neighbors(proposal, vector)
+            neighbors = self._neighbors(proposal, vector, actor)
             decision = plan_remember(proposal, actor, neighbors, self.policy)
             return self._apply(decision, proposal, vector, provenance, actor, at)
 
@@ -269,7 +269,7 @@ class MemoryService:
         results: list[WriteResult] = []
         with self.store.transaction():
             for proposal, vector in zip(proposals, vectors, strict=True):
-                neighbors = self._neighbors(proposal, vector)
+                neighbors = self._neighbors(proposal, vector, Actor.POLICY)
                 decision = plan_promotion(proposal, source, neighbors, self.policy)
                 results.append(
                     self._apply(decision, proposal, vector, provenance, Actor.POLICY, at)
@@ -607,7 +607,7 @@ class MemoryService:
             return []
         return list(self.embedder.embed(texts))
 
-    def _neighbors(self, proposal: Proposal, vector: Vector) -> Neighbors:
+    def _neighbors(self, proposal: Proposal, vector: Vector, actor: Actor) -> Neighbors:
         slot = proposal.slot
         holder = None
         pending_same = None
@@ -619,12 +619,14 @@ class MemoryService:
                 if same_slot_value(proposal, memory.object, memory.content):
                     pending_same = memory.id
                     break
+        owner = actor is Actor.OWNER
         return Neighbors(
             slot_active=holder,
             slot_pending_same_value=pending_same,
             nearest_active=self._nearest(vector, Status.ACTIVE),
-            nearest_rejected=self._nearest(vector, Status.REJECTED),
-            nearest_pending=self._nearest(vector, Status.PENDING),
+            # The owner's own remember ignores rejections and pending drafts: skip the searches.
+            nearest_rejected=None if owner else self._nearest(vector, Status.REJECTED),
+            nearest_pending=None if owner else self._nearest(vector, Status.PENDING),
         )
 
     def _nearest(self, vector: Vector, status: Status) -> Match | None:

@@ -188,10 +188,18 @@ class SqliteMemoryRecords:
     def set_status(self, memory_id: str, status: Status) -> None:
         """Change status in the row and in the vector metadata."""
         self._db.execute("UPDATE memories SET status = ? WHERE id = ?", (status.value, memory_id))
-        if self._store.has_vectors():
+        if not self._store.has_vectors():
+            return
+        # vec0 cannot update a partition key: move the vector to its new partition.
+        row = self._db.execute(
+            "SELECT kind, embedding FROM memory_vectors WHERE memory_id = ?", (memory_id,)
+        ).fetchone()
+        if row is not None:
+            self._db.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (memory_id,))
             self._db.execute(
-                "UPDATE memory_vectors SET status = ? WHERE memory_id = ?",
-                (status.value, memory_id),
+                "INSERT INTO memory_vectors(memory_id, status, kind, embedding) "
+                "VALUES (?, ?, ?, ?)",
+                (memory_id, status.value, row[0], row[1]),
             )
 
     def link_supersede(self, old_id: str, new_id: str, *, back_link: bool = True) -> None:

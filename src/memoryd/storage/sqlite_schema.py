@@ -86,9 +86,10 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
 
 
 def vector_table_sql(dimension: int) -> str:
-    """The vec0 table for memory vectors; status is metadata so KNN can filter by it."""
+    """The vec0 table for memory vectors. Status is the partition key: a search among rejected
+    or pending memories reads only their vectors, not the whole active set."""
     return (
         "CREATE VIRTUAL TABLE memory_vectors USING vec0("
-        "memory_id TEXT PRIMARY KEY, status TEXT, kind TEXT, "
+        "memory_id TEXT PRIMARY KEY, status TEXT PARTITION KEY, kind TEXT, "
         f"embedding FLOAT[{int(dimension)}] distance_metric=cosine)"
     )
