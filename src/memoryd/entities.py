@@ -43,7 +43,15 @@ MAX_NAME_WORDS = 5
 
 def normalize_name(name: str) -> str:
     """The key names and aliases are matched by: case-folded words joined by one space."""
-    return " ".join(word.strip(".'’-") for word in _WORD.findall(name.casefold()))
+    words = (_strip_possessive(word.strip(".'’-")) for word in _WORD.findall(name.casefold()))
+    return " ".join(word for word in words if word)
+
+
+def _strip_possessive(word: str) -> str:
+    """ "Ana's" → "Ana" (either apostrophe)."""
+    if len(word) > 2 and word[-2:].lower() in ("'s", "’s"):
+        return word[:-2]
+    return word
 
 
 def extract_entities(text: str) -> tuple[str, ...]:
@@ -59,8 +67,10 @@ def extract_entities(text: str) -> tuple[str, ...]:
                 found[key] = name
             current.clear()
 
+    joinable = False  # whether the next name word may extend the current name
     for match in _WORD.finditer(text):
-        word = match.group().rstrip(".'’-")
+        raw = match.group()
+        word = _strip_possessive(raw.rstrip(".'’-"))
         opens_sentence = _opens_sentence(text, match.start())
         if (
             _NAME_TOKEN.match(word)
@@ -68,13 +78,18 @@ def extract_entities(text: str) -> tuple[str, ...]:
             and len(word) > 1
             and not (opens_sentence and _ordinary_starter(word))
         ):
-            if current and text[match.start() - 1 : match.start()] not in (" ",):
+            if not joinable:
                 flush()
             current.append(word)
             if len(current) == MAX_NAME_WORDS:
                 flush()
+            # A name continues only across a single space: "Ana, Bruno" and "Ana. Bruno" are
+            # two names, and so is "Ana's Bruno".
+            after = text[match.end() : match.end() + 2]
+            joinable = raw == word and after[:1] == " " and after[1:2] not in (" ", "")
         else:
             flush()
+            joinable = False
     flush()
     return tuple(found.values())
 

@@ -38,7 +38,11 @@ _SLASH_LOOKALIKES = {
 }
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7};?|#[xX][0-9a-fA-F]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};?)")
 _TAG = re.compile(
-    r"<[\s/]*(?:" + "|".join(re.escape(n) for n in FENCE_NAMES) + r")(?![a-z0-9])[^<>]{0,200}>?"
+    r"<[\s/]*(?:"
+    + "|".join(re.escape(n) for n in FENCE_NAMES)
+    # Attributes are swallowed only up to a closing bracket; an unclosed lookalike keeps the
+    # words that follow it.
+    + r")(?![a-z0-9])(?:[^<>]{0,200}>)?"
 )
 
 
@@ -112,14 +116,13 @@ def _canonical_view(text: str) -> tuple[str, list[tuple[int, int]]]:
             decoded = html.unescape(entity.group())
             if decoded != entity.group():
                 for char in decoded:
-                    folded = _canonical_char(char)
-                    if folded:
+                    for folded in _canonical_char(char):
                         view.append(folded)
                         origin.append((index, entity.end()))
                 index = entity.end()
                 continue
-        folded = _canonical_char(text[index])
-        if folded:
+        # One character may fold into several ("ß" → "ss"): each maps back to its source.
+        for folded in _canonical_char(text[index]):
             view.append(folded)
             origin.append((index, index + 1))
         index += 1

@@ -1,0 +1,148 @@
+"""``memoryd recall``, ``search`` and ``alias``, run as the real executable (SPEC §4, §7)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from memoryd.model import Importance, Kind
+from memoryd.tokens import O200kTokenizer
+
+from .conftest import Cli
+
+NOW = "2026-11-29T12:00:00+00:00"
+ITEM_KEYS = {"id", "kind", "content", "score", "legs"}
+
+
+def at(day: int, hour: int = 12) -> datetime:
+    return datetime(2026, 11, day, hour, 0, tzinfo=UTC)
+
+
+def test_recall_json_budget_and_explain(cli: Cli, seeded: Callable[[], Any]) -> None:
+    with seeded() as service:
+        risotto = service.remember(
+            "Ana cooks mushroom risotto on Sundays", entities=["Ana"], now=at(20)
+        ).memory
+        for day, dish in enumerate(("paella", "ramen", "lasagna", "moussaka", "pho"), 21):
+            service.remember(
+                f"Owner cooked {dish} for a dinner party of eight friends at the flat",
+                now=at(day),
+            )
+        lesson = service.remember(
+            "Always answer in French", kind=Kind.LESSON, importance=Importance.HIGH, now=at(1)
+        ).memory
+    message = "What does Ana cook?"
+
+    full = cli.json("recall", message, "--now", NOW)
+    small = cli.json("recall", message, "--now", NOW, "--budget", "90")
+    explained = cli.ok("recall", message, "--now", NOW, "--explain")
+    plain = cli.ok("recall", message, "--now", NOW)
+
+    assert {"text", "tokens", "items", "dropped", "legs"} <= set(full)
+    assert full["tokens"] == O200kTokenizer().count(full["text"]) <= 1500
+    assert len(full["items"]) == 7 and full["dropped"] == []
+    for item in full["items"]:
+        assert set(item) >= ITEM_KEYS
+        assert item["content"] in full["text"]
+    assert full["items"][0]["id"] == lesson.id and full["items"][0]["kind"] == "lesson"
+    [ana] = [i for i in full["items"] if i["id"] == risotto.id]
+    assert ana["legs"] == {"vector": 1, "text": 1, "entity": 1}
+    assert ana["score"] == max(i["score"] or 0 for i in full["items"])
+    assert {"vector", "text", "entity"} <= set(full["legs"])
+    assert all(state == "ok" for state in full["legs"].values())
+
+    assert small["tokens"] == O200kTokenizer().count(small["text"]) <= 90
+    assert 0 < len(small["items"]) < len(full["items"])
+    assert {d["id"] for d in small["dropped"]} == (
+        {i["id"] for i in full["items"]} - {i["id"] for i in small["items"]}
+    )
+    assert all(set(d) == {"id", "reason"} and d["reason"] for d in small["dropped"])
+
+    lines = explained.splitlines()
+    assert lines[0].startswith("legs: vector ok, text ok, entity ok")
+    table = next(i for i, line in enumerate(lines) if line.startswith("id "))
+    header, rows = lines[table], lines[table + 1 :]
+    assert header.split()[:9] == [
+        "id", "kind", "score", "vector", "text", "entity", "time", "decay", "weight",
+    ]  # fmt: skip
+    ana_row = next(r for r in rows if r.startswith(risotto.id))
+    assert ana_row.split()[3:7] == ["1", "1", "1", "-"]
+    assert any(r.startswith(lesson.id) and "always" in r for r in rows)
+
+    assert plain.startswith('<memory trust="data">\n')
+    assert plain.rstrip("\n").endswith("</memory>")
+    assert "Ana cooks mushroom risotto on Sundays" in plain
+
+
+def test_now_moves_the_time_window(cli: Cli, seeded: Callable[[], Any]) -> None:
+    with seeded() as service:
+        museum = service.remember(
+            "Visited the tile museum with Bruno", kind=Kind.EVENT, occurred_at=at(20), now=at(20)
+        ).memory
+        market = service.remember(
+            "Visited the flea market with Bruno", kind=Kind.EVENT, occurred_at=at(28), now=at(28)
+        ).memory
+    message = "What did I visit yesterday?"
+
+    on_29th = cli.json("recall", message, "--now", NOW)
+    on_21st = cli.json("recall", message, "--now", "2026-11-21T09:00:00Z")
+
+    def time_ranked(result: dict[str, Any]) -> set[str]:
+        return {i["id"] for i in result["items"] if "time" in i["legs"]}
+
+    assert on_29th["time_window"]["start"].startswith("2026-11-28")
+    assert on_21st["time_window"]["start"].startswith("2026-11-20")
+    assert on_29th["legs"]["time"] == on_21st["legs"]["time"] == "ok"
+    assert time_ranked(on_29th) == {market.id}
+    assert time_ranked(on_21st) == {museum.id}
+
+
+def test_search_lists_scored_memories_and_filters(cli: Cli, seeded: Callable[[], Any]) -> None:
+    with seeded() as service:
+        fact = service.remember("Owner drinks coffee black", now=at(2)).memory
+        grinder = service.remember(
+            "Bought a new coffee grinder", kind=Kind.EVENT, occurred_at=at(10), now=at(10)
+        ).memory
+        tasting = service.remember(
+            "Went to a coffee tasting", kind=Kind.EVENT, occurred_at=at(20), now=at(20)
+        ).memory
+
+    everything = cli.json("search", "coffee", "--now", NOW)
+    events = cli.json("search", "coffee", "--kind", "episodic", "--now", NOW)
+    window = cli.json(
+        "search", "coffee", "--since", "2026-11-05", "--until", "2026-11-15", "--now", NOW
+    )
+    empty = cli.fails("search", "   ")
+
+    assert isinstance(everything, list)
+    assert {m["id"] for m in everything} == {fact.id, grinder.id, tasting.id}
+    for memory in everything:
+        assert {"id", "kind", "status", "content", "score"} <= set(memory)
+        assert memory["status"] == "active" and memory["score"] > 0
+    scores = [m["score"] for m in everything]
+    assert scores == sorted(scores, reverse=True)
+    assert {m["id"] for m in events} == {grinder.id, tasting.id}
+    assert [m["id"] for m in window] == [grinder.id]
+    assert "query" in empty
+
+
+def test_an_alias_lets_the_entity_leg_find_the_name(cli: Cli, seeded: Callable[[], Any]) -> None:
+    with seeded() as service:
+        tagged = service.remember(
+            "Her favourite flowers are peonies", entities=["Ana Lima"], now=at(25)
+        ).memory
+        service.remember("Owner repaired the kitchen tap", now=at(26))
+    message = "What flowers does Nana love?"
+
+    before = cli.json("recall", message, "--now", NOW)
+    said = cli.ok("alias", "Ana Lima", "Nana")
+    after = cli.json("recall", message, "--now", NOW)
+
+    assert before["legs"]["entity"] == "empty"
+    assert all("entity" not in i["legs"] for i in before["items"])
+    assert "Nana" in said and "Ana Lima" in said
+    assert after["legs"]["entity"] == "ok"
+    [found] = [i for i in after["items"] if "entity" in i["legs"]]
+    assert found["id"] == tagged.id and found["legs"]["entity"] == 1
+    assert after["items"][0]["id"] == tagged.id

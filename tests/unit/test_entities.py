@@ -1,0 +1,114 @@
+"""Entities (SPEC §4, the entity leg): names found in text, names and aliases found in messages."""
+
+from __future__ import annotations
+
+import pytest
+
+from memoryd.entities import EntityMatcher, extract_entities, normalize_name
+
+# ---------------------------------------------------------------------------------------------
+# extract_entities
+
+
+def test_capitalised_names_are_found_in_order_of_first_mention() -> None:
+    text = "Had dinner with Ana at Taberna Sal Grosso in Lisbon and Ana loved it"
+
+    assert extract_entities(text) == ("Ana", "Taberna Sal Grosso", "Lisbon")
+
+
+def test_acronyms_count_as_names() -> None:
+    assert extract_entities("My cousin works at NASA now") == ("NASA",)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I think we should go. She said they would come. He agreed.",
+        "Hello there! Thanks, that was great. Yes, okay.",
+        "Hi. Hey. Sorry. Please. Maybe.",
+        "Yesterday was fine. Today too. Monday is busy, and so is March.",
+        "it was all lower case, nothing to see",
+        "",
+    ],
+)
+def test_pronouns_greetings_and_calendar_words_are_not_names(text: str) -> None:
+    assert extract_entities(text) == ()
+
+
+def test_a_greeting_before_a_name_is_not_part_of_it() -> None:
+    assert extract_entities("Hello Maria, thanks Pedro!") == ("Maria", "Pedro")
+    assert extract_entities("She met Bruno Costa today") == ("Bruno Costa",)
+
+
+def test_names_in_a_comma_separated_list_stay_separate() -> None:
+    """A list of people is several names, not one long one."""
+    assert extract_entities("I met Ana, Bruno and Carla at the market") == (
+        "Ana",
+        "Bruno",
+        "Carla",
+    )
+
+
+def test_sentence_boundaries_split_names() -> None:
+    assert extract_entities("I saw Ana. Bruno was late.") == ("Ana", "Bruno")
+
+
+# ---------------------------------------------------------------------------------------------
+# EntityMatcher
+
+ANA, TABERNA, MOM = 1, 2, 3
+MATCHER = EntityMatcher.build(
+    [
+        ("Ana", ANA),
+        ("Ana Lima", ANA),
+        ("Nana", ANA),
+        ("Taberna Sal Grosso", TABERNA),
+        ("Mom", MOM),
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("What does Ana like?", {ANA}),
+        ("what does ana like?", {ANA}),
+        ("WHAT DOES ANA LIKE", {ANA}),
+        ("Is Nana coming?", {ANA}),
+        ("dinner at taberna sal grosso?", {TABERNA}),
+        ("Did Ana Lima call Mom?", {ANA, MOM}),
+        ("I ate a banana", set()),
+        ("Anastasia and Mommy", set()),
+        ("the sal was grosso at the taberna", set()),
+        ("", set()),
+    ],
+)
+def test_names_and_aliases_match_case_insensitively_on_whole_words(
+    message: str, expected: set[int]
+) -> None:
+    assert MATCHER.find(message) == expected
+
+
+def test_a_possessive_still_mentions_the_name() -> None:
+    """ "Ana's birthday" is about Ana: the entity leg must not miss her for an apostrophe."""
+    assert MATCHER.find("When is Ana's birthday?") == {ANA}
+    assert MATCHER.find("When is Ana’s birthday?") == {ANA}
+
+
+def test_the_longest_known_name_wins_at_a_position() -> None:
+    words = normalize_name("call ana lima today").split()
+
+    [mention] = MATCHER.mentions(words)
+
+    assert (mention.entity_id, words[mention.start : mention.end]) == (ANA, ["ana", "lima"])
+
+
+def test_five_thousand_names_are_matched() -> None:
+    pairs = [(f"Person{index} Surname{index % 97}", index) for index in range(5000)]
+    pairs += [(f"Alias{index}", index) for index in range(0, 5000, 7)]
+    matcher = EntityMatcher.build(pairs)
+
+    found = matcher.find("Lunch with person4321 surname53 and ALIAS700, not Person4321 alone")
+
+    assert found == {4321, 700}
+    assert matcher.find("nobody known here, just surname3 and person12") == set()
