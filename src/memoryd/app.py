@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .embedding import Embedder, LocalMiniLM
 from .errors import StoreUnavailableError
+from .llm import Gateway, load_routes
 from .promotion import PromotionPolicy
 from .service import MemoryService
 from .settings import Settings
@@ -33,9 +34,10 @@ def open_service(
     create: bool = True,
 ) -> MemoryService:
     """Open the store and the service over it; closes the store if the service refuses it."""
+    gateway = Gateway(load_routes(settings.home))
     store = open_store(settings, create=create)
     try:
-        return MemoryService(store, embedder or LocalMiniLM(), policy=policy)
+        return MemoryService(store, embedder or LocalMiniLM(), policy=policy, gateway=gateway)
     except BaseException:
         store.close()
         raise

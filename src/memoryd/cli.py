@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -13,9 +14,12 @@ import click
 
 from .app import open_service
 from .clock import parse_instant, utc_now
-from .errors import InvalidInputError, MemorydError
+from .doctor import run_doctor
+from .errors import ExtractionFailedError, ExtractionOffError, InvalidInputError, MemorydError
+from .extraction import parse_mission, parse_turns
+from .jobs import JobStatus
 from .model import AuditEntry, Importance, Kind, Memory, Source, Status, parse_kind
-from .service import MemoryService, RecallResult, WriteResult
+from .service import MemoryService, Observation, RecallResult, WriteResult
 from .settings import resolve_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -391,6 +395,175 @@ def alias(ctx: click.Context, name: str, alias: str) -> None:
     with _service(ctx) as service:
         service.add_alias(name, alias)
     click.echo(f"{alias!r} now names {name!r}")
+
+
+@main.command()
+@click.option("--user", "user_message", required=True, help="The owner's message.")
+@click.option("--summary", help="The turn's summary.")
+@click.option("--wait", is_flag=True, help="Return after this turn's extraction has run.")
+@_now_option
+@_json_option
+@click.pass_context
+def observe(
+    ctx: click.Context,
+    user_message: str,
+    summary: str | None,
+    wait: bool,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
+    """Queue a turn for extraction (fire-and-forget), or run it now with --wait."""
+    with _service(ctx) as service:
+        observation = service.observe_turn(user_message, summary, now=_now(now_text))
+        _finish_trigger(service, observation, wait, now_text, as_json)
+
+
+@main.command()
+@click.argument("turns_file", type=click.File("r"))
+@click.option("--wait", is_flag=True, help="Return after the extraction has run.")
+@_now_option
+@_json_option
+@click.pass_context
+def compact(
+    ctx: click.Context, turns_file: Any, wait: bool, now_text: str | None, as_json: bool
+) -> None:
+    """Extract from turns about to be compacted: a JSON array of {"role", "content"}."""
+    turns = parse_turns(turns_file.read())
+    with _service(ctx) as service:
+        observation = service.before_compaction(turns, now=_now(now_text))
+        _finish_trigger(service, observation, wait, now_text, as_json)
+
+
+@main.command()
+@click.argument("digest_file", type=click.File("r"))
+@click.option("--wait", is_flag=True, help="Return after the extraction has run.")
+@_now_option
+@_json_option
+@click.pass_context
+def mission(
+    ctx: click.Context, digest_file: Any, wait: bool, now_text: str | None, as_json: bool
+) -> None:
+    """Extract discoveries from a finished mission's digest: JSON {"title", "goal",
+    "outcome"}, or text whose first line is the title."""
+    digest = parse_mission(digest_file.read())
+    with _service(ctx) as service:
+        observation = service.mission_finished(digest, now=_now(now_text))
+        _finish_trigger(service, observation, wait, now_text, as_json)
+
+
+def _finish_trigger(
+    service: MemoryService,
+    observation: Observation,
+    wait: bool,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
+    if not observation.queued:
+        raise ExtractionOffError(observation.notice or "extraction is off")
+    assert observation.job_id is not None
+    if not wait:
+        if as_json:
+            _print_json(observation.to_json())
+        else:
+            click.echo(f"queued {observation.job_id}; `memoryd worker` (or serve) extracts it")
+        return
+    reports = service.run_jobs(job_id=observation.job_id, now=_now(now_text))
+    job = reports[0].job if reports else service.job(observation.job_id)
+    results = reports[0].results if reports else ()
+    if as_json:
+        _print_json([r.to_json() for r in results])
+    else:
+        click.echo(
+            f"job {job.id}: {job.status.value}" + (f" ({job.last_error})" if job.last_error else "")
+        )
+        for result in results:
+            _echo_result(result)
+    if job.status is not JobStatus.DONE:
+        raise ExtractionFailedError(
+            f"extraction of job {job.id} did not finish: {job.last_error or job.status.value}; "
+            "it stays queued and `memoryd worker` retries it"
+            if job.status is JobStatus.QUEUED
+            else f"extraction of job {job.id} failed: {job.last_error}"
+        )
+
+
+@main.command()
+@click.option("--once", is_flag=True, help="Run the due jobs, then exit.")
+@click.option(
+    "--poll",
+    type=click.FloatRange(min=0.1),
+    default=5.0,
+    show_default=True,
+    help="Seconds between looks at the queue.",
+)
+@_now_option
+@_json_option
+@click.pass_context
+def worker(
+    ctx: click.Context, once: bool, poll: float, now_text: str | None, as_json: bool
+) -> None:
+    """Drain the extraction queue (forever, or --once)."""
+    with _service(ctx) as service:
+        if once:
+            reports = service.run_jobs(now=_now(now_text) if now_text else None)
+            if as_json:
+                _print_json([r.to_json() for r in reports])
+            else:
+                for report in reports:
+                    click.echo(
+                        f"job {report.job.id} ({report.job.kind}): "
+                        f"{report.job.status.value}"
+                        + (f" — {report.job.last_error}" if report.job.last_error else "")
+                        + f", {len(report.results)} proposals"
+                    )
+                click.echo(f"{len(reports)} jobs run; queue: {service.store.jobs.counts()}")
+            return
+        click.echo("memoryd worker: draining the extraction queue (Ctrl-C to stop)")
+        try:
+            while True:
+                for report in service.run_jobs():
+                    click.echo(
+                        f"job {report.job.id} ({report.job.kind}): "
+                        f"{report.job.status.value}, {len(report.results)} proposals"
+                    )
+                time.sleep(poll)
+        except KeyboardInterrupt:
+            click.echo("stopped")
+
+
+@main.command()
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@_json_option
+@click.pass_context
+def jobs(ctx: click.Context, limit: int, as_json: bool) -> None:
+    """The newest background jobs, with their state and last error."""
+    with _service(ctx) as service:
+        recent = service.store.jobs.recent(limit)
+        counts = service.store.jobs.counts()
+    if as_json:
+        _print_json({"counts": counts, "jobs": [j.to_json() for j in recent]})
+        return
+    click.echo("queue: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "empty"))
+    for job in recent:
+        click.echo(
+            f"{job.id}  {job.kind:<10} {job.status.value:<7} attempts {job.attempts}"
+            + (f"  {job.last_error}" if job.last_error else "")
+        )
+
+
+@main.command()
+@_json_option
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """Check the store, the embedder, the tokenizer and every configured LLM route."""
+    checks = run_doctor(resolve_settings(ctx.obj["db"]))
+    if as_json:
+        _print_json([c.to_json() for c in checks])
+    else:
+        for check in checks:
+            click.echo(f"{'ok ' if check.ok else 'FAIL'}  {check.name}: {check.detail}")
+    if not all(check.ok for check in checks):
+        ctx.exit(1)
 
 
 def _echo_explain(result: RecallResult) -> None:

@@ -42,3 +42,11 @@ class CredentialRefusedError(InvalidInputError):
 
 class EmbeddingUnavailableError(MemorydError):
     """The embedding model could not be loaded or reached."""
+
+
+class ExtractionOffError(MemorydError):
+    """No LLM is configured for extraction."""
+
+
+class ExtractionFailedError(MemorydError):
+    """An extraction job did not complete."""

@@ -7,6 +7,8 @@ decision inside a transaction. Adapters (CLI, HTTP, MCP) call only this.
 from __future__ import annotations
 
 import logging
+import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -22,8 +24,20 @@ from .errors import (
     MemoryNotFoundError,
     StoreMismatchError,
 )
+from .extraction import (
+    TRIGGERS,
+    Extractor,
+    MissionDigest,
+    echoes_goal,
+    load_prompt,
+    render_mission,
+    render_turn,
+    render_turns,
+)
 from .ids import IdGenerator
+from .jobs import Job, JobStatus, RetryPolicy
 from .legs import entity_leg, name_context, text_leg, time_leg, vector_leg
+from .llm import Gateway, LLMUnavailableError, off_notice
 from .model import (
     Actor,
     AuditEntry,
@@ -94,6 +108,31 @@ class ReviewItem:
             "pending": self.pending.to_json(),
             "would_supersede": self.would_supersede.to_json() if self.would_supersede else None,
         }
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a trigger did: queued a job for background extraction, or explained why not."""
+
+    queued: bool
+    job_id: str | None
+    notice: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON shape for the CLI and API."""
+        return {"queued": self.queued, "job_id": self.job_id, "notice": self.notice}
+
+
+@dataclass(frozen=True)
+class JobReport:
+    """What running one job did."""
+
+    job: Job
+    results: tuple[WriteResult, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON shape: the job and the outcome of each proposal it produced."""
+        return {**self.job.to_json(), "outcomes": [r.to_json() for r in self.results]}
 
 
 @dataclass(frozen=True)
@@ -181,6 +220,8 @@ class MemoryService:
         policy: PromotionPolicy | None = None,
         recall_policy: RecallPolicy | None = None,
         tokenizer: TokenCounter | None = None,
+        gateway: Gateway | None = None,
+        retry_policy: RetryPolicy | None = None,
         clock: Clock = utc_now,
     ) -> None:
         self.store = store
@@ -191,6 +232,11 @@ class MemoryService:
         self._clock = clock
         self._ids = IdGenerator()
         self._matcher: tuple[tuple[int, int], EntityMatcher] | None = None
+        self.gateway = gateway or Gateway({})
+        self.retry_policy = retry_policy or RetryPolicy()
+        self._worker: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
         self._check_signature()
 
     # ----------------------------------------------------------------- writes
@@ -425,6 +471,164 @@ class MemoryService:
             )
         self.store.erase_traces()
         return self._require(memory_id)
+
+    # ------------------------------------------------------------- extraction
+
+    def observe_turn(
+        self, user_message: str, summary: str | None = None, *, now: datetime | None = None
+    ) -> Observation:
+        """Fire-and-forget: queue the turn for extraction and return at once. The queue is
+        persisted, so a crash loses no turn; the worker extracts it in the background."""
+        if not user_message.strip():
+            raise InvalidInputError("the owner's message is empty; nothing to observe")
+        return self._enqueue("turn", {"user": user_message, "summary": summary or ""}, now)
+
+    def before_compaction(
+        self, turns: Sequence[dict[str, str]], *, now: datetime | None = None
+    ) -> Observation:
+        """Queue the turns about to be summarised away for extraction."""
+        if not turns:
+            raise InvalidInputError("no turns given; nothing to extract before compaction")
+        return self._enqueue("compaction", {"turns": [dict(t) for t in turns]}, now)
+
+    def mission_finished(
+        self, digest: MissionDigest, *, now: datetime | None = None
+    ) -> Observation:
+        """Queue a finished mission's digest for the stricter, discoveries-only extraction."""
+        if not digest.outcome.strip():
+            raise InvalidInputError("the mission digest has no outcome text")
+        payload = {"title": digest.title, "goal": digest.goal, "outcome": digest.outcome}
+        return self._enqueue("mission", payload, now)
+
+    def run_jobs(
+        self, *, limit: int | None = None, now: datetime | None = None, job_id: str | None = None
+    ) -> list[JobReport]:
+        """Run due extraction jobs (or just ``job_id``) until none is due or ``limit`` ran."""
+        reports: list[JobReport] = []
+        while limit is None or len(reports) < limit:
+            at = now or self._clock()
+            with self.store.transaction():
+                if job_id is not None:
+                    job = self.store.jobs.get(job_id)
+                    if job is None:
+                        raise InvalidInputError(f"no job with id {job_id!r}")
+                    if job.status in (JobStatus.DONE, JobStatus.FAILED):
+                        return [JobReport(job, ())]
+                    job = self.store.jobs.claim_one(job_id, at)
+                else:
+                    job = self.store.jobs.claim(list(TRIGGERS), at, self.retry_policy.lease_seconds)
+            if job is None:
+                break
+            reports.append(self._run_extraction(job, at))
+            if job_id is not None:
+                break
+        return reports
+
+    def job(self, job_id: str) -> Job:
+        """One job, or a clear error."""
+        found = self.store.jobs.get(job_id)
+        if found is None:
+            raise InvalidInputError(f"no job with id {job_id!r}")
+        return found
+
+    def start_worker(self, poll_seconds: float = 5.0) -> None:
+        """Run queued jobs in a background thread until ``stop_worker``; woken at once by
+        every new trigger. Idempotent."""
+        if self._worker is not None and self._worker.is_alive():
+            return
+        self._stop.clear()
+
+        def loop() -> None:
+            while not self._stop.is_set():
+                try:
+                    self.run_jobs()
+                except Exception:  # the worker must outlive any one failure
+                    log.exception("memoryd worker: running jobs failed")
+                self._wake.wait(poll_seconds)
+                self._wake.clear()
+
+        self._worker = threading.Thread(target=loop, name="memoryd-worker", daemon=True)
+        self._worker.start()
+
+    def stop_worker(self, timeout: float = 30.0) -> None:
+        """Stop the background worker after its current job."""
+        self._stop.set()
+        self._wake.set()
+        if self._worker is not None:
+            self._worker.join(timeout)
+            self._worker = None
+
+    def _enqueue(self, kind: str, payload: dict[str, Any], now: datetime | None) -> Observation:
+        if not self.gateway.configured("extract"):
+            return Observation(False, None, off_notice("extraction"))
+        at = now or self._clock()
+        job = Job(
+            id=self._ids.new_id(at),
+            kind=kind,
+            payload=payload,
+            status=JobStatus.QUEUED,
+            attempts=0,
+            next_attempt_at=at,
+            created_at=at,
+        )
+        with self.store.transaction():
+            self.store.jobs.enqueue(job)
+        self._wake.set()
+        return Observation(True, job.id)
+
+    def _run_extraction(self, job: Job, at: datetime) -> JobReport:
+        prompt_name, source = TRIGGERS[job.kind]
+        prompt = load_prompt(prompt_name)
+        digest: MissionDigest | None = None
+        if job.kind == "turn":
+            conversation = render_turn(job.payload["user"], job.payload.get("summary"))
+        elif job.kind == "compaction":
+            conversation = render_turns(job.payload["turns"])
+        else:
+            digest = MissionDigest(
+                job.payload["title"], job.payload.get("goal", ""), job.payload["outcome"]
+            )
+            conversation = render_mission(digest)
+        try:
+            extraction = Extractor(self.gateway).extract(prompt, conversation)
+        except LLMUnavailableError as error:
+            retry_at = self.retry_policy.next_attempt(job.attempts, at)
+            with self.store.transaction():
+                if retry_at is None:
+                    self.store.jobs.fail(job.id, str(error), at)
+                else:
+                    self.store.jobs.retry(job.id, str(error), retry_at)
+            log.warning("extraction job %s: %s (attempt %d)", job.id, error, job.attempts)
+            return JobReport(self.job(job.id), ())
+        proposals = extraction.proposals
+        echoed = 0
+        if digest is not None:
+            kept = tuple(p for p in proposals if not echoes_goal(p, digest))
+            echoed = len(proposals) - len(kept)
+            proposals = kept
+        with self.store.transaction():
+            results = self.propose(
+                proposals,
+                source=source,
+                source_ref=f"job:{job.id}",
+                extractor_model=extraction.model,
+                prompt_version=extraction.prompt_version,
+                now=at,
+            )
+            if extraction.error is not None:
+                self.store.jobs.fail(job.id, extraction.error, at)
+            else:
+                summary = Counter(r.outcome.value for r in results)
+                self.store.jobs.finish(
+                    job.id,
+                    {
+                        "outcomes": dict(summary),
+                        "echoes_dropped": echoed,
+                        "attempts": extraction.attempts,
+                    },
+                    at,
+                )
+        return JobReport(self.job(job.id), tuple(results))
 
     # ----------------------------------------------------------------- recall
 

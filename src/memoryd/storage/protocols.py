@@ -9,9 +9,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..embedding import Vector
+from ..jobs import Job
 from ..model import AuditEntry, Kind, Memory, Status
 
 
@@ -153,6 +154,48 @@ class EntityIndex(Protocol):
         ...
 
 
+class JobQueue(Protocol):
+    """Persisted jobs, claimed one at a time."""
+
+    def enqueue(self, job: Job) -> None:
+        """Add a queued job."""
+        ...
+
+    def claim(self, kinds: Sequence[str], now: datetime, lease_seconds: int) -> Job | None:
+        """Take the oldest due job of these kinds (or one whose lease ran out): mark it
+        running and count the attempt. Call inside a transaction."""
+        ...
+
+    def claim_one(self, job_id: str, now: datetime) -> Job | None:
+        """Claim one specific queued job now, whatever its due time; None if it is not
+        queued (another worker holds it, or it ended)."""
+        ...
+
+    def finish(self, job_id: str, result: dict[str, Any], now: datetime) -> None:
+        """Mark done with its result."""
+        ...
+
+    def retry(self, job_id: str, error: str, next_attempt_at: datetime) -> None:
+        """Back to queued, to run again at ``next_attempt_at``."""
+        ...
+
+    def fail(self, job_id: str, error: str, now: datetime) -> None:
+        """Give up on the job; the error stays visible."""
+        ...
+
+    def get(self, job_id: str) -> Job | None:
+        """One job."""
+        ...
+
+    def recent(self, limit: int) -> list[Job]:
+        """The newest jobs."""
+        ...
+
+    def counts(self) -> dict[str, int]:
+        """Jobs by status."""
+        ...
+
+
 class Store(Protocol):
     """A backend: the capabilities above plus transactions and the embedding signature."""
 
@@ -181,6 +224,11 @@ class Store(Protocol):
         """Entities and aliases."""
         ...
 
+    @property
+    def jobs(self) -> JobQueue:
+        """The background job queue."""
+        ...
+
     def transaction(self) -> AbstractContextManager[None]:
         """All writes inside commit together or not at all."""
         ...
@@ -191,6 +239,10 @@ class Store(Protocol):
 
     def initialize_embeddings(self, signature: EmbeddingSignature) -> None:
         """Record the signature and create the vector index; once per store."""
+        ...
+
+    def integrity_errors(self) -> list[str]:
+        """The backend's own consistency checks, as messages (empty when sound)."""
         ...
 
     def erase_traces(self) -> None:

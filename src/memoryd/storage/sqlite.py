@@ -6,7 +6,7 @@ import json
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from ..clock import from_db, to_db
 from ..embedding import Vector
 from ..entities import normalize_name
 from ..errors import StoreUnavailableError
+from ..jobs import Job, JobStatus
 from ..model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
 from ..textutil import query_terms
 from .protocols import EmbeddingSignature, VectorHit, chunks
@@ -469,6 +470,125 @@ class SqliteEntityIndex:
         return [(row[0], int(row[1])) for row in rows]
 
 
+_JOB_COLUMNS = (
+    "id, kind, payload, status, attempts, next_attempt_at, created_at, claimed_at, finished_at, "
+    "last_error, result"
+)
+
+
+class SqliteJobQueue:
+    """The jobs table. Claims run inside BEGIN IMMEDIATE, so one writer claims at a time."""
+
+    def __init__(self, connection: _Connection) -> None:
+        self._db = connection
+
+    def enqueue(self, job: Job) -> None:
+        """Add a queued job."""
+        self._db.execute(
+            f"INSERT INTO jobs ({_JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                job.id,
+                job.kind,
+                json.dumps(job.payload),
+                job.status.value,
+                job.attempts,
+                to_db(job.next_attempt_at),
+                to_db(job.created_at),
+                to_db(job.claimed_at),
+                to_db(job.finished_at),
+                job.last_error,
+                json.dumps(job.result) if job.result is not None else None,
+            ),
+        )
+
+    def claim(self, kinds: Sequence[str], now: datetime, lease_seconds: int) -> Job | None:
+        """The oldest due job of these kinds, or a running one whose lease ran out."""
+        if not kinds:
+            return None
+        expired = to_db(now - timedelta(seconds=lease_seconds))
+        row = self._db.execute(
+            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE kind IN ({', '.join('?' * len(kinds))}) AND "
+            "((status = 'queued' AND next_attempt_at <= ?) OR "
+            "(status = 'running' AND claimed_at <= ?)) ORDER BY next_attempt_at, id LIMIT 1",
+            (*kinds, to_db(now), expired),
+        ).fetchone()
+        if row is None:
+            return None
+        self._db.execute(
+            "UPDATE jobs SET status = 'running', attempts = attempts + 1, claimed_at = ? "
+            "WHERE id = ?",
+            (to_db(now), row[0]),
+        )
+        return self.get(row[0])
+
+    def claim_one(self, job_id: str, now: datetime) -> Job | None:
+        """Claim a specific queued job now (``observe --wait``); None when another worker
+        holds it or it has ended."""
+        cursor = self._db.execute(
+            "UPDATE jobs SET status = 'running', attempts = attempts + 1, claimed_at = ? "
+            "WHERE id = ? AND status = 'queued'",
+            (to_db(now), job_id),
+        )
+        return self.get(job_id) if cursor.rowcount else None
+
+    def finish(self, job_id: str, result: dict[str, Any], now: datetime) -> None:
+        """Mark done."""
+        self._db.execute(
+            "UPDATE jobs SET status = 'done', finished_at = ?, result = ?, last_error = NULL "
+            "WHERE id = ?",
+            (to_db(now), json.dumps(result), job_id),
+        )
+
+    def retry(self, job_id: str, error: str, next_attempt_at: datetime) -> None:
+        """Back to the queue."""
+        self._db.execute(
+            "UPDATE jobs SET status = 'queued', next_attempt_at = ?, last_error = ?, "
+            "claimed_at = NULL WHERE id = ?",
+            (to_db(next_attempt_at), error, job_id),
+        )
+
+    def fail(self, job_id: str, error: str, now: datetime) -> None:
+        """Give up."""
+        self._db.execute(
+            "UPDATE jobs SET status = 'failed', finished_at = ?, last_error = ? WHERE id = ?",
+            (to_db(now), error, job_id),
+        )
+
+    def get(self, job_id: str) -> Job | None:
+        """One job."""
+        row = self._db.execute(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))
+        found = row.fetchone()
+        return _job_from_row(found) if found else None
+
+    def recent(self, limit: int) -> list[Job]:
+        """Newest first."""
+        rows = self._db.execute(
+            f"SELECT {_JOB_COLUMNS} FROM jobs ORDER BY id DESC LIMIT ?", (int(limit),)
+        ).fetchall()
+        return [_job_from_row(row) for row in rows]
+
+    def counts(self) -> dict[str, int]:
+        """Jobs by status."""
+        rows = self._db.execute("SELECT status, count(*) FROM jobs GROUP BY status").fetchall()
+        return {row[0]: int(row[1]) for row in rows}
+
+
+def _job_from_row(row: Sequence[Any]) -> Job:
+    return Job(
+        id=row[0],
+        kind=row[1],
+        payload=json.loads(row[2]),
+        status=JobStatus(row[3]),
+        attempts=int(row[4]),
+        next_attempt_at=_required_time(row[5]),
+        created_at=_required_time(row[6]),
+        claimed_at=from_db(row[7]),
+        finished_at=from_db(row[8]),
+        last_error=row[9],
+        result=json.loads(row[10]) if row[10] else None,
+    )
+
+
 class SqliteStore:
     """A memoryd store in one SQLite file."""
 
@@ -487,6 +607,7 @@ class SqliteStore:
         self.vectors = SqliteVectorSearch(self._db, self)
         self.text = SqliteTextSearch(self._db)
         self.entities = SqliteEntityIndex(self._db)
+        self.jobs = SqliteJobQueue(self._db)
 
     def transaction(self) -> Any:
         """BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any exception."""

@@ -82,6 +82,25 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX memories_events_by_time ON memories(status, kind, occurred_at);
         """,
     ),
+    (
+        "0003_jobs",
+        """
+        CREATE TABLE jobs (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            claimed_at TEXT,
+            finished_at TEXT,
+            last_error TEXT,
+            result TEXT
+        );
+        CREATE INDEX jobs_due ON jobs(status, next_attempt_at);
+        """,
+    ),
 )
 
 

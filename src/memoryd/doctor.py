@@ -1,0 +1,84 @@
+"""``memoryd doctor``: check every moving part with one small real call each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import MemorydError
+from .llm import Gateway, Message, load_routes
+from .settings import Settings
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check's verdict."""
+
+    name: str
+    ok: bool
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {"name": self.name, "ok": self.ok, "detail": self.detail}
+
+
+def run_doctor(settings: Settings) -> list[Check]:
+    """Store, embedder, tokenizer and each configured LLM route; never raises."""
+    from .app import open_service
+
+    checks: list[Check] = []
+    try:
+        service = open_service(settings, create=False)
+    except MemorydError as error:
+        checks.append(Check("store", False, str(error)))
+    else:
+        try:
+            store = service.store
+            problems = store.integrity_errors()
+            count = store.memories.count()
+            checks.append(
+                Check(
+                    "store",
+                    not problems,
+                    "; ".join(problems) or f"{settings.db}: {count} memories, integrity ok",
+                )
+            )
+            try:
+                vector = service.embedder.embed(["hello world"])[0]
+                checks.append(
+                    Check("embedder", True, f"{service.embedder.model}, {len(vector)} dimensions")
+                )
+            except MemorydError as error:
+                checks.append(Check("embedder", False, str(error)))
+        finally:
+            service.close()
+    from .tokens import O200kTokenizer
+
+    ids = O200kTokenizer().encode("hello world")
+    checks.append(Check("tokenizer", ids == [24912, 2375], f"o200k_base: 'hello world' → {ids}"))
+    try:
+        routes = load_routes(settings.home)
+    except MemorydError as error:
+        return [*checks, Check("llm", False, str(error))]
+    if not routes:
+        checks.append(
+            Check(
+                "llm",
+                True,
+                "no LLM configured: extraction, merging, reflection and captions are off",
+            )
+        )
+    gateway = Gateway(routes)
+    for operation, route in routes.items():
+        try:
+            gateway.complete(
+                operation,
+                'Answer with the JSON object {"ok": true}.',
+                [Message("user", "ping")],
+                json_mode=True,
+            )
+            checks.append(Check(f"llm {operation}", True, route.describe()))
+        except MemorydError as error:
+            checks.append(Check(f"llm {operation}", False, str(error)))
+    return checks

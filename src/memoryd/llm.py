@@ -1,0 +1,291 @@
+"""The LLM gateway: one route per operation (extract, merge, reflect, caption), each with its own
+provider, model, endpoint, key and timeout. Providers: any OpenAI-compatible chat endpoint
+(Ollama, llama.cpp server, vLLM, LM Studio, OpenAI, …) through the official ``openai`` SDK,
+and Anthropic's Messages API through the official ``anthropic`` SDK.
+
+Keys are read from the environment or a file and never appear in reprs, logs or errors.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+from .errors import MemorydError
+
+OPERATIONS = ("extract", "merge", "reflect", "caption")
+CONFIG_FILE = "memoryd.toml"
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_RETRIES = 3
+SETTINGS = ("provider", "base_url", "model", "api_key", "api_key_file", "timeout", "max_retries")
+
+
+class Provider(StrEnum):
+    """Wire formats memoryd speaks."""
+
+    OPENAI = "openai"
+    ANTHROPIC = "anthropic"
+
+
+class LLMUnavailableError(MemorydError):
+    """The route is not configured, or the provider failed after its retries."""
+
+
+class LLMConfigError(MemorydError):
+    """The LLM configuration is malformed."""
+
+
+@dataclass(frozen=True)
+class Route:
+    """How to reach the model for one operation."""
+
+    operation: str
+    provider: Provider
+    model: str
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    timeout: float = DEFAULT_TIMEOUT
+    max_retries: int = DEFAULT_RETRIES
+
+    def describe(self) -> str:
+        """A one-line description without the key."""
+        where = self.base_url or "the provider's default endpoint"
+        return f"{self.operation}: {self.provider.value} model {self.model!r} at {where}"
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message."""
+
+    role: str  # "user" or "assistant"
+    content: str
+
+
+class ChatClient(Protocol):
+    """The one-method seam the gateway calls; tests may pass their own."""
+
+    def complete(self, system: str, messages: Sequence[Message], *, json_mode: bool) -> str:
+        """The assistant's text answer."""
+        ...
+
+
+def load_routes(home: Path, environ: Mapping[str, str] | None = None) -> dict[str, Route]:
+    """Routes per operation from ``$MEMORYD_HOME/memoryd.toml`` and the environment.
+
+    The default route comes from ``[llm]`` and ``MEMORYD_LLM_<SETTING>``; an operation overrides
+    it with ``[llm.<operation>]`` and ``MEMORYD_LLM_<OPERATION>_<SETTING>``. The environment wins
+    over the file. Operations without a provider and a model are absent (off).
+    """
+    env = os.environ if environ is None else environ
+    file_config = _read_config(home / CONFIG_FILE)
+    base: dict[str, Any] = {k: v for k, v in file_config.items() if k in SETTINGS}
+    for setting in SETTINGS:
+        value = env.get(f"MEMORYD_LLM_{setting.upper()}")
+        if value:
+            base[setting] = value
+    routes: dict[str, Route] = {}
+    for operation in OPERATIONS:
+        merged = dict(base)
+        section = file_config.get(operation)
+        if isinstance(section, dict):
+            merged.update({k: v for k, v in section.items() if k in SETTINGS})
+        for setting in SETTINGS:
+            value = env.get(f"MEMORYD_LLM_{operation.upper()}_{setting.upper()}")
+            if value:
+                merged[setting] = value
+        route = _route(operation, merged)
+        if route is not None:
+            routes[operation] = route
+    return routes
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise LLMConfigError(
+            f"cannot read {path}: {error}; fix the TOML or remove the file"
+        ) from None
+    section = document.get("llm", {})
+    if not isinstance(section, dict):
+        raise LLMConfigError(f"{path}: [llm] must be a table")
+    return section
+
+
+def _route(operation: str, values: Mapping[str, Any]) -> Route | None:
+    if not values.get("provider") and not values.get("model"):
+        return None
+    try:
+        provider = Provider(str(values.get("provider", "openai")).lower())
+    except ValueError:
+        raise LLMConfigError(
+            f"LLM provider {values.get('provider')!r} for {operation} is unknown; use "
+            "'openai' (any OpenAI-compatible endpoint) or 'anthropic'"
+        ) from None
+    model = values.get("model")
+    if not model:
+        raise LLMConfigError(
+            f"the {operation} route has a provider but no model; set MEMORYD_LLM_MODEL or "
+            f"MEMORYD_LLM_{operation.upper()}_MODEL"
+        )
+    api_key = values.get("api_key")
+    key_file = values.get("api_key_file")
+    if not api_key and key_file:
+        try:
+            api_key = Path(str(key_file)).expanduser().read_text(encoding="utf-8").strip()
+        except OSError as error:
+            raise LLMConfigError(
+                f"cannot read the API key file for {operation}: {error.strerror}"
+            ) from None
+    try:
+        timeout = float(values.get("timeout", DEFAULT_TIMEOUT))
+        retries = int(values.get("max_retries", DEFAULT_RETRIES))
+    except (TypeError, ValueError):
+        raise LLMConfigError(
+            f"the {operation} route's timeout and max_retries must be numbers"
+        ) from None
+    return Route(
+        operation=operation,
+        provider=provider,
+        model=str(model),
+        base_url=str(values["base_url"]) if values.get("base_url") else None,
+        api_key=str(api_key) if api_key else None,
+        timeout=timeout,
+        max_retries=max(0, retries),
+    )
+
+
+class OpenAIChat:
+    """Any OpenAI-compatible chat endpoint, through the official SDK (which retries timeouts,
+    429 and 5xx with backoff)."""
+
+    def __init__(self, route: Route) -> None:
+        import openai
+
+        self._route = route
+        self._errors = openai
+        self._client = openai.OpenAI(
+            # Local servers (Ollama, llama.cpp) need no key, but the SDK wants one.
+            api_key=route.api_key or "not-needed",
+            base_url=route.base_url,
+            timeout=route.timeout,
+            max_retries=route.max_retries,
+        )
+
+    def complete(self, system: str, messages: Sequence[Message], *, json_mode: bool) -> str:
+        """One chat completion; JSON mode where asked."""
+        payload: list[Any] = [{"role": "system", "content": system}]
+        payload.extend({"role": m.role, "content": m.content} for m in messages)
+        extra: dict[str, Any] = {"response_format": {"type": "json_object"}} if json_mode else {}
+        try:
+            response = self._client.chat.completions.create(
+                model=self._route.model,
+                messages=payload,
+                **extra,
+            )
+        except self._errors.APIError as error:
+            raise LLMUnavailableError(_describe_failure(self._route, error)) from None
+        content = response.choices[0].message.content if response.choices else None
+        return content or ""
+
+
+class AnthropicChat:
+    """Anthropic's Messages API through the official SDK (retries 429, 5xx and timeouts)."""
+
+    def __init__(self, route: Route) -> None:
+        import anthropic
+
+        self._route = route
+        self._errors = anthropic
+        self._client = anthropic.Anthropic(
+            api_key=route.api_key,
+            base_url=route.base_url,
+            timeout=route.timeout,
+            max_retries=route.max_retries,
+        )
+
+    def complete(self, system: str, messages: Sequence[Message], *, json_mode: bool) -> str:
+        """One message; for JSON the answer is primed with "{" (no JSON mode in this API)."""
+        payload: list[Any] = [{"role": m.role, "content": m.content} for m in messages]
+        if json_mode:
+            payload.append({"role": "assistant", "content": "{"})
+        try:
+            response = self._client.messages.create(
+                model=self._route.model,
+                max_tokens=4096,
+                system=system,
+                messages=payload,
+            )
+        except self._errors.APIError as error:
+            raise LLMUnavailableError(_describe_failure(self._route, error)) from None
+        text = "".join(
+            getattr(block, "text", "") for block in response.content if block.type == "text"
+        )
+        return "{" + text if json_mode and not text.lstrip().startswith("{") else text
+
+
+def _describe_failure(route: Route, error: Exception) -> str:
+    status = getattr(error, "status_code", None)
+    kind = type(error).__name__
+    detail = f"HTTP {status}" if status else kind
+    # Why not str(error): provider messages can echo request details; ours never hold the key.
+    return (
+        f"the {route.operation} LLM route failed after {route.max_retries} retries ({detail}): "
+        f"{route.describe()}"
+    )
+
+
+class Gateway:
+    """Routes per operation; builds each provider client on first use."""
+
+    def __init__(
+        self, routes: Mapping[str, Route], clients: Mapping[str, ChatClient] | None = None
+    ) -> None:
+        self.routes = dict(routes)
+        self._clients: dict[str, ChatClient] = dict(clients or {})
+
+    def configured(self, operation: str) -> bool:
+        """Whether an operation has a route."""
+        return operation in self.routes or operation in self._clients
+
+    def route(self, operation: str) -> Route:
+        """The route of an operation, or a clear error saying how to configure one."""
+        if operation not in self.routes:
+            raise LLMUnavailableError(off_notice(operation))
+        return self.routes[operation]
+
+    def complete(
+        self, operation: str, system: str, messages: Sequence[Message], *, json_mode: bool = True
+    ) -> str:
+        """Ask the operation's model."""
+        client = self._clients.get(operation)
+        if client is None:
+            route = self.route(operation)
+            client = (
+                AnthropicChat(route) if route.provider is Provider.ANTHROPIC else OpenAIChat(route)
+            )
+            self._clients[operation] = client
+        return client.complete(system, messages, json_mode=json_mode)
+
+    def with_route(self, route: Route) -> Gateway:
+        """A gateway with one route replaced (for ``doctor`` and tests)."""
+        routes = dict(self.routes)
+        routes[route.operation] = replace(route)
+        return Gateway(routes)
+
+
+def off_notice(operation: str) -> str:
+    """What to tell the owner when an operation has no LLM."""
+    return (
+        f"{operation} is off: no LLM is configured. Turn it on with MEMORYD_LLM_PROVIDER "
+        "(openai | anthropic), MEMORYD_LLM_MODEL, MEMORYD_LLM_BASE_URL and MEMORYD_LLM_API_KEY, "
+        f"or an [llm] table in $MEMORYD_HOME/{CONFIG_FILE}; remember, recall, review and the "
+        "knowledge base work without it"
+    )
