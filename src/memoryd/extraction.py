@@ -20,6 +20,7 @@ from .fence import escape_data
 from .llm import Gateway, Message
 from .model import Proposal, Source
 from .proposals import parse_batch_text
+from .screening import fingerprint
 from .textutil import query_terms
 
 log = logging.getLogger("memoryd.extraction")
@@ -152,6 +153,19 @@ def echoes_goal(proposal: Proposal, digest: MissionDigest, threshold: float = 0.
         return True
     own = set(query_terms(digest.title)) | set(query_terms(digest.goal))
     return len(words & own) / len(words) >= threshold
+
+
+def repeats_secret(proposal: Proposal, fingerprints: frozenset[str], salt: str) -> bool:
+    """Whether the proposal repeats a word of a secret that was removed from its source."""
+    if not fingerprints:
+        return False
+    text = " ".join(
+        part
+        for part in (proposal.content, proposal.subject, proposal.object, *proposal.entities)
+        if part
+    )
+    words = re.findall(r"[^\s'\":=,.;!?()]{4,}", text)
+    return any(fingerprint(word, salt) in fingerprints for word in words)
 
 
 @dataclass(frozen=True)

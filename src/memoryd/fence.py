@@ -11,7 +11,7 @@ import re
 import unicodedata
 
 # The tag names memoryd uses for fences; a lookalike of any of them is neutralised in data.
-FENCE_NAMES: tuple[str, ...] = ("memory", "untrusted_content")
+FENCE_NAMES: tuple[str, ...] = ("memory", "untrusted_content", "conversation")
 
 _BRACKET_LOOKALIKES = {
     "<": "<",

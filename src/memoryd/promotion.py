@@ -98,8 +98,13 @@ def plan_promotion(
     source: Source,
     neighbors: Neighbors,
     policy: PromotionPolicy = PromotionPolicy(),
+    taint: str | None = None,
 ) -> Decision:
-    """Decide one extracted proposal: drop, reinforce, land pending, or activate alone."""
+    """Decide one extracted proposal: drop, reinforce, land pending, or activate alone.
+
+    ``taint`` names why the text the proposal was extracted from is suspect (it held
+    instruction or secret markers): then nothing from it activates alone, however the model
+    reworded it."""
     if proposal.general_knowledge:
         return Decision(Outcome.DROPPED, "general-knowledge", "general knowledge is not a memory")
     screened = _screen(proposal, neighbors, policy)
@@ -107,6 +112,8 @@ def plan_promotion(
         return screened
 
     blockers = _activation_blockers(proposal, source, policy)
+    if taint is not None:
+        blockers.append(f"extracted from text that {taint}")
     if blockers:
         return Decision(
             Outcome.PENDING, "needs-owner", "waits for the owner: " + "; ".join(blockers)

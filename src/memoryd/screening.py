@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections import Counter
@@ -117,6 +118,59 @@ def find_credential(text: str) -> CredentialMatch | None:
             if any(_looks_random(part) for part in _SEPARATORS.split(candidate.group())):
                 return CredentialMatch("high-entropy secret")
     return None
+
+
+def redact_credentials(text: str, replacement: str = "[credential removed]") -> str:
+    """``text`` with every credential-like span replaced, so a turn that pastes a secret can be
+    queued, shown to the model and logged without the secret."""
+    for _, pattern in _CREDENTIAL_PATTERNS:
+        text = pattern.sub(replacement, text)
+
+    def card(match: re.Match[str]) -> str:
+        digits = re.sub(r"\D", "", match.group())
+        return replacement if 13 <= len(digits) <= 19 and _luhn_valid(digits) else match.group()
+
+    text = _CARD_CANDIDATE.sub(card, text)
+    words = []
+    for word in re.split(r"(\s+)", text):
+        if word.strip() and not _is_link_or_path(word):
+            word = _HIGH_ENTROPY_CANDIDATE.sub(
+                lambda m: (
+                    replacement
+                    if any(_looks_random(part) for part in _SEPARATORS.split(m.group()))
+                    else m.group()
+                ),
+                word,
+            )
+        words.append(word)
+    return "".join(words)
+
+
+def secret_fingerprints(text: str, salt: str) -> list[str]:
+    """Salted sha256 digests of the words inside every credential-like span of ``text``:
+    enough to recognise the secret if a model repeats it, without keeping it."""
+    digests: set[str] = set()
+    spans = [m.group() for _, pattern in _CREDENTIAL_PATTERNS for m in pattern.finditer(text)]
+    for match in _CARD_CANDIDATE.finditer(text):
+        digits = re.sub(r"\D", "", match.group())
+        if 13 <= len(digits) <= 19 and _luhn_valid(digits):
+            spans.append(digits)
+    for span in spans:
+        for word in re.findall(r"[^\s'\":=]{4,}", span):
+            if word.casefold() not in _KEY_WORDS:
+                digests.add(fingerprint(word, salt))
+    return sorted(digests)
+
+
+def fingerprint(word: str, salt: str) -> str:
+    """The digest :func:`secret_fingerprints` keeps for one word."""
+    return hashlib.sha256((salt + word.casefold()).encode("utf-8")).hexdigest()
+
+
+_KEY_WORDS = frozenset(
+    "password passwd passcode secret api_key apikey api-key access_token auth_token "
+    "client_secret bearer token".split()
+)
 
 
 def find_sensitive(text: str, phrases: tuple[str, ...] = DEFAULT_SENSITIVE_PHRASES) -> str | None:

@@ -7,6 +7,7 @@ decision inside a transaction. Adapters (CLI, HTTP, MCP) call only this.
 from __future__ import annotations
 
 import logging
+import secrets as secrets_module
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -33,6 +34,7 @@ from .extraction import (
     render_mission,
     render_turn,
     render_turns,
+    repeats_secret,
 )
 from .ids import IdGenerator
 from .jobs import Job, JobStatus, RetryPolicy
@@ -65,7 +67,7 @@ from .promotion import (
 )
 from .proposals import MAX_CONTENT_CHARS, parse_batch, parse_batch_text
 from .recall import Dropped, Packed, RecallPolicy, Scored, pack_block, score_candidates
-from .screening import find_credential
+from .screening import find_credential, find_sensitive, redact_credentials, secret_fingerprints
 from .storage.protocols import EmbeddingSignature, Store
 from .timewindow import TimeWindow, find_time_window
 from .tokens import O200kTokenizer, TokenCounter
@@ -300,9 +302,11 @@ class MemoryService:
         extractor_model: str | None = None,
         prompt_version: str | None = None,
         now: datetime | None = None,
+        tainted_by: str | None = None,
     ) -> list[WriteResult]:
         """Validate a batch (all or nothing), then let the promotion policy decide each item.
-        The whole batch is written in one transaction."""
+        The whole batch is written in one transaction. ``tainted_by`` says why the source text
+        is suspect; then nothing from it activates alone."""
         at = now or self._clock()
         if isinstance(batch, str):
             proposals = parse_batch_text(batch)
@@ -311,12 +315,13 @@ class MemoryService:
         else:
             proposals = tuple(batch)
         provenance = Provenance(source, source_ref, extractor_model, prompt_version)
+        taint = tainted_by
         vectors = self._embed([p.content for p in proposals])
         results: list[WriteResult] = []
         with self.store.transaction():
             for proposal, vector in zip(proposals, vectors, strict=True):
                 neighbors = self._neighbors(proposal, vector, Actor.POLICY)
-                decision = plan_promotion(proposal, source, neighbors, self.policy)
+                decision = plan_promotion(proposal, source, neighbors, self.policy, taint)
                 results.append(
                     self._apply(decision, proposal, vector, provenance, Actor.POLICY, at)
                 )
@@ -481,7 +486,12 @@ class MemoryService:
         persisted, so a crash loses no turn; the worker extracts it in the background."""
         if not user_message.strip():
             raise InvalidInputError("the owner's message is empty; nothing to observe")
-        return self._enqueue("turn", {"user": user_message, "summary": summary or ""}, now)
+        payload = {
+            "user": redact_credentials(user_message),
+            "summary": redact_credentials(summary or ""),
+            **_secret_payload(user_message + "\n" + (summary or "")),
+        }
+        return self._enqueue("turn", payload, now)
 
     def before_compaction(
         self, turns: Sequence[dict[str, str]], *, now: datetime | None = None
@@ -489,7 +499,16 @@ class MemoryService:
         """Queue the turns about to be summarised away for extraction."""
         if not turns:
             raise InvalidInputError("no turns given; nothing to extract before compaction")
-        return self._enqueue("compaction", {"turns": [dict(t) for t in turns]}, now)
+        cleaned = [
+            {
+                "role": str(t.get("role", "user")),
+                "content": redact_credentials(t.get("content", "")),
+            }
+            for t in turns
+        ]
+        texts = "\n".join(t.get("content", "") for t in turns)
+        payload = {"turns": cleaned, **_secret_payload(texts)}
+        return self._enqueue("compaction", payload, now)
 
     def mission_finished(
         self, digest: MissionDigest, *, now: datetime | None = None
@@ -497,7 +516,12 @@ class MemoryService:
         """Queue a finished mission's digest for the stricter, discoveries-only extraction."""
         if not digest.outcome.strip():
             raise InvalidInputError("the mission digest has no outcome text")
-        payload = {"title": digest.title, "goal": digest.goal, "outcome": digest.outcome}
+        payload = {
+            "title": redact_credentials(digest.title),
+            "goal": redact_credentials(digest.goal),
+            "outcome": redact_credentials(digest.outcome),
+            **_secret_payload("\n".join([digest.title, digest.goal, digest.outcome])),
+        }
         return self._enqueue("mission", payload, now)
 
     def run_jobs(
@@ -606,14 +630,30 @@ class MemoryService:
             kept = tuple(p for p in proposals if not echoes_goal(p, digest))
             echoed = len(proposals) - len(kept)
             proposals = kept
+        secrets = frozenset(job.payload.get("secrets", ()))
+        salt = str(job.payload.get("salt", ""))
+        leaked = [p for p in proposals if repeats_secret(p, secrets, salt)]
+        proposals = tuple(p for p in proposals if p not in leaked)
+        marker = find_sensitive(conversation, self.policy.sensitive_phrases)
+        taint = f"contained the instruction or secret marker {marker!r}" if marker else None
         with self.store.transaction():
-            results = self.propose(
+            results = [
+                WriteResult(
+                    Outcome.DROPPED,
+                    "repeats a secret removed from the conversation",
+                    "secret-echo",
+                    None,
+                )
+                for _ in leaked
+            ]
+            results += self.propose(
                 proposals,
                 source=source,
                 source_ref=f"job:{job.id}",
                 extractor_model=extraction.model,
                 prompt_version=extraction.prompt_version,
                 now=at,
+                tainted_by=taint,
             )
             if extraction.error is not None:
                 self.store.jobs.fail(job.id, extraction.error, at)
@@ -988,6 +1028,12 @@ def _carried_object(old: Memory, new_content: str) -> str | None:
     if old.object and normalize_key(old.object) in normalize_key(new_content):
         return old.object
     return None
+
+
+def _secret_payload(text: str) -> dict[str, Any]:
+    """Fingerprints of the secrets removed from a queued conversation, with their salt."""
+    salt = secrets_module.token_hex(8)
+    return {"salt": salt, "secrets": secret_fingerprints(text, salt)}
 
 
 def _within(memory: Memory, window: TimeWindow | None) -> bool:

@@ -22,7 +22,12 @@ from ..jobs import Job, JobStatus
 from ..model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
 from ..textutil import query_terms
 from .protocols import EmbeddingSignature, VectorHit, chunks
-from .sqlite_schema import MIGRATIONS, vector_table_sql
+from .sqlite_schema import MIGRATIONS, vector_index_sql
+
+# The bit prefilter keeps this many candidates per wanted result (and at least PREFILTER_MIN)
+# for the exact re-rank; measured on MiniLM vectors it recovers the float top-k almost whole.
+PREFILTER_OVERSAMPLE = 3
+PREFILTER_MIN = 64
 
 _MEMORY_COLUMNS = (
     "id, kind, status, content, subject, predicate, object, slot, entities, confidence, "
@@ -115,9 +120,13 @@ class SqliteMemoryRecords:
         if vector is not None and memory.purged_at is None:
             self._store.require_vectors()
             self._db.execute(
-                "INSERT INTO memory_vectors(memory_id, status, kind, embedding) "
-                "VALUES (?, ?, ?, ?)",
-                (memory.id, memory.status.value, memory.kind.value, _blob(vector)),
+                "INSERT INTO memory_embeddings(rowid, embedding) VALUES (?, ?)",
+                (rowid, _blob(vector)),
+            )
+            self._db.execute(
+                "INSERT INTO memory_bits(rowid, status, kind, bits) "
+                "VALUES (?, ?, ?, vec_quantize_binary(?))",
+                (rowid, memory.status.value, memory.kind.value, _blob(vector)),
             )
         if memory.entities and memory.purged_at is None:
             self._link_entities(memory.id, memory.entities)
@@ -191,16 +200,19 @@ class SqliteMemoryRecords:
         self._db.execute("UPDATE memories SET status = ? WHERE id = ?", (status.value, memory_id))
         if not self._store.has_vectors():
             return
-        # vec0 cannot update a partition key: move the vector to its new partition.
+        # vec0 cannot update a partition key: move the row to its new partition.
         row = self._db.execute(
-            "SELECT kind, embedding FROM memory_vectors WHERE memory_id = ?", (memory_id,)
+            "SELECT b.rowid, b.kind FROM memory_bits b JOIN memories m ON m.rowid = b.rowid "
+            "WHERE m.id = ?",
+            (memory_id,),
         ).fetchone()
         if row is not None:
-            self._db.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (memory_id,))
+            self._db.execute("DELETE FROM memory_bits WHERE rowid = ?", (row[0],))
             self._db.execute(
-                "INSERT INTO memory_vectors(memory_id, status, kind, embedding) "
-                "VALUES (?, ?, ?, ?)",
-                (memory_id, status.value, row[0], row[1]),
+                "INSERT INTO memory_bits(rowid, status, kind, bits) "
+                "SELECT rowid, ?, ?, vec_quantize_binary(embedding) FROM memory_embeddings "
+                "WHERE rowid = ?",
+                (status.value, row[1], row[0]),
             )
 
     def link_supersede(self, old_id: str, new_id: str, *, back_link: bool = True) -> None:
@@ -227,12 +239,11 @@ class SqliteMemoryRecords:
         )
         self._db.execute("DELETE FROM memory_fts WHERE rowid = ?", (row[0],))
         if self._store.has_vectors():
-            # vec0 only flags deleted rows; overwrite the vector first so no trace remains.
-            self._db.execute(
-                "UPDATE memory_vectors SET embedding = ? WHERE memory_id = ?",
-                (bytes(4 * self._store.vector_dimension()), memory_id),
-            )
-            self._db.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (memory_id,))
+            # The float vector goes with secure_delete. vec0 can only flag its bit row free
+            # (0.1.9 cannot overwrite bit vectors): 48 bytes of sign bits, no text, stay until
+            # the slot is reused.
+            self._db.execute("DELETE FROM memory_bits WHERE rowid = ?", (row[0],))
+            self._db.execute("DELETE FROM memory_embeddings WHERE rowid = ?", (row[0],))
         self._db.execute("DELETE FROM memory_entities WHERE memory_id = ?", (memory_id,))
         # A name only a purged memory mentioned is private too.
         self._db.execute(
@@ -295,7 +306,9 @@ class SqliteMemoryRecords:
         if not self._store.has_vectors():
             return None
         row = self._db.execute(
-            "SELECT embedding FROM memory_vectors WHERE memory_id = ?", (memory_id,)
+            "SELECT e.embedding FROM memory_embeddings e JOIN memories m ON m.rowid = e.rowid "
+            "WHERE m.id = ?",
+            (memory_id,),
         ).fetchone()
         if row is None:
             return None
@@ -367,19 +380,42 @@ class SqliteVectorSearch:
         k: int,
         kinds: Sequence[Kind] = (),
     ) -> list[VectorHit]:
-        """Up to k memories in the given statuses (and kinds, when given), closest first."""
+        """Up to k memories in the given statuses (and kinds, when given), closest first:
+        a Hamming prefilter over the bit index, then the exact cosine on the candidates."""
         if not self._store.has_vectors() or k <= 0 or not statuses:
             return []
-        sql = (
-            "SELECT memory_id, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ? "
-            f"AND status IN ({', '.join('?' * len(statuses))})"
-        )
-        params: list[Any] = [_blob(vector), int(k), *(s.value for s in statuses)]
-        if kinds:
-            sql += f" AND kind IN ({', '.join('?' * len(kinds))})"
-            params.extend(k.value for k in kinds)
-        rows = self._db.execute(sql + " ORDER BY distance", params).fetchall()
-        return [VectorHit(memory_id=row[0], cosine=1.0 - float(row[1])) for row in rows]
+        query = _blob(vector)
+        pool = max(k * PREFILTER_OVERSAMPLE, PREFILTER_MIN)
+        candidates: list[int] = []
+        for status in statuses:
+            sql = (
+                "SELECT rowid FROM memory_bits WHERE bits MATCH vec_quantize_binary(?) "
+                "AND k = ? AND status = ?"
+            )
+            params: list[Any] = [query, pool, status.value]
+            if kinds:
+                sql += f" AND kind IN ({', '.join('?' * len(kinds))})"
+                params.extend(kind.value for kind in kinds)
+            candidates.extend(row[0] for row in self._db.execute(sql, params).fetchall())
+        if not candidates:
+            return []
+        ids: list[str] = []
+        blobs: list[bytes] = []
+        for start in range(0, len(candidates), 500):
+            group = candidates[start : start + 500]
+            marks = ", ".join("?" * len(group))
+            rows = self._db.execute(
+                "SELECT m.id, e.embedding FROM memory_embeddings e "
+                f"JOIN memories m ON m.rowid = e.rowid WHERE e.rowid IN ({marks})",
+                tuple(group),
+            ).fetchall()
+            for row in rows:
+                ids.append(row[0])
+                blobs.append(row[1])
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+        cosines = matrix @ np.asarray(vector, dtype=np.float32)
+        order = np.argsort(-cosines, kind="stable")[:k]
+        return [VectorHit(memory_id=ids[i], cosine=float(cosines[i])) for i in order]
 
 
 class SqliteTextSearch:
@@ -533,9 +569,10 @@ class SqliteJobQueue:
 
     def finish(self, job_id: str, result: dict[str, Any], now: datetime) -> None:
         """Mark done."""
+        # The conversation text is not needed once extracted: keep no copy of it.
         self._db.execute(
-            "UPDATE jobs SET status = 'done', finished_at = ?, result = ?, last_error = NULL "
-            "WHERE id = ?",
+            "UPDATE jobs SET status = 'done', finished_at = ?, result = ?, last_error = NULL, "
+            "payload = '{}' WHERE id = ?",
             (to_db(now), json.dumps(result), job_id),
         )
 
@@ -550,7 +587,8 @@ class SqliteJobQueue:
     def fail(self, job_id: str, error: str, now: datetime) -> None:
         """Give up."""
         self._db.execute(
-            "UPDATE jobs SET status = 'failed', finished_at = ?, last_error = ? WHERE id = ?",
+            "UPDATE jobs SET status = 'failed', finished_at = ?, last_error = ?, payload = '{}' "
+            "WHERE id = ?",
             (to_db(now), error, job_id),
         )
 
@@ -633,14 +671,14 @@ class SqliteStore:
                 "('embedding_dimension', ?)",
                 (signature.model, str(signature.dimension)),
             )
-            self._db.execute(vector_table_sql(signature.dimension))
+            self._db.execute(vector_index_sql(signature.dimension))
         self._vectors_ready = True
 
     def has_vectors(self) -> bool:
         """Whether the vector table exists yet."""
         if self._vectors_ready is None:
             row = self._db.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = 'memory_vectors'"
+                "SELECT 1 FROM sqlite_master WHERE name = 'memory_bits'"
             ).fetchone()
             self._vectors_ready = row is not None
         return self._vectors_ready

@@ -54,6 +54,12 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             reason TEXT NOT NULL
         );
         CREATE INDEX audit_by_memory ON audit_log(memory_id, id);
+        -- Full-precision vectors, rowid = memories.rowid: the exact re-ranking after the
+        -- binary prefilter, and the source of the prefilter's bits.
+        CREATE TABLE memory_embeddings (
+            rowid INTEGER PRIMARY KEY,
+            embedding BLOB NOT NULL
+        );
         -- rowid = memories.rowid; kept in step by the records class, emptied on purge.
         CREATE VIRTUAL TABLE memory_fts USING fts5(content, tokenize = 'porter unicode61');
         -- Deleting (purging) removes terms from the index itself, not just marks them.
@@ -104,11 +110,15 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
 )
 
 
-def vector_table_sql(dimension: int) -> str:
-    """The vec0 table for memory vectors. Status is the partition key: a search among rejected
-    or pending memories reads only their vectors, not the whole active set."""
+def vector_index_sql(dimension: int) -> str:
+    """The sqlite-vec index: one bit per dimension (binary quantisation), partitioned by status
+    so a search among rejected or pending memories reads only their rows; kind is metadata.
+
+    Why bits: a float KNN reads every stored vector (about 75 ms per 100k on 2 cores); a Hamming
+    KNN over bits is ~10x cheaper, and the exact cosine re-rank of a few hundred candidates
+    from ``memory_embeddings`` restores the float order.
+    """
     return (
-        "CREATE VIRTUAL TABLE memory_vectors USING vec0("
-        "memory_id TEXT PRIMARY KEY, status TEXT PARTITION KEY, kind TEXT, "
-        f"embedding FLOAT[{int(dimension)}] distance_metric=cosine)"
+        "CREATE VIRTUAL TABLE memory_bits USING vec0("
+        f"status TEXT PARTITION KEY, kind TEXT, bits BIT[{int(dimension)}])"
     )
