@@ -683,13 +683,6 @@ class SqliteStore:
             self._vectors_ready = row is not None
         return self._vectors_ready
 
-    def vector_dimension(self) -> int:
-        """Dimension of the stored vectors."""
-        signature = self.embedding_signature()
-        if signature is None:
-            raise StoreUnavailableError(f"store {self.path} has no embedding signature yet")
-        return signature.dimension
-
     def erase_traces(self) -> None:
         """After a purge: fold the write-ahead log (which still holds old page images) into
         the main file, where secure_delete has zeroed them, and truncate it."""
