@@ -68,12 +68,9 @@ def entity_leg(store: Store, names: NameContext, depth: int) -> list[str]:
     first, rarer names weighing more, then newer."""
     if not names.selective:
         return []
-    scores: dict[str, float] = {}
-    for memory_id, entity_id in store.entities.active_mentions(sorted(names.selective)):
-        scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / max(1, names.counts[entity_id])
-    ranked = sorted(scores, reverse=True)  # newer first among equal scores (stable sort)
-    ranked.sort(key=lambda memory_id: -scores[memory_id])
-    return ranked[:depth]
+    # Rarer names say more: each weighs 1 / the number of memories it tags.
+    weights = {entity: 1.0 / max(1, names.counts.get(entity, 1)) for entity in names.selective}
+    return store.entities.rank_by_entities(weights, depth)
 
 
 def time_leg(store: Store, window: TimeWindow, depth: int) -> list[str]:

@@ -5,7 +5,7 @@ Policy code never imports a backend; the service talks to these protocols only.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -149,8 +149,9 @@ class EntityIndex(Protocol):
         """How many active memories each entity tags."""
         ...
 
-    def active_mentions(self, entity_ids: Sequence[int]) -> list[tuple[str, int]]:
-        """(memory id, entity id) pairs for active memories."""
+    def rank_by_entities(self, weights: Mapping[int, float], limit: int) -> list[str]:
+        """Active memory ids tagged with the weighted entities, by summed weight, newest
+        first among equals."""
         ...
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -493,17 +493,20 @@ class SqliteEntityIndex:
         ).fetchall()
         return {int(row[0]): int(row[1]) for row in rows}
 
-    def active_mentions(self, entity_ids: Sequence[int]) -> list[tuple[str, int]]:
-        """(memory id, entity id) for active memories tagged with any of the entities."""
-        if not entity_ids:
+    def rank_by_entities(self, weights: Mapping[int, float], limit: int) -> list[str]:
+        """Active memories tagged with the weighted entities, by summed weight, then newest."""
+        if not weights or limit <= 0:
             return []
+        cases = " ".join("WHEN ? THEN ?" for _ in weights)
+        params: list[Any] = [v for pair in weights.items() for v in pair]
         rows = self._db.execute(
-            "SELECT me.memory_id, me.entity_id FROM memory_entities me "
-            "JOIN memories m ON m.id = me.memory_id "
-            f"WHERE me.entity_id IN ({', '.join('?' * len(entity_ids))}) AND m.status = 'active'",
-            tuple(entity_ids),
+            f"SELECT me.memory_id, sum(CASE me.entity_id {cases} END) AS score "
+            "FROM memory_entities me JOIN memories m ON m.id = me.memory_id "
+            f"WHERE me.entity_id IN ({', '.join('?' * len(weights))}) AND m.status = 'active' "
+            "GROUP BY me.memory_id ORDER BY score DESC, me.memory_id DESC LIMIT ?",
+            (*params, *weights.keys(), int(limit)),
         ).fetchall()
-        return [(row[0], int(row[1])) for row in rows]
+        return [row[0] for row in rows]
 
 
 _JOB_COLUMNS = (

@@ -107,6 +107,14 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX jobs_due ON jobs(status, next_attempt_at);
         """,
     ),
+    (
+        "0004_recall_indexes",
+        """
+        -- Standing lessons are read on every recall; keep them one index probe away.
+        CREATE INDEX memories_standing_lessons ON memories(importance, id)
+            WHERE status = 'active' AND kind = 'lesson';
+        """,
+    ),
 )
 
 
