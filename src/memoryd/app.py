@@ -32,9 +32,11 @@ def open_service(
     embedder: Embedder | None = None,
     policy: PromotionPolicy | None = None,
     create: bool = True,
+    gateway: Gateway | None = None,
 ) -> MemoryService:
-    """Open the store and the service over it; closes the store if the service refuses it."""
-    gateway = Gateway(load_routes(settings.home))
+    """Open the store and the service over it; closes the store if the service refuses it.
+    The LLM routes come from the settings' home unless a gateway is given."""
+    gateway = gateway if gateway is not None else Gateway(load_routes(settings.home))
     store = open_store(settings, create=create)
     try:
         return MemoryService(store, embedder or LocalMiniLM(), policy=policy, gateway=gateway)

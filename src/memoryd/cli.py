@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -42,6 +44,12 @@ class _Cli(click.Group):
 @click.pass_context
 def main(ctx: click.Context, db: str | None) -> None:
     """memoryd: long-term memory for a self-hosted AI assistant."""
+    # Commands report what matters themselves; MEMORYD_LOG_LEVEL=INFO shows the rest.
+    level = logging.getLevelName(os.environ.get("MEMORYD_LOG_LEVEL", "ERROR").upper())
+    logging.basicConfig(
+        level=level if isinstance(level, int) else logging.ERROR,
+        format="memoryd %(levelname)s %(name)s: %(message)s",
+    )
     ctx.obj = {"db": db}
 
 

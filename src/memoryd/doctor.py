@@ -29,7 +29,8 @@ def run_doctor(settings: Settings) -> list[Check]:
 
     checks: list[Check] = []
     try:
-        service = open_service(settings, create=False)
+        # The LLM configuration is checked on its own below, not as part of the store.
+        service = open_service(settings, create=False, gateway=Gateway({}))
     except MemorydError as error:
         checks.append(Check("store", False, str(error)))
     else:

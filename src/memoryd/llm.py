@@ -202,6 +202,12 @@ class AnthropicChat:
     def __init__(self, route: Route) -> None:
         import anthropic
 
+        if not route.api_key:
+            raise LLMConfigError(
+                f"the {route.operation} route uses Anthropic but has no API key; set "
+                f"MEMORYD_LLM_API_KEY (or MEMORYD_LLM_{route.operation.upper()}_API_KEY, or "
+                "api_key_file in memoryd.toml)"
+            )
         self._route = route
         self._errors = anthropic
         self._client = anthropic.Anthropic(

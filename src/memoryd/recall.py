@@ -152,16 +152,16 @@ def render_item(memory: Memory) -> str:
 def render_block(
     lessons: Sequence[Memory],
     ordered: Sequence[Memory],
-    rendered: Mapping[str, str] | None = None,
+    rendered: Mapping[int, str] | None = None,
 ) -> str:
     """The fenced block; empty when there is nothing to say. ``rendered`` holds lines already
-    rendered, by memory id."""
+    rendered, keyed by ``id()`` of the memory object."""
     if not lessons and not ordered:
         return ""
     cache = rendered or {}
 
     def line(memory: Memory) -> str:
-        return cache.get(memory.id) or render_item(memory)
+        return cache.get(id(memory)) or render_item(memory)
 
     lines = [PREAMBLE]
     if lessons:
@@ -190,10 +190,10 @@ def pack_block(
     higher-scored item is never left out for a lower one. Counted exactly, fence included."""
     # Lines are costed one by one (o200k never merges across a newline here, since every line
     # is whitespace-collapsed); the finished block is then counted whole and trimmed if needed.
-    lines: dict[str, str] = {}
+    lines: dict[int, str] = {}  # keyed by object identity: rendered once per call
 
     def line_cost(memory: Memory) -> int:
-        lines[memory.id] = line = lines.get(memory.id) or render_item(memory)
+        lines[id(memory)] = line = lines.get(id(memory)) or render_item(memory)
         return counter.count(line + "\n")
 
     frame = counter.count(render_block([], [_PLACEHOLDER])) - line_cost(_PLACEHOLDER)

@@ -39,7 +39,7 @@ from .extraction import (
 from .ids import IdGenerator
 from .jobs import Job, JobStatus, RetryPolicy
 from .legs import entity_leg, name_context, text_leg, time_leg, vector_leg
-from .llm import Gateway, LLMUnavailableError, off_notice
+from .llm import Gateway, LLMConfigError, LLMUnavailableError, off_notice
 from .model import (
     Actor,
     AuditEntry,
@@ -615,7 +615,8 @@ class MemoryService:
             conversation = render_mission(digest)
         try:
             extraction = Extractor(self.gateway).extract(prompt, conversation)
-        except LLMUnavailableError as error:
+        except (LLMUnavailableError, LLMConfigError) as error:
+            # Both pass: a server comes back, a missing key gets set. The error stays visible.
             retry_at = self.retry_policy.next_attempt(job.attempts, at)
             with self.store.transaction():
                 if retry_at is None:
