@@ -63,18 +63,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--vectors-cache", type=Path, help="reuse (or save) the corpus vectors in this .npy file"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     embedder = LocalMiniLM()
     items = list(memories(max(sizes), seed=7, now=NOW))
-    started = time.perf_counter()
-    vectors = embedder.embed([item.content for item in items])
-    embed_seconds = time.perf_counter() - started
-    print(
-        f"embedded {len(items)} memories in {embed_seconds:.0f} s "
-        f"({len(items) / embed_seconds:.0f}/s)",
-        file=sys.stderr,
-    )
+    cache: Path | None = args.vectors_cache
+    if cache is not None and cache.exists():
+        vectors = np.load(cache)[: len(items)]
+    else:
+        started = time.perf_counter()
+        vectors = embedder.embed([item.content for item in items])
+        seconds = time.perf_counter() - started
+        print(f"embedded {len(items)} memories in {seconds:.0f} s ({len(items) / seconds:.0f}/s)",
+              file=sys.stderr)  # fmt: skip
+        if cache is not None:
+            np.save(cache, vectors)
     asked = questions(args.queries, seed=11)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

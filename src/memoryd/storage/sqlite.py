@@ -809,32 +809,40 @@ def _memory_params(memory: Memory) -> tuple[Any, ...]:
     )
 
 
+# Recall converts a hundred-odd rows per message: plain dict lookups beat Enum() calls.
+_KINDS = {kind.value: kind for kind in Kind}
+_STATUSES = {status.value: status for status in Status}
+_SOURCES = {source.value: source for source in Source}
+_IMPORTANCES = {importance.value: importance for importance in Importance}
+_parse_time = datetime.fromisoformat
+
+
 def _memory_from_row(row: Sequence[Any]) -> Memory:
     return Memory(
         id=row[0],
-        kind=Kind(row[1]),
-        status=Status(row[2]),
+        kind=_KINDS[row[1]],
+        status=_STATUSES[row[2]],
         content=row[3],
         subject=row[4],
         predicate=row[5],
         object=row[6],
         slot=row[7],
-        entities=tuple(json.loads(row[8])),
+        entities=tuple(json.loads(row[8])) if row[8] != "[]" else (),
         confidence=float(row[9]),
-        importance=Importance(row[10]) if row[10] else None,
+        importance=_IMPORTANCES[row[10]] if row[10] else None,
         changes_behavior=bool(row[11]),
-        occurred_at=from_db(row[12]),
-        source=Source(row[13]),
+        occurred_at=_parse_time(row[12]) if row[12] else None,
+        source=_SOURCES[row[13]],
         source_ref=row[14],
         extractor_model=row[15],
         prompt_version=row[16],
-        created_at=_required_time(row[17]),
-        last_confirmed_at=_required_time(row[18]),
-        last_retrieved_at=from_db(row[19]),
+        created_at=_parse_time(row[17]),
+        last_confirmed_at=_parse_time(row[18]),
+        last_retrieved_at=_parse_time(row[19]) if row[19] else None,
         retrieval_hits=int(row[20]),
         supersedes=row[21],
         superseded_by=row[22],
-        purged_at=from_db(row[23]),
+        purged_at=_parse_time(row[23]) if row[23] else None,
     )
 
 
