@@ -26,13 +26,13 @@ class NameContext:
 
 
 def split_by_selectivity(
-    counts: Mapping[int, int], active_count: int, policy: RecallPolicy
+    counts: Mapping[int, int], total: int, policy: RecallPolicy
 ) -> tuple[frozenset[int], frozenset[int]]:
     """(selective, common) entity ids: common ones tag more than ``entity_max_share`` of the
-    active memories (only once the store holds ``entity_min_memories`` of them)."""
-    if active_count < policy.entity_min_memories:
+    ``total`` memories (only once the store holds ``entity_min_memories`` of them)."""
+    if total < policy.entity_min_memories:
         return frozenset(counts), frozenset()
-    limit = max(1.0, policy.entity_max_share * active_count)
+    limit = max(1.0, policy.entity_max_share * total)
     selective = frozenset(e for e, n in counts.items() if n <= limit)
     return selective, frozenset(counts) - selective
 
@@ -44,9 +44,10 @@ def name_context(
     mentioned = matcher.find(message)
     if not mentioned:
         return NameContext({}, frozenset(), frozenset(), message)
-    counts = store.entities.active_counts(sorted(mentioned))
-    active = store.memories.count(status=Status.ACTIVE)
-    selective, common = split_by_selectivity(counts, active, policy)
+    # Shares over all memories, not only active ones: close enough for telling a name that
+    # tags everything from a rare one, and an index-only count.
+    counts = store.entities.mention_counts(sorted(mentioned))
+    selective, common = split_by_selectivity(counts, store.memories.count(), policy)
     return NameContext(counts, selective, common, without_names(message, matcher, set(common)))
 
 

@@ -346,26 +346,32 @@ class MemoryService:
 
     def reject(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Owner action: reject a pending or active memory; near-copies stay out from now on."""
-        at = now or self._clock()
-        with self.store.transaction():
-            memory = self._require(memory_id)
-            self._require_status(memory, (Status.PENDING, Status.ACTIVE), "reject")
-            self._change_status(
-                memory, Status.REJECTED, Actor.OWNER, "reject", at, "rejected by the owner"
-            )
-            return self._require(memory_id)
+        return self._owner_status_change(
+            memory_id, (Status.PENDING, Status.ACTIVE), Status.REJECTED, "reject",
+            "rejected by the owner", now,
+        )  # fmt: skip
 
     def archive(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Owner action: retire a memory without rejecting what it says."""
+        return self._owner_status_change(
+            memory_id, (Status.PENDING, Status.ACTIVE, Status.REJECTED), Status.ARCHIVED,
+            "archive", "archived by the owner", now,
+        )  # fmt: skip
+
+    def _owner_status_change(
+        self,
+        memory_id: str,
+        allowed: Sequence[Status],
+        status: Status,
+        action: str,
+        reason: str,
+        now: datetime | None,
+    ) -> Memory:
         at = now or self._clock()
         with self.store.transaction():
             memory = self._require(memory_id)
-            self._require_status(
-                memory, (Status.PENDING, Status.ACTIVE, Status.REJECTED), "archive"
-            )
-            self._change_status(
-                memory, Status.ARCHIVED, Actor.OWNER, "archive", at, "archived by the owner"
-            )
+            self._require_status(memory, allowed, action)
+            self._change_status(memory, status, Actor.OWNER, action, at, reason)
             return self._require(memory_id)
 
     def edit(

@@ -25,6 +25,7 @@ from memoryd.llm import LLMUnavailableError, Message
 from memoryd.model import Kind, Memory, Source, Status
 from memoryd.proposals import parse_batch_text
 from memoryd.service import MemoryService
+from tests.builders import batch, item
 from tests.fake_llm import Delay, FakeLLMServer, Recorded, Reply, Step
 from tests.fake_llm import Status as HttpStatus
 
@@ -38,23 +39,6 @@ FLAVORS = ["openai", "anthropic"]
 RACE = "The owner ran the Porto half marathon in 1:52."
 LESSON = "Send files with the file marker, not base64."
 TOKEN = "ghp_Zx81kQm2Lr7Vt4Nc9Wp3Hs6Jd0Ya5Fb1Ge8K"
-
-
-def item(
-    content: str, kind: str = "event", confidence: float = 0.9, **extra: Any
-) -> dict[str, Any]:
-    return {
-        "kind": kind,
-        "content": content,
-        "confidence": confidence,
-        "changes_behavior": False,
-        "general_knowledge": False,
-        **extra,
-    }
-
-
-def batch(*items: dict[str, Any]) -> str:
-    return json.dumps({"memories": list(items)})
 
 
 GOOD = batch(item(RACE, occurred_at="2026-03-01", entities=["Porto"]))

@@ -28,6 +28,7 @@ from memoryd.errors import (
 from memoryd.model import Kind, Memory, Source, Status
 from memoryd.promotion import Outcome
 from memoryd.service import MemoryService
+from tests.builders import batch, item
 
 from .conftest import Backend
 
@@ -46,25 +47,6 @@ PRIVATE_KEY = (
 def at(minutes: int) -> datetime:
     """A fixed instant, ``minutes`` after T0: no test depends on the wall clock."""
     return T0 + timedelta(minutes=minutes)
-
-
-def item(
-    content: str, kind: str = "event", confidence: float = 0.9, **extra: Any
-) -> dict[str, Any]:
-    """One proposal item as a model would send it."""
-    return {
-        "kind": kind,
-        "content": content,
-        "confidence": confidence,
-        "changes_behavior": False,
-        "general_knowledge": False,
-        **extra,
-    }
-
-
-def batch(*items: dict[str, Any]) -> str:
-    """A batch as the raw JSON text a model returns."""
-    return json.dumps({"memories": list(items)})
 
 
 def lives_in(service: MemoryService, city: str, minutes: int) -> Memory:

@@ -14,6 +14,7 @@ import pytest
 
 import memoryd
 from memoryd.model import Source
+from tests.builders import batch, item
 
 from .conftest import Cli
 
@@ -34,22 +35,6 @@ API_KEY = "sk-proj-Q7vXr2Lm9TzK4pWn8YbC3dHs6FjG1aEu"
 
 def at(minutes: int) -> datetime:
     return T0 + timedelta(minutes=minutes)
-
-
-def item(
-    content: str, kind: str = "event", confidence: float = 0.9, **extra: Any
-) -> dict[str, Any]:
-    return {
-        "kind": kind,
-        "content": content,
-        "confidence": confidence,
-        "changes_behavior": False,
-        **extra,
-    }
-
-
-def batch(*items: dict[str, Any]) -> str:
-    return json.dumps({"memories": list(items)})
 
 
 def lisbon_fact() -> dict[str, Any]:

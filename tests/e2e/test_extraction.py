@@ -18,6 +18,7 @@ import pytest
 
 from memoryd.errors import ProposalBatchError
 from memoryd.proposals import parse_batch_text
+from tests.builders import batch, item
 from tests.fake_llm import Delay, FakeLLMServer, Reply, Status
 
 from .conftest import MEMORYD, Cli
@@ -31,23 +32,6 @@ DINNER = "The owner booked dinner at Taberna da Rua for Friday."
 
 def at(seconds: float = 0) -> str:
     return (T0 + timedelta(seconds=seconds)).isoformat()
-
-
-def item(
-    content: str, kind: str = "event", confidence: float = 0.9, **extra: Any
-) -> dict[str, Any]:
-    return {
-        "kind": kind,
-        "content": content,
-        "confidence": confidence,
-        "changes_behavior": False,
-        "general_knowledge": False,
-        **extra,
-    }
-
-
-def batch(*items: dict[str, Any]) -> str:
-    return json.dumps({"memories": list(items)})
 
 
 def reply(server: FakeLLMServer, text: str) -> Reply:

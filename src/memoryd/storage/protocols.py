@@ -83,10 +83,6 @@ class MemoryRecords(Protocol):
         """Erase content, structure and vectors, keeping a tombstone row."""
         ...
 
-    def vector(self, memory_id: str) -> Vector | None:
-        """The stored vector of a memory, if any."""
-        ...
-
     def stamp_retrieved(self, memory_ids: Sequence[str], at: datetime) -> None:
         """Set last_retrieved_at and bump retrieval_hits."""
         ...
@@ -145,8 +141,8 @@ class EntityIndex(Protocol):
         """Another name for an entity."""
         ...
 
-    def active_counts(self, entity_ids: Sequence[int]) -> dict[int, int]:
-        """How many active memories each entity tags."""
+    def mention_counts(self, entity_ids: Sequence[int]) -> dict[int, int]:
+        """How many memories (any status) each entity tags."""
         ...
 
     def rank_by_entities(self, weights: Mapping[int, float], limit: int) -> list[str]:

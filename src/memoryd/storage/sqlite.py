@@ -26,7 +26,7 @@ from .sqlite_schema import MIGRATIONS, vector_index_sql
 
 # The bit prefilter keeps this many candidates per wanted result (and at least PREFILTER_MIN)
 # for the exact re-rank; measured on MiniLM vectors it recovers the float top-k almost whole.
-PREFILTER_OVERSAMPLE = 3
+PREFILTER_OVERSAMPLE = 2
 PREFILTER_MIN = 64
 
 _MEMORY_COLUMNS = (
@@ -180,12 +180,12 @@ class SqliteMemoryRecords:
     def count(self, *, status: Status | None = None) -> int:
         """How many memories."""
         if status is None:
-            row = self._db.execute("SELECT count(*) FROM memories").fetchone()
+            row = self._db.execute("SELECT sum(n) FROM memory_counts").fetchone()
         else:
             row = self._db.execute(
-                "SELECT count(*) FROM memories WHERE status = ?", (status.value,)
+                "SELECT n FROM memory_counts WHERE status = ?", (status.value,)
             ).fetchone()
-        return int(row[0])
+        return int(row[0] or 0) if row else 0
 
     def in_slot(self, slot: str, status: Status) -> list[Memory]:
         """Memories of one slot in one status, oldest first."""
@@ -280,40 +280,12 @@ class SqliteMemoryRecords:
 
     def _link_entities(self, memory_id: str, names: Sequence[str]) -> None:
         for name in names:
-            key = normalize_name(name)
-            if not key:
+            if not normalize_name(name):
                 continue
-            row = self._db.execute(
-                "SELECT entity_id FROM entity_aliases WHERE key = ?", (key,)
-            ).fetchone()
-            if row is None:
-                entity_id = self._db.execute(
-                    "INSERT INTO entities(name, key) VALUES (?, ?)", (name, key)
-                ).lastrowid
-                self._db.execute(
-                    "INSERT INTO entity_aliases(key, alias, entity_id) VALUES (?, ?, ?)",
-                    (key, name, entity_id),
-                )
-            else:
-                entity_id = row[0]
             self._db.execute(
                 "INSERT OR IGNORE INTO memory_entities(memory_id, entity_id) VALUES (?, ?)",
-                (memory_id, entity_id),
+                (memory_id, _entity_id(self._db, name)),
             )
-
-    def vector(self, memory_id: str) -> Vector | None:
-        """The stored vector, if any."""
-        if not self._store.has_vectors():
-            return None
-        row = self._db.execute(
-            "SELECT e.embedding FROM memory_embeddings e JOIN memories m ON m.rowid = e.rowid "
-            "WHERE m.id = ?",
-            (memory_id,),
-        ).fetchone()
-        if row is None:
-            return None
-        vector: Vector = np.frombuffer(row[0], dtype=np.float32).copy()
-        return vector
 
 
 class SqliteAuditLog:
@@ -442,6 +414,21 @@ class SqliteTextSearch:
         return [row[0] for row in rows.fetchall()]
 
 
+def _entity_id(db: _Connection, name: str) -> int:
+    """The id of the entity a name or alias refers to, creating the entity when new."""
+    key = normalize_name(name)
+    row = db.execute("SELECT entity_id FROM entity_aliases WHERE key = ?", (key,)).fetchone()
+    if row is not None:
+        return int(row[0])
+    entity_id = int(
+        db.execute("INSERT INTO entities(name, key) VALUES (?, ?)", (name, key)).lastrowid
+    )
+    db.execute(
+        "INSERT INTO entity_aliases(key, alias, entity_id) VALUES (?, ?, ?)", (key, name, entity_id)
+    )
+    return entity_id
+
+
 class SqliteEntityIndex:
     """Entity names, aliases, and which active memories mention them."""
 
@@ -461,37 +448,23 @@ class SqliteEntityIndex:
 
     def add_alias(self, name: str, alias: str) -> None:
         """Make ``alias`` another name of the entity called ``name`` (created if new)."""
-        key, alias_key = normalize_name(name), normalize_name(alias)
-        row = self._db.execute("SELECT entity_id FROM entity_aliases WHERE key = ?", (key,))
-        found = row.fetchone()
-        if found is None:
-            entity_id = self._db.execute(
-                "INSERT INTO entities(name, key) VALUES (?, ?)", (name, key)
-            ).lastrowid
-            self._db.execute(
-                "INSERT INTO entity_aliases(key, alias, entity_id) VALUES (?, ?, ?)",
-                (key, name, entity_id),
-            )
-        else:
-            entity_id = found[0]
+        alias_key = normalize_name(alias)
+        entity_id = _entity_id(self._db, name)
         self._db.execute(
             "INSERT INTO entity_aliases(key, alias, entity_id) VALUES (?, ?, ?) "
             "ON CONFLICT(key) DO UPDATE SET entity_id = excluded.entity_id, alias = excluded.alias",
             (alias_key, alias, entity_id),
         )
 
-    def active_counts(self, entity_ids: Sequence[int]) -> dict[int, int]:
-        """How many active memories each entity tags."""
-        if not entity_ids:
-            return {}
-        rows = self._db.execute(
-            "SELECT me.entity_id, count(*) FROM memory_entities me "
-            "JOIN memories m ON m.id = me.memory_id "
-            f"WHERE me.entity_id IN ({', '.join('?' * len(entity_ids))}) AND m.status = 'active' "
-            "GROUP BY me.entity_id",
-            tuple(entity_ids),
-        ).fetchall()
-        return {int(row[0]): int(row[1]) for row in rows}
+    def mention_counts(self, entity_ids: Sequence[int]) -> dict[int, int]:
+        """How many memories (any status) each entity tags: an index-only count."""
+        counts: dict[int, int] = {}
+        for entity_id in entity_ids:
+            row = self._db.execute(
+                "SELECT count(*) FROM memory_entities WHERE entity_id = ?", (entity_id,)
+            ).fetchone()
+            counts[entity_id] = int(row[0])
+        return counts
 
     def rank_by_entities(self, weights: Mapping[int, float], limit: int) -> list[str]:
         """Active memories tagged with the weighted entities, by summed weight, then newest."""

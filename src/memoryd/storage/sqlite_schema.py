@@ -115,6 +115,31 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             WHERE status = 'active' AND kind = 'lesson';
         """,
     ),
+    (
+        "0005_memory_counts",
+        """
+        -- Memories per status, kept by triggers: recall asks on every message, and SQLite
+        -- would otherwise count the rows each time.
+        CREATE TABLE memory_counts (
+            status TEXT PRIMARY KEY,
+            n INTEGER NOT NULL
+        );
+        INSERT INTO memory_counts(status, n)
+            SELECT column1, (SELECT count(*) FROM memories WHERE status = column1)
+            FROM (VALUES ('pending'), ('active'), ('rejected'), ('archived'));
+        CREATE TRIGGER memory_counts_insert AFTER INSERT ON memories BEGIN
+            UPDATE memory_counts SET n = n + 1 WHERE status = NEW.status;
+        END;
+        CREATE TRIGGER memory_counts_update AFTER UPDATE OF status ON memories
+            WHEN OLD.status <> NEW.status BEGIN
+            UPDATE memory_counts SET n = n - 1 WHERE status = OLD.status;
+            UPDATE memory_counts SET n = n + 1 WHERE status = NEW.status;
+        END;
+        CREATE TRIGGER memory_counts_delete AFTER DELETE ON memories BEGIN
+            UPDATE memory_counts SET n = n - 1 WHERE status = OLD.status;
+        END;
+        """,
+    ),
 )
 
 
