@@ -11,6 +11,7 @@ import secrets as secrets_module
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -237,6 +238,9 @@ class MemoryService:
         self.gateway = gateway or Gateway({})
         self.retry_policy = retry_policy or RetryPolicy()
         self._worker: threading.Thread | None = None
+        self._stamper: ThreadPoolExecutor | None = None
+        self._last_stamp: Future[None] | None = None
+        self._stamp_lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._check_signature()
@@ -315,13 +319,12 @@ class MemoryService:
         else:
             proposals = tuple(batch)
         provenance = Provenance(source, source_ref, extractor_model, prompt_version)
-        taint = tainted_by
         vectors = self._embed([p.content for p in proposals])
         results: list[WriteResult] = []
         with self.store.transaction():
             for proposal, vector in zip(proposals, vectors, strict=True):
                 neighbors = self._neighbors(proposal, vector, Actor.POLICY)
-                decision = plan_promotion(proposal, source, neighbors, self.policy, taint)
+                decision = plan_promotion(proposal, source, neighbors, self.policy, tainted_by)
                 results.append(
                     self._apply(decision, proposal, vector, provenance, Actor.POLICY, at)
                 )
@@ -696,8 +699,7 @@ class MemoryService:
         packed = pack_block(lessons, scored, self.tokenizer, limit)
         packed_ids = [m.id for m in packed.lessons] + [s.memory.id for s in packed.items]
         if packed_ids:
-            with self.store.transaction():
-                self.store.memories.stamp_retrieved(packed_ids, at)
+            self._stamp_later(packed_ids, at)
         return RecallResult(packed, tuple(floored) + packed.dropped, legs, window)
 
     def search_memory(
@@ -742,8 +744,7 @@ class MemoryService:
         scored, _ = score_candidates(ranked, in_range, at, floorless)
         top = scored[:limit]
         if top:
-            with self.store.transaction():
-                self.store.memories.stamp_retrieved([s.memory.id for s in top], at)
+            self._stamp_later([s.memory.id for s in top], at)
         return SearchResult(tuple(top), legs)
 
     def add_alias(self, name: str, alias: str) -> None:
@@ -815,16 +816,19 @@ class MemoryService:
 
     def get(self, memory_id: str) -> Memory:
         """One memory, or MemoryNotFoundError."""
+        self.settle()
         return self._require(memory_id)
 
     def list_memories(
         self, *, status: Status | None = None, kind: Kind | None = None, limit: int | None = None
     ) -> list[Memory]:
         """Memories, newest first."""
+        self.settle()
         return self.store.memories.query(status=status, kind=kind, limit=limit)
 
     def show(self, memory_id: str) -> ShowResult:
         """A memory with its supersede chain (oldest first) and the audit trail of the chain."""
+        self.settle()
         memory = self._require(memory_id)
         chain = self._chain(memory)
         audit = self.store.audit.for_memories([m.id for m in chain])
@@ -835,9 +839,39 @@ class MemoryService:
         pending = self.store.memories.query(status=Status.PENDING, newest_first=False)
         return [ReviewItem(memory, self._slot_holder(memory)) for memory in pending]
 
+    def settle(self) -> None:
+        """Wait until the retrieval stamps of earlier recalls are written (reads through the
+        service do this themselves)."""
+        future = self._last_stamp
+        if future is None:
+            return
+        try:
+            future.result()
+        except Exception:  # a lost stamp is a statistic, not data: record it and go on
+            log.exception("memoryd: writing retrieval stamps failed")
+
     def close(self) -> None:
-        """Release the store."""
+        """Stop background work, write pending stamps, release the store."""
+        self.stop_worker()
+        self.settle()
+        if self._stamper is not None:
+            self._stamper.shutdown(wait=True)
+            self._stamper = None
         self.store.close()
+
+    def _stamp_later(self, memory_ids: list[str], at: datetime) -> None:
+        """Stamp packed memories on a single background writer, so the answer does not wait
+        for the write (and the WAL checkpoints it sometimes triggers). Runs in order."""
+        with self._stamp_lock:
+            if self._stamper is None:
+                self._stamper = ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="memoryd-stamp"
+                )
+            self._last_stamp = self._stamper.submit(self._write_stamps, memory_ids, at)
+
+    def _write_stamps(self, memory_ids: list[str], at: datetime) -> None:
+        with self.store.transaction():
+            self.store.memories.stamp_retrieved(memory_ids, at)
 
     # -------------------------------------------------------------- internals
 
