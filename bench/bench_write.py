@@ -722,7 +722,7 @@ def measure_size(store: MeteredStore) -> SizeRow:
 def size_group(name: str, owners: dict[str, str]) -> str:
     """Which column of the size table a table or index belongs to."""
     owner = owners.get(name, name)
-    if owner.startswith("memory_vectors"):
+    if owner.startswith(("memory_bits", "memory_embeddings")):
         return "vectors"
     if owner.startswith("memory_fts"):
         return "fts"
