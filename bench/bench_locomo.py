@@ -86,8 +86,9 @@ def main() -> int:
     parser.add_argument(
         "--created-at",
         choices=["session", "now"],
-        default="session",
-        help="stamp memories with their session date (realistic) or all at 'now'",
+        default="now",
+        help="stamp memories at ingestion, as an import does (default), or with their session "
+        "date, as if the assistant had lived through the conversations",
     )
     args = parser.parse_args()
     data = json.loads(args.data.read_text())[: args.samples]
