@@ -1,0 +1,208 @@
+"""Consolidation policy (SPEC §5), pure: which memories each daily stage touches, and how.
+
+Every action is a status change or a supersede, never an in-place edit, so the service applies a
+plan as audited writes. Plans are deterministic and idempotent: a memory a stage has just acted
+on is not eligible for the same stage again on the same day.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from .model import Kind, Memory, Status
+
+
+class Stage(StrEnum):
+    """The stages of the daily job, in the order they run."""
+
+    MERGE = "merge-near-duplicates"
+    DEDUPE_PENDING = "dedupe-pending"
+    ARCHIVE_EPISODIC = "archive-episodic"
+    DECAY_SEMANTIC = "decay-semantic"
+    DECAY_INFERENCES = "decay-inferences"
+    REFLECT = "reflect"
+    DEMOTE_PENDING = "demote-pending"
+
+
+class Action(StrEnum):
+    """What a planned step does to a memory."""
+
+    ARCHIVE = "archive"
+    REJECT = "reject"
+    SUPERSEDE = "supersede"  # a new row with the new confidence replaces the old one
+
+
+@dataclass(frozen=True)
+class ConsolidationPolicy:
+    """SPEC §5's thresholds, in one place."""
+
+    episodic_idle_days: int = 180
+    semantic_unconfirmed_days: int = 365
+    semantic_decay_factor: float = 0.8
+    inference_half_life_days: int = 90
+    inference_archive_below: float = 0.3
+    pending_max_age_days: int = 60
+    # "Low confidence" for demoting stale pending items.
+    pending_low_confidence: float = 0.5
+    reflect_window_days: int = 7
+    reflect_min_events: int = 10
+    reflect_max_insights: int = 3
+    duplicate_cosine: float = 0.95
+    # A merged text may be at most this much shorter or longer than the longest original.
+    merge_max_length_change: float = 0.5
+
+
+@dataclass(frozen=True)
+class Step:
+    """One planned change."""
+
+    stage: Stage
+    memory_id: str
+    action: Action
+    reason: str
+    new_confidence: float | None = None
+
+
+def plan_archive_episodic(
+    events: Iterable[Memory], now: datetime, policy: ConsolidationPolicy
+) -> list[Step]:
+    """Active events neither created nor retrieved within ``episodic_idle_days``."""
+    limit = timedelta(days=policy.episodic_idle_days)
+    steps = []
+    for memory in events:
+        if memory.kind is not Kind.EVENT or memory.status is not Status.ACTIVE:
+            continue
+        last_touch = max(memory.created_at, memory.last_retrieved_at or memory.created_at)
+        if now - last_touch > limit:
+            idle = (now - last_touch).days
+            steps.append(Step(Stage.ARCHIVE_EPISODIC, memory.id, Action.ARCHIVE,
+                              f"neither created nor retrieved for {idle} days"))  # fmt: skip
+    return steps
+
+
+def plan_decay_semantic(
+    facts: Iterable[Memory], now: datetime, policy: ConsolidationPolicy
+) -> list[Step]:
+    """Active facts unconfirmed for ``semantic_unconfirmed_days``: confidence × 0.8 through a
+    supersede; the new row is not eligible again for another full period."""
+    limit = timedelta(days=policy.semantic_unconfirmed_days)
+    steps = []
+    for memory in facts:
+        if memory.kind is not Kind.FACT or memory.status is not Status.ACTIVE:
+            continue
+        anchor = max(memory.last_confirmed_at, memory.created_at)
+        if now - anchor > limit:
+            confidence = round(memory.confidence * policy.semantic_decay_factor, 6)
+            steps.append(Step(Stage.DECAY_SEMANTIC, memory.id, Action.SUPERSEDE,
+                              f"unconfirmed for {(now - anchor).days} days; queued for "
+                              "reconfirmation", confidence))  # fmt: skip
+    return steps
+
+
+def plan_decay_inferences(
+    inferences: Iterable[Memory], now: datetime, policy: ConsolidationPolicy
+) -> list[Step]:
+    """Active inferences: confidence halves per ``inference_half_life_days`` without
+    reconfirmation (applied once per elapsed half-life); below the floor they are archived."""
+    half_life = timedelta(days=policy.inference_half_life_days)
+    steps = []
+    for memory in inferences:
+        if memory.kind is not Kind.INFERENCE or memory.status is not Status.ACTIVE:
+            continue
+        anchor = max(memory.last_confirmed_at, memory.created_at)
+        periods = (now - anchor) // half_life
+        if periods < 1:
+            continue
+        confidence = round(memory.confidence * 0.5**periods, 6)
+        if confidence < policy.inference_archive_below:
+            steps.append(Step(Stage.DECAY_INFERENCES, memory.id, Action.ARCHIVE,
+                              f"confidence would fall to {confidence:.2f}, under "
+                              f"{policy.inference_archive_below}"))  # fmt: skip
+        else:
+            steps.append(Step(Stage.DECAY_INFERENCES, memory.id, Action.SUPERSEDE,
+                              f"unconfirmed for {periods} half-lives", confidence))  # fmt: skip
+    return steps
+
+
+def plan_demote_pending(
+    pending: Iterable[Memory], now: datetime, policy: ConsolidationPolicy
+) -> list[Step]:
+    """Pending memories with low confidence, never retrieved, older than the limit."""
+    limit = timedelta(days=policy.pending_max_age_days)
+    steps = []
+    for memory in pending:
+        if memory.status is not Status.PENDING:
+            continue
+        if (
+            memory.confidence < policy.pending_low_confidence
+            and memory.retrieval_hits == 0
+            and now - memory.created_at > limit
+        ):
+            steps.append(Step(Stage.DEMOTE_PENDING, memory.id, Action.ARCHIVE,
+                              f"pending {(now - memory.created_at).days} days with confidence "
+                              f"{memory.confidence:.2f}, never retrieved"))  # fmt: skip
+    return steps
+
+
+def plan_dedupe_pending(
+    pairs: Iterable[tuple[Memory, Memory, float]], policy: ConsolidationPolicy
+) -> list[Step]:
+    """Of two pending near-duplicates, the newer is rejected (each memory at most once)."""
+    rejected: set[str] = set()
+    steps = []
+    for first, second, cosine in sorted(pairs, key=lambda p: (p[0].id, p[1].id)):
+        if cosine < policy.duplicate_cosine:
+            continue
+        older, newer = sorted((first, second), key=lambda m: m.id)
+        if older.id in rejected or newer.id in rejected:
+            continue
+        if older.status is not Status.PENDING or newer.status is not Status.PENDING:
+            continue
+        rejected.add(newer.id)
+        steps.append(Step(Stage.DEDUPE_PENDING, newer.id, Action.REJECT,
+                          f"near-duplicate of older pending {older.id} "
+                          f"(cosine {cosine:.3f})"))  # fmt: skip
+    return steps
+
+
+def reflection_due(events: Sequence[Memory], now: datetime, policy: ConsolidationPolicy) -> bool:
+    """Whether enough events happened in the window to ask for insights."""
+    since = now - timedelta(days=policy.reflect_window_days)
+    recent = [
+        m for m in events if m.kind is Kind.EVENT and (m.occurred_at or m.created_at) >= since
+    ]
+    return len(recent) >= policy.reflect_min_events
+
+
+_NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
+_NAME = re.compile(r"\b[A-Z][\w'’-]+")
+
+
+def specific_tokens(text: str) -> set[str]:
+    """Numbers, dates and capitalised names: what a merge must never drop."""
+    return set(_NUMBER.findall(text)) | {m.rstrip("'’") for m in _NAME.findall(text)}
+
+
+def merge_guard(originals: Sequence[str], merged: str, policy: ConsolidationPolicy) -> str | None:
+    """Why a merge must be rejected (None when it is acceptable): it drops a specific token
+    (name, number, date) of any original, or its length strays too far from the longest."""
+    if not merged.strip():
+        return "the merged text is empty"
+    kept = specific_tokens(merged)
+    merged_lower = merged.casefold()
+    for original in originals:
+        for token in sorted(specific_tokens(original)):
+            if token not in kept and token.casefold() not in merged_lower:
+                return f"the merge drops {token!r}"
+    longest = max(len(o) for o in originals)
+    change = abs(len(merged) - longest) / max(1, longest)
+    if change > policy.merge_max_length_change:
+        return (
+            f"the merge changes the length by {change:.0%} (limit "
+            f"{policy.merge_max_length_change:.0%})"
+        )
+    return None
