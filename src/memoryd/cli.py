@@ -540,6 +540,52 @@ def worker(
 
 
 @main.command()
+@click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
+@_now_option
+@_json_option
+@click.pass_context
+def consolidate(ctx: click.Context, dry_run: bool, now_text: str | None, as_json: bool) -> None:
+    """Run the daily consolidation stages now (each a status change or a supersede)."""
+    with _service(ctx) as service:
+        report = service.consolidate(now=_now(now_text), dry_run=dry_run)
+    if as_json:
+        _print_json(report.to_json())
+        return
+    for step in report.steps:
+        click.echo(f"{step.stage.value:<18} {step.memory_id}  {step.action.value:<9} {step.reason}")
+    for stage, state in report.stages.items():
+        click.echo(f"{stage}: {state}")
+
+
+@main.command()
+@click.argument("memory_id", required=False)
+@_now_option
+@_json_option
+@click.pass_context
+def reconfirm(
+    ctx: click.Context, memory_id: str | None, now_text: str | None, as_json: bool
+) -> None:
+    """Without ID: the facts consolidation marked as a year unconfirmed. With ID: the owner
+    says it is still true."""
+    with _service(ctx) as service:
+        if memory_id is not None:
+            memory = service.reconfirm(memory_id, now=_now(now_text))
+            if as_json:
+                _print_json(memory.to_json())
+            else:
+                click.echo(f"reconfirmed: {_line(memory)}")
+            return
+        queue = service.reconfirmation_queue()
+    if as_json:
+        _print_json([m.to_json() for m in queue])
+        return
+    if not queue:
+        click.echo("nothing to reconfirm")
+    for memory in queue:
+        click.echo(_line(memory))
+
+
+@main.command()
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 @_json_option
 @click.pass_context

@@ -17,6 +17,17 @@ from datetime import datetime
 from typing import Any
 
 from .clock import utc_now
+from .consolidation import Action as ConsolidationAction
+from .consolidation import (
+    ConsolidationPolicy,
+    Stage,
+    Step,
+    plan_archive_episodic,
+    plan_decay_inferences,
+    plan_decay_semantic,
+    plan_dedupe_pending,
+    plan_demote_pending,
+)
 from .embedding import Embedder, Vector
 from .entities import EntityMatcher, extract_entities
 from .errors import (
@@ -136,6 +147,32 @@ class JobReport:
     def to_json(self) -> dict[str, Any]:
         """JSON shape: the job and the outcome of each proposal it produced."""
         return {**self.job.to_json(), "outcomes": [r.to_json() for r in self.results]}
+
+
+@dataclass(frozen=True)
+class ConsolidationReport:
+    """What a consolidation run planned (dry run) or did, stage by stage."""
+
+    dry_run: bool
+    steps: tuple[Step, ...]
+    stages: dict[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        """``consolidate --json``."""
+        return {
+            "dry_run": self.dry_run,
+            "stages": dict(self.stages),
+            "steps": [
+                {
+                    "stage": step.stage.value,
+                    "memory_id": step.memory_id,
+                    "action": step.action.value,
+                    "reason": step.reason,
+                    "new_confidence": step.new_confidence,
+                }
+                for step in self.steps
+            ],
+        }
 
 
 @dataclass(frozen=True)
@@ -679,6 +716,146 @@ class MemoryService:
                     at,
                 )
         return JobReport(self.job(job.id), tuple(results))
+
+    # ---------------------------------------------------------- consolidation
+
+    def consolidate(
+        self,
+        *,
+        now: datetime | None = None,
+        dry_run: bool = False,
+        policy: ConsolidationPolicy | None = None,
+    ) -> ConsolidationReport:
+        """The daily job's deterministic stages (SPEC §5): dedupe pending, archive episodic,
+        decay semantic, decay inferences, demote pending. Each stage plans purely, then applies
+        its steps in one transaction, audited with the stage's name; one failing stage is
+        reported and the others still run. The LLM stages (merge, reflect) are reported as not
+        run yet. A dry run plans and changes nothing."""
+        at = now or self._clock()
+        rules = policy or ConsolidationPolicy()
+        planners: list[tuple[Stage, Callable[[], list[Step]]]] = [
+            (Stage.DEDUPE_PENDING, lambda: self._plan_dedupe_pending(rules)),
+            (Stage.ARCHIVE_EPISODIC, lambda: plan_archive_episodic(
+                self.store.memories.query(status=Status.ACTIVE, kind=Kind.EVENT), at, rules)),
+            (Stage.DECAY_SEMANTIC, lambda: plan_decay_semantic(
+                self.store.memories.query(status=Status.ACTIVE, kind=Kind.FACT), at, rules)),
+            (Stage.DECAY_INFERENCES, lambda: plan_decay_inferences(
+                self.store.memories.query(status=Status.ACTIVE, kind=Kind.INFERENCE), at, rules)),
+            (Stage.DEMOTE_PENDING, lambda: plan_demote_pending(
+                self.store.memories.query(status=Status.PENDING), at, rules)),
+        ]  # fmt: skip
+        done: list[Step] = []
+        stages: dict[str, str] = {
+            Stage.MERGE.value: "not run: LLM merging is not built yet",
+            Stage.REFLECT.value: "not run: reflection is not built yet",
+        }
+        for stage, plan in planners:
+            try:
+                steps = plan()
+                if not dry_run and steps:
+                    self._apply_consolidation(steps, at)
+            except Exception as error:  # one stage failing must not stop the others
+                log.exception("consolidation stage %s failed", stage.value)
+                stages[stage.value] = f"failed: {error}"
+                continue
+            done.extend(steps)
+            stages[stage.value] = f"{len(steps)} {'planned' if dry_run else 'applied'}"
+        return ConsolidationReport(dry_run, tuple(done), stages)
+
+    def _plan_dedupe_pending(self, rules: ConsolidationPolicy) -> list[Step]:
+        pending = self.store.memories.query(status=Status.PENDING, newest_first=False)
+        if len(pending) < 2:
+            return []
+        by_id = {m.id: m for m in pending}
+        vectors = self._embed([m.content for m in pending])
+        pairs = []
+        for memory, vector in zip(pending, vectors, strict=True):
+            for hit in self.store.vectors.nearest(vector, [Status.PENDING], 2):
+                if hit.memory_id != memory.id and hit.memory_id in by_id:
+                    pairs.append((memory, by_id[hit.memory_id], hit.cosine))
+        return plan_dedupe_pending(pairs, rules)
+
+    def _apply_consolidation(self, steps: Sequence[Step], at: datetime) -> None:
+        """One stage's steps, all in one transaction."""
+        successors = [s for s in steps if s.action is ConsolidationAction.SUPERSEDE]
+        vectors = dict(
+            zip(
+                [s.memory_id for s in successors],
+                self._embed([self._require(s.memory_id).content for s in successors]),
+                strict=True,
+            )
+        )
+        with self.store.transaction():
+            for step in steps:
+                memory = self._require(step.memory_id)
+                if step.action is ConsolidationAction.SUPERSEDE:
+                    self._supersede_with_confidence(memory, step, vectors[memory.id], at)
+                    continue
+                status = (
+                    Status.REJECTED
+                    if step.action is ConsolidationAction.REJECT
+                    else Status.ARCHIVED
+                )
+                self.store.memories.set_status(memory.id, status)
+                self.store.audit.append(
+                    AuditEntry(memory.id, at, Actor.SYSTEM, step.action.value, memory.status,
+                               status, step.reason, step.stage.value)
+                )  # fmt: skip
+
+    def _supersede_with_confidence(
+        self, old: Memory, step: Step, vector: Vector, at: datetime
+    ) -> None:
+        assert step.new_confidence is not None
+        new = replace(
+            old,
+            id=self._ids.new_id(at),
+            confidence=step.new_confidence,
+            created_at=at,
+            supersedes=None,
+            superseded_by=None,
+            retrieval_hits=0,
+            last_retrieved_at=None,
+        )
+        self.store.memories.set_status(old.id, Status.ARCHIVED)
+        self.store.audit.append(
+            AuditEntry(old.id, at, Actor.SYSTEM, "supersede", old.status, Status.ARCHIVED,
+                       f"{step.reason}; superseded by {new.id}", step.stage.value)
+        )  # fmt: skip
+        self.store.memories.insert(new, vector)
+        self.store.memories.link_supersede(old.id, new.id)
+        self.store.audit.append(
+            AuditEntry(new.id, at, Actor.SYSTEM, "create", None, Status.ACTIVE,
+                       f"confidence {old.confidence:.2f} → {step.new_confidence:.2f}: "
+                       f"{step.reason}", step.stage.value)
+        )  # fmt: skip
+
+    def reconfirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Owner action: an active memory is still true; ``last_confirmed_at`` moves to now."""
+        at = now or self._clock()
+        with self.store.transaction():
+            memory = self._require(memory_id)
+            self._require_status(memory, (Status.ACTIVE,), "reconfirm")
+            self.store.memories.mark_confirmed(memory.id, at)
+            self.store.audit.append(
+                AuditEntry(memory.id, at, Actor.OWNER, "reconfirm", Status.ACTIVE, Status.ACTIVE,
+                           "reconfirmed by the owner")
+            )  # fmt: skip
+            return self._require(memory_id)
+
+    def reconfirmation_queue(self) -> list[Memory]:
+        """Active facts whose confidence consolidation lowered and nobody reconfirmed since:
+        the owner reconfirms, edits or archives them."""
+        self.settle()
+        queue = []
+        for memory in self.store.memories.query(status=Status.ACTIVE, kind=Kind.FACT):
+            if memory.supersedes is None:
+                continue
+            if memory.last_confirmed_at >= memory.created_at:
+                continue  # reconfirmed since the decay
+            entries = self.store.audit.for_memories([memory.id])
+            if any(e.rule == Stage.DECAY_SEMANTIC.value for e in entries):
+                queue.append(memory)
+        return queue
 
     # ----------------------------------------------------------------- recall
 
