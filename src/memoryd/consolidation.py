@@ -34,6 +34,9 @@ class Action(StrEnum):
     ARCHIVE = "archive"
     REJECT = "reject"
     SUPERSEDE = "supersede"  # a new row with the new confidence replaces the old one
+    MERGE = "merge"  # a group of near-duplicates is superseded by one merged row
+    KEEP = "keep"  # a merge the guard refused: the group stays as it was
+    PROPOSE = "propose"  # reflection proposed an insight (it lands pending)
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,11 @@ class ConsolidationPolicy:
     duplicate_cosine: float = 0.95
     # A merged text may be at most this much shorter or longer than the longest original.
     merge_max_length_change: float = 0.5
+    # Why 0.9: write-time reinforcement already absorbs ≥ 0.95; what remains between 0.9 and
+    # 0.95 is mostly the same statement reworded, which is what merging is for.
+    merge_cosine: float = 0.9
+    merge_max_group: int = 5
+    merge_max_groups_per_run: int = 20
 
 
 @dataclass(frozen=True)
@@ -206,3 +214,43 @@ def merge_guard(originals: Sequence[str], merged: str, policy: ConsolidationPoli
             f"{policy.merge_max_length_change:.0%})"
         )
     return None
+
+
+def group_near_duplicates(
+    memories: Sequence[Memory],
+    pairs: Iterable[tuple[str, str, float]],
+    policy: ConsolidationPolicy,
+) -> list[list[Memory]]:
+    """Groups of active facts or inferences, same kind and same fact slot, linked by cosine ≥
+    ``merge_cosine``; behaviour-changing memories, lessons and events are never merged (events
+    are append-only; a model must not rewrite a rule). Oldest group first, oldest member first."""
+    mergeable = {
+        m.id: m
+        for m in memories
+        if m.status is Status.ACTIVE
+        and m.kind in (Kind.FACT, Kind.INFERENCE)
+        and not m.changes_behavior
+        and m.purged_at is None
+    }
+    parent = {memory_id: memory_id for memory_id in mergeable}
+
+    def root(memory_id: str) -> str:
+        while parent[memory_id] != memory_id:
+            parent[memory_id] = parent[parent[memory_id]]
+            memory_id = parent[memory_id]
+        return memory_id
+
+    for first, second, cosine in pairs:
+        a, b = mergeable.get(first), mergeable.get(second)
+        if a is None or b is None or cosine < policy.merge_cosine:
+            continue
+        if a.kind is not b.kind or a.slot != b.slot:
+            continue
+        parent[root(a.id)] = root(b.id)
+    groups: dict[str, list[Memory]] = {}
+    for memory_id, memory in mergeable.items():
+        groups.setdefault(root(memory_id), []).append(memory)
+    found = [sorted(g, key=lambda m: m.id)[: policy.merge_max_group] for g in groups.values()]
+    found = [g for g in found if len(g) > 1]
+    found.sort(key=lambda g: g[0].id)
+    return found[: policy.merge_max_groups_per_run]

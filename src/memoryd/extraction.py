@@ -18,7 +18,7 @@ from typing import Any
 from .errors import InvalidInputError, ProposalBatchError
 from .fence import escape_data
 from .llm import Gateway, Message
-from .model import Proposal, Source
+from .model import Memory, Proposal, Source
 from .proposals import parse_batch_text
 from .screening import fingerprint
 from .textutil import query_terms
@@ -48,6 +48,10 @@ TRIGGERS: dict[str, tuple[str, Source]] = {
 }
 
 
+# Prompts that define their own answer format instead of the proposal contract.
+OWN_CONTRACT = frozenset({"merge"})
+
+
 @functools.cache
 def load_prompt(name: str) -> Prompt:
     """The newest version of a prompt shipped in the package, with the output contract."""
@@ -63,6 +67,8 @@ def load_prompt(name: str) -> Prompt:
         raise InvalidInputError(f"no prompt named {name!r} ships with memoryd")
     version = f"v{versions[-1]}"
     body = folder.joinpath(f"{name}.{version}.md").read_text(encoding="utf-8").strip()
+    if name in OWN_CONTRACT:
+        return Prompt(name, version, body)
     contract = folder.joinpath("contract.v1.md").read_text(encoding="utf-8").strip()
     return Prompt(name, version, body + "\n\n" + contract)
 
@@ -145,6 +151,35 @@ def parse_mission(text: str) -> MissionDigest:
     return MissionDigest(title.lstrip("# ").strip(), "", rest.strip() or title)
 
 
+def render_merge(contents: Sequence[str]) -> str:
+    """The merge input: the near-duplicate notes, fenced as data."""
+    notes = "\n".join(f"- {escape_data(c)}" for c in contents)
+    return f"<conversation>\n{notes}\n</conversation>"
+
+
+def render_events(events: Sequence[Memory]) -> str:
+    """The reflection input: recent episodes with their dates, fenced as data."""
+    lines = []
+    for event in events:
+        when = (event.occurred_at or event.created_at).date().isoformat()
+        lines.append(f"- {when}: {escape_data(event.content)}")
+    return "<conversation>\n" + "\n".join(lines) + "\n</conversation>"
+
+
+def parse_merge(raw: str) -> str:
+    """The merged sentence from the model's ``{"content": "..."}`` answer."""
+    try:
+        document = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ProposalBatchError(f"the merge answer is not JSON: {error.msg}") from None
+    if not isinstance(document, dict) or set(document) != {"content"}:
+        raise ProposalBatchError('the merge answer must be exactly {"content": "..."}')
+    content = document["content"]
+    if not isinstance(content, str) or not content.strip():
+        raise ProposalBatchError("the merged content must be a non-empty string")
+    return content.strip()
+
+
 def echoes_goal(proposal: Proposal, digest: MissionDigest, threshold: float = 0.6) -> bool:
     """Whether a proposal mostly repeats the mission's own title or goal (by content words):
     such items restate the task, they are not discoveries."""
@@ -180,17 +215,20 @@ class Extraction:
 
 
 class Extractor:
-    """Runs a prompt against the ``extract`` route with one retry on a broken contract."""
+    """Runs a prompt against an operation's route (``extract`` by default, ``reflect`` for
+    insights) with one retry on a broken contract."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: Gateway, operation: str = "extract") -> None:
         self.gateway = gateway
+        self.operation = operation
 
     def extract(self, prompt: Prompt, conversation: str) -> Extraction:
         """Proposals from the model, or none with the error after a second broken answer.
         Transport failures (LLMUnavailableError) propagate so the job can be retried."""
-        model = self.gateway.routes["extract"].model if "extract" in self.gateway.routes else None
+        route = self.gateway.routes.get(self.operation)
+        model = route.model if route is not None else None
         messages = [Message("user", conversation)]
-        raw = self.gateway.complete("extract", prompt.text, messages)
+        raw = self.gateway.complete(self.operation, prompt.text, messages)
         try:
             return Extraction(parse_batch_text(raw), 1, None, model, prompt.label)
         except ProposalBatchError as error:
@@ -203,7 +241,7 @@ class Extractor:
                 'corrected JSON object {"memories": [...]}.',
             ),
         ]
-        raw = self.gateway.complete("extract", prompt.text, messages)
+        raw = self.gateway.complete(self.operation, prompt.text, messages)
         try:
             return Extraction(parse_batch_text(raw), 2, None, model, prompt.label)
         except ProposalBatchError as error:

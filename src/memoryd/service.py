@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from .clock import utc_now
@@ -22,11 +22,14 @@ from .consolidation import (
     ConsolidationPolicy,
     Stage,
     Step,
+    group_near_duplicates,
+    merge_guard,
     plan_archive_episodic,
     plan_decay_inferences,
     plan_decay_semantic,
     plan_dedupe_pending,
     plan_demote_pending,
+    reflection_due,
 )
 from .embedding import Embedder, Vector
 from .entities import EntityMatcher, extract_entities
@@ -35,6 +38,7 @@ from .errors import (
     InvalidInputError,
     InvalidOperationError,
     MemoryNotFoundError,
+    ProposalBatchError,
     StoreMismatchError,
 )
 from .extraction import (
@@ -43,6 +47,9 @@ from .extraction import (
     MissionDigest,
     echoes_goal,
     load_prompt,
+    parse_merge,
+    render_events,
+    render_merge,
     render_mission,
     render_turn,
     render_turns,
@@ -51,7 +58,7 @@ from .extraction import (
 from .ids import IdGenerator
 from .jobs import Job, JobStatus, RetryPolicy
 from .legs import entity_leg, name_context, text_leg, time_leg, vector_leg
-from .llm import Gateway, LLMConfigError, LLMUnavailableError, off_notice
+from .llm import Gateway, LLMConfigError, LLMUnavailableError, Message, off_notice
 from .model import (
     Actor,
     AuditEntry,
@@ -147,6 +154,10 @@ class JobReport:
     def to_json(self) -> dict[str, Any]:
         """JSON shape: the job and the outcome of each proposal it produced."""
         return {**self.job.to_json(), "outcomes": [r.to_json() for r in self.results]}
+
+
+class StageSkipped(Exception):
+    """A consolidation stage that cannot run here (no LLM route), with the reason."""
 
 
 @dataclass(frozen=True)
@@ -734,6 +745,7 @@ class MemoryService:
         at = now or self._clock()
         rules = policy or ConsolidationPolicy()
         planners: list[tuple[Stage, Callable[[], list[Step]]]] = [
+            (Stage.MERGE, lambda: self._merge_stage(at, rules, dry_run)),
             (Stage.DEDUPE_PENDING, lambda: self._plan_dedupe_pending(rules)),
             (Stage.ARCHIVE_EPISODIC, lambda: plan_archive_episodic(
                 self.store.memories.query(status=Status.ACTIVE, kind=Kind.EVENT), at, rules)),
@@ -741,19 +753,22 @@ class MemoryService:
                 self.store.memories.query(status=Status.ACTIVE, kind=Kind.FACT), at, rules)),
             (Stage.DECAY_INFERENCES, lambda: plan_decay_inferences(
                 self.store.memories.query(status=Status.ACTIVE, kind=Kind.INFERENCE), at, rules)),
+            (Stage.REFLECT, lambda: self._reflect_stage(at, rules, dry_run)),
             (Stage.DEMOTE_PENDING, lambda: plan_demote_pending(
                 self.store.memories.query(status=Status.PENDING), at, rules)),
         ]  # fmt: skip
+        # The LLM stages write as they go; the others return plans applied here.
+        self_applying = {Stage.MERGE, Stage.REFLECT}
         done: list[Step] = []
-        stages: dict[str, str] = {
-            Stage.MERGE.value: "not run: LLM merging is not built yet",
-            Stage.REFLECT.value: "not run: reflection is not built yet",
-        }
+        stages: dict[str, str] = {}
         for stage, plan in planners:
             try:
                 steps = plan()
-                if not dry_run and steps:
+                if not dry_run and steps and stage not in self_applying:
                     self._apply_consolidation(steps, at)
+            except StageSkipped as skipped:
+                stages[stage.value] = f"skipped: {skipped}"
+                continue
             except Exception as error:  # one stage failing must not stop the others
                 log.exception("consolidation stage %s failed", stage.value)
                 stages[stage.value] = f"failed: {error}"
@@ -761,6 +776,132 @@ class MemoryService:
             done.extend(steps)
             stages[stage.value] = f"{len(steps)} {'planned' if dry_run else 'applied'}"
         return ConsolidationReport(dry_run, tuple(done), stages)
+
+    def _merge_stage(self, at: datetime, rules: ConsolidationPolicy, dry_run: bool) -> list[Step]:
+        """Groups of near-duplicate active facts or inferences, each merged by the ``merge``
+        route into one row that supersedes them, unless the guard refuses the merge."""
+        if not self.gateway.configured("merge"):
+            raise StageSkipped(off_notice("merging"))
+        memories = [
+            *self.store.memories.query(status=Status.ACTIVE, kind=Kind.FACT),
+            *self.store.memories.query(status=Status.ACTIVE, kind=Kind.INFERENCE),
+        ]
+        vectors = self.store.memories.vectors([m.id for m in memories])
+        pairs: list[tuple[str, str, float]] = []
+        for memory in memories:
+            vector = vectors.get(memory.id)
+            if vector is None:
+                continue
+            hits = self.store.vectors.nearest(vector, [Status.ACTIVE], 6, [memory.kind])
+            pairs.extend(
+                (memory.id, h.memory_id, h.cosine) for h in hits if h.memory_id != memory.id
+            )
+        steps: list[Step] = []
+        prompt = load_prompt("merge")
+        for group in group_near_duplicates(memories, pairs, rules):
+            ids = ", ".join(m.id for m in group)
+            if dry_run:
+                steps.append(Step(Stage.MERGE, group[0].id, ConsolidationAction.MERGE,
+                                  f"would ask the LLM to merge {len(group)}: {ids}"))  # fmt: skip
+                continue
+            raw = self.gateway.complete(
+                "merge", prompt.text, [Message("user", render_merge([m.content for m in group]))]
+            )
+            try:
+                merged = parse_merge(raw)
+            except ProposalBatchError as error:
+                steps.append(Step(Stage.MERGE, group[0].id, ConsolidationAction.KEEP,
+                                  f"kept {ids}: {error}"))  # fmt: skip
+                continue
+            refused = merge_guard([m.content for m in group], merged, rules)
+            if refused is None and find_credential(merged) is not None:
+                refused = "the merge looks like it holds a credential"
+            if refused is not None:
+                steps.append(Step(Stage.MERGE, group[0].id, ConsolidationAction.KEEP,
+                                  f"kept {ids}: {refused}"))  # fmt: skip
+                continue
+            self._write_merge(group, merged, prompt.label, at)
+            steps.append(Step(Stage.MERGE, group[0].id, ConsolidationAction.MERGE,
+                              f"merged {ids}"))  # fmt: skip
+        return steps
+
+    def _write_merge(self, group: Sequence[Memory], merged: str, label: str, at: datetime) -> None:
+        vector = self._embed([merged])[0]
+        first = group[0]
+        route = self.gateway.routes.get("merge")
+        new = replace(
+            first,
+            id=self._ids.new_id(at),
+            content=merged,
+            confidence=max(m.confidence for m in group),
+            entities=tuple(dict.fromkeys(e for m in group for e in m.entities)),
+            created_at=at,
+            last_confirmed_at=max(m.last_confirmed_at for m in group),
+            last_retrieved_at=None,
+            retrieval_hits=0,
+            supersedes=None,
+            superseded_by=None,
+            extractor_model=route.model if route else None,
+            prompt_version=label,
+        )
+        rule = Stage.MERGE.value
+        with self.store.transaction():
+            for memory in group:
+                self.store.memories.set_status(memory.id, Status.ARCHIVED)
+                self.store.audit.append(
+                    AuditEntry(memory.id, at, Actor.SYSTEM, "supersede", memory.status,
+                               Status.ARCHIVED, f"merged into {new.id}", rule)
+                )  # fmt: skip
+            self.store.memories.insert(new, vector)
+            self.store.memories.link_supersede(first.id, new.id)
+            for memory in group[1:]:
+                self.store.memories.link_supersede(memory.id, new.id, back_link=False)
+            self.store.audit.append(
+                AuditEntry(new.id, at, Actor.SYSTEM, "create", None, Status.ACTIVE,
+                           f"merge of {len(group)} near-duplicates", rule)
+            )  # fmt: skip
+
+    def _reflect_stage(self, at: datetime, rules: ConsolidationPolicy, dry_run: bool) -> list[Step]:
+        """Ten or more events in the last week: ask the ``reflect`` route for up to three
+        insights, which land pending. At most once per day."""
+        if not self.gateway.configured("reflect"):
+            raise StageSkipped(off_notice("reflection"))
+        day = at.date().isoformat()
+        if self.store.get_meta("last_reflection_day") == day:
+            return []
+        since = at - timedelta(days=rules.reflect_window_days)
+        events = self.store.memories.events_between(since, at + timedelta(seconds=1), 200)
+        if not reflection_due(events, at, rules):
+            return []
+        if dry_run:
+            return [Step(Stage.REFLECT, "", ConsolidationAction.PROPOSE,
+                         f"would ask for up to {rules.reflect_max_insights} insights from "
+                         f"{len(events)} events")]  # fmt: skip
+        extraction = Extractor(self.gateway, "reflect").extract(
+            load_prompt("reflect"), render_events(events)
+        )
+        insights = [
+            replace(p, kind=Kind.INFERENCE) for p in extraction.proposals if not p.general_knowledge
+        ][: rules.reflect_max_insights]
+        with self.store.transaction():
+            results = self.propose(
+                insights,
+                source=Source.REFLECTION,
+                extractor_model=extraction.model,
+                prompt_version=extraction.prompt_version,
+                now=at,
+            )
+            self.store.set_meta("last_reflection_day", day)
+        return [
+            Step(
+                Stage.REFLECT,
+                r.memory.id,
+                ConsolidationAction.PROPOSE,
+                f"insight from {len(events)} events: {r.outcome.value}",
+            )
+            for r in results
+            if r.memory is not None
+        ]
 
     def _plan_dedupe_pending(self, rules: ConsolidationPolicy) -> list[Step]:
         pending = self.store.memories.query(status=Status.PENDING, newest_first=False)

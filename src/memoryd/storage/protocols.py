@@ -83,6 +83,10 @@ class MemoryRecords(Protocol):
         """Erase content, structure and vectors, keeping a tombstone row."""
         ...
 
+    def vectors(self, memory_ids: Sequence[str]) -> dict[str, Vector]:
+        """Stored vectors by memory id."""
+        ...
+
     def stamp_retrieved(self, memory_ids: Sequence[str], at: datetime) -> None:
         """Set last_retrieved_at and bump retrieval_hits."""
         ...
@@ -236,6 +240,14 @@ class Store(Protocol):
 
     def initialize_embeddings(self, signature: EmbeddingSignature) -> None:
         """Record the signature and create the vector index; once per store."""
+        ...
+
+    def get_meta(self, key: str) -> str | None:
+        """A value from the store's small key-value table."""
+        ...
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a value in the key-value table (inside a transaction)."""
         ...
 
     def integrity_errors(self) -> list[str]:

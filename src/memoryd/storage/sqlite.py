@@ -251,6 +251,19 @@ class SqliteMemoryRecords:
             "(SELECT 1 FROM memory_entities me WHERE me.entity_id = entities.id)"
         )
 
+    def vectors(self, memory_ids: Sequence[str]) -> dict[str, Vector]:
+        """Stored vectors by memory id (memories without one are absent)."""
+        found: dict[str, Vector] = {}
+        for group in chunks(list(memory_ids)):
+            rows = self._db.execute(
+                "SELECT m.id, e.embedding FROM memory_embeddings e JOIN memories m "
+                f"ON m.rowid = e.rowid WHERE m.id IN ({', '.join('?' * len(group))})",
+                tuple(group),
+            ).fetchall()
+            for row in rows:
+                found[row[0]] = np.frombuffer(row[1], dtype=np.float32).copy()
+        return found
+
     def stamp_retrieved(self, memory_ids: Sequence[str], at: datetime) -> None:
         """Record that recall packed these memories."""
         for group in chunks(list(memory_ids)):
@@ -649,6 +662,19 @@ class SqliteStore:
             )
             self._db.execute(vector_index_sql(signature.dimension))
         self._vectors_ready = True
+
+    def get_meta(self, key: str) -> str | None:
+        """A value from the store's key-value table."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a value in the store's key-value table."""
+        self._db.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
 
     def has_vectors(self) -> bool:
         """Whether the vector table exists yet."""
