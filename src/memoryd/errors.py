@@ -50,3 +50,7 @@ class ExtractionOffError(MemorydError):
 
 class ExtractionFailedError(MemorydError):
     """An extraction job did not complete."""
+
+
+class ConsolidationBusyError(MemorydError):
+    """Another consolidation run holds the store's lease."""

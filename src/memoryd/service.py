@@ -7,16 +7,17 @@ decision inside a transaction. Adapters (CLI, HTTP, MCP) call only this.
 from __future__ import annotations
 
 import logging
+import os
 import secrets as secrets_module
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta, tzinfo
 from typing import Any
 
-from .clock import utc_now
+from .clock import from_db, to_db, utc_now
 from .consolidation import Action as ConsolidationAction
 from .consolidation import (
     ConsolidationPolicy,
@@ -34,6 +35,7 @@ from .consolidation import (
 from .embedding import Embedder, Vector
 from .entities import EntityMatcher, extract_entities
 from .errors import (
+    ConsolidationBusyError,
     CredentialRefusedError,
     InvalidInputError,
     InvalidOperationError,
@@ -86,12 +88,16 @@ from .promotion import (
 )
 from .proposals import MAX_CONTENT_CHARS, parse_batch, parse_batch_text
 from .recall import Dropped, Packed, RecallPolicy, Scored, pack_block, score_candidates
+from .schedule import is_due
 from .screening import find_credential, find_sensitive, redact_credentials, secret_fingerprints
 from .storage.protocols import EmbeddingSignature, Store
 from .timewindow import TimeWindow, find_time_window
 from .tokens import O200kTokenizer, TokenCounter
 
 log = logging.getLogger("memoryd")
+CONSOLIDATION_LOCK = "consolidation"
+# Longer than any real run; a crashed run's lease frees itself after this.
+CONSOLIDATION_LEASE_SECONDS = 3600
 LEGS = ("vector", "text", "entity", "time")
 
 Clock = Callable[[], datetime]
@@ -289,6 +295,9 @@ class MemoryService:
         self._stamper: ThreadPoolExecutor | None = None
         self._last_stamp: Future[None] | None = None
         self._stamp_lock = threading.Lock()
+        self._scheduler: threading.Thread | None = None
+        self._scheduler_stop = threading.Event()
+        self._holder = f"{os.getpid()}-{secrets_module.token_hex(4)}"
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._check_signature()
@@ -744,6 +753,64 @@ class MemoryService:
         run yet. A dry run plans and changes nothing."""
         at = now or self._clock()
         rules = policy or ConsolidationPolicy()
+        if dry_run:
+            return self._consolidate(at, rules, dry_run=True)
+        # Never two runs at once, across processes sharing the store: a lease that a crashed
+        # run gives up when it expires.
+        with self.store.transaction():
+            taken = self.store.try_lock(
+                CONSOLIDATION_LOCK, self._holder, utc_now(), CONSOLIDATION_LEASE_SECONDS
+            )
+        if not taken:
+            raise ConsolidationBusyError(
+                "another consolidation is running on this store; try again when it has finished"
+            )
+        try:
+            report = self._consolidate(at, rules, dry_run=False)
+            with self.store.transaction():
+                self.store.set_meta("last_consolidation_at", to_db(at) or "")
+            return report
+        finally:
+            with self.store.transaction():
+                self.store.unlock(CONSOLIDATION_LOCK, self._holder)
+
+    def last_consolidation(self) -> datetime | None:
+        """When consolidation last completed (by its ``now``)."""
+        return from_db(self.store.get_meta("last_consolidation_at") or None)
+
+    def start_scheduler(self, daily_at: time, zone: tzinfo, *, poll_seconds: float = 60.0) -> None:
+        """Run consolidation daily at ``daily_at`` local time in a background thread; at start
+        it catches up once if a day was missed. Idempotent; stopped by ``stop_scheduler``."""
+        if self._scheduler is not None and self._scheduler.is_alive():
+            return
+        self._scheduler_stop.clear()
+
+        def loop() -> None:
+            while not self._scheduler_stop.is_set():
+                now = self._clock()
+                try:
+                    if is_due(self.last_consolidation(), now, daily_at, zone):
+                        report = self.consolidate(now=now)
+                        log.info("daily consolidation: %s", report.stages)
+                except ConsolidationBusyError:
+                    log.info("daily consolidation: another process is running it")
+                except Exception:  # the scheduler must outlive one failed run
+                    log.exception("daily consolidation failed")
+                self._scheduler_stop.wait(poll_seconds)
+
+        self._scheduler = threading.Thread(target=loop, name="memoryd-scheduler", daemon=True)
+        self._scheduler.start()
+
+    def stop_scheduler(self, timeout: float = 60.0) -> None:
+        """Stop the daily scheduler after its current run."""
+        self._scheduler_stop.set()
+        if self._scheduler is not None:
+            self._scheduler.join(timeout)
+            self._scheduler = None
+
+    def _consolidate(
+        self, at: datetime, rules: ConsolidationPolicy, *, dry_run: bool
+    ) -> ConsolidationReport:
         planners: list[tuple[Stage, Callable[[], list[Step]]]] = [
             (Stage.MERGE, lambda: self._merge_stage(at, rules, dry_run)),
             (Stage.DEDUPE_PENDING, lambda: self._plan_dedupe_pending(rules)),
@@ -1170,6 +1237,7 @@ class MemoryService:
 
     def close(self) -> None:
         """Stop background work, write pending stamps, release the store."""
+        self.stop_scheduler()
         self.stop_worker()
         self.settle()
         if self._stamper is not None:

@@ -250,6 +250,14 @@ class Store(Protocol):
         """Set a value in the key-value table (inside a transaction)."""
         ...
 
+    def try_lock(self, name: str, holder: str, now: datetime, lease_seconds: int) -> bool:
+        """Take a named lease if free or expired; True when taken (inside a transaction)."""
+        ...
+
+    def unlock(self, name: str, holder: str) -> None:
+        """Release a lease this holder took."""
+        ...
+
     def integrity_errors(self) -> list[str]:
         """The backend's own consistency checks, as messages (empty when sound)."""
         ...

@@ -676,6 +676,22 @@ class SqliteStore:
             (key, value),
         )
 
+    def try_lock(self, name: str, holder: str, now: datetime, lease_seconds: int) -> bool:
+        """Take the named lease if it is free or expired (call inside a transaction)."""
+        expires = to_db(now + timedelta(seconds=lease_seconds))
+        cursor = self._db.execute(
+            "INSERT INTO locks(name, holder, expires_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, "
+            "expires_at = excluded.expires_at WHERE locks.expires_at <= ? "
+            "OR locks.holder = excluded.holder",
+            (name, holder, expires, to_db(now)),
+        )
+        return bool(cursor.rowcount)
+
+    def unlock(self, name: str, holder: str) -> None:
+        """Release the lease if ``holder`` still holds it."""
+        self._db.execute("DELETE FROM locks WHERE name = ? AND holder = ?", (name, holder))
+
     def has_vectors(self) -> bool:
         """Whether the vector table exists yet."""
         if self._vectors_ready is None:

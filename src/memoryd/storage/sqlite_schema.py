@@ -140,6 +140,17 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         END;
         """,
     ),
+    (
+        "0006_locks",
+        """
+        -- Named leases: only one holder at a time, and a crashed holder's lease runs out.
+        CREATE TABLE locks (
+            name TEXT PRIMARY KEY,
+            holder TEXT NOT NULL,
+            expires_at TEXT NOT NULL
+        );
+        """,
+    ),
 )
 
 

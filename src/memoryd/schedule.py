@@ -1,0 +1,34 @@
+"""When the daily job is due (pure): at a configured local time, catching up once if missed."""
+
+from __future__ import annotations
+
+from datetime import datetime, time, timedelta, tzinfo
+
+
+def last_scheduled(now: datetime, daily_at: time, zone: tzinfo) -> datetime:
+    """The most recent instant, at or before ``now``, whose local time is ``daily_at``."""
+    local_now = now.astimezone(zone)
+    today = datetime.combine(local_now.date(), daily_at, tzinfo=zone)
+    return today if today <= local_now else today - timedelta(days=1)
+
+
+def is_due(last_run: datetime | None, now: datetime, daily_at: time, zone: tzinfo) -> bool:
+    """Whether the job should run now: it never ran, or its last run predates the most recent
+    scheduled time. However many days were missed, that is one catch-up run, not one per day."""
+    return last_run is None or last_run < last_scheduled(now, daily_at, zone)
+
+
+def next_run(last_run: datetime | None, now: datetime, daily_at: time, zone: tzinfo) -> datetime:
+    """When the job runs next: now if it is due, else at the next scheduled time."""
+    if is_due(last_run, now, daily_at, zone):
+        return now
+    return last_scheduled(now, daily_at, zone) + timedelta(days=1)
+
+
+def parse_daily_at(text: str) -> time:
+    """``HH:MM`` (24-hour) → a time; ValueError with a clear message otherwise."""
+    try:
+        hours, minutes = (int(part) for part in text.strip().split(":"))
+        return time(hours, minutes)
+    except ValueError:
+        raise ValueError(f"daily time {text!r} is not HH:MM (24-hour), e.g. 03:30") from None
