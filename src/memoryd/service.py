@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets as secrets_module
+import socket
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -96,8 +97,8 @@ from .tokens import O200kTokenizer, TokenCounter
 
 log = logging.getLogger("memoryd")
 CONSOLIDATION_LOCK = "consolidation"
-# Longer than any real run; a crashed run's lease frees itself after this.
-CONSOLIDATION_LEASE_SECONDS = 3600
+# Renewed before every stage; a run that died on another machine frees the store after this.
+CONSOLIDATION_LEASE_SECONDS = 900
 LEGS = ("vector", "text", "entity", "time")
 
 Clock = Callable[[], datetime]
@@ -297,7 +298,7 @@ class MemoryService:
         self._stamp_lock = threading.Lock()
         self._scheduler: threading.Thread | None = None
         self._scheduler_stop = threading.Event()
-        self._holder = f"{os.getpid()}-{secrets_module.token_hex(4)}"
+        self._holder = f"{socket.gethostname()}:{os.getpid()}:{secrets_module.token_hex(4)}"
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._check_signature()
@@ -757,11 +758,7 @@ class MemoryService:
             return self._consolidate(at, rules, dry_run=True)
         # Never two runs at once, across processes sharing the store: a lease that a crashed
         # run gives up when it expires.
-        with self.store.transaction():
-            taken = self.store.try_lock(
-                CONSOLIDATION_LOCK, self._holder, utc_now(), CONSOLIDATION_LEASE_SECONDS
-            )
-        if not taken:
+        if not self._take_consolidation_lease():
             raise ConsolidationBusyError(
                 "another consolidation is running on this store; try again when it has finished"
             )
@@ -773,6 +770,24 @@ class MemoryService:
         finally:
             with self.store.transaction():
                 self.store.unlock(CONSOLIDATION_LOCK, self._holder)
+
+    def _take_consolidation_lease(self) -> bool:
+        """Take (or renew) the consolidation lease. A lease held by a process of this machine
+        that no longer exists (a crashed run) is taken over at once; on another machine, the
+        lease has to run out."""
+        with self.store.transaction():
+            if self.store.try_lock(
+                CONSOLIDATION_LOCK, self._holder, utc_now(), CONSOLIDATION_LEASE_SECONDS
+            ):
+                return True
+            holder = self.store.lock_holder(CONSOLIDATION_LOCK)
+            if holder is not None and _holder_is_dead(holder):
+                log.warning("consolidation: taking over the lease of dead process %s", holder)
+                return self.store.take_over_lock(
+                    CONSOLIDATION_LOCK, holder, self._holder, utc_now(),
+                    CONSOLIDATION_LEASE_SECONDS,
+                )  # fmt: skip
+            return False
 
     def last_consolidation(self) -> datetime | None:
         """When consolidation last completed (by its ``now``)."""
@@ -829,6 +844,8 @@ class MemoryService:
         done: list[Step] = []
         stages: dict[str, str] = {}
         for stage, plan in planners:
+            if not dry_run:
+                self._take_consolidation_lease()  # renew: the run is alive
             try:
                 steps = plan()
                 if not dry_run and steps and stage not in self_applying:
@@ -975,9 +992,12 @@ class MemoryService:
         if len(pending) < 2:
             return []
         by_id = {m.id: m for m in pending}
-        vectors = self._embed([m.content for m in pending])
+        stored = self.store.memories.vectors([m.id for m in pending])
         pairs = []
-        for memory, vector in zip(pending, vectors, strict=True):
+        for memory in pending:
+            vector = stored.get(memory.id)
+            if vector is None:
+                continue
             for hit in self.store.vectors.nearest(vector, [Status.PENDING], 2):
                 if hit.memory_id != memory.id and hit.memory_id in by_id:
                     pairs.append((memory, by_id[hit.memory_id], hit.cosine))
@@ -1455,6 +1475,21 @@ def _carried_object(old: Memory, new_content: str) -> str | None:
     if old.object and normalize_key(old.object) in normalize_key(new_content):
         return old.object
     return None
+
+
+def _holder_is_dead(holder: str) -> bool:
+    """Whether a lease holder ("host:pid:token") is a process of this machine that is gone."""
+    host, _, rest = holder.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, owned by someone else
+        return False
+    return False
 
 
 def _secret_payload(text: str) -> dict[str, Any]:

@@ -254,6 +254,16 @@ class Store(Protocol):
         """Take a named lease if free or expired; True when taken (inside a transaction)."""
         ...
 
+    def lock_holder(self, name: str) -> str | None:
+        """Who holds the named lease, if anyone."""
+        ...
+
+    def take_over_lock(
+        self, name: str, previous: str, holder: str, now: datetime, lease_seconds: int
+    ) -> bool:
+        """Take a lease from a holder known to be dead, if it still holds it."""
+        ...
+
     def unlock(self, name: str, holder: str) -> None:
         """Release a lease this holder took."""
         ...

@@ -688,6 +688,21 @@ class SqliteStore:
         )
         return bool(cursor.rowcount)
 
+    def lock_holder(self, name: str) -> str | None:
+        """Who holds the named lease, if anyone."""
+        row = self._db.execute("SELECT holder FROM locks WHERE name = ?", (name,)).fetchone()
+        return str(row[0]) if row else None
+
+    def take_over_lock(
+        self, name: str, previous: str, holder: str, now: datetime, lease_seconds: int
+    ) -> bool:
+        """Take the lease from ``previous`` (known dead) if it still holds it."""
+        cursor = self._db.execute(
+            "UPDATE locks SET holder = ?, expires_at = ? WHERE name = ? AND holder = ?",
+            (holder, to_db(now + timedelta(seconds=lease_seconds)), name, previous),
+        )
+        return bool(cursor.rowcount)
+
     def unlock(self, name: str, holder: str) -> None:
         """Release the lease if ``holder`` still holds it."""
         self._db.execute("DELETE FROM locks WHERE name = ? AND holder = ?", (name, holder))
