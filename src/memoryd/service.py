@@ -460,9 +460,9 @@ class MemoryService:
             if old.purged_at is not None:
                 raise InvalidOperationError(f"memory {memory_id} was purged and cannot be edited")
             new_object = object.strip() if object else _carried_object(old, content)
-            new = replace(
+            new = self._successor(
                 old,
-                id=self._ids.new_id(at),
+                at,
                 status=Status.ACTIVE,
                 content=content,
                 object=new_object,
@@ -472,12 +472,7 @@ class MemoryService:
                 source_ref=old.id,
                 extractor_model=None,
                 prompt_version=None,
-                created_at=at,
                 last_confirmed_at=at,
-                last_retrieved_at=None,
-                retrieval_hits=0,
-                supersedes=None,
-                superseded_by=None,
             )
             holder = self._slot_holder(old) if old.status is Status.PENDING else None
             old_status = old.status
@@ -913,18 +908,13 @@ class MemoryService:
         vector = self._embed([merged])[0]
         first = group[0]
         route = self.gateway.routes.get("merge")
-        new = replace(
+        new = self._successor(
             first,
-            id=self._ids.new_id(at),
+            at,
             content=merged,
             confidence=max(m.confidence for m in group),
             entities=tuple(dict.fromkeys(e for m in group for e in m.entities)),
-            created_at=at,
             last_confirmed_at=max(m.last_confirmed_at for m in group),
-            last_retrieved_at=None,
-            retrieval_hits=0,
-            supersedes=None,
-            superseded_by=None,
             extractor_model=route.model if route else None,
             prompt_version=label,
         )
@@ -1034,16 +1024,7 @@ class MemoryService:
         self, old: Memory, step: Step, vector: Vector, at: datetime
     ) -> None:
         assert step.new_confidence is not None
-        new = replace(
-            old,
-            id=self._ids.new_id(at),
-            confidence=step.new_confidence,
-            created_at=at,
-            supersedes=None,
-            superseded_by=None,
-            retrieval_hits=0,
-            last_retrieved_at=None,
-        )
+        new = self._successor(old, at, confidence=step.new_confidence)
         self.store.memories.set_status(old.id, Status.ARCHIVED)
         self.store.audit.append(
             AuditEntry(old.id, at, Actor.SYSTEM, "supersede", old.status, Status.ARCHIVED,
@@ -1401,6 +1382,18 @@ class MemoryService:
         self.store.audit.append(
             AuditEntry(old.id, at, actor, "supersede", old.status, Status.ARCHIVED, reason)
         )
+
+    def _successor(self, old: Memory, at: datetime, **changes: Any) -> Memory:
+        """A new row that will supersede ``old``: fresh id and history, ``changes`` applied."""
+        fresh: dict[str, Any] = {
+            "id": self._ids.new_id(at),
+            "created_at": at,
+            "last_retrieved_at": None,
+            "retrieval_hits": 0,
+            "supersedes": None,
+            "superseded_by": None,
+        }
+        return replace(old, **{**fresh, **changes})
 
     def _change_status(
         self, memory: Memory, status: Status, actor: Actor, action: str, at: datetime, reason: str
