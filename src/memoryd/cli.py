@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -71,6 +71,13 @@ def _now_option(func: F) -> F:
 
 def _json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
+
+
+def _trigger_options(func: F) -> F:
+    """--wait, --now and --json, shared by the extraction triggers."""
+    command: Any = _now_option(_json_option(click.pass_context(func)))
+    wait = click.option("--wait", is_flag=True, help="Return after the extraction has run.")
+    return cast(F, wait(command))
 
 
 def _now(now_text: str | None) -> datetime:
@@ -408,10 +415,7 @@ def alias(ctx: click.Context, name: str, alias: str) -> None:
 @main.command()
 @click.option("--user", "user_message", required=True, help="The owner's message.")
 @click.option("--summary", help="The turn's summary.")
-@click.option("--wait", is_flag=True, help="Return after this turn's extraction has run.")
-@_now_option
-@_json_option
-@click.pass_context
+@_trigger_options
 def observe(
     ctx: click.Context,
     user_message: str,
@@ -428,10 +432,7 @@ def observe(
 
 @main.command()
 @click.argument("turns_file", type=click.File("r"))
-@click.option("--wait", is_flag=True, help="Return after the extraction has run.")
-@_now_option
-@_json_option
-@click.pass_context
+@_trigger_options
 def compact(
     ctx: click.Context, turns_file: Any, wait: bool, now_text: str | None, as_json: bool
 ) -> None:
@@ -444,10 +445,7 @@ def compact(
 
 @main.command()
 @click.argument("digest_file", type=click.File("r"))
-@click.option("--wait", is_flag=True, help="Return after the extraction has run.")
-@_now_option
-@_json_option
-@click.pass_context
+@_trigger_options
 def mission(
     ctx: click.Context, digest_file: Any, wait: bool, now_text: str | None, as_json: bool
 ) -> None:

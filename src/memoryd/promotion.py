@@ -20,6 +20,8 @@ from .model import (
 )
 from .screening import DEFAULT_SENSITIVE_PHRASES, find_credential, find_sensitive
 
+CREDENTIAL_RULE = "credential"
+
 
 class Outcome(StrEnum):
     """What happened to one proposal."""
@@ -136,11 +138,9 @@ def plan_remember(
     """Decide a ``remember``: the owner's is active at once; the model's (a tool call) is too,
     unless it could change behaviour, because a model can be talked into calling a tool."""
     if actor is Actor.OWNER:
-        credential = find_credential(full_text(proposal))
-        if credential is not None:
-            return Decision(
-                Outcome.DROPPED, "credential", f"looks like a {credential.label}; never stored"
-            )
+        refused = _refuse_credential(proposal)
+        if refused is not None:
+            return refused
         reinforced = _reinforcement(proposal, neighbors, policy)
         if reinforced is not None:
             return reinforced
@@ -174,11 +174,9 @@ def plan_remember(
 
 def _screen(proposal: Proposal, neighbors: Neighbors, policy: PromotionPolicy) -> Decision | None:
     """The checks every non-owner write passes first: credentials, rejections, duplicates."""
-    credential = find_credential(full_text(proposal))
-    if credential is not None:
-        return Decision(
-            Outcome.DROPPED, "credential", f"looks like a {credential.label}; never stored"
-        )
+    refused = _refuse_credential(proposal)
+    if refused is not None:
+        return refused
     rejected = neighbors.nearest_rejected
     if rejected is not None and rejected.cosine >= policy.duplicate_cosine:
         return Decision(
@@ -206,6 +204,15 @@ def _screen(proposal: Proposal, neighbors: Neighbors, policy: PromotionPolicy) -
             target_id=pending.memory_id,
         )
     return None
+
+
+def _refuse_credential(proposal: Proposal) -> Decision | None:
+    credential = find_credential(full_text(proposal))
+    if credential is None:
+        return None
+    return Decision(
+        Outcome.DROPPED, CREDENTIAL_RULE, f"looks like a {credential.label}; never stored"
+    )
 
 
 def _reinforcement(

@@ -76,13 +76,13 @@ from .model import (
     normalize_key,
 )
 from .promotion import (
+    CREDENTIAL_RULE,
     Decision,
     Match,
     Neighbors,
     Outcome,
     PromotionPolicy,
     SlotHolder,
-    full_text,
     plan_promotion,
     plan_remember,
     same_slot_value,
@@ -341,18 +341,18 @@ class MemoryService:
             occurred_at=occurred_at or (at if kind is Kind.EVENT else None),
             importance=importance or (Importance.MEDIUM if kind is Kind.LESSON else None),
         )
-        credential = find_credential(full_text(proposal))
-        if credential is not None:
-            raise CredentialRefusedError(
-                f"refusing to store this: it looks like a {credential.label}. memoryd never "
-                "stores credentials; keep secrets in a password manager"
-            )
         source = Source.OWNER if actor is Actor.OWNER else Source.REMEMBER
         provenance = Provenance(source=source)
         vector = self._embed([content])[0]
         with self.store.transaction():
             neighbors = self._neighbors(proposal, vector, actor)
             decision = plan_remember(proposal, actor, neighbors, self.policy)
+            if decision.rule == CREDENTIAL_RULE:
+                # Whoever asked, a credential is refused loudly, not dropped quietly.
+                raise CredentialRefusedError(
+                    f"refusing to store this: it {decision.reason}. memoryd never stores "
+                    "credentials; keep secrets in a password manager"
+                )
             return self._apply(decision, proposal, vector, provenance, actor, at)
 
     def propose(
@@ -1079,7 +1079,7 @@ class MemoryService:
             raise InvalidInputError("the token budget must be zero or more")
         window = find_time_window(message, at)
         ranked, legs = self._run_legs(message, window, kinds=())
-        memories = self.store.memories.get_many(sorted({i for ids in ranked.values() for i in ids}))
+        memories = self._candidates(ranked)
         scored, floored = score_candidates(ranked, memories, at, self.recall_policy)
         lessons = self.store.memories.standing_lessons()
         packed = pack_block(lessons, scored, self.tokenizer, limit)
@@ -1114,7 +1114,7 @@ class MemoryService:
             window = TimeWindow(start, end, "explicit range")
         kinds = (kind,) if kind else ()
         ranked, legs = self._run_legs(query, window, kinds=kinds)
-        memories = self.store.memories.get_many(sorted({i for ids in ranked.values() for i in ids}))
+        memories = self._candidates(ranked)
         in_range = {
             memory_id: memory
             for memory_id, memory in memories.items()
@@ -1151,6 +1151,10 @@ class MemoryService:
         from .tools import dispatch
 
         return dispatch(self, name, arguments)
+
+    def _candidates(self, ranked: dict[str, list[str]]) -> dict[str, Memory]:
+        """The memories any leg ranked, fetched once."""
+        return self.store.memories.get_many(sorted({i for ids in ranked.values() for i in ids}))
 
     def leg_rankings(
         self, message: str, *, now: datetime | None = None
