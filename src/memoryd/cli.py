@@ -508,12 +508,16 @@ def _finish_trigger(
 def worker(
     ctx: click.Context, once: bool, poll: float, now_text: str | None, as_json: bool
 ) -> None:
-    """Drain the extraction queue (forever, or --once)."""
+    """Drain the extraction queue and the document retries (forever, or --once)."""
     with _service(ctx) as service:
         if once:
-            reports = service.run_jobs(now=_now(now_text) if now_text else None)
+            at = _now(now_text) if now_text else None
+            reports = service.run_jobs(now=at)
+            retried = service.kb.run_retries(now=at)
             if as_json:
-                _print_json([r.to_json() for r in reports])
+                _print_json(
+                    [r.to_json() for r in reports] + [{"kb_retry": r.to_json()} for r in retried]
+                )
             else:
                 for report in reports:
                     click.echo(
@@ -522,7 +526,14 @@ def worker(
                         + (f" — {report.job.last_error}" if report.job.last_error else "")
                         + f", {len(report.results)} proposals"
                     )
-                click.echo(f"{len(reports)} jobs run; queue: {service.store.jobs.counts()}")
+                for result in retried:
+                    click.echo(
+                        f"document retry {result.source}: {result.outcome}"
+                        + (f" — {result.reason}" if result.reason else "")
+                    )
+                click.echo(
+                    f"{len(reports) + len(retried)} jobs run; queue: {service.store.jobs.counts()}"
+                )
             return
         click.echo("memoryd worker: draining the extraction queue (Ctrl-C to stop)")
         try:
@@ -532,6 +543,8 @@ def worker(
                         f"job {report.job.id} ({report.job.kind}): "
                         f"{report.job.status.value}, {len(report.results)} proposals"
                     )
+                for result in service.kb.run_retries():
+                    click.echo(f"document retry {result.source}: {result.outcome}")
                 time.sleep(poll)
         except KeyboardInterrupt:
             click.echo("stopped")
@@ -673,6 +686,12 @@ def _audit_line(entry: AuditEntry) -> str:
         f"{entry.at.isoformat()}  {entry.memory_id}  {entry.action} {before}→"
         f"{entry.to_status.value}  by {entry.actor.value}{rule}: {entry.reason}"
     )
+
+
+# The kb group lives in its own module; it imports this one's helpers, so it registers last.
+from .cli_kb import kb  # noqa: E402
+
+main.add_command(kb)
 
 
 if __name__ == "__main__":  # pragma: no cover

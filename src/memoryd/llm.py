@@ -8,6 +8,7 @@ Keys are read from the environment or a file and never appear in reprs, logs or 
 
 from __future__ import annotations
 
+import base64
 import os
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -64,6 +65,8 @@ class Message:
 
     role: str  # "user" or "assistant"
     content: str
+    # PNG images shown with the text (the caption route's vision models read them).
+    images: tuple[bytes, ...] = ()
 
 
 class ChatClient(Protocol):
@@ -182,7 +185,7 @@ class OpenAIChat:
     def complete(self, system: str, messages: Sequence[Message], *, json_mode: bool) -> str:
         """One chat completion; JSON mode where asked."""
         payload: list[Any] = [{"role": "system", "content": system}]
-        payload.extend({"role": m.role, "content": m.content} for m in messages)
+        payload.extend({"role": m.role, "content": _openai_content(m)} for m in messages)
         extra: dict[str, Any] = {"response_format": {"type": "json_object"}} if json_mode else {}
         try:
             response = self._client.chat.completions.create(
@@ -219,7 +222,7 @@ class AnthropicChat:
 
     def complete(self, system: str, messages: Sequence[Message], *, json_mode: bool) -> str:
         """One message; for JSON the answer is primed with "{" (no JSON mode in this API)."""
-        payload: list[Any] = [{"role": m.role, "content": m.content} for m in messages]
+        payload: list[Any] = [{"role": m.role, "content": _anthropic_content(m)} for m in messages]
         if json_mode:
             payload.append({"role": "assistant", "content": "{"})
         try:
@@ -235,6 +238,34 @@ class AnthropicChat:
             getattr(block, "text", "") for block in response.content if block.type == "text"
         )
         return "{" + text if json_mode and not text.lstrip().startswith("{") else text
+
+
+def _openai_content(message: Message) -> Any:
+    if not message.images:
+        return message.content
+    parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+    for image in message.images:
+        url = "data:image/png;base64," + base64.b64encode(image).decode("ascii")
+        parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
+
+
+def _anthropic_content(message: Message) -> Any:
+    if not message.images:
+        return message.content
+    parts: list[dict[str, Any]] = [
+        {
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": "image/png",
+                "data": base64.b64encode(image).decode("ascii"),
+            },
+        }
+        for image in message.images
+    ]
+    parts.append({"type": "text", "text": message.content})
+    return parts
 
 
 def _describe_failure(route: Route, error: Exception) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, time, timedelta, tzinfo
 from typing import Any
 
-from .clock import from_db, to_db, utc_now
+from .clock import Clock, from_db, to_db, utc_now
 from .consolidation import Action as ConsolidationAction
 from .consolidation import (
     ConsolidationPolicy,
@@ -60,6 +60,9 @@ from .extraction import (
 )
 from .ids import IdGenerator
 from .jobs import Job, JobStatus, RetryPolicy
+from .kb.images import ImageReader
+from .kb.images import image_reader as default_image_reader
+from .kb.service import KnowledgeBase
 from .legs import entity_leg, name_context, text_leg, time_leg, vector_leg
 from .llm import Gateway, LLMConfigError, LLMUnavailableError, Message, off_notice
 from .model import (
@@ -93,15 +96,13 @@ from .schedule import is_due
 from .screening import find_credential, find_sensitive, redact_credentials, secret_fingerprints
 from .storage.protocols import EmbeddingSignature, Store
 from .timewindow import TimeWindow, find_time_window
-from .tokens import O200kTokenizer, TokenCounter
+from .tokens import O200kTokenizer, TokenCodec
 
 log = logging.getLogger("memoryd")
 CONSOLIDATION_LOCK = "consolidation"
 # Renewed before every stage; a run that died on another machine frees the store after this.
 CONSOLIDATION_LEASE_SECONDS = 900
 LEGS = ("vector", "text", "entity", "time")
-
-Clock = Callable[[], datetime]
 
 
 @dataclass(frozen=True)
@@ -277,8 +278,9 @@ class MemoryService:
         *,
         policy: PromotionPolicy | None = None,
         recall_policy: RecallPolicy | None = None,
-        tokenizer: TokenCounter | None = None,
+        tokenizer: TokenCodec | None = None,
         gateway: Gateway | None = None,
+        image_reader: ImageReader | None = None,
         retry_policy: RetryPolicy | None = None,
         clock: Clock = utc_now,
     ) -> None:
@@ -302,6 +304,14 @@ class MemoryService:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._check_signature()
+        self.kb = KnowledgeBase(
+            store,
+            embedder,
+            self.tokenizer,
+            (lambda: image_reader) if image_reader is not None else self._image_reader,
+            clock=clock,
+            ids=self._ids,
+        )
 
     # ----------------------------------------------------------------- writes
 
@@ -628,6 +638,7 @@ class MemoryService:
             while not self._stop.is_set():
                 try:
                     self.run_jobs()
+                    self.kb.run_retries()
                 except Exception:  # the worker must outlive any one failure
                     log.exception("memoryd worker: running jobs failed")
                 self._wake.wait(poll_seconds)
@@ -1141,16 +1152,28 @@ class MemoryService:
             self.store.entities.add_alias(name.strip(), alias.strip())
 
     def tool_definitions(self, style: str = "anthropic") -> list[dict[str, Any]]:
-        """JSON Schema definitions of the model's memory tools (remember, search_memory)."""
+        """JSON Schema definitions of the model's tools (remember, search_memory, search_kb,
+        read_kb)."""
         from .tools import tool_definitions
 
         return tool_definitions(style)
 
-    def call_tool(self, name: str, arguments: dict[str, Any] | str) -> dict[str, Any]:
-        """Run a model's tool call; acts as the model (Actor.TOOL), never as the owner."""
+    def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | str,
+        *,
+        pinned_collections: Sequence[str] = (),
+    ) -> dict[str, Any]:
+        """Run a model's tool call; acts as the model (Actor.TOOL), never as the owner.
+        ``pinned_collections`` (the agent's and the session's) boost search_kb; the model
+        cannot set them."""
         from .tools import dispatch
 
-        return dispatch(self, name, arguments)
+        return dispatch(self, name, arguments, pinned_collections=pinned_collections)
+
+    def _image_reader(self) -> ImageReader:
+        return default_image_reader(self.gateway)
 
     def _candidates(self, ranked: dict[str, list[str]]) -> dict[str, Memory]:
         """The memories any leg ranked, fetched once."""

@@ -37,6 +37,18 @@ class TokenCounter(Protocol):
         ...
 
 
+class TokenCodec(TokenCounter, Protocol):
+    """A counter that can also cut text by tokens (chunking, bounded reads)."""
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``."""
+        ...
+
+    def decode(self, ids: list[int]) -> str:
+        """Text of token ids."""
+        ...
+
+
 class O200kTokenizer:
     """o200k_base, loaded once on first use (about 0.3 s)."""
 

@@ -429,11 +429,12 @@ def test_search_memory_filters_by_kind_and_time_range(service: MemoryService) ->
 # The model's tools
 
 
-def test_the_model_gets_exactly_two_tools_with_json_schemas(service: MemoryService) -> None:
+def test_the_model_gets_exactly_four_tools_with_json_schemas(service: MemoryService) -> None:
     anthropic = service.tool_definitions()
     openai = service.tool_definitions("openai")
 
-    assert [t["name"] for t in anthropic] == ["remember", "search_memory"]
+    names = ["remember", "search_memory", "search_kb", "read_kb"]
+    assert [t["name"] for t in anthropic] == names
     for tool in anthropic:
         schema = tool["input_schema"]
         assert schema["type"] == "object" and schema["additionalProperties"] is False
@@ -441,7 +442,7 @@ def test_the_model_gets_exactly_two_tools_with_json_schemas(service: MemoryServi
         assert tool["description"]
     assert anthropic[0]["input_schema"]["required"] == ["content"]
     assert anthropic[1]["input_schema"]["required"] == ["query"]
-    assert [t["function"]["name"] for t in openai] == ["remember", "search_memory"]
+    assert [t["function"]["name"] for t in openai] == names
     assert openai[0]["function"]["parameters"] == anthropic[0]["input_schema"]
     assert json.loads(json.dumps(anthropic)) == anthropic
 

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from ..embedding import Vector
 from ..jobs import Job
+from ..kb.model import Chunk, ChunkKey, Document
 from ..model import AuditEntry, Kind, Memory, Status
 
 
@@ -197,6 +198,62 @@ class JobQueue(Protocol):
         ...
 
 
+class KnowledgeStore(Protocol):
+    """Documents, their chunks, and the chunks' text and vector indexes, written together."""
+
+    def save_document(self, document: Document) -> None:
+        """Insert or update a document row (by id)."""
+        ...
+
+    def get_document(self, document_id: str) -> Document | None:
+        """One document by id."""
+        ...
+
+    def document_by_uri(self, source_uri: str) -> Document | None:
+        """The document ingested from this source, if any."""
+        ...
+
+    def documents(
+        self, *, collection: str | None = None, limit: int | None = None
+    ) -> list[Document]:
+        """Documents, newest first, optionally of one collection."""
+        ...
+
+    def documents_by_id(self, document_ids: Sequence[str]) -> dict[str, Document]:
+        """Documents by id; missing ids are absent."""
+        ...
+
+    def replace_chunks(
+        self, document_id: str, chunks: Sequence[Chunk], vectors: Sequence[Vector]
+    ) -> None:
+        """Drop the document's chunks and store these (call inside a transaction)."""
+        ...
+
+    def delete_document(self, document_id: str) -> None:
+        """The document, its chunks and their index entries."""
+        ...
+
+    def chunks(self, document_id: str, first: int = 0, last: int | None = None) -> list[Chunk]:
+        """The document's chunks with first ≤ position ≤ last, in order."""
+        ...
+
+    def chunks_by_key(self, keys: Sequence[ChunkKey]) -> dict[ChunkKey, Chunk]:
+        """Chunks by address."""
+        ...
+
+    def nearest_chunks(self, vector: Vector, k: int) -> list[tuple[ChunkKey, float]]:
+        """Up to k chunks of ready documents by cosine, closest first."""
+        ...
+
+    def keyword_chunks(self, terms: Sequence[str], k: int) -> list[ChunkKey]:
+        """Chunks of ready documents matching any of ``terms``, best BM25 first."""
+        ...
+
+    def chunk_count(self) -> int:
+        """How many chunks are stored."""
+        ...
+
+
 class Store(Protocol):
     """A backend: the capabilities above plus transactions and the embedding signature."""
 
@@ -228,6 +285,11 @@ class Store(Protocol):
     @property
     def jobs(self) -> JobQueue:
         """The background job queue."""
+        ...
+
+    @property
+    def kb(self) -> KnowledgeStore:
+        """The knowledge base's documents and chunks."""
         ...
 
     def transaction(self) -> AbstractContextManager[None]:

@@ -22,7 +22,8 @@ from ..jobs import Job, JobStatus
 from ..model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
 from ..textutil import query_terms
 from .protocols import EmbeddingSignature, VectorHit, chunks
-from .sqlite_schema import MIGRATIONS, vector_index_sql
+from .sqlite_kb import SqliteKnowledgeStore
+from .sqlite_schema import MIGRATIONS, chunk_vector_sql, vector_index_sql
 
 # The bit prefilter keeps this many candidates per wanted result (and at least PREFILTER_MIN)
 # for the exact re-rank; measured on MiniLM vectors it recovers the float top-k almost whole.
@@ -635,6 +636,7 @@ class SqliteStore:
         self.text = SqliteTextSearch(self._db)
         self.entities = SqliteEntityIndex(self._db)
         self.jobs = SqliteJobQueue(self._db)
+        self.kb = SqliteKnowledgeStore(self._db, self)
 
     def transaction(self) -> Any:
         """BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any exception."""
@@ -661,6 +663,7 @@ class SqliteStore:
                 (signature.model, str(signature.dimension)),
             )
             self._db.execute(vector_index_sql(signature.dimension))
+            self._db.execute(chunk_vector_sql(signature.dimension))
         self._vectors_ready = True
 
     def get_meta(self, key: str) -> str | None:
@@ -735,10 +738,11 @@ class SqliteStore:
             for row in self._db.execute("PRAGMA integrity_check").fetchall()
             if row[0] != "ok"
         ]
-        try:
-            self._db.execute("INSERT INTO memory_fts(memory_fts) VALUES ('integrity-check')")
-        except sqlite3.DatabaseError as error:
-            problems.append(f"full-text index: {error}")
+        for table in ("memory_fts", "chunk_fts"):
+            try:
+                self._db.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")
+            except sqlite3.DatabaseError as error:
+                problems.append(f"full-text index {table}: {error}")
         return problems
 
     def close(self) -> None:
@@ -785,6 +789,12 @@ class SqliteStore:
                     raw.execute("ROLLBACK")
                     raise
                 raw.execute("COMMIT")
+            # Stores made before the knowledge base existed get its vector table now.
+            dimension = raw.execute(
+                "SELECT value FROM meta WHERE key = 'embedding_dimension'"
+            ).fetchone()
+            if dimension is not None:
+                raw.execute(chunk_vector_sql(int(dimension[0])))
 
 
 def _statements(sql: str) -> list[str]:

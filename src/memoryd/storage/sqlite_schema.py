@@ -151,7 +151,54 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "0007_knowledge_base",
+        """
+        CREATE TABLE documents (
+            id TEXT PRIMARY KEY,
+            source_uri TEXT NOT NULL UNIQUE,
+            collection TEXT NOT NULL,
+            source_type TEXT NOT NULL CHECK (source_type IN ('curated', 'mission', 'web')),
+            title TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('queued', 'ready', 'failed')),
+            content_hash TEXT,
+            document_type TEXT,
+            error TEXT,
+            chunk_count INTEGER NOT NULL DEFAULT 0,
+            token_count INTEGER NOT NULL DEFAULT 0,
+            images_read INTEGER NOT NULL DEFAULT 0,
+            byte_size INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX documents_by_collection ON documents(collection, id);
+        CREATE TABLE chunks (
+            rowid INTEGER PRIMARY KEY,
+            document_id TEXT NOT NULL REFERENCES documents(id),
+            position INTEGER NOT NULL,
+            headings TEXT NOT NULL,
+            breadcrumb TEXT NOT NULL,
+            text TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            overlap_chars INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (document_id, position)
+        );
+        -- rowid = chunks.rowid; the breadcrumb is searchable with the text.
+        CREATE VIRTUAL TABLE chunk_fts USING fts5(
+            breadcrumb, text, tokenize = 'porter unicode61'
+        );
+        """,
+    ),
 )
+
+
+def chunk_vector_sql(dimension: int) -> str:
+    """Chunk vectors: float, cosine, exact KNN (documents are fewer and larger than memories;
+    past a few hundred thousand chunks the PostgreSQL backend's HNSW index is the answer)."""
+    return (
+        "CREATE VIRTUAL TABLE IF NOT EXISTS chunk_vectors USING vec0("
+        f"embedding FLOAT[{int(dimension)}] distance_metric=cosine)"
+    )
 
 
 def vector_index_sql(dimension: int) -> str:

@@ -1,0 +1,210 @@
+"""Knowledge-base benchmark on SciFact: nDCG@10 and recall@100 of search_kb on the test qrels,
+each leg alone and fused; ingestion throughput; search latency; pages/s on a generated PDF.
+
+Every SciFact document goes through the real pipeline (Markdown bytes → converter → chunker →
+embedder → one transaction per document). Ranking is scored per document: a document's rank is
+that of its best chunk. For recall@100 the result list is taken 100 deep with the same fusion
+(search_kb itself returns at most 20).
+
+    .venv/bin/python bench/bench_kb.py [--store PATH] [--queries N] [--pdf-pages N]
+
+``--store`` keeps the ingested store between runs (an unchanged document is skipped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+from memoryd.app import open_service
+from memoryd.kb.model import SourceType
+from memoryd.kb.search import KbSearchPolicy
+from memoryd.service import MemoryService
+from memoryd.settings import resolve_settings
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+
+
+def load(data: Path) -> tuple[list[dict], dict[str, str], dict[str, dict[str, int]]]:
+    """Corpus records, test queries by id, and qrels (query → doc → relevance)."""
+    corpus = [json.loads(line) for line in (data / "corpus.jsonl").open(encoding="utf-8")]
+    queries = {
+        q["_id"]: q["text"]
+        for q in (json.loads(line) for line in (data / "queries.jsonl").open(encoding="utf-8"))
+    }
+    qrels: dict[str, dict[str, int]] = defaultdict(dict)
+    with (data / "qrels" / "test.tsv").open(encoding="utf-8") as handle:
+        next(handle)
+        for line in handle:
+            query_id, doc_id, score = line.rstrip("\n").split("\t")
+            qrels[query_id][doc_id] = int(score)
+    return corpus, {q: queries[q] for q in qrels}, dict(qrels)
+
+
+def ingest(service: MemoryService, corpus: list[dict]) -> tuple[float, int, int]:
+    """Every document through ingest_bytes; returns (seconds, documents ingested, chunks)."""
+    started = time.perf_counter()
+    done = chunks = 0
+    for index, record in enumerate(corpus):
+        body = f"# {record['title']}\n\n{record['text']}\n".encode()
+        result = service.kb.ingest_bytes(
+            body,
+            f"{record['_id']}.md",
+            source_uri=f"scifact:{record['_id']}",
+            source_type=SourceType.CURATED,
+        )
+        if result.outcome == "ok":
+            done += 1
+            chunks += result.document.chunk_count if result.document else 0
+        elif result.outcome != "skipped":
+            print(f"  {record['_id']}: {result.outcome} {result.reason}", file=sys.stderr)
+        if index % 500 == 0:
+            print(f"  ingested {index}/{len(corpus)}", file=sys.stderr)
+    return time.perf_counter() - started, done, chunks
+
+
+def ranked_documents(service: MemoryService, query: str, uri_of: dict[str, str]) -> list[str]:
+    """SciFact doc ids in result order (best chunk per document)."""
+    result = service.kb.search(query, limit=service.kb.search_policy.max_limit)
+    seen: list[str] = []
+    for hit in result.hits:
+        doc = uri_of[hit.document.id]
+        if doc not in seen:
+            seen.append(doc)
+    return seen
+
+
+def ndcg_at(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    """nDCG@k with graded relevance."""
+    dcg = sum(relevant.get(doc, 0) / math.log2(i + 2) for i, doc in enumerate(ranked[:k]))
+    ideal = sorted(relevant.values(), reverse=True)[:k]
+    best = sum(rel / math.log2(i + 2) for i, rel in enumerate(ideal))
+    return dcg / best if best else 0.0
+
+
+def recall_at(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    """Share of relevant documents in the top k."""
+    wanted = {d for d, r in relevant.items() if r > 0}
+    return len(wanted & set(ranked[:k])) / len(wanted) if wanted else 0.0
+
+
+def evaluate(
+    service: MemoryService,
+    queries: dict[str, str],
+    qrels: dict[str, dict[str, int]],
+    uri_of: dict[str, str],
+    policy: KbSearchPolicy,
+) -> tuple[float, float, list[float]]:
+    """Mean nDCG@10, mean recall@100 and per-query latencies (ms) under ``policy``."""
+    service.kb.search_policy = policy
+    ndcgs, recalls, latencies = [], [], []
+    for query_id, text in queries.items():
+        started = time.perf_counter()
+        ranked = ranked_documents(service, text, uri_of)
+        latencies.append((time.perf_counter() - started) * 1000)
+        ndcgs.append(ndcg_at(ranked, qrels[query_id], 10))
+        recalls.append(recall_at(ranked, qrels[query_id], 100))
+    return statistics.mean(ndcgs), statistics.mean(recalls), latencies
+
+
+def pdf_pages_per_second(service: MemoryService, pages: int, directory: Path) -> float:
+    """Ingest a generated PDF of ``pages`` pages with headings; pages per second."""
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate
+
+    styles = getSampleStyleSheet()
+    words = "measurement cohort protein expression trial outcome dose variant signal".split()
+    story = []
+    for page in range(pages):
+        story.append(Paragraph(f"Chapter {page + 1}", styles["Heading1"]))
+        for paragraph in range(6):
+            text = " ".join(words[(page + paragraph + i) % len(words)] for i in range(70))
+            story.append(Paragraph(text.capitalize() + ".", styles["BodyText"]))
+        story.append(PageBreak())
+    path = directory / "generated.pdf"
+    SimpleDocTemplate(str(path)).build(story)
+    started = time.perf_counter()
+    result = service.kb.ingest([path], collection="bench-pdf")
+    seconds = time.perf_counter() - started
+    assert result[0].outcome == "ok", result[0].reason
+    return pages / seconds
+
+
+def percentile(values: list[float], share: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--store", type=Path, help="keep the ingested store here")
+    parser.add_argument("--queries", type=int, default=0, help="only the first N queries")
+    parser.add_argument("--pdf-pages", type=int, default=100)
+    args = parser.parse_args()
+
+    corpus, queries, qrels = load(args.data)
+    if args.queries:
+        queries = dict(list(queries.items())[: args.queries])
+    workdir = Path(tempfile.mkdtemp(prefix="memoryd-kb-bench-"))
+    store = args.store or workdir / "kb.db"
+    service = open_service(resolve_settings(str(store)))
+    try:
+        seconds, documents, chunks = ingest(service, corpus)
+        uri_of = {
+            d.id: d.source_uri.removeprefix("scifact:")
+            for d in service.kb.list_documents()
+            if d.source_uri.startswith("scifact:")
+        }
+        deep = replace(KbSearchPolicy(), max_limit=100, pool=200, per_document=1)
+        rows = [
+            ("fused (SPEC weights)", deep),
+            ("vector leg alone (cos >= 0.25)", replace(deep, keyword_weight=0.0)),
+            ("keyword leg alone (>= 2 words)", replace(deep, vector_weight=0.0)),
+        ]
+        print(f"\nSciFact: {len(corpus)} documents, {len(queries)} test queries\n")
+        print("| ranking | nDCG@10 | recall@100 |")
+        print("|---|---|---|")
+        latencies: list[float] = []
+        for label, policy in rows:
+            ndcg, recall, took = evaluate(service, queries, qrels, uri_of, policy)
+            latencies = latencies or took
+            print(f"| {label} | {ndcg:.3f} | {recall:.3f} |")
+        service.kb.search_policy = KbSearchPolicy()
+        plain = [
+            _timed(lambda text=text: service.kb.search(text)) for text in list(queries.values())
+        ]
+        print("\n| measure | value |")
+        print("|---|---|")
+        if documents:
+            print(f"| ingest, SciFact documents/s | {documents / seconds:.1f} |")
+            print(f"| ingest, SciFact chunks/s | {chunks / seconds:.1f} |")
+        print(f"| chunks stored | {service.store.kb.chunk_count()} |")
+        print(
+            f"| search_kb p50 / p95 ms (limit 5) | {percentile(plain, 0.5):.1f} / "
+            f"{percentile(plain, 0.95):.1f} |"
+        )
+        if args.pdf_pages:
+            rate = pdf_pages_per_second(service, args.pdf_pages, workdir)
+            print(f"| ingest, generated {args.pdf_pages}-page PDF, pages/s | {rate:.1f} |")
+    finally:
+        service.close()
+
+
+def _timed(call: object) -> float:
+    started = time.perf_counter()
+    call()  # type: ignore[operator]
+    return (time.perf_counter() - started) * 1000
+
+
+if __name__ == "__main__":
+    main()

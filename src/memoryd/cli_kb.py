@@ -1,0 +1,226 @@
+"""``memoryd kb …``: the knowledge base from the command line (a thin adapter)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from .cli import _json_option, _now, _now_option, _print_json, _service
+from .errors import InvalidInputError
+from .kb.convert import Limits
+from .kb.model import Document, SourceType, parse_source_type
+from .kb.service import DEFAULT_COLLECTION, IngestResult
+from .tools import parse_chunk_range
+
+
+@click.group()
+def kb() -> None:
+    """The owner's documents: ingest, search, read, list, delete."""
+
+
+@kb.command()
+@click.argument("sources", nargs=-1, required=True)
+@click.option("--collection", default=DEFAULT_COLLECTION, show_default=True)
+@click.option(
+    "--source-type",
+    type=click.Choice([t.value for t in SourceType]),
+    default=SourceType.CURATED.value,
+    show_default=True,
+    help="curated (weight 1.0), mission output (0.8) or web clip (0.6).",
+)
+@click.option(
+    "--max-size",
+    type=click.FloatRange(min=0.001),
+    default=Limits().max_bytes / 1e6,
+    show_default=True,
+    help="Refuse files (and pages) larger than this many MB.",
+)
+@_now_option
+@_json_option
+@click.pass_context
+def ingest(
+    ctx: click.Context,
+    sources: tuple[str, ...],
+    collection: str,
+    source_type: str,
+    max_size: float,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
+    """Ingest files, folders (recursively) and http(s) URLs. Exit code 1 if any failed."""
+    kind = parse_source_type(source_type)
+    with _service(ctx) as service:
+        service.kb.limits = replace(service.kb.limits, max_bytes=int(max_size * 1e6))
+        files = service.kb.expand(list(sources))
+        if not files:
+            raise InvalidInputError("nothing to ingest: the folders given hold no files")
+        results: list[IngestResult] = []
+        at = _now(now_text) if now_text else None
+        with click.progressbar(
+            files,
+            label="ingesting",
+            hidden=as_json,
+            file=sys.stderr,
+            item_show_func=_file_name,
+        ) as bar:
+            for file in bar:
+                results.extend(
+                    service.kb.ingest([file], collection=collection, source_type=kind, now=at)
+                )
+    if as_json:
+        _print_json([r.to_json() for r in results])
+    else:
+        _echo_summary(results)
+    if any(r.outcome == "failed" for r in results):
+        ctx.exit(1)
+
+
+@kb.command()
+@click.argument("query")
+@click.option("--pin", "pinned", multiple=True, help="A collection to boost 1.5x (repeatable).")
+@click.option("--limit", type=click.IntRange(min=1, max=20), default=5, show_default=True)
+@click.option("--explain", is_flag=True, help="Show each hit's cosine, leg ranks and weight.")
+@_json_option
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: str,
+    pinned: tuple[str, ...],
+    limit: int,
+    explain: bool,
+    as_json: bool,
+) -> None:
+    """search_kb: the passages the model would get, fenced."""
+    with _service(ctx) as service:
+        result = service.kb.search(query, pinned_collections=pinned, limit=limit)
+    if as_json:
+        _print_json(result.to_json(explain))
+        return
+    if not result.hits:
+        click.echo("no matching documents")
+    for hit in result.hits:
+        if explain:
+            parts = hit.to_json(True)["explain"]
+            click.echo(
+                f"score {hit.ranked.score:.5f}  cosine {parts['cosine']}  vector rank "
+                f"{parts['vector_rank']}  keyword rank {parts['keyword_rank']}  shared words "
+                f"{parts['shared_words']}  weight {parts['weight']}"
+            )
+        click.echo(hit.fenced + "\n")
+
+
+@kb.command()
+@click.argument("document_id")
+@click.option("--section", help="Read the section under this heading.")
+@click.option("--chunks", "span", help="A chunk id or range, e.g. 3 or 3-6.")
+@click.option("--max-tokens", type=click.IntRange(min=1, max=8000), default=2000, show_default=True)
+@_json_option
+@click.pass_context
+def read(
+    ctx: click.Context,
+    document_id: str,
+    section: str | None,
+    span: str | None,
+    max_tokens: int,
+    as_json: bool,
+) -> None:
+    """read_kb: a document, a section or a chunk range, fenced and bounded."""
+    chunk_range = parse_chunk_range(span) if span else None
+    with _service(ctx) as service:
+        result = service.kb.read(
+            document_id, section=section, chunks=chunk_range, max_tokens=max_tokens
+        )
+    if as_json:
+        _print_json(result.to_json())
+    else:
+        click.echo(result.fenced)
+
+
+@kb.command(name="list")
+@click.option("--collection")
+@click.option("--limit", type=click.IntRange(min=1))
+@_json_option
+@click.pass_context
+def list_(ctx: click.Context, collection: str | None, limit: int | None, as_json: bool) -> None:
+    """Documents with their status, chunk count and errors, newest first."""
+    with _service(ctx) as service:
+        documents = service.kb.list_documents(collection=collection, limit=limit)
+    if as_json:
+        _print_json([d.to_json() for d in documents])
+        return
+    if not documents:
+        click.echo("no documents")
+    for document in documents:
+        click.echo(_document_line(document))
+
+
+@kb.command()
+@click.argument("document_ids", nargs=-1, required=True)
+@_json_option
+@click.pass_context
+def delete(ctx: click.Context, document_ids: tuple[str, ...], as_json: bool) -> None:
+    """Remove documents and their chunks."""
+    with _service(ctx) as service:
+        deleted = [service.kb.delete(document_id) for document_id in document_ids]
+    if as_json:
+        _print_json([d.to_json() for d in deleted])
+        return
+    for document in deleted:
+        click.echo(f"deleted {document.id}  {document.title}")
+
+
+@kb.command()
+@click.argument("document_id")
+@_now_option
+@_json_option
+@click.pass_context
+def reingest(ctx: click.Context, document_id: str, now_text: str | None, as_json: bool) -> None:
+    """Read a document's file or URL again, even if unchanged."""
+    with _service(ctx) as service:
+        result = service.kb.reingest(document_id, now=_now(now_text) if now_text else None)
+    if as_json:
+        _print_json(result.to_json())
+    else:
+        _echo_summary([result])
+    if result.outcome == "failed":
+        ctx.exit(1)
+
+
+def _echo_summary(results: list[IngestResult]) -> None:
+    """The summary table: one row per source, then the totals."""
+    rows = [("outcome", "chunks", "source", "detail")]
+    for result in results:
+        chunks = (
+            str(result.document.chunk_count) if result.document and result.outcome == "ok" else ""
+        )
+        detail = result.reason or (result.document.title if result.document else "")
+        rows.append((result.outcome, chunks, _short(result.source), detail))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        click.echo(f"{row[0]:<{widths[0]}}  {row[1]:>{widths[1]}}  {row[2]:<{widths[2]}}  {row[3]}")
+    counts: dict[str, int] = {}
+    for result in results:
+        counts[result.outcome] = counts.get(result.outcome, 0) + 1
+    click.echo(
+        "\n" + ", ".join(f"{counts.get(k, 0)} {k}" for k in ("ok", "skipped", "queued", "failed"))
+    )
+
+
+def _file_name(source: str | None) -> str | None:
+    return Path(source).name if source else None
+
+
+def _document_line(document: Document) -> str:
+    error = f"  error: {document.error}" if document.error else ""
+    return (
+        f"{document.id}  {document.status.value:<6} {document.collection:<12} "
+        f"{document.source_type.value:<7} {document.chunk_count:>5} chunks  {document.title}"
+        f"  ({document.source_uri}){error}"
+    )
+
+
+def _short(source: str, width: int = 60) -> str:
+    return source if len(source) <= width else "…" + source[-(width - 1) :]

@@ -1,0 +1,302 @@
+"""Heading-aware chunking of Markdown: pure, no I/O.
+
+A document is cut at its headings first; a section longer than the target is packed into
+chunks of about ``target_tokens`` o200k tokens, each starting with the tail of the one before
+(``overlap`` of the target). Tables are cut between rows (the header row is repeated), code
+blocks between lines, prose between sentences, and a single unit is cut by tokens only when
+nothing else fits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+BlockKind = Literal["heading", "paragraph", "list", "table", "code"]
+
+BREADCRUMB_SEPARATOR = " › "
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,9}[.)])\s+")
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=\S)")
+
+
+@dataclass(frozen=True)
+class ChunkPolicy:
+    """How big chunks are and how much of the previous chunk each repeats."""
+
+    # Why 500: long enough to hold a section's argument, short enough that one chunk of a long
+    # document does not crowd the context window; MiniLM reads it in two windows.
+    target_tokens: int = 500
+    overlap: float = 0.15
+
+    @property
+    def overlap_tokens(self) -> int:
+        """The overlap as a token count."""
+        return int(self.target_tokens * self.overlap)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One Markdown block: a heading, a paragraph, a list, a table or a fenced code block."""
+
+    kind: BlockKind
+    text: str
+    level: int = 0
+
+
+@dataclass(frozen=True)
+class ChunkDraft:
+    """A chunk before it is stored: its place, heading path and text.
+
+    ``overlap_chars`` is the length of the prefix repeated from the previous chunk (or a
+    repeated table header), so a reader can join consecutive chunks without doubling text.
+    """
+
+    position: int
+    headings: tuple[str, ...]
+    text: str
+    tokens: int
+    overlap_chars: int = 0
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """The smallest piece packing moves as a whole: a sentence, a list item, a table row, a
+    run of code lines."""
+
+    text: str
+    tokens: int
+    joiner: str
+    header: str = ""
+    # Table rows and code lines are never cut by tokens (the overlap skips them instead).
+    cuttable: bool = True
+
+
+TokenCount = Callable[[str], int]
+TokenTail = Callable[[str, int], str]
+
+
+def breadcrumb(title: str, headings: tuple[str, ...]) -> str:
+    """``Title › Heading › Subheading`` (the title alone when there is no heading)."""
+    parts = [title.strip()] if title.strip() else []
+    parts += [h for h in headings if h and h != title.strip()]
+    return BREADCRUMB_SEPARATOR.join(parts)
+
+
+def parse_blocks(markdown: str) -> list[Block]:
+    """Split Markdown into blocks; never splits inside a fenced code block or a table."""
+    blocks: list[Block] = []
+    lines = markdown.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    index = 0
+    paragraph: list[str] = []
+    kind: BlockKind = "paragraph"
+
+    def flush() -> None:
+        nonlocal paragraph, kind
+        text = "\n".join(paragraph).strip("\n")
+        if text.strip():
+            blocks.append(Block(kind, text))
+        paragraph = []
+        kind = "paragraph"
+
+    while index < len(lines):
+        line = lines[index]
+        fence = _FENCE.match(line)
+        if fence:
+            flush()
+            marker = fence.group(2)
+            body = [line]
+            index += 1
+            while index < len(lines):
+                body.append(lines[index])
+                index += 1
+                if lines[index - 1].strip().startswith(marker[0] * len(marker)) and len(body) > 1:
+                    break
+            blocks.append(Block("code", "\n".join(body)))
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            flush()
+            blocks.append(Block("heading", heading.group(2).strip(), len(heading.group(1))))
+            index += 1
+            continue
+        if line.lstrip().startswith("|"):
+            flush()
+            rows = []
+            while index < len(lines) and lines[index].lstrip().startswith("|"):
+                rows.append(lines[index].rstrip())
+                index += 1
+            blocks.append(Block("table", "\n".join(rows)))
+            continue
+        if not line.strip():
+            flush()
+            index += 1
+            continue
+        if _LIST_ITEM.match(line) and kind != "list":
+            flush()
+            kind = "list"
+        paragraph.append(line.rstrip())
+        index += 1
+    flush()
+    return blocks
+
+
+def chunk_markdown(
+    markdown: str,
+    count: TokenCount,
+    tail: TokenTail,
+    policy: ChunkPolicy | None = None,
+) -> list[ChunkDraft]:
+    """Heading-aware chunks of ``markdown``. ``count`` measures tokens; ``tail(text, n)``
+    returns the last ``n`` tokens of ``text`` (for a unit too long for any other cut)."""
+    policy = policy or ChunkPolicy()
+    drafts: list[ChunkDraft] = []
+    for headings, section in _sections(parse_blocks(markdown)):
+        units = [u for block in section for u in _units(block, count, tail, policy)]
+        for text, overlap_chars in _pack(units, policy, count, tail):
+            drafts.append(ChunkDraft(len(drafts), headings, text, count(text), overlap_chars))
+    return drafts
+
+
+def join_chunks(texts: list[tuple[str, int]]) -> str:
+    """Consecutive chunks (text, overlap_chars) as one text, each repeated prefix dropped."""
+    parts = [text if i == 0 else text[overlap:] for i, (text, overlap) in enumerate(texts)]
+    return "\n\n".join(part.strip("\n") for part in parts if part.strip())
+
+
+def _sections(blocks: list[Block]) -> Iterator[tuple[tuple[str, ...], list[Block]]]:
+    """Blocks grouped under their heading path; each section starts with its heading."""
+    path: list[tuple[int, str]] = []
+    current: list[Block] = []
+    for block in blocks:
+        if block.kind == "heading":
+            if any(b.kind != "heading" for b in current):
+                yield tuple(text for _, text in path), current
+                current = []
+            while path and path[-1][0] >= block.level:
+                path.pop()
+            path.append((block.level, block.text))
+            # A heading directly under another heading travels with the section below it.
+            current.append(block)
+            continue
+        current.append(block)
+    if any(b.kind != "heading" for b in current):
+        yield tuple(text for _, text in path), current
+
+
+def _units(block: Block, count: TokenCount, tail: TokenTail, policy: ChunkPolicy) -> list[_Unit]:
+    """A block as packable units: whole when it fits, else cut at its natural seams."""
+    if block.kind == "heading":
+        text = "#" * block.level + " " + block.text
+        return [_Unit(text, count(text), "\n\n")]
+    tokens = count(block.text)
+    if tokens <= policy.target_tokens:
+        return [_Unit(block.text, tokens, "\n\n")]
+    if block.kind == "table":
+        rows = block.text.split("\n")
+        header_rows = 2 if len(rows) > 1 and _TABLE_SEPARATOR.match(rows[1]) else 1
+        header = "\n".join(rows[:header_rows])
+        units = [_Unit(header, count(header), "\n\n", cuttable=False)]
+        units += [
+            _Unit(row, count(row), "\n", header, cuttable=False) for row in rows[header_rows:]
+        ]
+        return units
+    if block.kind == "code":
+        lines = block.text.split("\n")
+        return [
+            _Unit(line, count(line), "\n\n" if i == 0 else "\n", cuttable=False)
+            for i, line in enumerate(lines)
+        ]
+    if block.kind == "list":
+        items = re.split(r"\n(?=\s{0,3}(?:[-*+]|\d{1,9}[.)])\s+)", block.text)
+        units = []
+        for index, item in enumerate(items):
+            units.extend(_prose_units(item, "\n\n" if index == 0 else "\n", count, tail, policy))
+        return units
+    return _prose_units(block.text, "\n\n", count, tail, policy)
+
+
+def _prose_units(
+    text: str, joiner: str, count: TokenCount, tail: TokenTail, policy: ChunkPolicy
+) -> list[_Unit]:
+    """Sentences; a sentence longer than the target is cut by tokens (nothing else fits)."""
+    units: list[_Unit] = []
+    for index, sentence in enumerate(_SENTENCE_END.split(text)):
+        glue = joiner if index == 0 else " "
+        tokens = count(sentence)
+        if tokens <= policy.target_tokens:
+            units.append(_Unit(sentence, tokens, glue))
+            continue
+        for piece in _token_pieces(sentence, count, tail, policy.target_tokens):
+            units.append(_Unit(piece, count(piece), glue))
+            glue = ""
+    return units
+
+
+def _token_pieces(text: str, count: TokenCount, tail: TokenTail, size: int) -> list[str]:
+    """``text`` cut into pieces of at most ``size`` tokens, front to back."""
+    pieces: list[str] = []
+    rest = text
+    while count(rest) > size:
+        end = tail(rest, count(rest) - size)
+        head = rest[: len(rest) - len(end)]
+        if not head:
+            break
+        pieces.append(head)
+        rest = end
+    pieces.append(rest)
+    return pieces
+
+
+def _pack(
+    units: list[_Unit], policy: ChunkPolicy, count: TokenCount, tail: TokenTail
+) -> Iterator[tuple[str, int]]:
+    """Units packed into chunks of at most the target, each new chunk opening with the tail
+    of the previous one (whole units when they fit in the overlap)."""
+    current: list[_Unit] = []
+    used = 0
+    overlap_count = 0
+    for unit in units:
+        if current and used + unit.tokens > policy.target_tokens:
+            yield _render(current), len(_render(current[:overlap_count])) if overlap_count else 0
+            carried = _overlap(current, policy, tail)
+            if unit.header and (not carried or carried[0].text != unit.header):
+                carried = [_Unit(unit.header, count(unit.header), "\n\n", cuttable=False), *carried]
+            current, overlap_count = carried, len(carried)
+            used = sum(u.tokens for u in current)
+        current.append(unit)
+        used += unit.tokens
+    if current and len(current) > overlap_count:
+        yield _render(current), len(_render(current[:overlap_count])) if overlap_count else 0
+
+
+def _overlap(previous: list[_Unit], policy: ChunkPolicy, tail: TokenTail) -> list[_Unit]:
+    """The end of the previous chunk to repeat: whole trailing units up to the overlap; a
+    table row or code line is never cut, a long sentence gives its last tokens."""
+    budget = policy.overlap_tokens
+    taken: list[_Unit] = []
+    for unit in reversed(previous):
+        if unit.tokens > budget:
+            break
+        taken.insert(0, unit)
+        budget -= unit.tokens
+    if taken:
+        return taken
+    last = previous[-1]
+    if not last.cuttable:
+        return []
+    piece = tail(last.text, policy.overlap_tokens).lstrip()
+    return [_Unit(piece, policy.overlap_tokens, "")] if piece else []
+
+
+def _render(units: list[_Unit]) -> str:
+    """Units joined with their own glue (none before the first)."""
+    text = ""
+    for index, unit in enumerate(units):
+        text += unit.text if index == 0 else unit.joiner + unit.text
+    return text

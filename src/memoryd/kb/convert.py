@@ -1,0 +1,321 @@
+"""One route from any supported document to Markdown that keeps headings, lists and tables.
+
+PDF goes through :mod:`memoryd.kb.pdf` (font sizes become headings); DOCX, PPTX and XLSX
+through markitdown; HTML through trafilatura (main content only); images through the image
+reader. Every refusal is a :class:`ConversionError` that names the problem and what to do.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+import zipfile
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import PurePath
+
+from ..errors import MemorydError
+from .images import ImageReader
+
+
+class ConversionError(MemorydError):
+    """A document that cannot be read: permanent, reported per file with its reason."""
+
+
+class DocumentType(StrEnum):
+    """What a source is, decided from its bytes first and its name second."""
+
+    PDF = "pdf"
+    DOCX = "docx"
+    PPTX = "pptx"
+    XLSX = "xlsx"
+    HTML = "html"
+    MARKDOWN = "markdown"
+    TEXT = "text"
+    IMAGE = "image"
+
+
+SUPPORTED = "PDF, DOCX, PPTX, XLSX, HTML, Markdown, plain text, PNG and JPEG"
+
+_EXTENSIONS = {
+    ".pdf": DocumentType.PDF,
+    ".docx": DocumentType.DOCX,
+    ".pptx": DocumentType.PPTX,
+    ".xlsx": DocumentType.XLSX,
+    ".html": DocumentType.HTML,
+    ".htm": DocumentType.HTML,
+    ".xhtml": DocumentType.HTML,
+    ".md": DocumentType.MARKDOWN,
+    ".markdown": DocumentType.MARKDOWN,
+    ".txt": DocumentType.TEXT,
+    ".text": DocumentType.TEXT,
+    ".png": DocumentType.IMAGE,
+    ".jpg": DocumentType.IMAGE,
+    ".jpeg": DocumentType.IMAGE,
+}
+_CONTENT_TYPES = {
+    "application/pdf": DocumentType.PDF,
+    "text/html": DocumentType.HTML,
+    "application/xhtml+xml": DocumentType.HTML,
+    "text/markdown": DocumentType.MARKDOWN,
+    "text/plain": DocumentType.TEXT,
+    "image/png": DocumentType.IMAGE,
+    "image/jpeg": DocumentType.IMAGE,
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": DocumentType.DOCX,
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": (
+        DocumentType.PPTX
+    ),
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": DocumentType.XLSX,
+}
+_OFFICE_PARTS = {
+    "word/": DocumentType.DOCX,
+    "ppt/": DocumentType.PPTX,
+    "xl/": DocumentType.XLSX,
+}
+_DATA_IMAGE = re.compile(r"!\[([^\]]*)\]\(data:image/[a-zA-Z+.-]+;base64,([A-Za-z0-9+/=\s]+)\)")
+_BLANK_RUNS = re.compile(r"\n{3,}")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a single document may cost before it is refused."""
+
+    # Why these: a 50 MB file is a book-sized PDF; an Office file that inflates past 250 MB
+    # or more than 200x is a zip bomb, not a document; 2,000 pages covers any real report.
+    max_bytes: int = 50 * 1024 * 1024
+    max_unzipped_bytes: int = 250 * 1024 * 1024
+    max_zip_ratio: float = 200.0
+    max_pages: int = 2000
+    # A PDF page with fewer characters than this in its text layer is a scan: render and read.
+    scan_text_chars: int = 20
+    # Seconds and bytes for a URL.
+    fetch_timeout: float = 20.0
+
+
+@dataclass(frozen=True)
+class Converted:
+    """A document as Markdown, with the title found in it and how many images were read."""
+
+    title: str
+    markdown: str
+    document_type: DocumentType
+    images_read: int = 0
+    pages: int | None = None
+
+
+def detect_type(name: str, data: bytes, content_type: str | None = None) -> DocumentType:
+    """The document's type from its magic bytes, then its declared type, then its name."""
+    head = data[:1024]
+    if head.startswith(b"%PDF"):
+        return DocumentType.PDF
+    if head.startswith(b"\x89PNG\r\n\x1a\n") or head.startswith(b"\xff\xd8\xff"):
+        return DocumentType.IMAGE
+    if head.startswith(b"PK\x03\x04"):
+        return _office_type(name, data)
+    declared = (content_type or "").split(";")[0].strip().lower()
+    if declared in _CONTENT_TYPES and _CONTENT_TYPES[declared] is not DocumentType.TEXT:
+        return _CONTENT_TYPES[declared]
+    suffix = PurePath(name).suffix.lower()
+    if suffix in _EXTENSIONS:
+        return _EXTENSIONS[suffix]
+    lowered = head.lstrip().lower()
+    if lowered.startswith((b"<!doctype html", b"<html")):
+        return DocumentType.HTML
+    if declared == "text/plain" or (not suffix and _looks_like_text(data)):
+        return DocumentType.TEXT
+    shown = suffix or "no extension"
+    raise ConversionError(
+        f"unsupported file type ({shown}); memoryd reads {SUPPORTED}: convert it to one of "
+        "those first"
+    )
+
+
+def convert(
+    data: bytes,
+    name: str,
+    reader: ImageReader,
+    *,
+    limits: Limits | None = None,
+    content_type: str | None = None,
+) -> Converted:
+    """``data`` (named ``name``) as Markdown; raises :class:`ConversionError` when it cannot."""
+    limits = limits or Limits()
+    if len(data) > limits.max_bytes:
+        raise ConversionError(
+            f"the file is {len(data) / 1e6:.1f} MB, over the {limits.max_bytes / 1e6:.0f} MB "
+            "limit; split it or raise the limit"
+        )
+    if not data:
+        raise ConversionError("the file is empty")
+    kind = detect_type(name, data, content_type)
+    stem = PurePath(name).stem or name
+    if kind is DocumentType.PDF:
+        from .pdf import pdf_to_markdown
+
+        return pdf_to_markdown(data, stem, reader, limits)
+    if kind is DocumentType.IMAGE:
+        text = reader.read(data)
+        if not text.strip():
+            raise ConversionError(
+                "no text could be read from the image (OCR found nothing legible); configure "
+                "a vision model on the caption route to describe pictures"
+            )
+        return Converted(stem, f"# {stem}\n\n{text.strip()}\n", kind, images_read=1)
+    if kind in (DocumentType.DOCX, DocumentType.PPTX, DocumentType.XLSX):
+        _check_zip(data, limits)
+        return _office(data, kind, stem, reader)
+    text = _decode_text(data)
+    if kind is DocumentType.HTML:
+        return _html(text, stem)
+    if kind is DocumentType.MARKDOWN:
+        return Converted(_first_heading(text) or stem, _tidy(text), kind)
+    return Converted(stem, _tidy(text), DocumentType.TEXT)
+
+
+def _office_type(name: str, data: bytes) -> DocumentType:
+    """DOCX, PPTX or XLSX from the parts inside the zip."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = archive.namelist()
+    except zipfile.BadZipFile:
+        raise ConversionError(
+            "the file is a damaged zip archive (truncated Office file?); re-save it and try again"
+        ) from None
+    for prefix, kind in _OFFICE_PARTS.items():
+        if any(n.startswith(prefix) for n in names):
+            return kind
+    suffix = PurePath(name).suffix.lower()
+    raise ConversionError(
+        f"the file is a zip archive ({suffix or 'no extension'}) but not a DOCX, PPTX or XLSX; "
+        f"memoryd reads {SUPPORTED}"
+    )
+
+
+def _check_zip(data: bytes, limits: Limits) -> None:
+    """Refuse archives that would inflate past the limits (zip bombs) before opening them."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        infos = archive.infolist()
+    inflated = sum(info.file_size for info in infos)
+    packed = max(1, sum(info.compress_size for info in infos))
+    if inflated > limits.max_unzipped_bytes or inflated / packed > limits.max_zip_ratio:
+        raise ConversionError(
+            f"the archive would inflate to {inflated / 1e6:.0f} MB from {len(data) / 1e6:.1f} "
+            "MB (a zip bomb, or far larger than any document); it was not opened"
+        )
+
+
+def _office(data: bytes, kind: DocumentType, stem: str, reader: ImageReader) -> Converted:
+    """DOCX, PPTX and XLSX through markitdown; embedded pictures become their text."""
+    from markitdown import MarkItDown, StreamInfo
+
+    converter = MarkItDown(enable_plugins=False)
+    try:
+        result = converter.convert_stream(
+            io.BytesIO(data),
+            stream_info=StreamInfo(extension="." + kind.value),
+            keep_data_uris=True,
+        )
+    except Exception as error:  # markitdown wraps every parser's failure differently
+        raise ConversionError(
+            f"cannot read the {kind.value.upper()} file ({type(error).__name__}); it may be "
+            "damaged or password-protected: re-save it unprotected and try again"
+        ) from None
+    read = 0
+
+    def picture(match: re.Match[str]) -> str:
+        nonlocal read
+        try:
+            image = base64.b64decode(re.sub(r"\s", "", match.group(2)), validate=False)
+        except ValueError:
+            return ""
+        text = reader.read(image).strip()
+        if not text:
+            return ""
+        read += 1
+        return "\n\n" + text + "\n\n"
+
+    markdown = _DATA_IMAGE.sub(picture, result.markdown or "")
+    if kind is DocumentType.XLSX:
+        markdown = re.sub(r"^## ", "# ", markdown, flags=re.MULTILINE)
+    title = (result.title or "").strip() or _core_title(data) or _first_heading(markdown) or stem
+    return Converted(title, _tidy(markdown), kind, images_read=read)
+
+
+def _core_title(data: bytes) -> str:
+    """The title in an Office file's core properties (docProps/core.xml), if set."""
+    from xml.etree import ElementTree
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            if "docProps/core.xml" not in archive.namelist():
+                return ""
+            info = archive.getinfo("docProps/core.xml")
+            if info.file_size > 1_000_000:
+                return ""
+            root = ElementTree.fromstring(archive.read(info))
+    except (zipfile.BadZipFile, ElementTree.ParseError, KeyError):
+        return ""
+    title = root.find("{http://purl.org/dc/elements/1.1/}title")
+    return (title.text or "").strip() if title is not None else ""
+
+
+def _html(text: str, stem: str) -> Converted:
+    """The page's main content (no navigation, ads or footers) as Markdown."""
+    import trafilatura
+
+    markdown = trafilatura.extract(
+        text,
+        output_format="markdown",
+        include_tables=True,
+        include_formatting=True,
+        include_links=False,
+        include_images=False,
+        include_comments=False,
+        with_metadata=False,
+    )
+    metadata = trafilatura.extract_metadata(text)
+    title = (getattr(metadata, "title", None) or "").strip() if metadata else ""
+    if not markdown or not markdown.strip():
+        raise ConversionError(
+            "no readable main content in the page (empty, script-only, or a login wall)"
+        )
+    title = title or _first_heading(markdown) or stem
+    if not _first_heading(markdown):
+        markdown = f"# {title}\n\n{markdown}"
+    return Converted(title, _tidy(markdown), DocumentType.HTML)
+
+
+def _decode_text(data: bytes) -> str:
+    """UTF-8 (with or without BOM), else Windows-1252; binary data is refused."""
+    if b"\x00" in data[:8192]:
+        raise ConversionError(
+            "the file holds binary data, not text (its name says text); check the file type"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace")
+
+
+def _looks_like_text(data: bytes) -> bool:
+    sample = data[:4096]
+    if b"\x00" in sample:
+        return False
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _first_heading(markdown: str) -> str:
+    match = re.search(r"^#{1,6}\s+(.+?)\s*#*\s*$", markdown, flags=re.MULTILINE)
+    return match.group(1).strip() if match else ""
+
+
+def _tidy(markdown: str) -> str:
+    """Normalised newlines, no runs of blank lines, no trailing spaces."""
+    text = markdown.replace("\r\n", "\n").replace("\r", "\n")
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    return _BLANK_RUNS.sub("\n\n", text).strip() + "\n"

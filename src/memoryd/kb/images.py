@@ -1,0 +1,153 @@
+"""Images become text: a caption from the vision-capable ``caption`` LLM route when one is
+configured, else local OCR (rapidocr, models inside the wheel, no network)."""
+
+from __future__ import annotations
+
+import io
+import logging
+import threading
+from typing import Any, Protocol
+
+from ..llm import Gateway, LLMConfigError, LLMUnavailableError, Message
+
+log = logging.getLogger(__name__)
+
+# Images smaller than this on either side are icons, bullets or rules: nothing to read.
+MIN_IMAGE_SIDE = 32
+# Large images are scaled down first: OCR time grows with pixels, and text stays legible.
+MAX_IMAGE_SIDE = 2400
+# OCR lines read with less confidence than this are noise (textures, photos).
+MIN_OCR_SCORE = 0.6
+
+CAPTION_PROMPT = (
+    "Transcribe all legible text in this image exactly, in reading order. Then, on a new line "
+    "starting with 'Image:', describe in one or two sentences what the image shows. Output "
+    "only those two parts."
+)
+
+
+class ImageReader(Protocol):
+    """Reads an image (PNG or JPEG bytes) as text; empty when there is nothing to read."""
+
+    @property
+    def name(self) -> str:
+        """Which reader, for the document's record."""
+        ...
+
+    def read(self, image: bytes) -> str:
+        """The text in (or a caption of) the image."""
+        ...
+
+
+class LocalOCR:
+    """rapidocr on onnxruntime; the engine loads once, on first use, and is shared."""
+
+    name = "ocr:rapidocr"
+    _engine: Any = None
+    _lock = threading.Lock()
+
+    def read(self, image: bytes) -> str:
+        """Recognised lines, top to bottom, joined with spaces within a line's row."""
+        prepared = _prepared_png(image)
+        if prepared is None:
+            return ""
+        with LocalOCR._lock:
+            if LocalOCR._engine is None:
+                LocalOCR._engine = _load_rapidocr()
+            result = LocalOCR._engine(prepared)
+        texts = getattr(result, "txts", None) or ()
+        scores = getattr(result, "scores", None) or ()
+        boxes = getattr(result, "boxes", None)
+        lines = [
+            (text, box)
+            for text, score, box in zip(
+                texts, scores, boxes if boxes is not None else [None] * len(texts), strict=False
+            )
+            if score >= MIN_OCR_SCORE and str(text).strip()
+        ]
+        return _reading_order(lines)
+
+
+class VisionCaption:
+    """The ``caption`` LLM route; falls back to OCR when the route fails."""
+
+    def __init__(self, gateway: Gateway, fallback: ImageReader) -> None:
+        self._gateway = gateway
+        self._fallback = fallback
+
+    @property
+    def name(self) -> str:
+        """The route's model."""
+        return f"caption:{self._gateway.route('caption').model}"
+
+    def read(self, image: bytes) -> str:
+        """The model's transcription and caption, or OCR when the model cannot answer."""
+        prepared = _prepared_png(image)
+        if prepared is None:
+            return ""
+        try:
+            answer = self._gateway.complete(
+                "caption",
+                "You read images for a document index.",
+                [Message("user", CAPTION_PROMPT, images=(prepared,))],
+                json_mode=False,
+            )
+        except (LLMUnavailableError, LLMConfigError) as error:
+            log.warning("caption route failed, reading the image with local OCR: %s", error)
+            return self._fallback.read(image)
+        return answer.strip()
+
+
+def image_reader(gateway: Gateway) -> ImageReader:
+    """The caption route when configured, else local OCR."""
+    ocr = LocalOCR()
+    return VisionCaption(gateway, ocr) if gateway.configured("caption") else ocr
+
+
+def _load_rapidocr() -> Any:
+    from rapidocr import RapidOCR
+
+    # rapidocr logs every model path at INFO on load; keep the owner's terminal quiet.
+    logging.getLogger("RapidOCR").setLevel(logging.WARNING)
+    return RapidOCR()
+
+
+def _prepared_png(image: bytes) -> bytes | None:
+    """The image as RGB PNG, scaled into bounds; None for a tiny or unreadable image."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(image)) as opened:
+            opened.load()
+            picture = opened.convert("RGB")
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
+        return None
+    if min(picture.size) < MIN_IMAGE_SIDE:
+        return None
+    if max(picture.size) > MAX_IMAGE_SIDE:
+        picture.thumbnail((MAX_IMAGE_SIDE, MAX_IMAGE_SIDE))
+    out = io.BytesIO()
+    picture.save(out, format="PNG")
+    return out.getvalue()
+
+
+def _reading_order(lines: list[tuple[str, Any]]) -> str:
+    """OCR lines sorted top to bottom, left to right; boxes on one row share a line."""
+    if not lines:
+        return ""
+    placed = []
+    for text, box in lines:
+        if box is None:
+            placed.append((0.0, 0.0, 0.0, str(text)))
+            continue
+        ys = [float(point[1]) for point in box]
+        xs = [float(point[0]) for point in box]
+        placed.append((min(ys), max(ys) - min(ys), min(xs), str(text)))
+    placed.sort(key=lambda item: (item[0], item[2]))
+    rows: list[list[tuple[float, float, float, str]]] = []
+    for item in placed:
+        if rows and abs(item[0] - rows[-1][0][0]) < max(item[1], rows[-1][0][1]) * 0.5:
+            rows[-1].append(item)
+        else:
+            rows.append([item])
+    return "\n".join(" ".join(t for *_, t in sorted(row, key=lambda i: i[2])) for row in rows)

@@ -1,0 +1,120 @@
+"""Knowledge-base records: documents, their chunks, and search hits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from ..errors import InvalidInputError
+
+
+class SourceType(StrEnum):
+    """Where a document came from; trust, and so search weight, follows."""
+
+    CURATED = "curated"
+    MISSION = "mission"
+    WEB = "web"
+
+
+# SPEC §6: curated documents 1.0, mission output 0.8, web clips 0.6.
+SOURCE_WEIGHTS: dict[SourceType, float] = {
+    SourceType.CURATED: 1.0,
+    SourceType.MISSION: 0.8,
+    SourceType.WEB: 0.6,
+}
+
+
+class DocumentStatus(StrEnum):
+    """``queued``: waiting for a (re)try; ``ready``: searchable; ``failed``: see ``error``."""
+
+    QUEUED = "queued"
+    READY = "ready"
+    FAILED = "failed"
+
+
+def parse_source_type(value: str) -> SourceType:
+    """A source type from user input, or a clear error listing the choices."""
+    try:
+        return SourceType(value.strip().lower())
+    except ValueError:
+        choices = ", ".join(t.value for t in SourceType)
+        raise InvalidInputError(f"unknown source type {value!r}; use one of {choices}") from None
+
+
+def check_collection(value: str) -> str:
+    """A collection name: 1–64 letters, digits, '-', '_' or '.'."""
+    name = value.strip()
+    if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
+        raise InvalidInputError(
+            f"invalid collection name {value!r}: use 1-64 letters, digits, '-', '_' or '.'"
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class Document:
+    """One ingested source (a file, a URL or given bytes)."""
+
+    id: str
+    source_uri: str
+    collection: str
+    source_type: SourceType
+    title: str
+    status: DocumentStatus
+    created_at: datetime
+    updated_at: datetime
+    content_hash: str | None = None
+    document_type: str | None = None
+    error: str | None = None
+    chunk_count: int = 0
+    token_count: int = 0
+    images_read: int = 0
+    byte_size: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON shape for the CLI and API."""
+        return {
+            "id": self.id,
+            "source_uri": self.source_uri,
+            "collection": self.collection,
+            "source_type": self.source_type.value,
+            "title": self.title,
+            "status": self.status.value,
+            "error": self.error,
+            "content_hash": self.content_hash,
+            "document_type": self.document_type,
+            "chunks": self.chunk_count,
+            "tokens": self.token_count,
+            "images_read": self.images_read,
+            "bytes": self.byte_size,
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A stored piece of a document; ``position`` is its chunk id within the document."""
+
+    document_id: str
+    position: int
+    headings: tuple[str, ...]
+    breadcrumb: str
+    text: str
+    tokens: int
+    overlap_chars: int = 0
+
+    @property
+    def embedded_text(self) -> str:
+        """What the embedder reads: the breadcrumb, then the text."""
+        return f"{self.breadcrumb}\n\n{self.text}" if self.breadcrumb else self.text
+
+
+@dataclass(frozen=True)
+class ChunkKey:
+    """A chunk's address."""
+
+    document_id: str
+    position: int
