@@ -103,20 +103,26 @@ def _print_json(value: Any) -> None:
 @_json_option
 @click.pass_context
 def init(ctx: click.Context, as_json: bool) -> None:
-    """Create the store (idempotent) and record its embedding model."""
+    """Create the store (idempotent), record its embedding model, and write the API token
+    ($MEMORYD_HOME/token, mode 0600) unless it exists."""
+    from .http.auth import ensure_token
+
     with _service(ctx, create=True) as service:
         signature = service.store.embedding_signature()
         location = str(getattr(service.store, "path", ctx.obj["db"]))
-        if as_json:
-            _print_json(
-                {
-                    "db": location,
-                    "embedding_model": signature.model if signature else None,
-                    "embedding_dimension": signature.dimension if signature else None,
-                }
-            )
-        else:
-            click.echo(f"memoryd store ready at {location}")
+    token_file = ensure_token(resolve_settings(ctx.obj["db"]).home)
+    if as_json:
+        _print_json(
+            {
+                "db": location,
+                "embedding_model": signature.model if signature else None,
+                "embedding_dimension": signature.dimension if signature else None,
+                "token_file": str(token_file),
+            }
+        )
+    else:
+        click.echo(f"memoryd store ready at {location}")
+        click.echo(f"API token in {token_file}")
 
 
 @main.command()
@@ -236,10 +242,7 @@ def show(ctx: click.Context, memory_id: str, as_json: bool) -> None:
     with _service(ctx) as service:
         result = service.show(memory_id)
     if as_json:
-        document = result.memory.to_json()
-        document["chain"] = [m.to_json() for m in result.chain]
-        document["audit"] = [a.to_json() for a in result.audit]
-        _print_json(document)
+        _print_json(result.to_json())
         return
     _echo_memory(result.memory)
     click.echo("\nchain (oldest first):")
@@ -686,6 +689,50 @@ def _audit_line(entry: AuditEntry) -> str:
         f"{entry.at.isoformat()}  {entry.memory_id}  {entry.action} {before}→"
         f"{entry.to_status.value}  by {entry.actor.value}{rule}: {entry.reason}"
     )
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
+@click.option(
+    "--daily-at",
+    default="03:30",
+    show_default=True,
+    help="Local time (HH:MM) of the daily consolidation.",
+)
+@click.option(
+    "--tz",
+    "zone_name",
+    help="IANA time zone for --daily-at (default: MEMORYD_TZ, else the system's).",
+)
+@click.pass_context
+def serve(ctx: click.Context, host: str, port: int, daily_at: str, zone_name: str | None) -> None:
+    """The HTTP API, the background worker and the daily consolidation, until Ctrl-C."""
+    from .http.auth import ensure_token, load_token
+    from .http.server import ServeOptions, check_bind, is_loopback, local_zone
+    from .http.server import serve as run_server
+    from .schedule import parse_daily_at
+
+    settings = resolve_settings(ctx.obj["db"])
+    try:
+        at = parse_daily_at(daily_at)
+    except ValueError as error:
+        raise InvalidInputError(str(error)) from None
+    zone = local_zone(zone_name)
+    token = load_token(settings.home)
+    if token is None and is_loopback(host):
+        ensure_token(settings.home)
+        token = load_token(settings.home)
+    check_bind(host, token)
+    assert token is not None
+    with _service(ctx) as service:
+        click.echo(
+            f"memoryd serving {settings.db} on http://{host}:{port} (token: "
+            f"{'MEMORYD_TOKEN' if os.environ.get('MEMORYD_TOKEN') else settings.home / 'token'});"
+            f" daily consolidation at {daily_at} {zone}",
+            err=True,
+        )
+        run_server(service, token, ServeOptions(host=host, port=port, daily_at=at, zone=zone))
 
 
 # The kb group lives in its own module; it imports this one's helpers, so it registers last.

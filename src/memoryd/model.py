@@ -222,6 +222,14 @@ class ShowResult:
     chain: tuple[Memory, ...] = field(default_factory=tuple)
     audit: tuple[AuditEntry, ...] = field(default_factory=tuple)
 
+    def to_json(self) -> dict[str, Any]:
+        """``show --json``: the memory with ``chain`` (oldest first) and ``audit``."""
+        return {
+            **self.memory.to_json(),
+            "chain": [m.to_json() for m in self.chain],
+            "audit": [e.to_json() for e in self.audit],
+        }
+
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None

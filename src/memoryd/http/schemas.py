@@ -1,0 +1,301 @@
+"""Typed request and response models of the HTTP API (they make the OpenAPI document)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Text = Field(min_length=1, max_length=20_000)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ------------------------------------------------------------------ requests
+
+
+class RememberRequest(_Strict):
+    content: str = Field(min_length=1, max_length=2000)
+    kind: Literal["fact", "event", "lesson", "inference"] = "fact"
+    subject: str | None = Field(default=None, max_length=200)
+    predicate: str | None = Field(default=None, max_length=200)
+    object: str | None = Field(default=None, max_length=500)
+    entities: list[str] = Field(default_factory=list, max_length=32)
+    importance: Literal["low", "medium", "high", "critical"] | None = None
+    changes_behavior: bool = False
+    occurred_at: str | None = Field(default=None, description="ISO-8601 date or time")
+    now: str | None = Field(default=None, description="act as if it were this time (testing)")
+
+
+class ProposeRequest(_Strict):
+    memories: list[dict[str, Any]] = Field(min_length=1, max_length=50)
+    source: Literal[
+        "turn",
+        "compaction",
+        "mission",
+        "reflection",
+        "remember",
+        "owner",
+        "document",
+        "web",
+        "tool",
+        "import",
+    ] = "turn"
+    source_ref: str | None = Field(default=None, max_length=500)
+    now: str | None = None
+
+
+class EditRequest(_Strict):
+    content: str = Field(min_length=1, max_length=2000)
+    object: str | None = Field(default=None, max_length=500)
+    now: str | None = None
+
+
+class OwnerActionRequest(_Strict):
+    now: str | None = None
+
+
+class ObserveRequest(_Strict):
+    user: str = Field(min_length=1, max_length=50_000)
+    summary: str | None = Field(default=None, max_length=20_000)
+    now: str | None = None
+
+
+class Turn(_Strict):
+    role: str = Field(min_length=1, max_length=32)
+    content: str = Field(min_length=1, max_length=50_000)
+
+
+class CompactionRequest(_Strict):
+    turns: list[Turn] = Field(min_length=1, max_length=500)
+    now: str | None = None
+
+
+class MissionRequest(_Strict):
+    title: str = Field(min_length=1, max_length=500)
+    goal: str = Field(default="", max_length=5000)
+    outcome: str = Field(min_length=1, max_length=50_000)
+    now: str | None = None
+
+
+class RecallRequest(_Strict):
+    message: str = Field(min_length=1, max_length=20_000)
+    budget: int | None = Field(default=None, ge=0, le=32_000)
+    now: str | None = None
+
+
+class SearchRequest(_Strict):
+    query: str = Field(min_length=1, max_length=2000)
+    kind: Literal["fact", "event", "lesson", "inference"] | None = None
+    since: str | None = None
+    until: str | None = None
+    limit: int = Field(default=10, ge=1, le=200)
+    now: str | None = None
+
+
+class ConsolidateRequest(_Strict):
+    dry_run: bool = False
+    now: str | None = None
+
+
+class KbIngestRequest(_Strict):
+    sources: list[str] = Field(
+        min_length=1, max_length=1000, description="paths on the server's disk, or http(s) URLs"
+    )
+    collection: str = "default"
+    source_type: Literal["curated", "mission", "web"] = "curated"
+
+
+class KbSearchRequest(_Strict):
+    query: str = Field(min_length=1, max_length=2000)
+    pinned_collections: list[str] = Field(default_factory=list, max_length=20)
+    limit: int = Field(default=5, ge=1, le=20)
+    explain: bool = False
+
+
+class KbReadRequest(_Strict):
+    doc: str = Field(min_length=1, max_length=64)
+    section: str | None = Field(default=None, max_length=300)
+    chunks: str | None = Field(default=None, pattern=r"^[0-9]+(-[0-9]+)?$")
+    max_tokens: int = Field(default=2000, ge=1, le=8000)
+
+
+class ToolCallRequest(_Strict):
+    name: Literal["remember", "search_memory", "search_kb", "read_kb"]
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    pinned_collections: list[str] = Field(default_factory=list, max_length=20)
+
+
+# ----------------------------------------------------------------- responses
+
+
+class MemoryOut(BaseModel):
+    id: str
+    kind: str
+    status: str
+    content: str
+    confidence: float
+    subject: str | None
+    predicate: str | None
+    object: str | None
+    slot: str | None
+    entities: list[str]
+    importance: str | None
+    changes_behavior: bool
+    occurred_at: str | None
+    source: str
+    source_ref: str | None
+    extractor_model: str | None
+    prompt_version: str | None
+    created_at: str | None
+    last_confirmed_at: str | None
+    last_retrieved_at: str | None
+    retrieval_hits: int
+    supersedes: str | None
+    superseded_by: str | None
+    purged: bool
+    purged_at: str | None
+
+
+class AuditOut(BaseModel):
+    memory_id: str
+    at: str | None
+    actor: str
+    rule: str | None
+    action: str
+    from_status: str | None
+    to_status: str
+    reason: str
+
+
+class ShowOut(MemoryOut):
+    chain: list[MemoryOut]
+    audit: list[AuditOut]
+
+
+class WriteOut(BaseModel):
+    outcome: str
+    reason: str
+    rule: str
+    memory: MemoryOut | None
+
+
+class ReviewItemOut(BaseModel):
+    pending: MemoryOut
+    would_supersede: MemoryOut | None
+
+
+class ObservationOut(BaseModel):
+    queued: bool
+    job_id: str | None
+    notice: str | None
+
+
+class RecallItemOut(BaseModel):
+    id: str
+    kind: str
+    content: str
+    score: float | None
+    legs: dict[str, int]
+    decay: float | None = None
+    weight: float | None = None
+    section: str
+    importance: str | None = None
+
+
+class TimeWindowOut(BaseModel):
+    phrase: str
+    start: str
+    end: str
+
+
+class RecallOut(BaseModel):
+    text: str
+    tokens: int
+    items: list[RecallItemOut]
+    dropped: list[dict[str, str]]
+    legs: dict[str, str]
+    time_window: TimeWindowOut | None
+
+
+class SearchItemOut(MemoryOut):
+    score: float
+    legs: dict[str, int]
+
+
+class ConsolidationStepOut(BaseModel):
+    stage: str
+    memory_id: str
+    action: str
+    reason: str
+    new_confidence: float | None
+
+
+class ConsolidationOut(BaseModel):
+    dry_run: bool
+    stages: dict[str, str]
+    steps: list[ConsolidationStepOut]
+
+
+class DocumentOut(BaseModel):
+    id: str
+    source_uri: str
+    collection: str
+    source_type: str
+    title: str
+    status: str
+    error: str | None
+    content_hash: str | None
+    document_type: str | None
+    chunks: int
+    tokens: int
+    images_read: int
+    bytes: int
+    created_at: str
+    updated_at: str
+
+
+class IngestOut(BaseModel):
+    source: str
+    outcome: Literal["ok", "skipped", "queued", "failed"]
+    reason: str | None
+    document: DocumentOut | None
+    seconds: float
+
+
+class KbHitOut(BaseModel):
+    doc: str
+    chunk: int
+    title: str
+    breadcrumb: str
+    source: str
+    collection: str
+    score: float
+    content: str
+    explain: dict[str, Any] | None = None
+
+
+class KbSearchOut(BaseModel):
+    query: str
+    pinned_collections: list[str]
+    results: list[KbHitOut]
+
+
+class KbReadOut(BaseModel):
+    doc: str
+    title: str
+    chunks: list[int]
+    tokens: int
+    next_chunk: int | None
+    content: str
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok"]
+    version: str
+
+
+class ErrorOut(BaseModel):
+    error: str

@@ -1,0 +1,105 @@
+"""``memoryd serve``: the HTTP API plus the background work a running memoryd owes its owner —
+the extraction and document-retry worker, and the daily consolidation."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import socket
+from dataclasses import dataclass
+from datetime import time, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from ..errors import InvalidInputError
+from ..service import MemoryService
+from .api import create_app
+
+log = logging.getLogger(__name__)
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """Where to listen and when the daily job runs."""
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    daily_at: time = time(3, 30)
+    zone: tzinfo | None = None
+    worker: bool = True
+    scheduler: bool = True
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse to listen beyond loopback without a token."""
+    if not token and not is_loopback(host):
+        raise InvalidInputError(
+            f"refusing to listen on {host} without a token: run `memoryd init` (it writes one) "
+            "or set MEMORYD_TOKEN, or bind to 127.0.0.1"
+        )
+
+
+def local_zone(name: str | None = None) -> tzinfo:
+    """The zone the daily time is read in: ``name`` (or ``MEMORYD_TZ``), else the system's."""
+    chosen = name or os.environ.get("MEMORYD_TZ")
+    if chosen:
+        try:
+            return ZoneInfo(chosen)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise InvalidInputError(
+                f"unknown time zone {chosen!r}; use an IANA name such as Europe/Lisbon"
+            ) from None
+    from datetime import datetime
+
+    zone = datetime.now().astimezone().tzinfo
+    assert zone is not None
+    return zone
+
+
+def serve(service: MemoryService, token: str, options: ServeOptions) -> None:
+    """Run until interrupted: the API, the worker and the daily scheduler."""
+    import uvicorn
+
+    check_bind(options.host, token)
+    app = create_app(service, token)
+    if options.worker:
+        service.start_worker()
+    if options.scheduler:
+        service.start_scheduler(options.daily_at, options.zone or local_zone())
+    config = uvicorn.Config(
+        app,
+        host=options.host,
+        port=options.port,
+        log_level=logging.getLevelName(log.getEffectiveLevel()).lower()
+        if log.getEffectiveLevel() < logging.WARNING
+        else "warning",
+        access_log=False,
+        server_header=False,
+        timeout_graceful_shutdown=10,
+    )
+    server = uvicorn.Server(config)
+    try:
+        server.run()
+    finally:
+        service.stop_scheduler()
+        service.stop_worker()
+
+
+def free_port(host: str = DEFAULT_HOST) -> int:
+    """A port nothing listens on right now (for tests and benchmarks)."""
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])

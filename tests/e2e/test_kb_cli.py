@@ -1,0 +1,122 @@
+"""``memoryd kb ingest|search|read|list|delete|reingest``, run as the real executable (SPEC §6,
+§7): a folder with good and bad files, the summary table, JSON, and the fenced answers."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.kb_corpus import write_bad_inputs
+
+from .conftest import Cli
+
+NOTES = """# Garden Journal
+
+## Tomatoes
+
+The heirloom tomatoes in the east bed need staking before the June storms arrive.
+
+## Compost
+
+Turn the compost heap every second Saturday and keep it as damp as a wrung sponge.
+"""
+
+SHOPPING = """# Shopping Lists
+
+## Hardware
+
+Galvanised wire, twelve bamboo canes and a bag of horticultural grit from the co-op.
+"""
+
+
+def _folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    (folder / "nested").mkdir(parents=True)
+    (folder / "garden.md").write_text(NOTES, encoding="utf-8")
+    (folder / "nested" / "shopping.md").write_text(SHOPPING, encoding="utf-8")
+    (folder / ".hidden.md").write_text("# Hidden\n\nnever ingested", encoding="utf-8")
+    bad = write_bad_inputs(tmp_path / "bad")
+    for key in ("truncated_pdf", "encrypted_pdf", "unknown_type"):
+        target = folder / bad[key].name
+        target.write_bytes(bad[key].read_bytes())
+    return folder
+
+
+def test_ingest_a_folder_prints_a_summary_and_fails_for_the_bad_files(
+    cli: Cli, tmp_path: Path
+) -> None:
+    cli.ok("init")
+    folder = _folder(tmp_path)
+
+    result = cli.run("kb", "ingest", str(folder), "--collection", "home")
+
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["outcome", "chunks", "source", "detail"]
+    assert "2 ok, 0 skipped, 0 queued, 3 failed" in result.stdout
+    assert any("truncated" in line for line in lines), result.stdout
+    assert any("encrypted" in line for line in lines), result.stdout
+    assert any("unsupported file type (.xyz)" in line for line in lines), result.stdout
+    assert "hidden" not in result.stdout
+    ok_rows = [line for line in lines[1:] if line.startswith("ok ")]
+    assert sorted(Path(line.split()[2]).name for line in ok_rows) == ["garden.md", "shopping.md"]
+
+    listed = cli.json("kb", "list")
+    statuses = sorted((d["status"], Path(d["source_uri"]).name) for d in listed)
+    assert [s for s, _ in statuses].count("ready") == 2
+    assert [s for s, _ in statuses].count("failed") == 3
+    assert all(d["collection"] == "home" for d in listed)
+    failed = [d for d in listed if d["status"] == "failed"]
+    assert all(d["error"] and d["chunks"] == 0 for d in failed)
+
+    again = cli.json("kb", "ingest", str(folder / "garden.md"), "--collection", "home")
+    assert [r["outcome"] for r in again] == ["skipped"]
+
+
+def test_search_read_and_delete(cli: Cli, tmp_path: Path) -> None:
+    cli.ok("init")
+    folder = _folder(tmp_path)
+    cli.run("kb", "ingest", str(folder / "garden.md"), str(folder / "nested"))
+
+    found = cli.json("kb", "search", "when should I turn the compost heap", "--explain")
+    top = found["results"][0]
+    assert top["breadcrumb"] == "Garden Journal › Compost"
+    assert top["content"].startswith(f'<untrusted_content source="{folder / "garden.md"}"')
+    assert top["content"].rstrip().endswith("</untrusted_content>")
+    assert top["explain"]["cosine"] >= 0.25
+    text = cli.ok("kb", "search", "bamboo canes galvanised wire")
+    assert "Shopping Lists › Hardware" in text
+    assert "horticultural grit" in text
+
+    doc = top["doc"]
+    section = cli.ok("kb", "read", doc, "--section", "Tomatoes")
+    assert "heirloom tomatoes" in section and "compost heap" not in section
+    assert re.search(rf'doc="{doc}"', section)
+    whole = cli.json("kb", "read", doc)
+    assert "heirloom" in whole["content"] and "compost heap" in whole["content"]
+    missing = cli.fails("kb", "read", doc, "--section", "Roses")
+    assert "no section 'Roses'" in missing and "Tomatoes" in missing
+    assert "no document with id" in cli.fails("kb", "read", "NOPE")
+    assert "chunk" in cli.fails("kb", "read", doc, "--chunks", "x-y")
+
+    deleted = cli.json("kb", "delete", doc)
+    assert deleted[0]["id"] == doc
+    after = cli.json("kb", "search", "when should I turn the compost heap")
+    assert all(r["doc"] != doc for r in after["results"])
+
+
+def test_ingest_refuses_file_urls_and_oversized_files(cli: Cli, tmp_path: Path) -> None:
+    cli.ok("init")
+    big = tmp_path / "big.txt"
+    big.write_text("lorem ipsum " * 200_000, encoding="utf-8")
+
+    result = cli.run("kb", "ingest", "file:///etc/passwd", str(big), "--max-size", "1", "--json")
+
+    assert result.returncode == 1
+    assert "error:" not in result.stderr
+    outcomes = json.loads(result.stdout)
+    assert [o["outcome"] for o in outcomes] == ["failed", "failed"]
+    assert "only http and https" in outcomes[0]["reason"]
+    assert "over the 1 MB limit" in outcomes[1]["reason"]
+    assert cli.json("kb", "search", "lorem ipsum")["results"] == []
