@@ -735,6 +735,45 @@ def serve(ctx: click.Context, host: str, port: int, daily_at: str, zone_name: st
         run_server(service, token, ServeOptions(host=host, port=port, daily_at=at, zone=zone))
 
 
+@main.command()
+@click.option(
+    "--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="For --transport http.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8766, show_default=True)
+@click.option(
+    "--pin",
+    "pinned",
+    multiple=True,
+    help="A knowledge-base collection this assistant pins (boosted 1.5x; repeatable).",
+)
+@click.pass_context
+def mcp(ctx: click.Context, transport: str, host: str, port: int, pinned: tuple[str, ...]) -> None:
+    """The model's four tools over MCP (stdio, or streamable HTTP at /mcp with the token)."""
+    import anyio
+
+    from .http.auth import load_token
+    from .http.server import check_bind
+    from .mcp_server import build_server, http_app, run_stdio
+
+    settings = resolve_settings(ctx.obj["db"])
+    with _service(ctx) as service:
+        server = build_server(service, pinned)
+        if transport == "stdio":
+            anyio.run(run_stdio, server)
+            return
+        import uvicorn
+
+        token = load_token(settings.home)
+        if token is None:
+            raise InvalidInputError(
+                "the MCP HTTP transport needs a token: run `memoryd init` or set MEMORYD_TOKEN"
+            )
+        check_bind(host, token)
+        click.echo(f"memoryd MCP on http://{host}:{port}/mcp", err=True)
+        uvicorn.run(http_app(server, token, host), host=host, port=port, log_level="warning")
+
+
 # The kb group lives in its own module; it imports this one's helpers, so it registers last.
 from .cli_kb import kb  # noqa: E402
 
