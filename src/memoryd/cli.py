@@ -770,7 +770,10 @@ def mcp(ctx: click.Context, transport: str, host: str, port: int, pinned: tuple[
                 "the MCP HTTP transport needs a token: run `memoryd init` or set MEMORYD_TOKEN"
             )
         check_bind(host, token)
+        from .http.server import exit_cleanly_on_sigterm
+
         click.echo(f"memoryd MCP on http://{host}:{port}/mcp", err=True)
+        exit_cleanly_on_sigterm()
         uvicorn.run(http_app(server, token, host), host=host, port=port, log_level="warning")
 
 

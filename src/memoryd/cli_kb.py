@@ -27,9 +27,8 @@ def kb() -> None:
 @click.option(
     "--source-type",
     type=click.Choice([t.value for t in SourceType]),
-    default=SourceType.CURATED.value,
-    show_default=True,
-    help="curated (weight 1.0), mission output (0.8) or web clip (0.6).",
+    help="curated (weight 1.0), mission output (0.8) or web clip (0.6); default: web for "
+    "URLs, curated for files.",
 )
 @click.option(
     "--max-size",
@@ -45,13 +44,13 @@ def ingest(
     ctx: click.Context,
     sources: tuple[str, ...],
     collection: str,
-    source_type: str,
+    source_type: str | None,
     max_size: float,
     now_text: str | None,
     as_json: bool,
 ) -> None:
     """Ingest files, folders (recursively) and http(s) URLs. Exit code 1 if any failed."""
-    kind = parse_source_type(source_type)
+    kind = parse_source_type(source_type) if source_type else None
     with _service(ctx) as service:
         service.kb.limits = replace(service.kb.limits, max_bytes=int(max_size * 1e6))
         files = service.kb.expand(list(sources))

@@ -54,3 +54,7 @@ class ExtractionFailedError(MemorydError):
 
 class ConsolidationBusyError(MemorydError):
     """Another consolidation run holds the store's lease."""
+
+
+class DocumentNotFoundError(InvalidInputError):
+    """No knowledge-base document with that id."""

@@ -10,6 +10,7 @@ import dataclasses
 import shutil
 import socket
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -159,6 +160,17 @@ def test_text_inside_images_is_read(corpus: Corpus, key: str) -> None:
         squash(corpus.samples[key].key_sentence) in squash(text)
         for text in chunk_texts(corpus.service, document.id)
     )
+
+
+def test_search_returns_at_most_two_chunks_per_document(corpus: Corpus) -> None:
+    hits = corpus.service.kb.search(
+        "lighthouse keeper station harbour towns survey overview", limit=20
+    ).hits
+    per_document = Counter(h.document.id for h in hits)
+    assert per_document[corpus.doc("pdf").id] == 2  # the PDF has four matching chunks
+    assert max(per_document.values()) <= 2
+    scores = [h.ranked.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
 
 
 def test_html_navigation_and_ads_are_not_indexed(corpus: Corpus) -> None:
@@ -423,6 +435,9 @@ def test_unchanged_file_is_skipped_and_a_changed_one_replaced(
     assert again.document is not None and again.document.id == first.id
     assert service.store.kb.chunks(first.id) != []
 
+    forced = only_ok(service.kb.reingest(first.id, now=NOW + timedelta(hours=1)))
+    assert forced.id == first.id and forced.chunk_count == first.chunk_count
+
     path.write_text(ferry_notes(NEW_SENTENCE), encoding="utf-8")
     changed = only_ok(service.kb.ingest([path], now=NOW + timedelta(hours=2))[0])
     assert changed.id == first.id
@@ -483,7 +498,8 @@ def test_a_source_that_is_good_again_clears_the_error(
     assert service.kb.get(first.id).error
 
     # The owner restores the file: the document is sound again and must not keep reporting
-    # the failed attempt.
+    # the failed attempt. Fails today (src bug): the restored bytes match the stored hash, so
+    # _store_converted answers 'skipped' and the stale error stays (see the report).
     path.write_bytes(good)
     restored = service.kb.ingest([path], now=NOW + timedelta(hours=2))[0]
     assert restored.outcome in ("ok", "skipped")
@@ -492,9 +508,7 @@ def test_a_source_that_is_good_again_clears_the_error(
     assert document.error is None, document.error
 
 
-def test_a_text_file_turned_binary_keeps_its_chunks(
-    service: MemoryService, tmp_path: Path
-) -> None:
+def test_a_text_file_turned_binary_keeps_its_chunks(service: MemoryService, tmp_path: Path) -> None:
     path = tmp_path / "ferry.txt"
     path.write_text(f"{filler_paragraph(720, 40)} {OLD_SENTENCE}\n", encoding="utf-8")
     before = only_ok(service.kb.ingest([path], now=NOW)[0])
@@ -523,9 +537,7 @@ def test_a_replace_that_fails_midway_leaves_the_old_document(
     real = service.store.kb.replace_chunks
     calls: list[str] = []
 
-    def replace_then_crash(
-        document_id: str, chunks: list[Chunk], vectors: list[Any]
-    ) -> None:
+    def replace_then_crash(document_id: str, chunks: list[Chunk], vectors: list[Any]) -> None:
         real(document_id, chunks, vectors)
         calls.append(document_id)
         raise RuntimeError("disk unplugged after writing the chunks")
@@ -632,14 +644,10 @@ def kb_jobs(service: MemoryService) -> list[Any]:
     return [job for job in service.store.jobs.recent(10) if job.kind == JOB_KIND]
 
 
-def test_urls_ingest_as_web_documents(
-    service: MemoryService, corpus: Corpus, site: Site
-) -> None:
+def test_urls_ingest_as_web_documents(service: MemoryService, corpus: Corpus, site: Site) -> None:
     html, pdf = corpus.samples["html"], corpus.samples["pdf"]
     site.routes["/news/harbour-patrols"] = [Reply(200, "text/html", html.path.read_bytes())]
-    site.routes["/reports/lighthouses"] = [
-        Reply(200, "application/pdf", pdf.path.read_bytes())
-    ]
+    site.routes["/reports/lighthouses"] = [Reply(200, "application/pdf", pdf.path.read_bytes())]
     urls = [site.url("/news/harbour-patrols"), site.url("/reports/lighthouses")]
     results = service.kb.ingest(urls, source_type=SourceType.WEB, now=NOW)
     assert [r.outcome for r in results] == ["ok", "ok"], [r.reason for r in results]
@@ -744,6 +752,32 @@ def test_a_transient_server_error_is_retried_until_the_page_loads(
     hit = hit_with(service.kb.search(html.key_sentence).hits[:3], html.key_sentence)
     assert hit is not None and hit.document.id == doc_id
     assert service.kb.run_retries(now=NOW + timedelta(hours=2)) == []
+
+
+def test_deleting_a_queued_document_cancels_its_retry(
+    service: MemoryService, corpus: Corpus, site: Site
+) -> None:
+    # Fails today (src bug): KnowledgeBase.delete leaves the kb_ingest job queued, and the
+    # retry writes the deleted document back (see the report).
+    html = corpus.samples["html"]
+    site.routes["/flaky"] = [
+        Reply(503, "text/plain", b"try later"),
+        Reply(200, "text/html", html.path.read_bytes()),
+    ]
+    result = service.kb.ingest([site.url("/flaky")], now=NOW)[0]
+    assert result.outcome == "queued"
+    assert result.document is not None
+    service.kb.delete(result.document.id)
+    assert service.kb.list_documents() == []
+
+    for minutes in (2, 12, 42):
+        service.kb.run_retries(now=NOW + timedelta(minutes=minutes))
+    assert service.kb.list_documents() == [], "the deleted document came back"
+    assert service.store.kb.chunk_count() == 0
+    assert all(
+        h.document.source_uri != site.url("/flaky")
+        for h in service.kb.search(html.key_sentence).hits
+    )
 
 
 def test_a_missing_page_fails_at_once(service: MemoryService, site: Site) -> None:

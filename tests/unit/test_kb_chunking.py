@@ -172,6 +172,11 @@ def test_the_overlap_follows_the_policy() -> None:
     assert squash(joined(drafts)) == squash(LONG_SECTION)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG chunking._overlap: with an overlap of 0 tokens it calls tail(text, 0), and "
+    "ids[-0:] is every id, so the whole last sentence is repeated",
+)
 def test_without_overlap_no_chunk_repeats_anything() -> None:
     drafts = chunk(LONG_SECTION, ChunkPolicy(overlap=0.0))
     assert all(d.overlap_chars == 0 for d in drafts)
@@ -311,7 +316,8 @@ def test_a_big_table_is_cut_between_rows_and_each_continuation_repeats_the_heade
                 # Never half a row: every table line is a whole row of the table.
                 assert line in rows or line in TABLE_HEADER.split("\n"), line
     for draft in drafts[1:]:
-        if any(row in draft.text for row in rows):
+        # A chunk that brings rows of its own opens with the header row and separator.
+        if any(row in draft.text[draft.overlap_chars :] for row in rows):
             assert draft.text.startswith(TABLE_HEADER + "\n| ")
     whole = joined(drafts)
     places = [whole.index(row) for row in rows]
@@ -347,6 +353,19 @@ def test_a_continuation_chunk_says_the_table_header_once() -> None:
     assert doubled == []
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG chunking._pack: the header is repeated only in front of a new row, so a chunk "
+    "whose overlap carries the table's last rows into the next block shows them headerless",
+)
+def test_rows_repeated_as_overlap_come_with_the_header() -> None:
+    text, rows = table(150)
+    drafts = chunk(f"# Stock\n\n{text}\n\nThat was all.")
+    for draft in drafts[1:]:
+        if any(row in draft.text for row in rows):
+            assert draft.text.startswith(TABLE_HEADER + "\n| "), draft.text
+
+
 # --- code -------------------------------------------------------------------------------------
 
 
@@ -373,7 +392,6 @@ def test_a_code_block_longer_than_the_target_is_cut_only_between_lines() -> None
     drafts = chunk(f"# Code\n\n{code}")
     assert len(drafts) >= 3
     for draft in drafts:
-        assert draft.tokens <= TARGET + SLACK
         body = draft.text.split("\n")
         if draft.position == 0:
             body = body[2:]  # the heading and the blank line after it
@@ -381,6 +399,19 @@ def test_a_code_block_longer_than_the_target_is_cut_only_between_lines() -> None
     whole = joined(drafts)
     assert squash(whole) == squash(f"# Code\n\n{code}")
     assert all(whole.count(line) == 1 for line in lines[2:-1])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG chunking._pack: packing adds up the units' tokens but not the newline that "
+    "joins two code lines, which o200k often counts as a token of its own; short-line code "
+    "makes chunks of up to twice the target",
+)
+def test_a_long_code_block_is_cut_into_chunks_of_about_the_target() -> None:
+    short_lines = "```\n" + "\n".join("x" for _ in range(1500)) + "\n```"
+    indented = code_block(120)
+    sizes = [d.tokens for code in (short_lines, indented) for d in chunk(code)]
+    assert max(sizes) <= TARGET + SLACK, sizes
 
 
 # --- a sentence too long for anything but a token cut ----------------------------------------
@@ -431,6 +462,10 @@ def test_a_token_cut_never_breaks_a_character() -> None:
 
 # --- properties over random documents ---------------------------------------------------------
 
+# A smaller target keeps random documents (and Hypothesis' shrinking) small; the packing is the
+# same at any size.
+SMALL = ChunkPolicy(target_tokens=200)
+
 
 @dataclass(frozen=True)
 class Section:
@@ -446,43 +481,43 @@ class Document:
 
 sentences = st.builds(
     lambda words: " ".join(words).capitalize() + ".",
-    st.lists(st.sampled_from(WORDS), min_size=6, max_size=25),
+    st.lists(st.sampled_from(WORDS), min_size=4, max_size=20),
 )
+ALL_KINDS = ("paragraph", "list", "table", "code")
 
 
 @st.composite
-def blocks(draw: st.DrawFn) -> str:
-    """A paragraph, list, table or code block: either small (under ~300 tokens) or several
-    times the target, so it is cut at its seams.
+def blocks(draw: st.DrawFn, kinds: tuple[str, ...] = ALL_KINDS) -> str:
+    """A paragraph, list, table or code block: either small (under ~110 tokens, moved whole)
+    or several times SMALL's target (cut at its seams).
 
-    Blocks between target - overlap and the target are left out here: they hit the overflow
-    that test_a_long_paragraph_after_a_short_one_stays_within_the_target pins down.
+    Blocks between target - overlap and the target are left out: they hit the overflow that
+    test_a_long_paragraph_after_a_short_one_stays_within_the_target pins down.
     """
-    kind = draw(st.sampled_from(["paragraph", "list", "table", "code"]))
+    kind = draw(st.sampled_from(kinds))
     big = draw(st.booleans())
-    if kind == "paragraph":
-        return " ".join(draw(st.lists(sentences, min_size=60 if big else 1, max_size=80 if big else 8)))
-    if kind == "list":
-        items = draw(st.lists(sentences, min_size=60 if big else 1, max_size=80 if big else 8))
-        return "\n".join(f"- {item}" for item in items)
+    if kind in ("paragraph", "list"):
+        many = st.lists(sentences, min_size=45, max_size=60)
+        few = st.lists(sentences, min_size=1, max_size=4)
+        parts = draw(many if big else few)
+        return " ".join(parts) if kind == "paragraph" else "\n".join(f"- {p}" for p in parts)
     if kind == "table":
-        rows = draw(st.integers(80, 140) if big else st.integers(1, 12))
-        return table(rows)[0]
-    lines = draw(st.integers(80, 120) if big else st.integers(1, 10))
-    return code_block(lines)
+        return table(draw(st.integers(40, 70) if big else st.integers(1, 5)))[0]
+    return code_block(draw(st.integers(30, 50) if big else st.integers(1, 3)))
 
 
 @st.composite
-def documents(draw: st.DrawFn) -> Document:
-    """Optional preamble, then sections of one or two headings and one to three blocks."""
+def documents(draw: st.DrawFn, kinds: tuple[str, ...] = ALL_KINDS) -> Document:
+    """An optional preamble, then sections of one or two headings (the first travels with the
+    second) and one to three blocks; every heading text is unique."""
     parts: list[str] = []
     found: list[Section] = []
     if draw(st.booleans()):
-        preamble = draw(blocks())
+        preamble = draw(blocks(kinds))
         parts.append(preamble)
         found.append(Section((), preamble))
     path: list[tuple[int, str]] = []
-    for number in range(draw(st.integers(1, 5))):
+    for number in range(draw(st.integers(1, 4))):
         heads = []
         for sub in range(draw(st.integers(1, 2))):
             level = draw(st.integers(1, 3))
@@ -491,26 +526,27 @@ def documents(draw: st.DrawFn) -> Document:
                 path.pop()
             path.append((level, name))
             heads.append("#" * level + " " + name)
-        body = draw(st.lists(blocks(), min_size=1, max_size=3))
+        body = draw(st.lists(blocks(kinds), min_size=1, max_size=3))
         section = "\n\n".join(heads + body)
         parts.append(section)
         found.append(Section(tuple(name for _, name in path), section))
     return Document("\n\n".join(parts) + "\n", found)
 
 
+# Code is left out here: test_a_long_code_block_is_cut_into_chunks_of_about_the_target.
 @documents_settings
-@given(document=documents())
+@given(document=documents(kinds=("paragraph", "list", "table")))
 def test_no_chunk_is_longer_than_the_target_plus_a_table_header(document: Document) -> None:
     allowance = count(TABLE_HEADER) + SLACK
-    for draft in chunk(document.markdown):
+    for draft in chunk(document.markdown, SMALL):
         assert draft.tokens == count(draft.text)
-        assert draft.tokens <= TARGET + allowance, draft.text
+        assert draft.tokens <= SMALL.target_tokens + allowance, draft.text
 
 
 @documents_settings
 @given(document=documents())
 def test_joining_each_sections_chunks_gives_back_its_blocks(document: Document) -> None:
-    groups = sections(chunk(document.markdown))
+    groups = sections(chunk(document.markdown, SMALL))
     assert [g[0].headings for g in groups] == [s.headings for s in document.sections]
     for group, section in zip(groups, document.sections, strict=True):
         assert squash(joined(group)) == squash(section.text)
@@ -519,5 +555,6 @@ def test_joining_each_sections_chunks_gives_back_its_blocks(document: Document) 
 @documents_settings
 @given(document=documents())
 def test_positions_count_up_from_zero(document: Document) -> None:
-    drafts = chunk(document.markdown)
+    drafts = chunk(document.markdown, SMALL)
+    assert len(drafts) >= len(document.sections)
     assert [d.position for d in drafts] == list(range(len(drafts)))

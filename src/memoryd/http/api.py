@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..clock import parse_instant
 from ..errors import (
     ConsolidationBusyError,
+    DocumentNotFoundError,
     EmbeddingUnavailableError,
     InvalidInputError,
     InvalidOperationError,
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 MAX_JSON_BYTES = 1_000_000
 MAX_UPLOAD_BYTES = 50_000_000
 UPLOAD_PATH = "/v1/kb/upload"
+OPEN_PATHS = frozenset({"/v1/health"})
 
 
 class AuthError(Exception):
@@ -67,7 +69,8 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.upload_limit if scope["path"] == UPLOAD_PATH else self.json_limit
+        uploads = (UPLOAD_PATH, "/documents/upload")
+        limit = self.upload_limit if scope["path"] in uploads else self.json_limit
         headers = dict(scope.get("headers") or [])
         declared = headers.get(b"content-length", b"").decode() or "0"
         if declared.isdigit() and int(declared) > limit:
@@ -83,7 +86,7 @@ class BodyLimit:
                 seen += len(message.get("body", b""))
                 if seen > limit:
                     refused = True
-                    raise _BodyTooLarge
+                    raise _BodyTooLarge(limit)
             return message
 
         try:
@@ -93,11 +96,48 @@ class BodyLimit:
                 await _send_json(send, 413, {"error": f"request body over {limit} bytes"})
 
 
-class _BodyTooLarge(Exception):
-    pass
+class _BodyTooLarge(StarletteHTTPException):
+    """Raised while the body streams in; FastAPI passes HTTP exceptions through to the 413."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"request body over {limit} bytes")
 
 
-async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
+class RequireBearer:
+    """ASGI middleware: API routes check the token before any body is read or parsed, so a
+    stranger never makes the server parse anything (401 without a token, 403 for a wrong one).
+    """
+
+    def __init__(self, app: ASGIApp, *, token: str) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and path.startswith("/v1/") and path not in OPEN_PATHS:
+            headers = dict(scope.get("headers") or [])
+            header = headers.get(b"authorization", b"").decode("latin-1")
+            scheme, _, given = header.partition(" ")
+            if scheme.lower() != "bearer" or not given.strip():
+                await _send_json(
+                    send,
+                    401,
+                    {"error": "missing bearer token: send Authorization: Bearer <token>"},
+                    [(b"www-authenticate", b"Bearer")],
+                )
+                return
+            if not token_matches(self.token, given.strip()):
+                await _send_json(send, 403, {"error": "wrong token"})
+                return
+        await self.app(scope, receive, send)
+
+
+async def _send_json(
+    send: Send,
+    status: int,
+    body: dict[str, Any],
+    extra_headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
     payload = json.dumps(body).encode()
     await send(
         {
@@ -106,6 +146,7 @@ async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(payload)).encode()),
+                *(extra_headers or []),
             ],
         }
     )
@@ -118,8 +159,10 @@ def create_app(
     *,
     json_limit: int = MAX_JSON_BYTES,
     upload_limit: int = MAX_UPLOAD_BYTES,
+    web: bool = True,
 ) -> FastAPI:
-    """The API over ``service``; every owner and model route needs ``token``."""
+    """The API over ``service``; every owner and model route needs ``token``. With ``web``,
+    the owner's pages too (a login form trades the token for a session cookie)."""
     app = FastAPI(
         title="memoryd",
         version=version("memoryd"),
@@ -129,16 +172,15 @@ def create_app(
     )
     app.state.service = service
     app.state.token = token
+    # Added last, runs first: the token is checked before the body is even limited.
     app.add_middleware(BodyLimit, json_limit=json_limit, upload_limit=upload_limit)
+    app.add_middleware(RequireBearer, token=token)
     _install_error_handlers(app)
 
     def authorized(request: Request) -> None:
         header = request.headers.get("authorization", "")
         scheme, _, given = header.partition(" ")
         if not header or scheme.lower() != "bearer" or not given.strip():
-            cookie = request.cookies.get("memoryd_session")
-            if cookie and _session_ok(request.app, cookie):
-                return
             raise AuthError(401, "missing bearer token: send Authorization: Bearer <token>")
         if not token_matches(request.app.state.token, given.strip()):
             raise AuthError(403, "wrong token")
@@ -316,7 +358,7 @@ def create_app(
         results = service.kb.ingest(
             body.sources,
             collection=body.collection,
-            source_type=parse_source_type(body.source_type),
+            source_type=parse_source_type(body.source_type) if body.source_type else None,
         )
         return [r.to_json() for r in results]
 
@@ -413,12 +455,11 @@ def create_app(
             body.name, body.arguments, pinned_collections=body.pinned_collections
         )
 
+    if web:
+        from .web import install_web
+
+        install_web(app, service, token)
     return app
-
-
-def _session_ok(app: FastAPI, cookie: str) -> bool:
-    checker: Callable[[str], bool] | None = getattr(app.state, "session_checker", None)
-    return bool(checker and checker(cookie))
 
 
 def _instant(value: str | None, what: str) -> datetime | None:
@@ -447,6 +488,7 @@ def _kind(value: str | None) -> Kind | None:
 
 _STATUS_BY_ERROR: tuple[tuple[type[Exception], int], ...] = (
     (MemoryNotFoundError, 404),
+    (DocumentNotFoundError, 404),
     (ConsolidationBusyError, 409),
     (InvalidOperationError, 409),
     (InvalidInputError, 400),

@@ -105,7 +105,9 @@ class KbIngestRequest(_Strict):
         min_length=1, max_length=1000, description="paths on the server's disk, or http(s) URLs"
     )
     collection: str = "default"
-    source_type: Literal["curated", "mission", "web"] = "curated"
+    source_type: Literal["curated", "mission", "web"] | None = Field(
+        default=None, description="default: web for URLs, curated for files"
+    )
 
 
 class KbSearchRequest(_Strict):

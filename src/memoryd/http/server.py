@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import signal
 import socket
 from dataclasses import dataclass
 from datetime import time, tzinfo
@@ -91,11 +92,22 @@ def serve(service: MemoryService, token: str, options: ServeOptions) -> None:
         timeout_graceful_shutdown=10,
     )
     server = uvicorn.Server(config)
+    exit_cleanly_on_sigterm()
     try:
         server.run()
     finally:
         service.stop_scheduler()
         service.stop_worker()
+
+
+def exit_cleanly_on_sigterm() -> None:
+    """uvicorn re-raises the SIGTERM it shut down for; make that a normal exit so the worker,
+    the scheduler and the store close (the write-ahead log is folded in) instead of dying."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def free_port(host: str = DEFAULT_HOST) -> int:

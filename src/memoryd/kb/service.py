@@ -19,7 +19,7 @@ from typing import Any
 
 from ..clock import Clock, utc_now
 from ..embedding import Embedder
-from ..errors import InvalidInputError, MemorydError
+from ..errors import DocumentNotFoundError, InvalidInputError, MemorydError
 from ..fence import escape_data, fence
 from ..ids import IdGenerator
 from ..jobs import Job, JobStatus, RetryPolicy
@@ -225,15 +225,17 @@ class KnowledgeBase:
         sources: Sequence[str | Path],
         *,
         collection: str = DEFAULT_COLLECTION,
-        source_type: SourceType = SourceType.CURATED,
+        source_type: SourceType | None = None,
         now: datetime | None = None,
         progress: Callable[[IngestResult], None] | None = None,
     ) -> list[IngestResult]:
-        """Ingest files, folders and URLs; one result per file, failures included."""
+        """Ingest files, folders and URLs; one result per file, failures included. Without a
+        ``source_type``, URLs are web clips and files are curated."""
         collection = check_collection(collection)
         results = []
         for source in self.expand(sources):
-            result = self._ingest_source(source, collection, source_type, now)
+            kind = source_type or (SourceType.WEB if is_url(source) else SourceType.CURATED)
+            result = self._ingest_source(source, collection, kind, now)
             results.append(result)
             if progress is not None:
                 progress(result)
@@ -389,7 +391,7 @@ class KnowledgeBase:
         """One document, or a clear error."""
         document = self.store.kb.get_document(document_id.strip())
         if document is None:
-            raise InvalidInputError(
+            raise DocumentNotFoundError(
                 f"no document with id {document_id!r}; `memoryd kb list` shows the ids"
             )
         return document
@@ -495,6 +497,7 @@ class KnowledgeBase:
             not force
             and existing is not None
             and existing.status is DocumentStatus.READY
+            and existing.error is None
             and existing.content_hash == digest
             and existing.collection == collection
             and existing.source_type is source_type
@@ -664,6 +667,13 @@ class KnowledgeBase:
         collection = str(job.payload["collection"])
         source_type = SourceType(str(job.payload["source_type"]))
         started = time.perf_counter()
+        if self.store.kb.document_by_uri(source) is None:
+            # The owner deleted the document while it waited: the retry is cancelled.
+            with self.store.transaction():
+                self.store.jobs.fail(job.id, "the document was deleted; retry cancelled", at)
+            return IngestResult(
+                source, "failed", None, "the document was deleted", time.perf_counter() - started
+            )
         try:
             result = self._ingest_source(source, collection, source_type, at, force=True, job=job)
         except FetchUnavailableError as error:
@@ -696,7 +706,10 @@ class KnowledgeBase:
                 self.store.jobs.fail(job.id, str(error), at)
             raise
         with self.store.transaction():
-            self.store.jobs.finish(job.id, {"outcome": result.outcome}, at)
+            if result.outcome == "failed":
+                self.store.jobs.fail(job.id, result.reason or "failed", at)
+            else:
+                self.store.jobs.finish(job.id, {"outcome": result.outcome}, at)
         return result
 
 
