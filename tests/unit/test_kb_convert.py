@@ -141,11 +141,6 @@ def test_a_file_over_the_size_limit_is_refused_naming_the_limit() -> None:
     assert convert_text(b"a" * 2_000_000, "notes.txt", limits=limits)[2] is DocumentType.TEXT
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG convert.convert: the limit is printed as whole MB (:.0f), so any limit under "
-    "0.5 MB reads 'over the 0 MB limit'",
-)
 def test_a_small_size_limit_is_named_as_it_is() -> None:
     with pytest.raises(ConversionError) as error:
         convert(b"a" * 100_001, "notes.txt", StubReader(), limits=Limits(max_bytes=100_000))
@@ -186,11 +181,6 @@ def test_markdown_without_a_heading_is_titled_by_its_file_name() -> None:
     assert convert_text(b"Just some notes.\n", "loose-notes.md")[0] == "loose-notes"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG convert._first_heading: a '#' comment inside a fenced code block is taken for "
-    "the document's first heading",
-)
 def test_a_comment_in_a_code_block_is_not_the_markdown_title() -> None:
     data = b"Run this:\n\n```bash\n# install the tools\npip install x\n```\n\n## Usage\n\nGo.\n"
     assert convert_text(data, "setup.md")[0] == "Usage"

@@ -18,7 +18,8 @@ BlockKind = Literal["heading", "paragraph", "list", "table", "code"]
 
 BREADCRUMB_SEPARATOR = " › "
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+# A closing run of '#' counts only after a space ("# Why C#" keeps its '#').
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)(?:\s+#+)?\s*$")
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,9}[.)])\s+")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
@@ -72,9 +73,12 @@ class _Unit:
     text: str
     tokens: int
     joiner: str
+    # The table a row belongs to (its header rows; a header unit names itself), "" for prose.
     header: str = ""
     # Table rows and code lines are never cut by tokens (the overlap skips them instead).
     cuttable: bool = True
+    # A heading never ends a chunk: it stays with what follows it.
+    sticky: bool = False
 
 
 TokenCount = Callable[[str], int]
@@ -193,23 +197,23 @@ def _units(block: Block, count: TokenCount, tail: TokenTail, policy: ChunkPolicy
     """A block as packable units: whole when it fits, else cut at its natural seams."""
     if block.kind == "heading":
         text = "#" * block.level + " " + block.text
-        return [_Unit(text, count(text), "\n\n")]
-    tokens = count(block.text)
+        return [_Unit(text, count(text) + 1, "\n\n", sticky=True)]
+    tokens = count(block.text) + 1  # and the blank line before it
     if tokens <= policy.target_tokens:
         return [_Unit(block.text, tokens, "\n\n")]
     if block.kind == "table":
         rows = block.text.split("\n")
         header_rows = 2 if len(rows) > 1 and _TABLE_SEPARATOR.match(rows[1]) else 1
         header = "\n".join(rows[:header_rows])
-        units = [_Unit(header, count(header), "\n\n", cuttable=False)]
+        units = [_Unit(header, count(header) + 1, "\n\n", header, cuttable=False)]
         units += [
-            _Unit(row, count(row), "\n", header, cuttable=False) for row in rows[header_rows:]
+            _Unit(row, count(row) + 1, "\n", header, cuttable=False) for row in rows[header_rows:]
         ]
         return units
     if block.kind == "code":
         lines = block.text.split("\n")
         return [
-            _Unit(line, count(line), "\n\n" if i == 0 else "\n", cuttable=False)
+            _Unit(line, count("\n" + line), "\n\n" if i == 0 else "\n", cuttable=False)
             for i, line in enumerate(lines)
         ]
     if block.kind == "list":
@@ -224,16 +228,18 @@ def _units(block: Block, count: TokenCount, tail: TokenTail, policy: ChunkPolicy
 def _prose_units(
     text: str, joiner: str, count: TokenCount, tail: TokenTail, policy: ChunkPolicy
 ) -> list[_Unit]:
-    """Sentences; a sentence longer than the target is cut by tokens (nothing else fits)."""
+    """Sentences; a sentence longer than the target is cut by tokens (nothing else fits), into
+    pieces that leave room for the overlap."""
     units: list[_Unit] = []
+    piece_size = max(1, policy.target_tokens - policy.overlap_tokens)
     for index, sentence in enumerate(_SENTENCE_END.split(text)):
         glue = joiner if index == 0 else " "
-        tokens = count(sentence)
-        if tokens <= policy.target_tokens:
+        tokens = count(glue + sentence)
+        if tokens <= piece_size:
             units.append(_Unit(sentence, tokens, glue))
             continue
-        for piece in _token_pieces(sentence, count, tail, policy.target_tokens):
-            units.append(_Unit(piece, count(piece), glue))
+        for piece in _token_pieces(sentence, count, tail, piece_size - 1):
+            units.append(_Unit(piece, count(glue + piece), glue))
             glue = ""
     return units
 
@@ -243,7 +249,7 @@ def _token_pieces(text: str, count: TokenCount, tail: TokenTail, size: int) -> l
     pieces: list[str] = []
     rest = text
     while count(rest) > size:
-        end = tail(rest, count(rest) - size)
+        end = _suffix(rest, tail(rest, count(rest) - size))
         head = rest[: len(rest) - len(end)]
         if not head:
             break
@@ -257,16 +263,16 @@ def _pack(
     units: list[_Unit], policy: ChunkPolicy, count: TokenCount, tail: TokenTail
 ) -> Iterator[tuple[str, int]]:
     """Units packed into chunks of at most the target, each new chunk opening with the tail
-    of the previous one (whole units when they fit in the overlap)."""
+    of the previous one (whole units when they fit in the overlap). A heading stays with what
+    follows it; table rows carry their header; rows and prose never overlap each other."""
     current: list[_Unit] = []
     used = 0
     overlap_count = 0
     for unit in units:
-        if current and used + unit.tokens > policy.target_tokens:
+        only_headings = all(u.sticky for u in current[overlap_count:])
+        if current and not only_headings and used + unit.tokens > policy.target_tokens:
             yield _render(current), len(_render(current[:overlap_count])) if overlap_count else 0
-            carried = _overlap(current, policy, tail)
-            if unit.header and (not carried or carried[0].text != unit.header):
-                carried = [_Unit(unit.header, count(unit.header), "\n\n", cuttable=False), *carried]
+            carried = _carry(current, unit, policy, count, tail)
             current, overlap_count = carried, len(carried)
             used = sum(u.tokens for u in current)
         current.append(unit)
@@ -275,23 +281,54 @@ def _pack(
         yield _render(current), len(_render(current[:overlap_count])) if overlap_count else 0
 
 
+def _carry(
+    previous: list[_Unit], unit: _Unit, policy: ChunkPolicy, count: TokenCount, tail: TokenTail
+) -> list[_Unit]:
+    """What the next chunk repeats before ``unit``: the overlap of the same kind of content
+    (prose after prose, rows of the same table after rows), a table row's header, and never
+    so much that ``unit`` no longer fits."""
+    starts_table = bool(unit.header) and unit.text == unit.header
+    wanted = "" if starts_table else unit.header
+    carried = [u for u in _overlap(previous, policy, tail) if u.header == wanted]
+    if unit.header and not starts_table:
+        carried = [u for u in carried if u.text != unit.header]
+        carried = [_Unit(unit.header, count(unit.header) + 1, "\n\n", unit.header, False),
+                   *carried]  # fmt: skip
+    keep = 1 if unit.header and not starts_table else 0
+    while len(carried) > keep and (
+        sum(u.tokens for u in carried) + unit.tokens > policy.target_tokens
+    ):
+        carried.pop(keep)
+    return carried
+
+
 def _overlap(previous: list[_Unit], policy: ChunkPolicy, tail: TokenTail) -> list[_Unit]:
     """The end of the previous chunk to repeat: whole trailing units up to the overlap; a
     table row or code line is never cut, a long sentence gives its last tokens."""
     budget = policy.overlap_tokens
+    if budget <= 0:
+        return []
     taken: list[_Unit] = []
     for unit in reversed(previous):
-        if unit.tokens > budget:
+        if unit.tokens > budget or unit.sticky:
             break
         taken.insert(0, unit)
         budget -= unit.tokens
     if taken:
         return taken
     last = previous[-1]
-    if not last.cuttable:
+    if not last.cuttable or last.sticky:
         return []
-    piece = tail(last.text, policy.overlap_tokens).lstrip()
+    piece = _suffix(last.text, tail(last.text, policy.overlap_tokens)).lstrip()
     return [_Unit(piece, policy.overlap_tokens, "")] if piece else []
+
+
+def _suffix(text: str, end: str) -> str:
+    """``end`` as an exact suffix of ``text``: a token cut inside a character (an emoji is
+    several tokens) decodes to U+FFFD, which is dropped so no character is mangled."""
+    while end and not text.endswith(end):
+        end = end[1:]
+    return end
 
 
 def _render(units: list[_Unit]) -> str:

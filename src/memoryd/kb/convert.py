@@ -83,7 +83,7 @@ class Limits:
 
     # Why these: a 50 MB file is a book-sized PDF; an Office file that inflates past 250 MB
     # or more than 200x is a zip bomb, not a document; 2,000 pages covers any real report.
-    max_bytes: int = 50 * 1024 * 1024
+    max_bytes: int = 50_000_000
     max_unzipped_bytes: int = 250 * 1024 * 1024
     max_zip_ratio: float = 200.0
     max_pages: int = 2000
@@ -143,8 +143,8 @@ def convert(
     limits = limits or Limits()
     if len(data) > limits.max_bytes:
         raise ConversionError(
-            f"the file is {len(data) / 1e6:.1f} MB, over the {limits.max_bytes / 1e6:.0f} MB "
-            "limit; split it or raise the limit"
+            f"the file is {len(data) / 1e6:.1f} MB, over the {_mb(limits.max_bytes)} MB limit; "
+            "split it or raise the limit"
         )
     if not data:
         raise ConversionError("the file is empty")
@@ -242,6 +242,11 @@ def _office(data: bytes, kind: DocumentType, stem: str, reader: ImageReader) -> 
     return Converted(title, _tidy(markdown), kind, images_read=read)
 
 
+def _mb(size: int) -> str:
+    """Bytes as megabytes for a message: 50 → '50', 0.1 → '0.1'."""
+    return f"{size / 1e6:g}"
+
+
 def _core_title(data: bytes) -> str:
     """The title in an Office file's core properties (docProps/core.xml), if set."""
     from xml.etree import ElementTree
@@ -310,8 +315,10 @@ def _looks_like_text(data: bytes) -> bool:
 
 
 def _first_heading(markdown: str) -> str:
-    match = re.search(r"^#{1,6}\s+(.+?)\s*#*\s*$", markdown, flags=re.MULTILINE)
-    return match.group(1).strip() if match else ""
+    """The first heading outside code blocks ("" when there is none)."""
+    from .chunking import parse_blocks
+
+    return next((b.text for b in parse_blocks(markdown) if b.kind == "heading"), "")
 
 
 def _tidy(markdown: str) -> str:

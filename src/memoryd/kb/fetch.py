@@ -44,9 +44,11 @@ def is_url(text: str) -> bool:
 def check_url(url: str) -> str:
     """The URL when memoryd may fetch it; a clear error otherwise (file://, ftp:, …)."""
     parsed = urllib.parse.urlparse(url)
+    if not parsed.scheme:
+        raise ConversionError(f"{url!r} is not a URL; use http:// or https://, or a file path")
     if parsed.scheme.lower() not in ALLOWED_SCHEMES:
         raise ConversionError(
-            f"{parsed.scheme or 'this'}:// URLs are not fetched; only http and https are "
+            f"{parsed.scheme}:// URLs are not fetched; only http and https are "
             "(ingest a local file by its path instead)"
         )
     if not parsed.hostname:

@@ -78,6 +78,8 @@ def fuse(
 ) -> list[RankedChunk]:
     """Gated legs fused by weighted reciprocal rank, weighted per document, capped per
     document, best first."""
+    if limit <= 0:
+        return []
     vectors = gate_vector(vector_hits, policy)
     keywords = gate_keyword(keyword_hits, shared, policy)
     cosine = dict(vectors)

@@ -561,6 +561,8 @@ class KnowledgeBase:
         ]
 
     def _tail(self, text: str, tokens: int) -> str:
+        if tokens <= 0:
+            return ""
         ids = self.tokenizer.encode(text)
         return self.tokenizer.decode(ids[-tokens:]) if tokens < len(ids) else text
 
@@ -722,7 +724,7 @@ def _read_file(path: Path, limits: Limits) -> bytes:
     size = path.stat().st_size
     if size > limits.max_bytes:
         raise ConversionError(
-            f"the file is {size / 1e6:.1f} MB, over the {limits.max_bytes / 1e6:.0f} MB limit; "
+            f"the file is {size / 1e6:.1f} MB, over the {limits.max_bytes / 1e6:g} MB limit; "
             "split it or raise the limit"
         )
     try:
