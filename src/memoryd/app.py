@@ -5,20 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from .embedding import Embedder, LocalMiniLM
-from .errors import StoreUnavailableError
 from .llm import Gateway, load_routes
 from .promotion import PromotionPolicy
 from .service import MemoryService
 from .settings import Settings
+from .storage.protocols import Store
 from .storage.sqlite import SqliteStore
 
 
-def open_store(settings: Settings, *, create: bool) -> SqliteStore:
-    """The backend for the configured location."""
+def open_store(settings: Settings, *, create: bool) -> Store:
+    """The backend for the configured location: a PostgreSQL URL or an SQLite file."""
     if settings.is_postgres:
-        raise StoreUnavailableError(
-            "PostgreSQL stores are not supported by this version yet; use a file path"
-        )
+        from .storage.postgres import PostgresStore
+
+        return PostgresStore(settings.db, create=create)
     path = Path(settings.db)
     # Only memoryd's own home is created on demand; a typo in --db must not grow directories.
     if create and path.parent == settings.home:

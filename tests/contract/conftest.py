@@ -17,7 +17,9 @@ from memoryd.embedding import LocalMiniLM
 from memoryd.service import MemoryService
 from memoryd.settings import resolve_settings
 
-BACKENDS = ["sqlite"]
+from tests.pg import TestPostgres
+
+BACKENDS = ["sqlite", "postgres"]
 
 
 @dataclass
@@ -28,6 +30,7 @@ class Backend:
     open_fresh: Callable[[], MemoryService]
     persisted_bytes: Callable[[], bytes]
     opened: list[MemoryService] = field(default_factory=list)
+    cleanup: Callable[[], None] = lambda: None
 
     def close_all(self) -> None:
         """Close every service this backend opened (closing twice is harmless)."""
@@ -57,17 +60,47 @@ def _sqlite_backend(directory: Path, embedder: LocalMiniLM) -> Backend:
     return backend
 
 
+def _postgres_backend(server: TestPostgres, embedder: LocalMiniLM) -> Backend:
+    urls: list[str] = []
+
+    def open_fresh() -> MemoryService:
+        url = server.create_database()
+        urls.append(url)
+        service = open_service(resolve_settings(url, {}), embedder=embedder)
+        backend.opened.append(service)
+        return service
+
+    def persisted_bytes() -> bytes:
+        return b"".join(server.persisted_bytes(url) for url in urls)
+
+    def drop_all() -> None:
+        for url in urls:
+            server.drop_database(url)
+
+    backend = Backend("postgres", open_fresh, persisted_bytes, cleanup=drop_all)
+    return backend
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> TestPostgres:
+    """One PostgreSQL (with pgvector) for the whole run; never skipped."""
+    return TestPostgres.start(tmp_path_factory.mktemp("postgres"))
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(
     request: pytest.FixtureRequest, tmp_path: Path, embedder: LocalMiniLM
 ) -> Iterator[Backend]:
-    """One storage backend; its stores are closed after the test."""
+    """One storage backend; its stores are closed (and dropped) after the test."""
     if request.param == "sqlite":
         chosen = _sqlite_backend(tmp_path, embedder)
+    elif request.param == "postgres":
+        chosen = _postgres_backend(request.getfixturevalue("postgres_server"), embedder)
     else:  # pragma: no cover - a new backend must be wired here
         raise AssertionError(f"unknown backend {request.param}")
     yield chosen
     chosen.close_all()
+    chosen.cleanup()
 
 
 @pytest.fixture

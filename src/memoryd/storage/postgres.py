@@ -273,7 +273,7 @@ class PostgresMemoryRecords:
             "SELECT id, embedding FROM memories WHERE id = ANY(%s) AND embedding IS NOT NULL",
             (list(memory_ids),),
         ).fetchall()
-        return {row[0]: np.asarray(row[1], dtype=np.float32) for row in rows}
+        return {row[0]: _array(row[1]) for row in rows}
 
     def stamp_retrieved(self, memory_ids: Sequence[str], at: datetime) -> None:
         """Record that recall packed these memories."""
@@ -901,7 +901,9 @@ class PostgresStore:
         """After a purge: rewrite the tables so the old row versions are gone from the data
         files. (PostgreSQL's write-ahead log keeps them until its segments are recycled.)"""
         with self._db.pool.connection() as connection:
-            connection.execute("VACUUM FULL memories, memory_entities, entities, jobs")
+            connection.execute(
+                "VACUUM FULL memories, memory_entities, entities, entity_aliases, jobs"
+            )
 
     def close(self) -> None:
         """Close the pool."""
@@ -988,6 +990,13 @@ def _cause(error: BaseException) -> str:
         error = error.__cause__ or error.__context__  # type: ignore[assignment]
     text = str(error).strip().splitlines()
     return text[0] if text else type(error).__name__
+
+
+def _array(value: Any) -> Vector:
+    """A stored vector as float32 numpy (pgvector returns its own Vector type)."""
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32).copy()
 
 
 def _aware(value: datetime) -> datetime:
