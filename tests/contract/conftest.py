@@ -16,7 +16,6 @@ from memoryd.app import open_service
 from memoryd.embedding import LocalMiniLM
 from memoryd.service import MemoryService
 from memoryd.settings import resolve_settings
-
 from tests.pg import TestPostgres
 
 BACKENDS = ["sqlite", "postgres"]
