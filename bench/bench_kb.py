@@ -167,9 +167,11 @@ def main() -> None:
         }
         deep = replace(KbSearchPolicy(), max_limit=100, pool=200, per_document=1)
         rows = [
-            ("fused (SPEC weights)", deep),
+            ("fused, SPEC weights (keyword 0.1)", deep),
             ("vector leg alone (cos >= 0.25)", replace(deep, keyword_weight=0.0)),
             ("keyword leg alone (>= 2 words)", replace(deep, vector_weight=0.0)),
+            ("fused, keyword weight 0.3 (not the SPEC)", replace(deep, keyword_weight=0.3)),
+            ("fused, keyword weight 1.0 (not the SPEC)", replace(deep, keyword_weight=1.0)),
         ]
         print(f"\nSciFact: {len(corpus)} documents, {len(queries)} test queries\n")
         print("| ranking | nDCG@10 | recall@100 |")

@@ -12,6 +12,7 @@ from memoryd.app import open_service
 from memoryd.embedding import LocalMiniLM
 from memoryd.service import MemoryService
 from memoryd.settings import resolve_settings
+from tests.pg import TestPostgres
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -22,6 +23,12 @@ def embedder() -> LocalMiniLM:
     model = LocalMiniLM()
     model.embed(["warm up"])
     return model
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> TestPostgres:
+    """One PostgreSQL (with pgvector) for the whole run; never skipped."""
+    return TestPostgres.start(tmp_path_factory.mktemp("postgres"))
 
 
 @pytest.fixture

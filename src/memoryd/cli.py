@@ -777,6 +777,90 @@ def mcp(ctx: click.Context, transport: str, host: str, port: int, pinned: tuple[
         uvicorn.run(http_app(server, token, host), host=host, port=port, log_level="warning")
 
 
+@main.command(name="export")
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write here (default: standard output).",
+)
+@click.option("--with-vectors", is_flag=True, help="Include every embedding (larger file).")
+@click.pass_context
+def export_(ctx: click.Context, out_path: str | None, with_vectors: bool) -> None:
+    """Everything in the store as JSON Lines (memories, chains, audit, documents, chunks,
+    jobs); the last line has the counts and a SHA-256 of the rest."""
+    from .portability import export_store
+
+    with _service(ctx) as service:
+        if out_path is None:
+            summary = export_store(service.store, sys.stdout, with_vectors=with_vectors)
+        else:
+            with open(out_path, "w", encoding="utf-8") as handle:
+                summary = export_store(service.store, handle, with_vectors=with_vectors)
+    counts = ", ".join(f"{v} {k}" for k, v in sorted(summary.counts.items()) if k != "header")
+    click.echo(f"exported {counts or 'nothing'}; sha256 {summary.sha256}", err=True)
+
+
+@main.command(name="import")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@_json_option
+@click.pass_context
+def import_(ctx: click.Context, file: Any, as_json: bool) -> None:
+    """Load an export into an empty store (one transaction; re-embeds what has no vector)."""
+    from .portability import import_store
+
+    with _service(ctx, create=True) as service:
+        summary = import_store(service.store, file, service.embedder)
+    if as_json:
+        _print_json(summary.to_json())
+    else:
+        counts = ", ".join(f"{v} {k}" for k, v in sorted(summary.counts.items()) if k != "header")
+        click.echo(f"imported {counts or 'nothing'}")
+
+
+@main.command(name="migrate-store")
+@click.argument("source")
+@click.argument("destination")
+@_json_option
+@click.pass_context
+def migrate_store(ctx: click.Context, source: str, destination: str, as_json: bool) -> None:
+    """Copy a store (SQLite file or postgresql:// URL) into an empty one, losslessly, and
+    verify it: both stores must export the same records with the same checksum."""
+    import io
+
+    from .portability import export_store, import_store
+
+    with _service_at(source, create=False) as origin:
+        buffer = io.StringIO()
+        before = export_store(origin.store, buffer, with_vectors=True)
+        with _service_at(destination, create=True) as target:
+            buffer.seek(0)
+            import_store(target.store, buffer, target.embedder)
+            after = export_store(target.store, io.StringIO(), with_vectors=True)
+    verified = before.sha256 == after.sha256 and before.counts == after.counts
+    if as_json:
+        _print_json(
+            {"source": before.to_json(), "destination": after.to_json(), "verified": verified}
+        )
+    else:
+        for kind in sorted(set(before.counts) | set(after.counts)):
+            click.echo(f"{kind:<8} {before.counts.get(kind, 0):>8} → {after.counts.get(kind, 0)}")
+        click.echo(f"sha256 {before.sha256}\n    → {after.sha256}")
+    if not verified:
+        raise MemorydError("the copy differs from the source; the destination is incomplete")
+    if not as_json:
+        click.echo("verified: the destination exports exactly what the source does")
+
+
+@contextmanager
+def _service_at(location: str, *, create: bool) -> Iterator[MemoryService]:
+    service = open_service(resolve_settings(location), create=create)
+    try:
+        yield service
+    finally:
+        service.close()
+
+
 # The kb group lives in its own module; it imports this one's helpers, so it registers last.
 from .cli_kb import kb  # noqa: E402
 

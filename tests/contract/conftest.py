@@ -80,12 +80,6 @@ def _postgres_backend(server: TestPostgres, embedder: LocalMiniLM) -> Backend:
     return backend
 
 
-@pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> TestPostgres:
-    """One PostgreSQL (with pgvector) for the whole run; never skipped."""
-    return TestPostgres.start(tmp_path_factory.mktemp("postgres"))
-
-
 @pytest.fixture(params=BACKENDS)
 def backend(
     request: pytest.FixtureRequest, tmp_path: Path, embedder: LocalMiniLM

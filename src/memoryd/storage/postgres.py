@@ -496,6 +496,13 @@ class PostgresEntityIndex:
         found = {int(row[0]): int(row[1]) for row in rows}
         return {entity_id: found.get(entity_id, 0) for entity_id in entity_ids}
 
+    def alias_pairs(self) -> list[tuple[str, str]]:
+        """Every (entity name, alias), sorted."""
+        rows = self._db.execute(
+            "SELECT e.name, a.alias FROM entity_aliases a JOIN entities e ON e.id = a.entity_id"
+        ).fetchall()
+        return sorted((str(row[0]), str(row[1])) for row in rows)
+
     def rank_by_entities(self, weights: Mapping[int, float], limit: int) -> list[str]:
         """Active memories tagged with the weighted entities, by summed weight, then newest."""
         if not weights or limit <= 0:
@@ -759,6 +766,14 @@ class PostgresKnowledgeStore:
         """How many chunks."""
         return int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
+    def chunk_vectors(self, document_id: str) -> list[Vector]:
+        """Chunk vectors in position order."""
+        rows = self._db.execute(
+            "SELECT embedding FROM chunks WHERE document_id = %s ORDER BY position",
+            (document_id,),
+        ).fetchall()
+        return [_array(row[0]) for row in rows]
+
 
 class PostgresStore:
     """A memoryd store in a PostgreSQL database."""
@@ -821,6 +836,11 @@ class PostgresStore:
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+    def meta_items(self) -> dict[str, str]:
+        """The whole key-value table."""
+        rows = self._db.execute("SELECT key, value FROM meta").fetchall()
+        return {str(row[0]): str(row[1]) for row in rows}
 
     def try_lock(self, name: str, holder: str, now: datetime, lease_seconds: int) -> bool:
         """Take the named lease if free or expired (inside a transaction)."""

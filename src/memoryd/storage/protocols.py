@@ -150,6 +150,10 @@ class EntityIndex(Protocol):
         """How many memories (any status) each entity tags."""
         ...
 
+    def alias_pairs(self) -> list[tuple[str, str]]:
+        """Every (entity name, alias), sorted (for export)."""
+        ...
+
     def rank_by_entities(self, weights: Mapping[int, float], limit: int) -> list[str]:
         """Active memory ids tagged with the weighted entities, by summed weight, newest
         first among equals."""
@@ -253,6 +257,10 @@ class KnowledgeStore(Protocol):
         """How many chunks are stored."""
         ...
 
+    def chunk_vectors(self, document_id: str) -> list[Vector]:
+        """The vectors of a document's chunks, in position order (for export)."""
+        ...
+
 
 class Store(Protocol):
     """A backend: the capabilities above plus transactions and the embedding signature."""
@@ -310,6 +318,10 @@ class Store(Protocol):
 
     def set_meta(self, key: str, value: str) -> None:
         """Set a value in the key-value table (inside a transaction)."""
+        ...
+
+    def meta_items(self) -> dict[str, str]:
+        """The whole key-value table (for export)."""
         ...
 
     def try_lock(self, name: str, holder: str, now: datetime, lease_seconds: int) -> bool:

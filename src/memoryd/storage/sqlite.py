@@ -480,6 +480,13 @@ class SqliteEntityIndex:
             counts[entity_id] = int(row[0])
         return counts
 
+    def alias_pairs(self) -> list[tuple[str, str]]:
+        """Every (entity name, alias), sorted."""
+        rows = self._db.execute(
+            "SELECT e.name, a.alias FROM entity_aliases a JOIN entities e ON e.id = a.entity_id"
+        ).fetchall()
+        return sorted((str(row[0]), str(row[1])) for row in rows)
+
     def rank_by_entities(self, weights: Mapping[int, float], limit: int) -> list[str]:
         """Active memories tagged with the weighted entities, by summed weight, then newest."""
         if not weights or limit <= 0:
@@ -678,6 +685,10 @@ class SqliteStore:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+    def meta_items(self) -> dict[str, str]:
+        """The whole key-value table."""
+        return {str(k): str(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
 
     def try_lock(self, name: str, holder: str, now: datetime, lease_seconds: int) -> bool:
         """Take the named lease if it is free or expired (call inside a transaction)."""

@@ -176,6 +176,15 @@ class SqliteKnowledgeStore:
         """How many chunks."""
         return int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
+    def chunk_vectors(self, document_id: str) -> list[Vector]:
+        """Chunk vectors in position order."""
+        rows = self._db.execute(
+            "SELECT v.embedding FROM chunks c JOIN chunk_vectors v ON v.rowid = c.rowid "
+            "WHERE c.document_id = ? ORDER BY c.position",
+            (document_id,),
+        ).fetchall()
+        return [np.frombuffer(row[0], dtype=np.float32).copy() for row in rows]
+
     def _drop_chunks(self, document_id: str) -> None:
         rowids = [
             row[0]

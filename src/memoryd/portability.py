@@ -1,0 +1,401 @@
+"""Export and import as JSON Lines (SPEC §9): the owner's data is never locked in.
+
+One record per line, in a fixed order so the same store always exports the same bytes: a
+header (format, version, embedding model), memories by id (with their chain links, retrieval
+statistics and, with ``--with-vectors``, their vectors), the audit log in write order, entity
+aliases, documents with their chunks, jobs, the small key-value table, then a footer with the
+counts and the SHA-256 of every line before it. Import goes into an empty store in one
+transaction, and re-embeds whatever came without vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, TextIO
+
+from .clock import parse_instant
+from .embedding import Embedder, Vector
+from .errors import InvalidInputError, MemorydError
+from .jobs import Job, JobStatus
+from .kb.model import Chunk, Document, DocumentStatus, SourceType
+from .model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
+from .storage.protocols import EmbeddingSignature, Store
+
+FORMAT = "memoryd-export"
+VERSION = 1
+# Keys of the store's own bookkeeping that an import must not copy.
+_NOT_EXPORTED_META = frozenset({"embedding_model", "embedding_dimension"})
+_BATCH = 500
+
+
+class ImportError_(MemorydError):
+    """An export file that cannot be imported (named so as not to shadow the builtin)."""
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What an export wrote or an import read: records per type and the checksum."""
+
+    counts: dict[str, int]
+    sha256: str
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {"counts": dict(self.counts), "sha256": self.sha256}
+
+
+def export_records(store: Store, *, with_vectors: bool) -> Iterator[dict[str, Any]]:
+    """Every record of the store, in export order (header first, no footer)."""
+    signature = store.embedding_signature()
+    yield {
+        "type": "header",
+        "format": FORMAT,
+        "version": VERSION,
+        "embedding_model": signature.model if signature else None,
+        "embedding_dimension": signature.dimension if signature else None,
+        "with_vectors": with_vectors,
+    }
+    memories = store.memories.query(newest_first=False)
+    for start in range(0, len(memories), _BATCH):
+        group = memories[start : start + _BATCH]
+        vectors = store.memories.vectors([m.id for m in group]) if with_vectors else {}
+        for memory in group:
+            record: dict[str, Any] = {"type": "memory", **_memory_json(memory)}
+            if memory.id in vectors:
+                record["vector"] = _vector_json(vectors[memory.id])
+            yield record
+    for entry in store.audit.for_memories([m.id for m in memories]):
+        yield {"type": "audit", **entry.to_json()}
+    for entity, alias in store.entities.alias_pairs():
+        yield {"type": "alias", "entity": entity, "alias": alias}
+    documents = sorted(store.kb.documents(), key=lambda d: d.id)
+    for document in documents:
+        yield {"type": "document", **_document_json(document)}
+        chunks = store.kb.chunks(document.id)
+        vectors_of = store.kb.chunk_vectors(document.id) if with_vectors else []
+        for index, chunk in enumerate(chunks):
+            record = {"type": "chunk", **_chunk_json(chunk)}
+            if with_vectors and index < len(vectors_of):
+                record["vector"] = _vector_json(vectors_of[index])
+            yield record
+    for job in sorted(store.jobs.recent(1 << 62), key=lambda j: j.id):
+        yield {"type": "job", **_job_json(job)}
+    for key, value in sorted(store.meta_items().items()):
+        if key not in _NOT_EXPORTED_META:
+            yield {"type": "meta", "key": key, "value": value}
+
+
+def export_store(store: Store, out: TextIO, *, with_vectors: bool = False) -> Summary:
+    """Write the store as JSON Lines to ``out``; the footer carries counts and checksum."""
+    digest = hashlib.sha256()
+    counts: Counter[str] = Counter()
+    for record in export_records(store, with_vectors=with_vectors):
+        line = _line(record)
+        digest.update(line.encode("utf-8"))
+        counts[record["type"]] += 1
+        out.write(line)
+    summary = Summary(dict(counts), digest.hexdigest())
+    out.write(_line({"type": "footer", **summary.to_json()}))
+    return summary
+
+
+def import_store(store: Store, lines: Iterable[str], embedder: Embedder) -> Summary:
+    """Load an export into an empty store, in one transaction. Records without a vector (or
+    whose vectors come from another model) are embedded again."""
+    if store.memories.count() or store.kb.documents(limit=1):
+        raise InvalidInputError(
+            "import needs an empty store: this one already holds memories or documents; "
+            "create a new store with `memoryd init` (or another --db) and import there"
+        )
+    records = list(_parse(lines))
+    header, footer = records[0], records[-1]
+    body = records[1:-1]
+    digest = hashlib.sha256()
+    digest.update(_line(header).encode("utf-8"))
+    for record in body:
+        digest.update(_line(record).encode("utf-8"))
+    counts = Counter(record["type"] for record in [header, *body])
+    if footer.get("sha256") != digest.hexdigest() or footer.get("counts") != dict(counts):
+        raise ImportError_(
+            "the export file does not match its own checksum (truncated or edited); export it again"
+        )
+    signature = store.embedding_signature()
+    same_space = signature is not None and signature == EmbeddingSignature(
+        str(header.get("embedding_model")), int(header.get("embedding_dimension") or 0)
+    )
+    memories = [r for r in body if r["type"] == "memory"]
+    chunk_records = [r for r in body if r["type"] == "chunk"]
+    memory_vectors = _vectors_for(
+        memories,
+        same_space,
+        embedder,
+        lambda r: str(r["content"]),
+        lambda r: r.get("purged_at") is None,
+    )
+    chunk_vectors = _vectors_for(
+        chunk_records,
+        same_space,
+        embedder,
+        lambda r: _chunk_from(r).embedded_text,
+        lambda r: True,
+    )
+    with store.transaction():
+        parsed = [_memory_from(record) for record in memories]
+        for memory, vector in zip(parsed, memory_vectors, strict=True):
+            store.memories.insert(replace(memory, supersedes=None, superseded_by=None), vector)
+        # Links go in once every row exists: back links first (they also set the old row's
+        # forward link), then every forward link as exported (a merge's group members all
+        # point at the one row that points back at only one of them).
+        for memory in parsed:
+            if memory.supersedes:
+                store.memories.link_supersede(memory.supersedes, memory.id, back_link=True)
+        for memory in parsed:
+            if memory.superseded_by:
+                store.memories.link_supersede(memory.id, memory.superseded_by, back_link=False)
+        for record in body:
+            kind = record["type"]
+            if kind == "audit":
+                store.audit.append(_audit_from(record))
+            elif kind == "alias":
+                store.entities.add_alias(str(record["entity"]), str(record["alias"]))
+            elif kind == "job":
+                store.jobs.enqueue(_job_from(record))
+            elif kind == "meta":
+                store.set_meta(str(record["key"]), str(record["value"]))
+        chunks_by_document: dict[str, list[tuple[Chunk, Vector]]] = {}
+        for record, vector in zip(chunk_records, chunk_vectors, strict=True):
+            chunk = _chunk_from(record)
+            assert vector is not None
+            chunks_by_document.setdefault(chunk.document_id, []).append((chunk, vector))
+        for record in body:
+            if record["type"] == "document":
+                document = _document_from(record)
+                store.kb.save_document(document)
+                pairs = chunks_by_document.get(document.id, [])
+                if pairs:
+                    store.kb.replace_chunks(
+                        document.id, [c for c, _ in pairs], [v for _, v in pairs]
+                    )
+    return Summary(dict(counts), digest.hexdigest())
+
+
+def _vectors_for(
+    records: list[dict[str, Any]],
+    same_space: bool,
+    embedder: Embedder,
+    text_of: Any,
+    wants_vector: Any,
+) -> list[Vector | None]:
+    """Stored vectors when they are in this store's space, else fresh embeddings."""
+    vectors: list[Vector | None] = [None] * len(records)
+    missing: list[int] = []
+    for index, record in enumerate(records):
+        if not wants_vector(record):
+            continue
+        if same_space and record.get("vector") is not None:
+            import numpy as np
+
+            vectors[index] = np.asarray(record["vector"], dtype=np.float32)
+        else:
+            missing.append(index)
+    for start in range(0, len(missing), 64):
+        group = missing[start : start + 64]
+        embedded = embedder.embed([text_of(records[i]) for i in group])
+        for index, vector in zip(group, embedded, strict=True):
+            vectors[index] = vector
+    return vectors
+
+
+def _parse(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    number = 0
+    seen_header = False
+    last: dict[str, Any] | None = None
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise ImportError_(f"line {number} is not JSON ({error.msg})") from None
+        if not isinstance(record, dict) or "type" not in record:
+            raise ImportError_(f"line {number} is not a memoryd export record")
+        if not seen_header:
+            if record["type"] != "header" or record.get("format") != FORMAT:
+                raise ImportError_("this is not a memoryd export (no memoryd-export header)")
+            if record.get("version") != VERSION:
+                raise ImportError_(
+                    f"export version {record.get('version')} is not supported (this memoryd "
+                    f"reads version {VERSION})"
+                )
+            seen_header = True
+        last = record
+        yield record
+    if not seen_header:
+        raise ImportError_("the export file is empty")
+    if last is None or last["type"] != "footer":
+        raise ImportError_(
+            f"the export file ends at line {number} without its footer (truncated); export it again"
+        )
+
+
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def _vector_json(vector: Vector) -> list[float]:
+    return [float(x) for x in vector]
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _time(value: Any) -> datetime | None:
+    return parse_instant(str(value)) if value else None
+
+
+def _required(value: Any) -> datetime:
+    parsed = _time(value)
+    if parsed is None:
+        raise ImportError_("a record misses a required time")
+    return parsed
+
+
+def _memory_json(memory: Memory) -> dict[str, Any]:
+    shaped = memory.to_json()
+    shaped.pop("purged", None)
+    return shaped
+
+
+def _memory_from(record: dict[str, Any]) -> Memory:
+    return Memory(
+        id=str(record["id"]),
+        kind=Kind(record["kind"]),
+        status=Status(record["status"]),
+        content=str(record["content"]),
+        source=Source(record["source"]),
+        created_at=_required(record["created_at"]),
+        last_confirmed_at=_required(record["last_confirmed_at"]),
+        confidence=float(record["confidence"]),
+        subject=record.get("subject"),
+        predicate=record.get("predicate"),
+        object=record.get("object"),
+        slot=record.get("slot"),
+        entities=tuple(record.get("entities") or ()),
+        importance=Importance(record["importance"]) if record.get("importance") else None,
+        changes_behavior=bool(record.get("changes_behavior")),
+        occurred_at=_time(record.get("occurred_at")),
+        source_ref=record.get("source_ref"),
+        extractor_model=record.get("extractor_model"),
+        prompt_version=record.get("prompt_version"),
+        last_retrieved_at=_time(record.get("last_retrieved_at")),
+        retrieval_hits=int(record.get("retrieval_hits") or 0),
+        supersedes=record.get("supersedes"),
+        superseded_by=record.get("superseded_by"),
+        purged_at=_time(record.get("purged_at")),
+    )
+
+
+def _audit_from(record: dict[str, Any]) -> AuditEntry:
+    return AuditEntry(
+        memory_id=str(record["memory_id"]),
+        at=_required(record["at"]),
+        actor=Actor(record["actor"]),
+        rule=record.get("rule"),
+        action=str(record["action"]),
+        from_status=Status(record["from_status"]) if record.get("from_status") else None,
+        to_status=Status(record["to_status"]),
+        reason=str(record["reason"]),
+    )
+
+
+def _document_json(document: Document) -> dict[str, Any]:
+    return {
+        "id": document.id,
+        "source_uri": document.source_uri,
+        "collection": document.collection,
+        "source_type": document.source_type.value,
+        "title": document.title,
+        "status": document.status.value,
+        "content_hash": document.content_hash,
+        "document_type": document.document_type,
+        "error": document.error,
+        "chunk_count": document.chunk_count,
+        "token_count": document.token_count,
+        "images_read": document.images_read,
+        "byte_size": document.byte_size,
+        "created_at": _iso(document.created_at),
+        "updated_at": _iso(document.updated_at),
+    }
+
+
+def _document_from(record: dict[str, Any]) -> Document:
+    return Document(
+        id=str(record["id"]),
+        source_uri=str(record["source_uri"]),
+        collection=str(record["collection"]),
+        source_type=SourceType(record["source_type"]),
+        title=str(record["title"]),
+        status=DocumentStatus(record["status"]),
+        created_at=_required(record["created_at"]),
+        updated_at=_required(record["updated_at"]),
+        content_hash=record.get("content_hash"),
+        document_type=record.get("document_type"),
+        error=record.get("error"),
+        chunk_count=int(record.get("chunk_count") or 0),
+        token_count=int(record.get("token_count") or 0),
+        images_read=int(record.get("images_read") or 0),
+        byte_size=int(record.get("byte_size") or 0),
+    )
+
+
+def _chunk_json(chunk: Chunk) -> dict[str, Any]:
+    return {
+        "document_id": chunk.document_id,
+        "position": chunk.position,
+        "headings": list(chunk.headings),
+        "breadcrumb": chunk.breadcrumb,
+        "text": chunk.text,
+        "tokens": chunk.tokens,
+        "overlap_chars": chunk.overlap_chars,
+    }
+
+
+def _chunk_from(record: dict[str, Any]) -> Chunk:
+    return Chunk(
+        document_id=str(record["document_id"]),
+        position=int(record["position"]),
+        headings=tuple(record.get("headings") or ()),
+        breadcrumb=str(record["breadcrumb"]),
+        text=str(record["text"]),
+        tokens=int(record["tokens"]),
+        overlap_chars=int(record.get("overlap_chars") or 0),
+    )
+
+
+def _job_json(job: Job) -> dict[str, Any]:
+    shaped = job.to_json()
+    shaped["payload"] = job.payload
+    shaped["claimed_at"] = _iso(job.claimed_at)
+    return shaped
+
+
+def _job_from(record: dict[str, Any]) -> Job:
+    return Job(
+        id=str(record["id"]),
+        kind=str(record["kind"]),
+        payload=dict(record.get("payload") or {}),
+        status=JobStatus(record["status"]),
+        attempts=int(record.get("attempts") or 0),
+        next_attempt_at=_required(record["next_attempt_at"]),
+        created_at=_required(record["created_at"]),
+        claimed_at=_time(record.get("claimed_at")),
+        finished_at=_time(record.get("finished_at")),
+        last_error=record.get("last_error"),
+        result=record.get("result"),
+    )
