@@ -6,6 +6,7 @@ decision inside a transaction. Adapters (CLI, HTTP, MCP) call only this.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import secrets as secrets_module
@@ -762,6 +763,16 @@ class MemoryService:
         rules = policy or ConsolidationPolicy()
         if dry_run:
             return self._consolidate(at, rules, dry_run=True)
+        report = self._consolidate_under_lease(at, rules, lambda: True)
+        assert report is not None
+        return report
+
+    def _consolidate_under_lease(
+        self, at: datetime, rules: ConsolidationPolicy, still_due: Callable[[], bool]
+    ) -> ConsolidationReport | None:
+        """Run under the store-wide lease, if ``still_due()`` holds once the lease is ours
+        (another process may have finished today's run a moment ago). Each completed run is
+        stamped and counted."""
         # Never two runs at once, across processes sharing the store: a lease that a crashed
         # run gives up when it expires.
         if not self._take_consolidation_lease():
@@ -769,9 +780,13 @@ class MemoryService:
                 "another consolidation is running on this store; try again when it has finished"
             )
         try:
+            if not still_due():
+                return None
             report = self._consolidate(at, rules, dry_run=False)
             with self.store.transaction():
+                runs = int(self.store.get_meta("consolidation_runs") or "0")
                 self.store.set_meta("last_consolidation_at", to_db(at) or "")
+                self.store.set_meta("consolidation_runs", str(runs + 1))
             return report
         finally:
             with self.store.transaction():
@@ -806,13 +821,19 @@ class MemoryService:
             return
         self._scheduler_stop.clear()
 
+        def due(now: datetime) -> bool:
+            return is_due(self.last_consolidation(), now, daily_at, zone)
+
         def loop() -> None:
             while not self._scheduler_stop.is_set():
                 now = self._clock()
                 try:
                     if is_due(self.last_consolidation(), now, daily_at, zone):
-                        report = self.consolidate(now=now)
-                        log.info("daily consolidation: %s", report.stages)
+                        report = self._consolidate_under_lease(
+                            now, ConsolidationPolicy(), functools.partial(due, now)
+                        )
+                        if report is not None:
+                            log.info("daily consolidation: %s", report.stages)
                 except ConsolidationBusyError:
                     log.info("daily consolidation: another process is running it")
                 except Exception:  # the scheduler must outlive one failed run
