@@ -90,8 +90,23 @@ def main() -> int:
         help="stamp memories at ingestion, as an import does (default), or with their session "
         "date, as if the assistant had lived through the conversations",
     )
+    parser.add_argument(
+        "--backend",
+        choices=["sqlite", "postgres", "postgres-plain-ts-rank"],
+        default="sqlite",
+        help="postgres uses MEMORYD_TEST_PG_URL or an embedded server; -plain-ts-rank turns "
+        "off the IDF weighting of the full-text leg, to measure what it is worth",
+    )
     args = parser.parse_args()
     data = json.loads(args.data.read_text())[: args.samples]
+    postgres = None
+    if args.backend != "sqlite":
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from memoryd.storage import postgres as postgres_backend
+        from tests.pg import TestPostgres
+
+        postgres_backend.IDF_WEIGHTING = args.backend == "postgres"
+        postgres = TestPostgres.start(Path(tempfile.mkdtemp(prefix="memoryd-bench-pg-")))
     embedder = LocalMiniLM()
     legs = ("bm25", "vector", "entity", "time", "fused")
     scores: dict[str, dict[int, dict[int, list[float]]]] = {
@@ -102,7 +117,8 @@ def main() -> int:
     started = time.time()
     for sample in data:
         with tempfile.TemporaryDirectory() as tmp:
-            service = open_service(resolve_settings(str(Path(tmp) / "m.db"), {}), embedder=embedder)
+            where = postgres.create_database() if postgres else str(Path(tmp) / "m.db")
+            service = open_service(resolve_settings(where, {}), embedder=embedder)
             by_memory, now = ingest(service, sample, args.created_at)
             for qa in sample["qa"]:
                 evidence = set(EVIDENCE.findall(" ".join(qa.get("evidence", []))))
@@ -126,6 +142,8 @@ def main() -> int:
                 block[category].append(recall_at(packed, by_memory, evidence, len(packed)))
                 block_tokens.append(result.packed.tokens)
             service.close()
+            if postgres:
+                postgres.drop_database(where)
         print(f"  {sample['sample_id']}: done ({time.time() - started:.0f} s)", file=sys.stderr)
 
     def overall(values: dict[int, list[float]]) -> float:
@@ -135,7 +153,8 @@ def main() -> int:
     n = sum(len(v) for v in block.values())
     print(
         f"\nLoCoMo retrieval, {len(data)} conversations, {n} QA items with evidence "
-        f"(created_at = {args.created_at}), {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
+        f"(created_at = {args.created_at}, backend {args.backend}), "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
     )
     print("| retriever | R@5 | R@10 | R@20 |")
     print("|---|---|---|---|")

@@ -32,6 +32,8 @@ from .protocols import EmbeddingSignature, VectorHit
 # "migrations are running".
 WRITE_LOCK_KEY = 0x6D656D6F7279
 MIGRATION_LOCK_KEY = 0x6D656D6F7280
+# Weight each full-text query term by its BM25 IDF (off only to measure what it is worth).
+IDF_WEIGHTING = True
 # HNSW candidates examined per query: enough that status filters still leave k rows.
 EF_SEARCH = 200
 
