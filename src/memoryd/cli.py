@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import click
@@ -850,6 +851,42 @@ def migrate_store(ctx: click.Context, source: str, destination: str, as_json: bo
         raise MemorydError("the copy differs from the source; the destination is incomplete")
     if not as_json:
         click.echo("verified: the destination exports exactly what the source does")
+
+
+@main.command()
+@click.argument("out_path", metavar="OUT", type=click.Path(dir_okay=False))
+@_json_option
+@click.pass_context
+def backup(ctx: click.Context, out_path: str, as_json: bool) -> None:
+    """A consistent copy of the store, safe while memoryd runs: an SQLite file (the backup
+    API) for an SQLite store, a JSON Lines export with vectors for PostgreSQL."""
+    from .backup import make_backup
+
+    with _service(ctx) as service:
+        result = make_backup(service.store, Path(out_path))
+    if as_json:
+        _print_json(result.to_json())
+    else:
+        click.echo(f"backup written to {result.path} ({result.kind}): {result.describe()}")
+
+
+@main.command()
+@click.argument("backup_path", metavar="BACKUP", type=click.Path(exists=True, dir_okay=False))
+@click.option("--force", is_flag=True, help="Replace an SQLite store that holds data.")
+@_json_option
+@click.pass_context
+def restore(ctx: click.Context, backup_path: str, force: bool, as_json: bool) -> None:
+    """Restore a backup into the store chosen by --db (stop memoryd first). An SQLite backup
+    replaces the file after its integrity is checked; an export is imported into an empty
+    store."""
+    from .backup import restore_backup
+
+    settings = resolve_settings(ctx.obj["db"])
+    result = restore_backup(Path(backup_path), settings, force=force)
+    if as_json:
+        _print_json(result.to_json())
+    else:
+        click.echo(f"restored {result.path} into {settings.db}: {result.describe()}")
 
 
 @contextmanager

@@ -94,11 +94,12 @@ def export_store(store: Store, out: TextIO, *, with_vectors: bool = False) -> Su
     """Write the store as JSON Lines to ``out``; the footer carries counts and checksum."""
     digest = hashlib.sha256()
     counts: Counter[str] = Counter()
-    for record in export_records(store, with_vectors=with_vectors):
-        line = _line(record)
-        digest.update(line.encode("utf-8"))
-        counts[record["type"]] += 1
-        out.write(line)
+    with store.snapshot():
+        for record in export_records(store, with_vectors=with_vectors):
+            line = _line(record)
+            digest.update(line.encode("utf-8"))
+            counts[record["type"]] += 1
+            out.write(line)
     summary = Summary(dict(counts), digest.hexdigest())
     out.write(_line({"type": "footer", **summary.to_json()}))
     return summary

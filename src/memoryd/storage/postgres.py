@@ -119,6 +119,22 @@ class _Database:
             finally:
                 self._local.connection = None
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        if self.current is not None:
+            yield
+            return
+        with self.pool.connection() as connection:
+            self._local.connection = connection
+            try:
+                connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                try:
+                    yield
+                finally:
+                    connection.execute("COMMIT")
+            finally:
+                self._local.connection = None
+
     def reconfigure(self) -> None:
         """Re-run the connection setup (the vector type now exists)."""
         self.pool.close()
@@ -801,6 +817,10 @@ class PostgresStore:
     def transaction(self) -> Any:
         """One database transaction holding the memoryd write lock; nested calls join it."""
         return self._db.transaction()
+
+    def snapshot(self) -> Any:
+        """A REPEATABLE READ, read-only transaction: every read inside sees one state."""
+        return self._db.snapshot()
 
     def embedding_signature(self) -> EmbeddingSignature | None:
         """The recorded model and dimension."""

@@ -304,6 +304,11 @@ class Store(Protocol):
         """All writes inside commit together or not at all."""
         ...
 
+    def snapshot(self) -> AbstractContextManager[None]:
+        """Reads inside (on this thread) all see one consistent state, whatever other
+        processes write meanwhile (export, backup)."""
+        ...
+
     def embedding_signature(self) -> EmbeddingSignature | None:
         """The signature recorded at creation, or None for a store not yet initialised."""
         ...

@@ -649,6 +649,32 @@ class SqliteStore:
         """BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any exception."""
         return self._db.transaction()
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction on the store's connection, holding its lock: other threads of
+        this process wait, other processes keep writing to the WAL without being seen."""
+        with self._db.lock:
+            if self._db.depth:
+                yield
+                return
+            self._db.raw.execute("BEGIN")
+            self._db.depth = 1
+            try:
+                yield
+            finally:
+                self._db.depth = 0
+                self._db.raw.execute("COMMIT")
+
+    def backup_to(self, target: Path) -> None:
+        """A consistent online copy of the whole file (SQLite's backup API, in one step)."""
+        destination = sqlite3.connect(str(target))
+        source = sqlite3.connect(str(self.path))
+        try:
+            source.backup(destination)
+        finally:
+            source.close()
+            destination.close()
+
     def embedding_signature(self) -> EmbeddingSignature | None:
         """The recorded model and dimension."""
         rows = dict(
