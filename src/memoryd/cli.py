@@ -21,7 +21,7 @@ from .doctor import run_doctor
 from .errors import ExtractionFailedError, ExtractionOffError, InvalidInputError, MemorydError
 from .extraction import parse_mission, parse_turns
 from .jobs import JobStatus
-from .model import AuditEntry, Importance, Kind, Memory, Source, Status, parse_kind
+from .model import AuditEntry, Importance, Kind, Memory, Source, Status, kind_from_user
 from .service import MemoryService, Observation, RecallResult, WriteResult
 from .settings import resolve_settings
 
@@ -83,17 +83,6 @@ def _trigger_options(func: F) -> F:
 
 def _now(now_text: str | None) -> datetime:
     return parse_instant(now_text, what="--now") if now_text else utc_now()
-
-
-def _kind(value: str | None) -> Kind | None:
-    if value is None:
-        return None
-    try:
-        return parse_kind(value)
-    except ValueError:
-        raise InvalidInputError(
-            f"unknown kind {value!r}; use fact, event, lesson or inference"
-        ) from None
 
 
 def _print_json(value: Any) -> None:
@@ -158,7 +147,7 @@ def remember(
     as_json: bool,
 ) -> None:
     """Remember TEXT as the owner: active at once (a new fact value supersedes the old)."""
-    kind = _kind(kind_name) or Kind.FACT
+    kind = kind_from_user(kind_name) or Kind.FACT
     with _service(ctx) as service:
         result = service.remember(
             text,
@@ -223,7 +212,7 @@ def list_(
     """List memories, newest first."""
     with _service(ctx) as service:
         memories = service.list_memories(
-            status=Status(status) if status else None, kind=_kind(kind_name), limit=limit
+            status=Status(status) if status else None, kind=kind_from_user(kind_name), limit=limit
         )
     if as_json:
         _print_json([m.to_json() for m in memories])
@@ -390,7 +379,7 @@ def search(
     with _service(ctx) as service:
         found = service.search_memory(
             query,
-            kind=_kind(kind_name),
+            kind=kind_from_user(kind_name),
             since=parse_instant(since, what="--since") if since else None,
             until=parse_instant(until, what="--until") if until else None,
             limit=limit,

@@ -34,6 +34,21 @@ def parse_kind(value: str) -> Kind:
     return Kind(lowered)
 
 
+def kind_from_user(value: str | None) -> Kind | None:
+    """A kind typed by a person (CLI option, API filter), None when absent; an unknown name is
+    a clear error listing the kinds."""
+    if not value:
+        return None
+    try:
+        return parse_kind(value)
+    except ValueError:
+        from .errors import InvalidInputError
+
+        raise InvalidInputError(
+            f"unknown kind {value!r}; use fact, event, lesson or inference"
+        ) from None
+
+
 class Status(StrEnum):
     """Lifecycle state. Recall only ever reads ``active``."""
 

@@ -33,7 +33,7 @@ from ..errors import (
 )
 from ..extraction import MissionDigest
 from ..kb.model import parse_source_type
-from ..model import Importance, Kind, Source, Status, parse_kind
+from ..model import Importance, Source, Status, kind_from_user, parse_kind
 from ..service import MemoryService
 from ..tools import parse_chunk_range
 from . import schemas as s
@@ -205,7 +205,8 @@ def create_app(
             raise InvalidInputError("limit must be between 1 and 10000")
         chosen = _status(status) if status else None
         return [
-            m.to_json() for m in service.list_memories(status=chosen, kind=_kind(kind), limit=limit)
+            m.to_json()
+            for m in service.list_memories(status=chosen, kind=kind_from_user(kind), limit=limit)
         ]
 
     @app.post("/v1/memories", response_model=s.WriteOut, dependencies=guard, tags=["memories"])
@@ -329,7 +330,7 @@ def create_app(
         """search_memory: a ranked list."""
         found = service.search_memory(
             body.query,
-            kind=_kind(body.kind),
+            kind=kind_from_user(body.kind),
             since=_instant(body.since, "since"),
             until=_instant(body.until, "until"),
             limit=body.limit,
@@ -472,17 +473,6 @@ def _status(value: str) -> Status:
     except ValueError:
         raise InvalidInputError(
             f"unknown status {value!r}; use pending, active, rejected or archived"
-        ) from None
-
-
-def _kind(value: str | None) -> Kind | None:
-    if not value:
-        return None
-    try:
-        return parse_kind(value)
-    except ValueError:
-        raise InvalidInputError(
-            f"unknown kind {value!r}; use fact, event, lesson or inference"
         ) from None
 
 
