@@ -69,7 +69,8 @@ def test_db_flag_beats_memoryd_db(clean_env: dict[str, str], tmp_path: Path) -> 
 
     assert [m["content"] for m in cli.json("--db", str(flag_db), "list")] == ["Owner likes figs"]
     assert not env_db.exists()
-    assert not home.exists()
+    # The home holds the API token that init writes, and no store.
+    assert sorted(p.name for p in home.iterdir()) == ["token"]
 
 
 def test_memoryd_db_beats_memoryd_home(clean_env: dict[str, str], tmp_path: Path) -> None:
@@ -80,7 +81,7 @@ def test_memoryd_db_beats_memoryd_home(clean_env: dict[str, str], tmp_path: Path
     cli.ok("remember", "Owner likes figs")
 
     assert env_db.is_file()
-    assert not home.exists()
+    assert sorted(p.name for p in home.iterdir()) == ["token"]  # the API token, no store
     assert [m["content"] for m in cli.json("--db", str(env_db), "list")] == ["Owner likes figs"]
 
 
