@@ -1,13 +1,12 @@
 """The victim of the crash-safety harness (tests/e2e/test_crash_safety.py).
 
-Run as ``python -m tests.crash_child OPERATION STORE PARAMS_JSON`` (from the repository root),
-or forked by the harness's fork server through `run`. It opens the store, prints ``READY``,
-then repeats one operation until it is killed:
+``python -m tests.crash_child OPERATION STORE PARAMS_JSON`` (from the repository root) opens
+the store, prints ``READY``, then repeats one operation until it is killed:
 
 - ``kb``: ingest generated Markdown documents of several chunks (and now and then re-ingest
   one with new text, or an empty one that fails);
-- ``propose``: batches of five distinct items (events, one of them filling a fact slot so the
-  slot's holder is superseded, a pending fact and a pending inference);
+- ``propose``: batches of five distinct items: three events (they activate), a fact with a
+  slot and an inference (they wait for the owner);
 - ``observe``: queue turns with ``observe_turn`` and run the extraction jobs with ``run_jobs``;
 - ``consolidate``: ``consolidate(now=...)`` with ``now`` moving forward every run.
 
@@ -16,17 +15,24 @@ written (printed before the call), ``ACK`` what the service call returned (print
 it returned), so the parent knows which writes were acknowledged and which may or may not have
 landed when the kill came.
 
-The embedder is `CrashEmbedder`: vectors from a hash of the text, so a child starts in a
-fraction of a second (no model to load) and distinct texts are never near-duplicates. The
-store records its model id, so whoever opens the store afterwards must use it too.
+``python -m tests.crash_child serve`` is the harness's fork server: it imports everything a
+victim needs once (memoryd, both store drivers, the OpenAI SDK, the o200k tokenizer), then
+forks one victim per ``RUN`` request read from stdin, so a victim is ready in milliseconds
+instead of the second or two a fresh interpreter takes on a busy machine.
+
+The embedder is `CrashEmbedder`: vectors from a hash of the text, so no model has to load and
+distinct texts are never near-duplicates. The store records its model id, so whoever opens the
+store afterwards must use it too.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import sys
+import traceback
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -73,12 +79,11 @@ def words(rng: random.Random, count: int) -> list[str]:
 
 
 def markdown_document(rng: random.Random, title: str, sections: int) -> bytes:
-    """A document of ``sections`` sections of about 300 words each (several chunks)."""
+    """A document of ``sections`` sections of 120 words each: a chunk or so per section."""
     parts = [f"# {title}\n"]
     for number in range(sections):
         parts.append(f"## Section {number} {' '.join(words(rng, 2))}\n")
-        for _ in range(3):
-            parts.append(" ".join(words(rng, 100)) + ".\n")
+        parts.append(" ".join(words(rng, 120)) + ".\n")
     return "\n".join(parts).encode("utf-8")
 
 
@@ -114,11 +119,15 @@ def run(operation: str, store: str, params: dict[str, Any]) -> None:
     from memoryd.settings import resolve_settings
 
     if operation == "observe":
-        import openai  # noqa: F401  (imported before READY: the kills should hit the store)
+        import openai  # noqa: F401  (loaded before READY: the kills should hit the store)
+    if operation == "kb":
+        from memoryd.tokens import O200kTokenizer
+
+        O200kTokenizer().count("warm up")
 
     service = open_service(resolve_settings(store), embedder=CrashEmbedder())
     rng = random.Random(params["seed"])
-    emit("READY", {"operation": operation})
+    emit("READY", {"operation": operation, "pid": os.getpid()})
     loops = {
         "kb": _ingest_loop,
         "propose": _propose_loop,
@@ -137,7 +146,7 @@ def _ingest_loop(service: Any, rng: random.Random, params: dict[str, Any]) -> No
         if roll < 0.1:  # nothing to index: a new source fails, a stored one keeps its chunks
             uri = rng.choice(ready) if ready and rng.random() < 0.5 else fresh
             data = b"   \n"
-        elif roll < 0.3 and ready:  # new text for a stored source: its chunks are replaced
+        elif roll < 0.9 and ready:  # new text for a stored source: its chunks are replaced
             uri = rng.choice(ready)
             data = markdown_document(rng, f"Revised {uri}", rng.randint(2, 5))
         else:
@@ -171,15 +180,6 @@ def _propose_loop(service: Any, rng: random.Random, params: dict[str, Any]) -> N
         dial = rng.randrange(5)
         position = " ".join(words(rng, 2))
         items = [
-            {
-                "kind": "event",
-                "content": f"crash dial {dial} now points at {position} ({tag})",
-                "confidence": 0.9,
-                "changes_behavior": False,
-                "subject": f"crash dial {dial}",
-                "predicate": "points at",
-                "object": f"{position} {tag}",
-            },
             *(
                 {
                     "kind": "event",
@@ -187,13 +187,16 @@ def _propose_loop(service: Any, rng: random.Random, params: dict[str, Any]) -> N
                     "confidence": 0.9,
                     "changes_behavior": False,
                 }
-                for i in (1, 2)
+                for i in range(3)
             ),
             {
                 "kind": "fact",
-                "content": f"{tag} fact: {' '.join(words(rng, 8))}",
+                "content": f"crash dial {dial} points at {position} ({tag})",
                 "confidence": 0.9,
                 "changes_behavior": False,
+                "subject": f"crash dial {dial}",
+                "predicate": "points at",
+                "object": f"{position} {tag}",
             },
             {
                 "kind": "inference",
@@ -218,12 +221,13 @@ def _observe_loop(service: Any, rng: random.Random, params: dict[str, Any]) -> N
     cycle = params["cycle"]
     for number in range(10**9):
         # Two turns for every job run now and then, so a backlog is left for the drain.
-        for extra in range(2 if number % 3 == 0 else 1):
+        for extra in range(2 if number % 10 == 0 else 1):
             tag = f"{TURN_MARK}c{cycle}t{number}x{extra}"
             text = f"Today {tag} happened: {' '.join(words(rng, 10))}"
             emit("TRY", {"turn": tag})
             observation = service.observe_turn(text)
             emit("ACK", {"turn": tag, "queued": observation.queued, "job": observation.job_id})
+        emit("TRY", {"run_jobs": 1})
         for report in service.run_jobs(limit=1):
             emit(
                 "ACK",
@@ -252,8 +256,73 @@ def _consolidate_loop(service: Any, rng: random.Random, params: dict[str, Any]) 
         )
 
 
+def warm() -> None:
+    """Import and load, once, everything a victim would otherwise load after READY."""
+    import openai  # noqa: F401
+    import pgvector.psycopg  # noqa: F401
+    import psycopg  # noqa: F401
+    import psycopg_pool  # noqa: F401
+
+    import memoryd.app
+    import memoryd.storage.postgres
+    import memoryd.storage.sqlite  # noqa: F401
+    from memoryd.extraction import load_prompt
+    from memoryd.tokens import O200kTokenizer
+
+    O200kTokenizer().count("warm up")
+    load_prompt("extract")
+    CrashEmbedder().embed(["warm up"])
+
+
+def serve() -> None:
+    """The fork server: ``RUN {request}`` forks a victim and answers ``PID n``; ``REAP n``
+    waits for that victim and answers ``EXIT code`` (negative: killed by that signal)."""
+    warm()
+    print("SERVING", flush=True)
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            return
+        command, _, argument = line.strip().partition(" ")
+        if command == "RUN":
+            request = json.loads(argument)
+            pid = os.fork()
+            if pid == 0:
+                _victim(request)
+            print(f"PID {pid}", flush=True)
+        elif command == "REAP":
+            _, status = os.waitpid(int(argument), 0)
+            print(f"EXIT {os.waitstatus_to_exitcode(status)}", flush=True)
+        else:
+            print(f"ERROR unknown command {command!r}", flush=True)
+
+
+def _victim(request: dict[str, Any]) -> None:
+    """In the forked child: stdout to the request's file, stderr appended to its log, the
+    request's MEMORYD_* environment, then the operation until killed. Never returns."""
+    code = 0
+    try:
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        os.dup2(os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 1)
+        os.dup2(os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), 2)
+        for key in [k for k in os.environ if k.startswith("MEMORYD_")]:
+            del os.environ[key]
+        os.environ.update(request["env"])
+        run(request["operation"], request["store"], request["params"])
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
 def main(argv: list[str]) -> None:
-    """``OPERATION STORE PARAMS_JSON``."""
+    """``serve``, or ``OPERATION STORE PARAMS_JSON``."""
+    if argv == ["serve"]:
+        serve()
+        return
     operation, store, params = argv
     run(operation, store, json.loads(params))
 

@@ -230,8 +230,7 @@ class _Client:
         name = f"load-{self.number}-{self.serial}.md"
         title = f"{pick(_MOODS).title()} {pick(_THINGS).title()} ({tag})"
         body = " ".join(
-            f"The {pick(_MOODS)} {pick(_THINGS)} of {pick(PLACES).split(' ', 1)[1]} "
-            f"{pick(_DEEDS)}."
+            f"The {pick(_MOODS)} {pick(_THINGS)} of {pick(PLACES).split(' ', 1)[1]} {pick(_DEEDS)}."
             for _ in range(self.rng.randint(2, 6))
         )
         markdown = f"# {title}\n\n## Notes\n\n{body}\n\n## Provenance\n\nRecorded as {tag}.\n"

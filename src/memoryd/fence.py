@@ -10,6 +10,8 @@ import html
 import re
 import unicodedata
 
+from .textutil import fold_char
+
 # The tag names memoryd uses for fences; a lookalike of any of them is neutralised in data.
 FENCE_NAMES: tuple[str, ...] = ("memory", "untrusted_content", "conversation")
 
@@ -27,6 +29,11 @@ _BRACKET_LOOKALIKES = {
     "\u00ab": "<",  # LEFT-POINTING DOUBLE ANGLE QUOTATION MARK
     "\u226a": "<",  # MUCH LESS-THAN
     "\u2264": "<",  # LESS-THAN OR EQUAL TO
+    "\u276c": "<",  # MEDIUM LEFT-POINTING ANGLE BRACKET ORNAMENT
+    "\u2770": "<",  # HEAVY LEFT-POINTING ANGLE BRACKET ORNAMENT
+    "\u29fc": "<",  # LEFT-POINTING CURVED ANGLE BRACKET
+    "\u16b2": "<",  # RUNIC LETTER KAUNA
+    "\u2a79": "<",  # LESS-THAN WITH CIRCLE INSIDE
 }
 _SLASH_LOOKALIKES = {
     "\uff0f": "/",  # FULLWIDTH SOLIDUS
@@ -34,9 +41,17 @@ _SLASH_LOOKALIKES = {
     "\u2215": "/",  # DIVISION SLASH
     "\u29f8": "/",  # BIG SOLIDUS
     "\u2571": "/",  # BOX DRAWINGS LIGHT DIAGONAL
+    "\u27cb": "/",  # MATHEMATICAL RISING DIAGONAL
     "\\": "/",
+    "\uff3c": "/",  # FULLWIDTH REVERSE SOLIDUS
+    "\ufe68": "/",  # SMALL REVERSE SOLIDUS
+    "\u2216": "/",  # SET MINUS
+    "\u29f5": "/",  # REVERSE SOLIDUS OPERATOR
+    "\u29f9": "/",  # BIG REVERSE SOLIDUS
 }
-_ENTITY = re.compile(r"&(?:#[0-9]{1,7};?|#[xX][0-9a-fA-F]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};?)")
+_BACKSLASHES = frozenset({"\\", "\uff3c", "\ufe68", "\u2216", "\u29f5", "\u29f9"})
+# Leading zeros do not count against the length: "&#00000060;" is "<" to a browser.
+_ENTITY = re.compile(r"&(?:#0*[0-9]{1,7};?|#[xX]0*[0-9a-fA-F]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};?)")
 _TAG = re.compile(
     r"<[\s/]*(?:"
     + "|".join(re.escape(n) for n in FENCE_NAMES)
@@ -62,8 +77,10 @@ def escape_data(text: str) -> str:
 
 def contains_fence_tag(text: str) -> bool:
     """Whether ``text`` holds anything a reader could take for a fence tag (used by tests)."""
-    view, _ = _canonical_view(text)
-    return _TAG.search(view) is not None
+    return any(
+        _TAG.search(_canonical_view(text, fold_letters=fold)[0]) is not None
+        for fold in (True, False)
+    )
 
 
 def fence(tag: str, body: str, attributes: dict[str, str]) -> str:
@@ -83,15 +100,22 @@ def _could_hold_tag(text: str) -> bool:
 
 
 def _escape_once(text: str) -> str:
-    view, origin = _canonical_view(text)
+    """Replace every tag lookalike, seen with lookalike letters folded to Latin ("memоry" with a
+    Cyrillic o) and without (so "<memoryК" still ends at the name)."""
+    spans: list[tuple[int, int, str]] = []
+    for fold in (True, False):
+        view, origin = _canonical_view(text, fold_letters=fold)
+        for match in _TAG.finditer(view):
+            closing = "/" in match.group()[: match.group().find(_name_in(match.group()))]
+            label = f"[{'/' if closing else ''}{_name_in(match.group())}]"
+            spans.append((origin[match.start()][0], origin[match.end() - 1][1], label))
     pieces: list[str] = []
     cursor = 0
-    for match in _TAG.finditer(view):
-        start = origin[match.start()]
-        end = origin[match.end() - 1][1]
-        pieces.append(text[cursor : start[0]])
-        closing = "/" in match.group()[: match.group().find(_name_in(match.group()))]
-        pieces.append(f"[{'/' if closing else ''}{_name_in(match.group())}]")
+    for start, end, label in sorted(spans):
+        if start < cursor:
+            continue  # overlaps a span already replaced; the next pass sees what is left
+        pieces.append(text[cursor:start])
+        pieces.append(label)
         cursor = end
     pieces.append(text[cursor:])
     return "".join(pieces)
@@ -104,7 +128,7 @@ def _name_in(tag_text: str) -> str:
     return FENCE_NAMES[0]
 
 
-def _canonical_view(text: str) -> tuple[str, list[tuple[int, int]]]:
+def _canonical_view(text: str, *, fold_letters: bool = True) -> tuple[str, list[tuple[int, int]]]:
     """A lower-cased, entity-decoded, confusable-folded view of ``text``, with each view
     character's (start, end) span in the original."""
     view: list[str] = []
@@ -116,33 +140,47 @@ def _canonical_view(text: str) -> tuple[str, list[tuple[int, int]]]:
             decoded = html.unescape(entity.group())
             if decoded != entity.group():
                 for char in decoded:
-                    for folded in _canonical_char(char):
+                    for folded in _canonical_char(char, fold_letters):
                         view.append(folded)
                         origin.append((index, entity.end()))
                 index = entity.end()
                 continue
+        # A Markdown escape ("\\_", "\\<") is the escaped character to a Markdown reader.
+        if (
+            text[index] in _BACKSLASHES
+            and index + 1 < len(text)
+            and text[index + 1].isascii()
+            and not text[index + 1].isalnum()
+            and not text[index + 1].isspace()
+        ):
+            index += 1
+            continue
         # One character may fold into several ("ß" → "ss"): each maps back to its source.
-        for folded in _canonical_char(text[index]):
+        for folded in _canonical_char(text[index], fold_letters):
             view.append(folded)
             origin.append((index, index + 1))
         index += 1
     return "".join(view), origin
 
 
-def _canonical_char(char: str) -> str:
-    if char in _BRACKET_LOOKALIKES:
-        return "<"
-    if char in _SLASH_LOOKALIKES:
-        return "/"
-    if char in ("\uff1e", "\ufe65", "\u203a", "\u27e9", "\u232a", "\u3009", "\u276f", "\u00bb"):
-        return ">"
-    # Zero-width and other invisible format characters hide inside tag names.
-    if unicodedata.category(char) == "Cf":
-        return ""
-    normalized = unicodedata.normalize("NFKC", char).casefold()
-    if normalized == "\uff3f" or normalized == "_":
+_CLOSING_LOOKALIKES = frozenset(
+    "\uff1e\ufe65\u203a\u27e9\u232a\u3009\u276f\u00bb\u276d\u2771\u29fd"
+)
+
+
+def _canonical_char(char: str, fold_letters: bool = True) -> str:
+    for candidate in (char, unicodedata.normalize("NFKC", char)):
+        if candidate in _BRACKET_LOOKALIKES:
+            return "<"
+        if candidate in _SLASH_LOOKALIKES:
+            return "/"
+        if candidate in _CLOSING_LOOKALIKES:
+            return ">"
+    # Zero-width characters, variation selectors and lookalike letters hide tag names.
+    folded = fold_char(char, letters=fold_letters)
+    if folded == "\uff3f":
         return "_"
-    return normalized
+    return folded
 
 
 def _attribute(value: str) -> str:

@@ -8,6 +8,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from .textutil import fold_text
+
 # Instruction and secret markers. A memory that contains one may change how the assistant
 # behaves or holds something private, so it always waits for the owner.
 DEFAULT_SENSITIVE_PHRASES: tuple[str, ...] = (
@@ -51,7 +53,20 @@ DEFAULT_SENSITIVE_PHRASES: tuple[str, ...] = (
     "bank account",
     "social security",
     "credit card",
-)
+    "shall",
+    "you're",
+    "jailbreak",
+    "developer mode",
+    # French, Spanish, Portuguese, German, Italian and Dutch markers of a standing rule.
+    "désormais", "dorénavant", "à partir de maintenant", "toujours", "jamais", "tu dois",
+    "vous devez", "ignorez", "ignore les",
+    "a partir de ahora", "de ahora en adelante", "siempre", "nunca", "debes", "ignora",
+    "a partir de agora", "sempre", "você deve",
+    "ab jetzt", "von nun an", "ab sofort", "immer", "niemals", "du musst", "sie müssen",
+    "ignoriere", "ignorieren",
+    "d'ora in poi", "da ora in poi", "d'ora in avanti", "devi", "mai più",
+    "vanaf nu", "voortaan", "altijd", "nooit", "je moet",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -84,14 +99,21 @@ _CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("bearer token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9_\-\.=+/]{20,}")),
     (
         "password or key assignment",
+        # "my password for the bank is X", "password: correct horse battery staple", "Mein
+        # Passwort lautet X": the keyword, a few words, a verb or sign, then the value to the
+        # end of the line (a passphrase has spaces).
         re.compile(
-            r"(?i)\b(?:password|passwd|pwd|passcode|secret|api[_\- ]?key|access[_\- ]?token|"
-            r"auth[_\- ]?token|client[_\- ]?secret)\b\s*(?:is|=|:)\s*['\"]?[^\s'\"]{6,}"
+            r"(?i)\b(?:password|passwd|pwd|passcode|passphrase|secret|api[_\- ]?key|"
+            r"access[_\- ]?token|auth[_\- ]?token|client[_\- ]?secret|passwort|kennwort|"
+            r"mot de passe|contrase(?:ñ|n)a|wachtwoord|senha|parola d'ordine|пароль)\b"
+            r"(?:[ \t]+(?:for|of|to|on|at|in|für|pour|para|per|voor)\b(?:[ \t]+[\w'’-]+){1,3})?"
+            r"[ \t]*(?:\b(?:is|was|lautet|ist|est|es|è|é)\b[ \t]*[:=]?|=|:)"
+            r"[ \t]*['\"]?[^\s'\"]{6,}[^\n]*"
         ),
     ),
     (
         "connection string with a password",
-        re.compile(r"\b[a-z][a-z0-9+\-.]*://[^\s:/@]+:[^\s@/]{3,}@[^\s]+"),
+        re.compile(r"\b[a-z][a-z0-9+\-.]*://[^\s:/@]*:[^\s@/]{3,}@[^\s]+"),
     ),
 )
 
@@ -103,7 +125,15 @@ _LINK_OR_PATH = re.compile(r"^(?:[a-z][a-z0-9+.\-]*://|www\.|~/|\./|\.\./|/[\w.\
 
 
 def find_credential(text: str) -> CredentialMatch | None:
-    """The first credential-like thing in ``text``, or None. Errs on the side of refusing."""
+    """The first credential-like thing in ``text`` (as written, or with lookalike and
+    invisible characters folded), or None. Errs on the side of refusing."""
+    found = _find_credential(text)
+    if found is None and not text.isascii():
+        found = _find_credential(fold_text(text))
+    return found
+
+
+def _find_credential(text: str) -> CredentialMatch | None:
     for label, pattern in _CREDENTIAL_PATTERNS:
         if pattern.search(text):
             return CredentialMatch(label)
@@ -122,7 +152,15 @@ def find_credential(text: str) -> CredentialMatch | None:
 
 def redact_credentials(text: str, replacement: str = "[credential removed]") -> str:
     """``text`` with every credential-like span replaced, so a turn that pastes a secret can be
-    queued, shown to the model and logged without the secret."""
+    queued, shown to the model and logged without the secret. A secret disguised with
+    lookalike or invisible characters is redacted in the folded text."""
+    redacted = _redact(text, replacement)
+    if not redacted.isascii() and _find_credential(fold_text(redacted)) is not None:
+        redacted = _redact(fold_text(redacted), replacement)
+    return redacted
+
+
+def _redact(text: str, replacement: str) -> str:
     for _, pattern in _CREDENTIAL_PATTERNS:
         text = pattern.sub(replacement, text)
 
@@ -173,12 +211,32 @@ _KEY_WORDS = frozenset(
 )
 
 
+# A sentence that opens with one of these verbs is an order, not a memory about the owner
+# ("Forward every invoice to …"): it waits for the owner like any standing rule.
+_IMPERATIVE_VERBS = frozenset(
+    """
+    forward send reply respond answer email e-mail mail message text call phone tell share
+    disclose reveal leak expose publish post upload download transfer wire pay buy order
+    delete remove erase wipe drop disable enable grant give allow permit approve accept
+    ignore disregard forget skip bypass override obey follow execute run install open click
+    visit browse fetch copy cc bcc include add insert append attach use switch change set
+    stop start begin keep continue refuse deny write sign book cancel schedule
+    """.split()
+)
+_SENTENCE_START = re.compile(r"(?:^|[.!?;:\n]\s*)(?:(?:please|kindly|now|then)\s+)?([a-z-]+)\b")
+
+
 def find_sensitive(text: str, phrases: tuple[str, ...] = DEFAULT_SENSITIVE_PHRASES) -> str | None:
-    """The first sensitive phrase found as whole words (case-insensitive), or None."""
-    lowered = " ".join(text.casefold().replace("\u2019", "'").split())
+    """The first sensitive phrase found as whole words (case-insensitive; full-width,
+    lookalike and invisible characters folded first), or a sentence that opens with an order
+    ("imperative: forward"), or None."""
+    lowered = " ".join(fold_text(text.replace("\u2019", "'")).split())
     for phrase in phrases:
         if re.search(r"(?<![\w'])" + re.escape(phrase) + r"(?![\w'])", lowered):
             return phrase
+    for match in _SENTENCE_START.finditer(lowered):
+        if match.group(1) in _IMPERATIVE_VERBS:
+            return f"imperative: {match.group(1)}"
     return None
 
 

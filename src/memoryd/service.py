@@ -731,7 +731,8 @@ class MemoryService:
                 tainted_by=taint,
             )
             if extraction.error is not None:
-                self.store.jobs.fail(job.id, extraction.error, at)
+                # A broken answer is quoted in the error: keep no secret it may repeat.
+                self.store.jobs.fail(job.id, redact_credentials(extraction.error), at)
             else:
                 summary = Counter(r.outcome.value for r in results)
                 self.store.jobs.finish(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _TERM = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
@@ -32,3 +33,43 @@ def query_terms(text: str) -> list[str]:
         if (word not in STOPWORDS and len(word) > 1) or word.isdigit():
             seen.setdefault(word.split("'")[0], None)
     return [w for w in seen if w]
+
+
+# Letters from other scripts that look like Latin ones: a tag name or an instruction written with
+# them must still be recognised.
+CONFUSABLE_LETTERS = {
+    # Cyrillic
+    "а": "a", "в": "b", "с": "c", "ԁ": "d", "е": "e", "һ": "h", "і": "i", "ј": "j", "к": "k",
+    "ӏ": "l", "м": "m", "н": "h", "о": "o", "р": "p", "ԛ": "q", "г": "r", "ѕ": "s", "т": "t",
+    "ц": "u", "ѵ": "v", "ԝ": "w", "х": "x", "у": "y", "ү": "y", "з": "3", "ё": "e", "ї": "i",
+    # Greek
+    "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "μ": "u", "ν": "v", "ο": "o",
+    "ρ": "p", "τ": "t", "υ": "u", "χ": "x", "γ": "y", "ω": "w",
+    # Armenian and others often used in spoofing
+    "օ": "o", "ս": "u", "ց": "g", "հ": "h", "ո": "n", "ɑ": "a", "ı": "i", "ȷ": "j",
+}  # fmt: skip
+
+
+def is_invisible(char: str) -> bool:
+    """Format characters (zero-width spaces and joiners, BOM, soft hyphen), combining marks
+    (grapheme joiner, variation selectors) and other marks that draw nothing by themselves."""
+    return unicodedata.category(char) in ("Cf", "Mn", "Me") or "\ufe00" <= char <= "\ufe0f"
+
+
+def fold_char(char: str, *, letters: bool = True) -> str:
+    """One character as a reader would take it: invisible → "", compatibility forms
+    (full-width, mathematical letters) → plain, lookalike letters → Latin (unless
+    ``letters`` is false), lower-cased."""
+    if is_invisible(char):
+        return ""
+    folded = unicodedata.normalize("NFKC", char).casefold()
+    if not letters:
+        return folded
+    return "".join(CONFUSABLE_LETTERS.get(c, c) for c in folded)
+
+
+def fold_text(text: str) -> str:
+    """``text`` with every character folded as by :func:`fold_char` (for screening)."""
+    if text.isascii():
+        return text.casefold()
+    return "".join(fold_char(char) for char in text)

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from memoryd.http.server import free_port
-from tests.load_mix import WRONG_REQUEST_STATUSES, check_writes, run_mix, summary
+from tests.load_mix import check_writes, run_mix, summary
 
 from .conftest import Cli
 from .test_http_api import _env, _start, _stop, _wait_healthy

@@ -163,7 +163,8 @@ def chunk_markdown(
     for headings, section in _sections(parse_blocks(markdown)):
         units = [u for block in section for u in _units(block, count, tail, policy)]
         for text, overlap_chars in _pack(units, policy, count, tail):
-            drafts.append(ChunkDraft(len(drafts), headings, text, count(text), overlap_chars))
+            if text[overlap_chars:].strip():
+                drafts.append(ChunkDraft(len(drafts), headings, text, count(text), overlap_chars))
     return drafts
 
 

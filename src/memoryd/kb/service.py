@@ -23,6 +23,7 @@ from ..errors import DocumentNotFoundError, InvalidInputError, MemorydError
 from ..fence import escape_data, fence
 from ..ids import IdGenerator
 from ..jobs import Job, JobStatus, RetryPolicy
+from ..screening import find_credential, redact_credentials
 from ..storage.protocols import Store
 from ..textutil import query_terms
 from ..tokens import TokenCodec
@@ -440,6 +441,16 @@ class KnowledgeBase:
         job: Job | None = None,
     ) -> IngestResult:
         started = time.perf_counter()
+        if find_credential(source) is not None:
+            # Recording the source (even as failed) would store the credential it carries.
+            return IngestResult(
+                redact_credentials(source),
+                "failed",
+                None,
+                "the source carries a password or token, and memoryd never stores "
+                "credentials; download the file and ingest it from disk",
+                time.perf_counter() - started,
+            )
         try:
             if is_url(source):
                 check_url(source)
