@@ -13,6 +13,11 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+# Dates a person may mean: earlier ones are typos, and fixed-width years keep text order.
+MIN_YEAR = 1000
+MAX_YEAR = 9999
+
+
 def parse_instant(text: str, *, what: str = "time") -> datetime:
     """An ISO-8601 date or date-time; naive values are taken as UTC."""
     try:
@@ -25,18 +30,21 @@ def parse_instant(text: str, *, what: str = "time") -> datetime:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     try:
-        return value.astimezone(UTC)
+        utc = value.astimezone(UTC)
     except OverflowError:
+        utc = None
+    if utc is None or not MIN_YEAR <= utc.year <= MAX_YEAR:
         raise InvalidInputError(
-            f"{what} {text!r} is outside the range of dates memoryd can store"
-        ) from None
+            f"{what} {text!r} is outside the range of dates memoryd stores ({MIN_YEAR}-{MAX_YEAR})"
+        )
+    return utc
 
 
 def to_db(value: datetime | None) -> str | None:
     """The stored text form: fixed-width UTC ISO-8601, so text order is time order."""
     if value is None:
         return None
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def from_db(value: str | None) -> datetime | None:

@@ -8,6 +8,7 @@ from typing import Any
 from .clock import parse_instant
 from .errors import InvalidInputError, ProposalBatchError
 from .model import Importance, Proposal, parse_kind
+from .textutil import has_lone_surrogate
 
 REQUIRED_FIELDS = ("kind", "content", "confidence", "changes_behavior")
 OPTIONAL_FIELDS = (
@@ -45,6 +46,11 @@ def parse_batch_text(text: str) -> tuple[Proposal, ...]:
 
 def parse_batch(document: object) -> tuple[Proposal, ...]:
     """Validate a decoded batch ``{"memories": [...]}`` into proposals, all or nothing."""
+    if has_lone_surrogate(document):
+        raise ProposalBatchError(
+            "proposal batch holds invalid Unicode (a lone surrogate such as \\ud800); send "
+            "well-formed UTF-8 text"
+        )
     if not isinstance(document, dict):
         raise ProposalBatchError(
             'proposal batch must be a JSON object {"memories": [...]}, got '

@@ -96,6 +96,7 @@ from .recall import Dropped, Packed, RecallPolicy, Scored, pack_block, score_can
 from .schedule import is_due
 from .screening import find_credential, find_sensitive, redact_credentials, secret_fingerprints
 from .storage.protocols import EmbeddingSignature, Store
+from .textutil import has_lone_surrogate
 from .timewindow import TimeWindow, find_time_window
 from .tokens import O200kTokenizer, TokenCodec
 
@@ -1501,6 +1502,8 @@ class MemoryService:
 
 
 def _clean_text(text: str, what: str) -> str:
+    if has_lone_surrogate(text):
+        raise InvalidInputError(f"{what} holds invalid Unicode (a lone surrogate)")
     cleaned = text.strip()
     if not cleaned:
         raise InvalidInputError(f"{what} is empty; give the text to remember")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 _TERM = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
@@ -73,3 +74,15 @@ def fold_text(text: str) -> str:
     if text.isascii():
         return text.casefold()
     return "".join(fold_char(char) for char in text)
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """Whether a string (or any string inside lists and dicts) holds a lone UTF-16 surrogate,
+    which no storage, tokenizer or encoder accepts (JSON can still smuggle one in as \\ud800)."""
+    if isinstance(value, str):
+        return any("\ud800" <= char <= "\udfff" for char in value)
+    if isinstance(value, dict):
+        return any(has_lone_surrogate(k) or has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(has_lone_surrogate(item) for item in value)
+    return False

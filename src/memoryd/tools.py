@@ -15,6 +15,7 @@ from .errors import InvalidInputError, MemorydError
 from .fence import escape_data
 from .model import Actor, Importance, Kind, parse_kind
 from .service import MemoryService
+from .textutil import has_lone_surrogate
 
 REMEMBER_TOOL: dict[str, Any] = {
     "name": "remember",
@@ -142,6 +143,8 @@ def dispatch(
         args = json.loads(arguments) if isinstance(arguments, str) else dict(arguments)
         if not isinstance(args, dict):
             raise InvalidInputError("tool arguments must be a JSON object")
+        if has_lone_surrogate(args):
+            raise InvalidInputError("tool arguments hold invalid Unicode (a lone surrogate)")
         if name == "remember":
             return _remember(service, args)
         if name == "search_memory":

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from memoryd.http.server import free_port
-from tests.load_mix import check_writes, run_mix, summary
+from tests.load_mix import MIX, check_writes, run_mix, summary
 
 from .conftest import Cli
 from .test_http_api import _env, _start, _stop, _wait_healthy
@@ -78,8 +78,7 @@ def test_mixed_load_answers_every_request_and_loses_no_write(
     assert not wrong, f"the load sent requests the server had to refuse: {wrong}"
     assert {code for (_, code) in result.statuses} <= {200, 400, 404, 409}, result.statuses
     # Every operation ran, and writes were acknowledged.
-    assert all(result.count(op) > 0 for op in ("recall", "remember", "propose", "kb_search",
-                                               "kb_ingest")), result.latencies.keys()  # fmt: skip
+    assert all(result.count(op) > 0 for op in MIX), result.latencies.keys()
     assert result.memories, "no write was acknowledged"
     assert result.documents, "no document was acknowledged"
     failed_ingests = {k: n for k, n in result.outcomes.items() if k == ("kb_ingest", "failed")}

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..textutil import has_lone_surrogate
 
 Text = Field(min_length=1, max_length=20_000)
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _well_formed(value: Any) -> Any:
+    if has_lone_surrogate(value):
+        raise ValueError("holds invalid Unicode (a lone surrogate)")
+    return value
 
 
 # ------------------------------------------------------------------ requests
@@ -45,6 +53,8 @@ class ProposeRequest(_Strict):
     ] = "turn"
     source_ref: str | None = Field(default=None, max_length=500)
     now: str | None = None
+
+    _memories_well_formed = field_validator("memories")(_well_formed)
 
 
 class EditRequest(_Strict):
@@ -128,6 +138,8 @@ class ToolCallRequest(_Strict):
     name: Literal["remember", "search_memory", "search_kb", "read_kb"]
     arguments: dict[str, Any] = Field(default_factory=dict)
     pinned_collections: list[str] = Field(default_factory=list, max_length=20)
+
+    _arguments_well_formed = field_validator("arguments")(_well_formed)
 
 
 # ----------------------------------------------------------------- responses

@@ -206,7 +206,7 @@ class KnowledgeBase:
         expanded: list[str] = []
         for source in sources:
             text = str(source)
-            if is_url(text):
+            if is_url(text) or "\x00" in text:
                 expanded.append(text)
                 continue
             path = Path(text).expanduser()
@@ -441,6 +441,14 @@ class KnowledgeBase:
         job: Job | None = None,
     ) -> IngestResult:
         started = time.perf_counter()
+        if "\x00" in source:
+            return IngestResult(
+                source.replace("\x00", "\\x00"),
+                "failed",
+                None,
+                "the source holds a NUL byte; no file or URL can have that name",
+                time.perf_counter() - started,
+            )
         if find_credential(source) is not None:
             # Recording the source (even as failed) would store the credential it carries.
             return IngestResult(
@@ -548,8 +556,13 @@ class KnowledgeBase:
             images_read=converted.images_read,
             byte_size=len(data),
         )
-        chunks = [replace(c, document_id=document.id) for c in chunks]
         with self.store.transaction():
+            # Another ingest of the same source may have finished meanwhile: take its id, so
+            # the source keeps one document whatever the race.
+            current = self.store.kb.document_by_uri(uri)
+            if current is not None and current.id != document.id:
+                document = replace(document, id=current.id, created_at=current.created_at)
+            chunks = [replace(c, document_id=document.id) for c in chunks]
             self.store.kb.save_document(document)
             self.store.kb.replace_chunks(document.id, chunks, vectors)
         return IngestResult(uri, "ok", document, None, time.perf_counter() - started)
@@ -608,24 +621,24 @@ class KnowledgeBase:
         (bad input never loses what was stored) and carries the error."""
         at = now or self._clock()
         uri = _uri_of(source)
-        existing = self.store.kb.document_by_uri(uri)
-        if existing is not None and existing.status is DocumentStatus.READY:
-            document = replace(
-                existing, error=f"the last re-ingest failed: {reason}", updated_at=at
-            )
-        else:
-            document = Document(
-                id=existing.id if existing else self._ids.new_id(at),
-                source_uri=uri,
-                collection=collection,
-                source_type=source_type,
-                title=existing.title if existing else _title_of(uri),
-                status=DocumentStatus.FAILED,
-                created_at=existing.created_at if existing else at,
-                updated_at=at,
-                error=reason,
-            )
         with self.store.transaction():
+            existing = self.store.kb.document_by_uri(uri)
+            if existing is not None and existing.status is DocumentStatus.READY:
+                document = replace(
+                    existing, error=f"the last re-ingest failed: {reason}", updated_at=at
+                )
+            else:
+                document = Document(
+                    id=existing.id if existing else self._ids.new_id(at),
+                    source_uri=uri,
+                    collection=collection,
+                    source_type=source_type,
+                    title=existing.title if existing else _title_of(uri),
+                    status=DocumentStatus.FAILED,
+                    created_at=existing.created_at if existing else at,
+                    updated_at=at,
+                    error=reason,
+                )
             self.store.kb.save_document(document)
         return IngestResult(uri, "failed", document, reason, time.perf_counter() - started)
 
@@ -641,20 +654,6 @@ class KnowledgeBase:
         at = now or self._clock()
         retry_at = self.retry_policy.next_attempt(1, at)
         assert retry_at is not None
-        existing = self.store.kb.document_by_uri(source)
-        document = existing or Document(
-            id=self._ids.new_id(at),
-            source_uri=source,
-            collection=collection,
-            source_type=source_type,
-            title=_title_of(source),
-            status=DocumentStatus.QUEUED,
-            created_at=at,
-            updated_at=at,
-        )
-        document = replace(
-            document, error=f"{reason}; retrying at {retry_at.isoformat()}", updated_at=at
-        )
         job = Job(
             id=self._ids.new_id(at),
             kind=JOB_KIND,
@@ -665,6 +664,20 @@ class KnowledgeBase:
             created_at=at,
         )
         with self.store.transaction():
+            existing = self.store.kb.document_by_uri(source)
+            document = existing or Document(
+                id=self._ids.new_id(at),
+                source_uri=source,
+                collection=collection,
+                source_type=source_type,
+                title=_title_of(source),
+                status=DocumentStatus.QUEUED,
+                created_at=at,
+                updated_at=at,
+            )
+            document = replace(
+                document, error=f"{reason}; retrying at {retry_at.isoformat()}", updated_at=at
+            )
             self.store.kb.save_document(document)
             self.store.jobs.enqueue(job)
         return IngestResult(
@@ -728,6 +741,8 @@ class KnowledgeBase:
 
 def _read_file(path: Path, limits: Limits) -> bytes:
     """A file's bytes, or a clear per-file error (missing, a folder, too big, unreadable)."""
+    if "\x00" in str(path):
+        raise ConversionError("the path holds a NUL byte; no file can have that name")
     if not path.exists():
         raise ConversionError(f"no such file: {path}")
     if not path.is_file():
