@@ -443,8 +443,13 @@ def _idf_ranked_sql(*, table: str, key: str, where: str, total: str, terms: int)
     queries = ", ".join(f"plainto_tsquery('english', %s) AS q{i}" for i in range(terms))
     union = " || ".join(f"q{i}" for i in range(terms))
     counts = ", ".join(f"count(*) FILTER (WHERE fts @@ q{i}) AS n{i}" for i in range(terms))
-    score = " + ".join(
-        f"ln(1 + ({total} - n{i} + 0.5) / (n{i} + 0.5)) * ts_rank(fts, q{i})" for i in range(terms)
+    score = (
+        " + ".join(
+            f"ln(1 + ({total} - n{i} + 0.5) / (n{i} + 0.5)) * ts_rank(fts, q{i})"
+            for i in range(terms)
+        )
+        if IDF_WEIGHTING
+        else f"ts_rank(fts, {union})"
     )
     return (
         f"WITH q AS (SELECT {queries}), "
