@@ -150,9 +150,17 @@ def main() -> None:
     parser.add_argument("--store", type=Path, help="keep the ingested store here")
     parser.add_argument("--queries", type=int, default=0, help="only the first N queries")
     parser.add_argument("--pdf-pages", type=int, default=100)
+    parser.add_argument(
+        "--docs",
+        type=int,
+        default=0,
+        help="ingest only the first N documents and report throughput (no retrieval scores)",
+    )
     args = parser.parse_args()
 
     corpus, queries, qrels = load(args.data)
+    if args.docs:
+        corpus = corpus[: args.docs]
     if args.queries:
         queries = dict(list(queries.items())[: args.queries])
     workdir = Path(tempfile.mkdtemp(prefix="memoryd-kb-bench-"))
@@ -160,6 +168,15 @@ def main() -> None:
     service = open_service(resolve_settings(str(store)))
     try:
         seconds, documents, chunks = ingest(service, corpus)
+        if args.docs:
+            print(f"\n| ingest, first {len(corpus)} SciFact documents | value |")
+            print("|---|---|")
+            print(f"| documents/s | {documents / seconds:.1f} |")
+            print(f"| chunks/s | {chunks / seconds:.1f} |")
+            if args.pdf_pages:
+                rate = pdf_pages_per_second(service, args.pdf_pages, workdir)
+                print(f"| generated {args.pdf_pages}-page PDF, pages/s | {rate:.1f} |")
+            return
         uri_of = {
             d.id: d.source_uri.removeprefix("scifact:")
             for d in service.kb.list_documents()
