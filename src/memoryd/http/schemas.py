@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..textutil import has_lone_surrogate
 
@@ -13,6 +13,13 @@ Text = Field(min_length=1, max_length=20_000)
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="after")
+    def _no_lone_surrogates(self) -> Self:
+        # JSON can carry "\\ud800", which no encoder, tokenizer or database accepts.
+        if has_lone_surrogate(list(self.__dict__.values())):
+            raise ValueError("the body holds invalid Unicode (a lone surrogate such as \\ud800)")
+        return self
 
 
 def _well_formed(value: Any) -> Any:
