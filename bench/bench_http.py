@@ -133,9 +133,10 @@ def main() -> None:
             for _ in range(5):
                 began = time.perf_counter()
                 with web.stream("GET", "/") as response:
-                    first = next(response.iter_raw())
+                    parts = response.iter_raw()
+                    first = next(parts)
                     ttfb.append((time.perf_counter() - began) * 1000)
-                    size = len(first) + sum(len(part) for part in response.iter_raw())
+                    size = len(first) + sum(len(part) for part in parts)
         print(
             f"\nmemoryd serve on SQLite: {args.memories} active memories, {args.pending} "
             f"pending, {args.clients} concurrent clients for {args.seconds:.0f} s\n"
