@@ -815,7 +815,15 @@ def store_factory(
     for store in made:
         store.close()
         if store.server is not None:
-            store.server.drop_database(store.location)
+            try:
+                store.server.drop_database(store.location)
+            except Exception:
+                import shutil as _sh
+
+                srv = getattr(store.server, "_server", None)
+                if srv is not None:
+                    _sh.copy(srv.log, "/tmp/crashprobe/failed-pg.log")
+                raise
 
 
 @pytest.mark.parametrize("operation", OPERATIONS)
