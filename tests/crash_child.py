@@ -3,8 +3,9 @@
 ``python -m tests.crash_child OPERATION STORE PARAMS_JSON`` (from the repository root) opens
 the store, prints ``READY``, then repeats one operation until it is killed:
 
-- ``kb``: ingest generated Markdown documents of several chunks (and now and then re-ingest
-  one with new text, or an empty one that fails);
+- ``kb``: ingest generated Markdown documents of several chunks: mostly new text for a few
+  stored sources (their chunks are replaced), sometimes a new source, now and then an empty
+  one (a new source fails; a stored one keeps its chunks);
 - ``propose``: batches of five distinct items: three events (they activate), a fact with a
   slot and an inference (they wait for the owner);
 - ``observe``: queue turns with ``observe_turn`` and run the extraction jobs with ``run_jobs``;

@@ -815,15 +815,7 @@ def store_factory(
     for store in made:
         store.close()
         if store.server is not None:
-            try:
-                store.server.drop_database(store.location)
-            except Exception:
-                import shutil as _sh
-
-                srv = getattr(store.server, "_server", None)
-                if srv is not None:
-                    _sh.copy(srv.log, "/tmp/crashprobe/failed-pg.log")
-                raise
+            store.server.drop_database(store.location)
 
 
 @pytest.mark.parametrize("operation", OPERATIONS)

@@ -494,7 +494,9 @@ class KnowledgeBase:
                 raise
             return self._queue_retry(source, collection, source_type, str(error), now, started)
         except ConversionError as error:
-            return self._record_failure(source, collection, source_type, str(error), now, started)
+            return self._record_failure(
+                _uri_of(source), collection, source_type, str(error), now, started
+            )
 
     def _store_converted(
         self,
@@ -620,7 +622,7 @@ class KnowledgeBase:
         """A failed source: a new one is recorded as failed; a stored one keeps its chunks
         (bad input never loses what was stored) and carries the error."""
         at = now or self._clock()
-        uri = _uri_of(source)
+        uri = source
         with self.store.transaction():
             existing = self.store.kb.document_by_uri(uri)
             if existing is not None and existing.status is DocumentStatus.READY:

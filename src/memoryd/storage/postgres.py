@@ -453,8 +453,10 @@ def _idf_ranked_sql(*, table: str, key: str, where: str, total: str, terms: int)
     )
     return (
         f"WITH q AS (SELECT {queries}), "
-        f"hits AS (SELECT {key} AS key, fts FROM {table}, q WHERE {where} AND fts @@ ({union})), "
-        f"df AS (SELECT {counts} FROM hits, q) "
+        # MATERIALIZED: computed once, whatever the planner guesses about the row count.
+        f"hits AS MATERIALIZED (SELECT {key} AS key, fts FROM {table}, q "
+        f"WHERE {where} AND fts @@ ({union})), "
+        f"df AS MATERIALIZED (SELECT {counts} FROM hits, q) "
         f"SELECT key FROM hits, q, df ORDER BY {score} DESC, key DESC LIMIT %s"
     )
 
