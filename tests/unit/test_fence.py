@@ -66,7 +66,7 @@ LOOKALIKES = {
 
 # An independent reading of "looks like a fence tag": decode entities, fold compatibility forms
 # and case, drop invisible format characters, map confusable brackets and slashes.
-_LESS_THAN = set("<＜﹤‹⟨〈❮˂ᐸ«≪≤\u2329")
+_LESS_THAN = set("<＜﹤‹⟨〈❮˂ᐸ«≪≤\u2329❬❰⧼ᚲ⩹")
 _GREATER_THAN = set(">＞﹥›⟩〉❯»\u232a")
 _SLASHES = set("/／⁄∕⧸╱\\")
 _READER_TAG = re.compile(r"<[\s/]*(?:memory|untrusted_content)(?![a-z0-9])")
