@@ -10,7 +10,7 @@ import html
 import re
 import unicodedata
 
-from .textutil import fold_char
+from .textutil import fold_char, is_invisible
 
 # The tag names memoryd uses for fences; a lookalike of any of them is neutralised in data.
 FENCE_NAMES: tuple[str, ...] = ("memory", "untrusted_content", "conversation")
@@ -176,7 +176,11 @@ def _canonical_char(char: str, fold_letters: bool = True) -> str:
             return "/"
         if candidate in _CLOSING_LOOKALIKES:
             return ">"
-    # Zero-width characters, variation selectors and lookalike letters hide tag names.
+    # Zero-width characters, variation selectors and lookalike letters hide tag names. The
+    # literal view keeps an invisible character as a separator, so "<memory" + U+FE00 + "0"
+    # still ends at the name there.
+    if not fold_letters and is_invisible(char):
+        return " "
     folded = fold_char(char, letters=fold_letters)
     if folded == "\uff3f":
         return "_"
