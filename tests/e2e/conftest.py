@@ -112,3 +112,46 @@ def seeded(db_path: Path, embedder: LocalMiniLM) -> Callable[[], Any]:
             service.close()
 
     return opener
+
+
+@contextmanager
+def running_server(env: dict[str, str], cwd: Path, *args: str) -> Iterator[str]:
+    """``memoryd serve`` on a free loopback port (plus ``args``) until the block ends: yields
+    its base URL once ``/v1/health`` answers, then stops it with SIGTERM (kill if it hangs)."""
+    import signal
+    import time
+
+    import httpx
+
+    from memoryd.http.server import free_port
+
+    port = free_port()
+    process = subprocess.Popen(
+        [str(MEMORYD), "serve", "--port", str(port), *args],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"{base}/v1/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None:
+                raise AssertionError(process.stderr.read() if process.stderr else "exited")
+            assert time.monotonic() < deadline, "memoryd serve did not start"
+            time.sleep(0.3)
+        yield base
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

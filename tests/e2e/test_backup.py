@@ -3,8 +3,6 @@ copy with every write acknowledged before it began, on SQLite and on PostgreSQL.
 
 from __future__ import annotations
 
-import signal
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -14,30 +12,11 @@ import pytest
 
 import memoryd
 from memoryd.embedding import LocalMiniLM
-from memoryd.http.server import free_port
 from tests.pg import TestPostgres
 
-from .conftest import MEMORYD, Cli
+from .conftest import Cli, running_server
 
 TOKEN = "backup-test-token"
-
-
-def serve(cli: Cli, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [str(MEMORYD), "serve", "--port", str(port)],
-        env=env, cwd=cli.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            if httpx.get(f"{base}/v1/health", timeout=1).status_code == 200:
-                return process, base
-        except httpx.HTTPError:
-            pass
-        assert process.poll() is None and time.monotonic() < deadline
-        time.sleep(0.3)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
@@ -48,11 +27,10 @@ def test_an_online_backup_holds_every_acknowledged_write_and_restores(
     db = url or str(tmp_path / "live.db")
     env = {**cli.env, "MEMORYD_DB": db, "MEMORYD_TOKEN": TOKEN}
     assert cli.run("init", env=env).returncode == 0
-    process, base = serve(cli, env)
     acknowledged: list[tuple[float, str]] = []
     stop = threading.Event()
 
-    def writer() -> None:
+    def writer(base: str) -> None:
         with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
             number = 0
             while not stop.is_set() and number < 2000:
@@ -63,19 +41,18 @@ def test_an_online_backup_holds_every_acknowledged_write_and_restores(
                 acknowledged.append((time.monotonic(), answer.json()["memory"]["id"]))
                 number += 1
 
-    thread = threading.Thread(target=writer)
-    try:
-        thread.start()
-        time.sleep(2.0)
-        out = tmp_path / ("backup.db" if backend == "sqlite" else "backup.jsonl")
-        started = time.monotonic()
-        made = cli.json("backup", str(out), env=env)
-        time.sleep(1.0)
-    finally:
-        stop.set()
-        thread.join()
-        process.send_signal(signal.SIGTERM)
-        process.wait(30)
+    with running_server(env, cli.cwd) as base:
+        thread = threading.Thread(target=writer, args=(base,))
+        try:
+            thread.start()
+            time.sleep(2.0)
+            out = tmp_path / ("backup.db" if backend == "sqlite" else "backup.jsonl")
+            started = time.monotonic()
+            made = cli.json("backup", str(out), env=env)
+            time.sleep(1.0)
+        finally:
+            stop.set()
+            thread.join()
     before = {memory_id for at, memory_id in acknowledged if at < started}
     assert len(before) >= 5, "the writer was not writing while the backup ran"
     assert made["kind"] == ("sqlite" if backend == "sqlite" else "export")

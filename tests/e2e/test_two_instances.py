@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -16,12 +14,11 @@ import httpx
 import psycopg
 
 from memoryd.embedding import LocalMiniLM
-from memoryd.http.server import free_port
 from tests.distinct_texts import distinct, event_candidates
 from tests.fake_llm import FakeLLMServer, Recorded, Reply
 from tests.pg import TestPostgres
 
-from .conftest import MEMORYD, Cli
+from .conftest import Cli, running_server
 
 TURNS = 24
 TOKEN = "two-instances-test-token"
@@ -40,25 +37,6 @@ def extractor(sentences: list[str]) -> Callable[[Recorded], Reply]:
     return extract
 
 
-def start(cli: Cli, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [str(MEMORYD), "serve", "--port", str(port)],
-        env=env, cwd=cli.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            if httpx.get(f"{base}/v1/health", timeout=1).status_code == 200:
-                return process, base
-        except httpx.HTTPError:
-            pass
-        assert process.poll() is None, process.stderr.read() if process.stderr else ""
-        assert time.monotonic() < deadline, "memoryd serve did not start"
-        time.sleep(0.3)
-
-
 def test_two_servers_on_one_database_extract_each_turn_once_and_consolidate_once(
     cli: Cli, postgres_server: TestPostgres, tmp_path: Path, embedder: LocalMiniLM
 ) -> None:
@@ -75,58 +53,54 @@ def test_two_servers_on_one_database_extract_each_turn_once_and_consolidate_once
         "MEMORYD_LLM_API_KEY": "k",
         "MEMORYD_LLM_MAX_RETRIES": "0",
     }
-    servers: list[subprocess.Popen[str]] = []
     try:
         assert cli.run("init", env=env).returncode == 0
-        first, first_url = start(cli, env)
-        servers.append(first)
-        second, second_url = start(cli, env)
-        servers.append(second)
-        headers = {"Authorization": f"Bearer {TOKEN}"}
-
-        def send(base: str, numbers: range) -> None:
-            with httpx.Client(base_url=base, headers=headers, timeout=30) as http:
-                for number in numbers:
-                    answer = http.post("/v1/observe", json={
-                        "user": f"This is turn {number}: {sentences[number]}"})  # fmt: skip
-                    assert answer.status_code == 200 and answer.json()["queued"] is True
-
-        senders = [
-            threading.Thread(target=send, args=(first_url, range(0, TURNS, 2))),
-            threading.Thread(target=send, args=(second_url, range(1, TURNS, 2))),
-        ]
-        for thread in senders:
-            thread.start()
-        for thread in senders:
-            thread.join()
-
-        deadline = time.monotonic() + 120
-        with psycopg.connect(url) as db:
-            while True:
-                counts = dict(db.execute(
-                    "SELECT status, count(*) FROM jobs GROUP BY status").fetchall())  # fmt: skip
-                db.commit()
-                if counts.get("done", 0) == TURNS or time.monotonic() > deadline:
-                    break
-                time.sleep(0.5)
-            attempts = [row[0] for row in db.execute("SELECT attempts FROM jobs").fetchall()]
-            contents = [row[0] for row in db.execute(
-                "SELECT content FROM memories").fetchall()]  # fmt: skip
-            runs = db.execute("SELECT value FROM meta WHERE key = 'consolidation_runs'").fetchone()
-
-        assert counts == {"done": TURNS}
-        assert attempts == [1] * TURNS, "a job was claimed twice"
-        completions = [r for r in llm.requests if r.path.endswith("/chat/completions")]
-        assert len(completions) == TURNS, "a turn was sent to the model twice"
-        assert sorted(contents) == sorted(sentences)
-        assert runs is not None and runs[0] == "1", f"daily consolidation ran {runs} times"
+        with running_server(env, cli.cwd) as first_url, running_server(env, cli.cwd) as second_url:
+            check_both(first_url, second_url, sentences, url, llm)
     finally:
-        for process in servers:
-            process.send_signal(signal.SIGTERM)
-        for process in servers:
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
         llm.stop()
         postgres_server.drop_database(url)
+
+
+def check_both(
+    first_url: str, second_url: str, sentences: list[str], url: str, llm: FakeLLMServer
+) -> None:
+    """Send the turns to both servers, then check the database."""
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+
+    def send(base: str, numbers: range) -> None:
+        with httpx.Client(base_url=base, headers=headers, timeout=30) as http:
+            for number in numbers:
+                answer = http.post("/v1/observe", json={
+                    "user": f"This is turn {number}: {sentences[number]}"})  # fmt: skip
+                assert answer.status_code == 200 and answer.json()["queued"] is True
+
+    senders = [
+        threading.Thread(target=send, args=(first_url, range(0, TURNS, 2))),
+        threading.Thread(target=send, args=(second_url, range(1, TURNS, 2))),
+    ]
+    for thread in senders:
+        thread.start()
+    for thread in senders:
+        thread.join()
+
+    deadline = time.monotonic() + 120
+    with psycopg.connect(url) as db:
+        while True:
+            counts = dict(db.execute(
+                "SELECT status, count(*) FROM jobs GROUP BY status").fetchall())  # fmt: skip
+            db.commit()
+            if counts.get("done", 0) == TURNS or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        attempts = [row[0] for row in db.execute("SELECT attempts FROM jobs").fetchall()]
+        contents = [row[0] for row in db.execute(
+            "SELECT content FROM memories").fetchall()]  # fmt: skip
+        runs = db.execute("SELECT value FROM meta WHERE key = 'consolidation_runs'").fetchone()
+
+    assert counts == {"done": TURNS}
+    assert attempts == [1] * TURNS, "a job was claimed twice"
+    completions = [r for r in llm.requests if r.path.endswith("/chat/completions")]
+    assert len(completions) == TURNS, "a turn was sent to the model twice"
+    assert sorted(contents) == sorted(sentences)
+    assert runs is not None and runs[0] == "1", f"daily consolidation ran {runs} times"

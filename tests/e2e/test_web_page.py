@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,10 +23,9 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
-from memoryd.http.server import free_port
 from memoryd.model import Importance, Kind, Source
 
-from .conftest import MEMORYD, Cli
+from .conftest import Cli, running_server
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -39,36 +35,9 @@ CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 def server(cli: Cli, seeded: Callable[[], Any], tmp_path: Path) -> Iterator[tuple[str, str]]:
     """A running ``memoryd serve`` over a seeded store: (base URL, token)."""
     cli.ok("init")
-    port = free_port()
-    process = subprocess.Popen(
-        [str(MEMORYD), "serve", "--port", str(port)],
-        env=cli.env,
-        cwd=cli.cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/v1/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert process.poll() is None, process.stderr.read() if process.stderr else ""
-        assert time.monotonic() < deadline, "memoryd serve did not start"
-        time.sleep(0.3)
     token = (Path(cli.env["MEMORYD_HOME"]) / "token").read_text().strip()
-    try:
+    with running_server(cli.env, cli.cwd) as base:
         yield base, token
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest.fixture
