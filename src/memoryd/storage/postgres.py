@@ -9,7 +9,6 @@ weighting each query term with its BM25 inverse document frequency.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -22,9 +21,18 @@ from ..embedding import Vector
 from ..entities import normalize_name
 from ..errors import StoreUnavailableError
 from ..jobs import Job, JobStatus
-from ..kb.model import Chunk, ChunkKey, Document, DocumentStatus, SourceType
+from ..kb.model import Chunk, ChunkKey, Document
 from ..model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
 from ..textutil import query_terms
+from .kb_rows import (
+    CHUNK_COLUMNS,
+    DOCUMENT_COLUMNS,
+    DOCUMENT_UPSERT,
+    chunk_from_row,
+    chunk_params,
+    document_from_row,
+    document_params,
+)
 from .postgres_schema import MIGRATIONS, vector_columns_sql
 from .protocols import EmbeddingSignature, VectorHit
 
@@ -47,11 +55,6 @@ _JOB_COLUMNS = (
     "id, kind, payload, status, attempts, next_attempt_at, created_at, claimed_at, finished_at, "
     "last_error, result"
 )
-_DOCUMENT_COLUMNS = (
-    "id, source_uri, collection, source_type, title, status, content_hash, document_type, "
-    "error, chunk_count, token_count, images_read, byte_size, created_at, updated_at"
-)
-_CHUNK_COLUMNS = "document_id, position, headings, breadcrumb, text, tokens, overlap_chars"
 
 
 class _Database:
@@ -649,42 +652,30 @@ class PostgresKnowledgeStore:
     def save_document(self, document: Document) -> None:
         """Insert or update the document row."""
         self._db.execute(
-            f"INSERT INTO documents ({_DOCUMENT_COLUMNS}) VALUES ({', '.join(['%s'] * 15)}) "
-            "ON CONFLICT (id) DO UPDATE SET source_uri = excluded.source_uri, "
-            "collection = excluded.collection, source_type = excluded.source_type, "
-            "title = excluded.title, status = excluded.status, "
-            "content_hash = excluded.content_hash, document_type = excluded.document_type, "
-            "error = excluded.error, chunk_count = excluded.chunk_count, "
-            "token_count = excluded.token_count, images_read = excluded.images_read, "
-            "byte_size = excluded.byte_size, updated_at = excluded.updated_at",
-            (
-                document.id, document.source_uri, document.collection,
-                document.source_type.value, document.title, document.status.value,
-                document.content_hash, document.document_type, document.error,
-                document.chunk_count, document.token_count, document.images_read,
-                document.byte_size, document.created_at, document.updated_at,
-            ),
-        )  # fmt: skip
+            f"INSERT INTO documents ({DOCUMENT_COLUMNS}) VALUES ({', '.join(['%s'] * 15)}) "
+            + DOCUMENT_UPSERT,
+            document_params(document, _same),
+        )
 
     def get_document(self, document_id: str) -> Document | None:
         """One document."""
         row = self._db.execute(
-            f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE id = %s", (document_id,)
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = %s", (document_id,)
         ).fetchone()
-        return _document_from_row(row) if row else None
+        return document_from_row(row, _same) if row else None
 
     def document_by_uri(self, source_uri: str) -> Document | None:
         """The document of one source."""
         row = self._db.execute(
-            f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE source_uri = %s", (source_uri,)
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE source_uri = %s", (source_uri,)
         ).fetchone()
-        return _document_from_row(row) if row else None
+        return document_from_row(row, _same) if row else None
 
     def documents(
         self, *, collection: str | None = None, limit: int | None = None
     ) -> list[Document]:
         """Documents, newest first."""
-        sql = f"SELECT {_DOCUMENT_COLUMNS} FROM documents"
+        sql = f"SELECT {DOCUMENT_COLUMNS} FROM documents"
         params: list[Any] = []
         if collection is not None:
             sql += " WHERE collection = %s"
@@ -693,17 +684,17 @@ class PostgresKnowledgeStore:
         if limit is not None:
             sql += " LIMIT %s"
             params.append(int(limit))
-        return [_document_from_row(row) for row in self._db.execute(sql, params).fetchall()]
+        return [document_from_row(row, _same) for row in self._db.execute(sql, params).fetchall()]
 
     def documents_by_id(self, document_ids: Sequence[str]) -> dict[str, Document]:
         """Documents by id."""
         if not document_ids:
             return {}
         rows = self._db.execute(
-            f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE id = ANY(%s)",
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = ANY(%s)",
             (sorted(set(document_ids)),),
         ).fetchall()
-        return {row[0]: _document_from_row(row) for row in rows}
+        return {row[0]: document_from_row(row, _same) for row in rows}
 
     def replace_chunks(
         self, document_id: str, chunks: Sequence[Chunk], vectors: Sequence[Vector]
@@ -713,14 +704,10 @@ class PostgresKnowledgeStore:
         self._db.execute("DELETE FROM chunks WHERE document_id = %s", (document_id,))
         for chunk, vector in zip(chunks, vectors, strict=True):
             self._db.execute(
-                f"INSERT INTO chunks ({_CHUNK_COLUMNS}, embedding) "
+                f"INSERT INTO chunks ({CHUNK_COLUMNS}, embedding) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                (
-                    chunk.document_id, chunk.position, json.dumps(list(chunk.headings)),
-                    chunk.breadcrumb, chunk.text, chunk.tokens, chunk.overlap_chars,
-                    np.asarray(vector, dtype=np.float32),
-                ),
-            )  # fmt: skip
+                (*chunk_params(chunk), np.asarray(vector, dtype=np.float32)),
+            )
 
     def delete_document(self, document_id: str) -> None:
         """The document and its chunks."""
@@ -729,26 +716,26 @@ class PostgresKnowledgeStore:
 
     def chunks(self, document_id: str, first: int = 0, last: int | None = None) -> list[Chunk]:
         """Chunks in position order."""
-        sql = f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE document_id = %s AND position >= %s"
+        sql = f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = %s AND position >= %s"
         params: list[Any] = [document_id, first]
         if last is not None:
             sql += " AND position <= %s"
             params.append(last)
         rows = self._db.execute(sql + " ORDER BY position", params).fetchall()
-        return [_chunk_from_row(row) for row in rows]
+        return [chunk_from_row(row) for row in rows]
 
     def chunks_by_key(self, keys: Sequence[ChunkKey]) -> dict[ChunkKey, Chunk]:
         """Chunks by (document, position)."""
         if not keys:
             return {}
         rows = self._db.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN unnest(%s::text[], %s::int[]) "
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN unnest(%s::text[], %s::int[]) "
             "AS k(document_id, position) USING (document_id, position)",
             ([k.document_id for k in keys], [k.position for k in keys]),
         ).fetchall()
         found = {}
         for row in rows:
-            chunk = _chunk_from_row(row)
+            chunk = chunk_from_row(row)
             found[ChunkKey(chunk.document_id, chunk.position)] = chunk
         return found
 
@@ -1130,34 +1117,6 @@ def _job_from_row(row: Sequence[Any]) -> Job:
     )
 
 
-def _document_from_row(row: Sequence[Any]) -> Document:
-    return Document(
-        id=row[0],
-        source_uri=row[1],
-        collection=row[2],
-        source_type=SourceType(row[3]),
-        title=row[4],
-        status=DocumentStatus(row[5]),
-        content_hash=row[6],
-        document_type=row[7],
-        error=row[8],
-        chunk_count=int(row[9]),
-        token_count=int(row[10]),
-        images_read=int(row[11]),
-        byte_size=int(row[12]),
-        created_at=row[13],
-        updated_at=row[14],
-    )
-
-
-def _chunk_from_row(row: Sequence[Any]) -> Chunk:
-    headings = row[2] if isinstance(row[2], list) else json.loads(row[2])
-    return Chunk(
-        document_id=row[0],
-        position=int(row[1]),
-        headings=tuple(headings),
-        breadcrumb=row[3],
-        text=row[4],
-        tokens=int(row[5]),
-        overlap_chars=int(row[6]),
-    )
+def _same(value: Any) -> Any:
+    """PostgreSQL hands back and takes aware datetimes as they are."""
+    return value

@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..clock import from_db, to_db
 from ..embedding import Vector
-from ..kb.model import Chunk, ChunkKey, Document, DocumentStatus, SourceType
+from ..kb.model import Chunk, ChunkKey, Document
+from .kb_rows import (
+    CHUNK_COLUMNS,
+    DOCUMENT_COLUMNS,
+    DOCUMENT_UPSERT,
+    chunk_from_row,
+    chunk_params,
+    document_from_row,
+    document_params,
+)
 from .protocols import chunks as id_groups
 
 if TYPE_CHECKING:
     from .sqlite import SqliteStore, _Connection
-
-_DOCUMENT_COLUMNS = (
-    "id, source_uri, collection, source_type, title, status, content_hash, document_type, "
-    "error, chunk_count, token_count, images_read, byte_size, created_at, updated_at"
-)
-_CHUNK_COLUMNS = "document_id, position, headings, breadcrumb, text, tokens, overlap_chars"
 
 
 class SqliteKnowledgeStore:
@@ -33,36 +36,30 @@ class SqliteKnowledgeStore:
     def save_document(self, document: Document) -> None:
         """Insert or replace the document row."""
         self._db.execute(
-            f"INSERT INTO documents ({_DOCUMENT_COLUMNS}) VALUES ({', '.join('?' * 15)}) "
-            "ON CONFLICT(id) DO UPDATE SET source_uri = excluded.source_uri, "
-            "collection = excluded.collection, source_type = excluded.source_type, "
-            "title = excluded.title, status = excluded.status, "
-            "content_hash = excluded.content_hash, document_type = excluded.document_type, "
-            "error = excluded.error, chunk_count = excluded.chunk_count, "
-            "token_count = excluded.token_count, images_read = excluded.images_read, "
-            "byte_size = excluded.byte_size, updated_at = excluded.updated_at",
-            _document_params(document),
+            f"INSERT INTO documents ({DOCUMENT_COLUMNS}) VALUES ({', '.join('?' * 15)}) "
+            + DOCUMENT_UPSERT,
+            document_params(document, to_db),
         )
 
     def get_document(self, document_id: str) -> Document | None:
         """One document by id."""
         row = self._db.execute(
-            f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE id = ?", (document_id,)
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = ?", (document_id,)
         ).fetchone()
-        return _document_from_row(row) if row else None
+        return document_from_row(row, _time) if row else None
 
     def document_by_uri(self, source_uri: str) -> Document | None:
         """The document of one source."""
         row = self._db.execute(
-            f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE source_uri = ?", (source_uri,)
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE source_uri = ?", (source_uri,)
         ).fetchone()
-        return _document_from_row(row) if row else None
+        return document_from_row(row, _time) if row else None
 
     def documents(
         self, *, collection: str | None = None, limit: int | None = None
     ) -> list[Document]:
         """Documents, newest first."""
-        sql = f"SELECT {_DOCUMENT_COLUMNS} FROM documents"
+        sql = f"SELECT {DOCUMENT_COLUMNS} FROM documents"
         params: list[Any] = []
         if collection is not None:
             sql += " WHERE collection = ?"
@@ -71,19 +68,19 @@ class SqliteKnowledgeStore:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return [_document_from_row(row) for row in self._db.execute(sql, params).fetchall()]
+        return [document_from_row(row, _time) for row in self._db.execute(sql, params).fetchall()]
 
     def documents_by_id(self, document_ids: Sequence[str]) -> dict[str, Document]:
         """Documents by id."""
         found: dict[str, Document] = {}
         for group in id_groups(sorted(set(document_ids))):
             rows = self._db.execute(
-                f"SELECT {_DOCUMENT_COLUMNS} FROM documents "
+                f"SELECT {DOCUMENT_COLUMNS} FROM documents "
                 f"WHERE id IN ({', '.join('?' * len(group))})",
                 tuple(group),
             ).fetchall()
             for row in rows:
-                document = _document_from_row(row)
+                document = document_from_row(row, _time)
                 found[document.id] = document
         return found
 
@@ -95,16 +92,8 @@ class SqliteKnowledgeStore:
         self._drop_chunks(document_id)
         for chunk, vector in zip(chunks, vectors, strict=True):
             cursor = self._db.execute(
-                f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    chunk.document_id,
-                    chunk.position,
-                    json.dumps(list(chunk.headings), ensure_ascii=False),
-                    chunk.breadcrumb,
-                    chunk.text,
-                    chunk.tokens,
-                    chunk.overlap_chars,
-                ),
+                f"INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                chunk_params(chunk),
             )
             rowid = cursor.lastrowid
             self._db.execute(
@@ -123,13 +112,13 @@ class SqliteKnowledgeStore:
 
     def chunks(self, document_id: str, first: int = 0, last: int | None = None) -> list[Chunk]:
         """Chunks in position order."""
-        sql = f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE document_id = ? AND position >= ?"
+        sql = f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? AND position >= ?"
         params: list[Any] = [document_id, first]
         if last is not None:
             sql += " AND position <= ?"
             params.append(last)
         rows = self._db.execute(sql + " ORDER BY position", params).fetchall()
-        return [_chunk_from_row(row) for row in rows]
+        return [chunk_from_row(row) for row in rows]
 
     def chunks_by_key(self, keys: Sequence[ChunkKey]) -> dict[ChunkKey, Chunk]:
         """Chunks by (document, position)."""
@@ -139,10 +128,10 @@ class SqliteKnowledgeStore:
             where = " OR ".join("(document_id = ? AND position = ?)" for _ in group)
             params = [value for key in group for value in (key.document_id, key.position)]
             rows = self._db.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE {where}", params
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE {where}", params
             ).fetchall()
             for row in rows:
-                chunk = _chunk_from_row(row)
+                chunk = chunk_from_row(row)
                 found[ChunkKey(chunk.document_id, chunk.position)] = chunk
         return found
 
@@ -201,55 +190,7 @@ class SqliteKnowledgeStore:
             self._db.execute(f"DELETE FROM chunks WHERE rowid IN ({marks})", params)
 
 
-def _document_params(document: Document) -> tuple[Any, ...]:
-    return (
-        document.id,
-        document.source_uri,
-        document.collection,
-        document.source_type.value,
-        document.title,
-        document.status.value,
-        document.content_hash,
-        document.document_type,
-        document.error,
-        document.chunk_count,
-        document.token_count,
-        document.images_read,
-        document.byte_size,
-        to_db(document.created_at),
-        to_db(document.updated_at),
-    )
-
-
-def _document_from_row(row: Sequence[Any]) -> Document:
-    created, updated = from_db(row[13]), from_db(row[14])
-    assert created is not None and updated is not None
-    return Document(
-        id=row[0],
-        source_uri=row[1],
-        collection=row[2],
-        source_type=SourceType(row[3]),
-        title=row[4],
-        status=DocumentStatus(row[5]),
-        content_hash=row[6],
-        document_type=row[7],
-        error=row[8],
-        chunk_count=int(row[9]),
-        token_count=int(row[10]),
-        images_read=int(row[11]),
-        byte_size=int(row[12]),
-        created_at=created,
-        updated_at=updated,
-    )
-
-
-def _chunk_from_row(row: Sequence[Any]) -> Chunk:
-    return Chunk(
-        document_id=row[0],
-        position=int(row[1]),
-        headings=tuple(json.loads(row[2])),
-        breadcrumb=row[3],
-        text=row[4],
-        tokens=int(row[5]),
-        overlap_chars=int(row[6]),
-    )
+def _time(value: str) -> datetime:
+    parsed = from_db(value)
+    assert parsed is not None
+    return parsed

@@ -1,0 +1,76 @@
+"""The knowledge base's row shapes, shared by the SQLite and PostgreSQL backends (they differ
+only in placeholders and in how a time is stored)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from ..kb.model import Chunk, Document, DocumentStatus, SourceType
+
+DOCUMENT_COLUMNS = (
+    "id, source_uri, collection, source_type, title, status, content_hash, document_type, "
+    "error, chunk_count, token_count, images_read, byte_size, created_at, updated_at"
+)
+CHUNK_COLUMNS = "document_id, position, headings, breadcrumb, text, tokens, overlap_chars"
+# Every column but id and created_at follows a re-ingest.
+DOCUMENT_UPSERT = "ON CONFLICT (id) DO UPDATE SET " + ", ".join(
+    f"{column} = excluded.{column}"
+    for column in (c.strip() for c in DOCUMENT_COLUMNS.split(","))
+    if column not in ("id", "created_at")
+)
+
+
+def document_params(document: Document, stored_time: Callable[[datetime], Any]) -> tuple[Any, ...]:
+    """A document as row values, in DOCUMENT_COLUMNS order."""
+    return (
+        document.id, document.source_uri, document.collection, document.source_type.value,
+        document.title, document.status.value, document.content_hash, document.document_type,
+        document.error, document.chunk_count, document.token_count, document.images_read,
+        document.byte_size, stored_time(document.created_at), stored_time(document.updated_at),
+    )  # fmt: skip
+
+
+def document_from_row(row: Sequence[Any], read_time: Callable[[Any], datetime]) -> Document:
+    """A DOCUMENT_COLUMNS row as a document."""
+    return Document(
+        id=row[0],
+        source_uri=row[1],
+        collection=row[2],
+        source_type=SourceType(row[3]),
+        title=row[4],
+        status=DocumentStatus(row[5]),
+        content_hash=row[6],
+        document_type=row[7],
+        error=row[8],
+        chunk_count=int(row[9]),
+        token_count=int(row[10]),
+        images_read=int(row[11]),
+        byte_size=int(row[12]),
+        created_at=read_time(row[13]),
+        updated_at=read_time(row[14]),
+    )
+
+
+def chunk_params(chunk: Chunk) -> tuple[Any, ...]:
+    """A chunk as row values, in CHUNK_COLUMNS order (headings as JSON text)."""
+    return (
+        chunk.document_id, chunk.position, json.dumps(list(chunk.headings), ensure_ascii=False),
+        chunk.breadcrumb, chunk.text, chunk.tokens, chunk.overlap_chars,
+    )  # fmt: skip
+
+
+def chunk_from_row(row: Sequence[Any]) -> Chunk:
+    """A CHUNK_COLUMNS row as a chunk (headings stored as JSON text or a JSON value)."""
+    headings = row[2] if isinstance(row[2], list) else json.loads(row[2])
+    return Chunk(
+        document_id=row[0],
+        position=int(row[1]),
+        headings=tuple(headings),
+        breadcrumb=row[3],
+        text=row[4],
+        tokens=int(row[5]),
+        overlap_chars=int(row[6]),
+    )
