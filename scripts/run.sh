@@ -8,5 +8,5 @@ python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e .
 .venv/bin/memoryd init
-echo "log in to the web page at http://127.0.0.1:8765 with the token in the file named above"
+echo "log in to the web page at the address below with the token in the file named above"
 exec .venv/bin/memoryd serve "$@"
