@@ -22,8 +22,9 @@ from .clock import parse_instant
 from .embedding import Embedder, Vector
 from .errors import InvalidInputError, MemorydError
 from .jobs import Job, JobStatus
-from .kb.model import Chunk, Document, DocumentStatus, SourceType
+from .kb.model import Chunk, Document
 from .model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
+from .storage.kb_rows import DOCUMENT_COLUMNS, document_from_row, document_params
 from .storage.protocols import EmbeddingSignature, Store
 
 FORMAT = "memoryd-export"
@@ -31,6 +32,7 @@ VERSION = 1
 # Keys of the store's own bookkeeping that an import must not copy.
 _NOT_EXPORTED_META = frozenset({"embedding_model", "embedding_dimension"})
 _BATCH = 500
+_DOCUMENT_FIELDS = tuple(column.strip() for column in DOCUMENT_COLUMNS.split(","))
 
 
 class ImportError_(MemorydError):
@@ -316,43 +318,14 @@ def _audit_from(record: dict[str, Any]) -> AuditEntry:
 
 
 def _document_json(document: Document) -> dict[str, Any]:
-    return {
-        "id": document.id,
-        "source_uri": document.source_uri,
-        "collection": document.collection,
-        "source_type": document.source_type.value,
-        "title": document.title,
-        "status": document.status.value,
-        "content_hash": document.content_hash,
-        "document_type": document.document_type,
-        "error": document.error,
-        "chunk_count": document.chunk_count,
-        "token_count": document.token_count,
-        "images_read": document.images_read,
-        "byte_size": document.byte_size,
-        "created_at": _iso(document.created_at),
-        "updated_at": _iso(document.updated_at),
-    }
+    return dict(zip(_DOCUMENT_FIELDS, document_params(document, _iso), strict=True))
 
 
 def _document_from(record: dict[str, Any]) -> Document:
-    return Document(
-        id=str(record["id"]),
-        source_uri=str(record["source_uri"]),
-        collection=str(record["collection"]),
-        source_type=SourceType(record["source_type"]),
-        title=str(record["title"]),
-        status=DocumentStatus(record["status"]),
-        created_at=_required(record["created_at"]),
-        updated_at=_required(record["updated_at"]),
-        content_hash=record.get("content_hash"),
-        document_type=record.get("document_type"),
-        error=record.get("error"),
-        chunk_count=int(record.get("chunk_count") or 0),
-        token_count=int(record.get("token_count") or 0),
-        images_read=int(record.get("images_read") or 0),
-        byte_size=int(record.get("byte_size") or 0),
-    )
+    try:
+        return document_from_row([record[field] for field in _DOCUMENT_FIELDS], _required)
+    except KeyError as missing:
+        raise ImportError_(f"a document record has no {missing}") from None
 
 
 def _chunk_json(chunk: Chunk) -> dict[str, Any]:
