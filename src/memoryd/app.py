@@ -39,7 +39,13 @@ def open_service(
     gateway = gateway if gateway is not None else Gateway(load_routes(settings.home))
     store = open_store(settings, create=create)
     try:
-        return MemoryService(store, embedder or LocalMiniLM(), policy=policy, gateway=gateway)
+        return MemoryService(
+            store,
+            embedder or LocalMiniLM(),
+            policy=policy,
+            gateway=gateway,
+            zone=settings.zone,
+        )
     except BaseException:
         store.close()
         raise

@@ -22,6 +22,7 @@ from .errors import ExtractionFailedError, ExtractionOffError, InvalidInputError
 from .extraction import parse_mission, parse_turns
 from .jobs import JobStatus
 from .model import AuditEntry, Importance, Kind, Memory, Source, Status, kind_from_user
+from .recall import LEGS
 from .service import MemoryService, Observation, RecallResult, WriteResult
 from .settings import resolve_settings
 
@@ -332,7 +333,12 @@ def review(ctx: click.Context, now_text: str | None, as_json: bool) -> None:
 @main.command()
 @click.argument("message")
 @click.option("--budget", type=click.IntRange(min=0), help="Token budget (default 1500).")
-@click.option("--explain", is_flag=True, help="Show each item's leg ranks, decay and score.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Show the gates that let each item in, its leg ranks, cosine, recency and score, "
+    "and why the others were dropped.",
+)
 @_now_option
 @_json_option
 @click.pass_context
@@ -631,21 +637,33 @@ def _echo_explain(result: RecallResult) -> None:
             f"time window: {result.window.phrase!r} = {result.window.start.date()} .. "
             f"{result.window.end.date()} (exclusive)"
         )
-    click.echo(f"block: {result.packed.tokens} tokens\n")
-    header = f"{'id':<26}  {'kind':<9} {'score':>7} {'vector':>6} {'text':>5} {'entity':>6} "
-    header += f"{'time':>5} {'decay':>6} {'weight':>6}  content"
+    facts = result.facts
+    if facts.words:
+        words = ", ".join(f"{w} ({facts.word_frequency.get(w, '?')})" for w in facts.words)
+        click.echo(f"query words (memories holding each): {words}")
+    if facts.unknown_names:
+        click.echo("names no memory mentions: " + ", ".join(facts.unknown_names))
+    click.echo(f"block: {result.packed.tokens} tokens")
+    if result.silence:
+        click.echo(f"memories section empty: {result.silence}")
+    click.echo("")
+    header = f"{'id':<26}  {'kind':<9} {'score':>7} {'cosine':>6} "
+    header += " ".join(f"{leg:>7}" for leg in LEGS)
+    header += f" {'recency':>7} {'weight':>6}  gates · content"
     click.echo(header)
     for lesson in result.packed.lessons:
+        blank = " ".join(f"{'':>7}" for _ in LEGS)
         click.echo(
-            f"{lesson.id:<26}  {'lesson':<9} {'always':>7} {'':>6} {'':>5} {'':>6} "
-            f"{'':>5} {'':>6} {'':>6}  {lesson.content}"
+            f"{lesson.id:<26}  {'lesson':<9} {'always':>7} {'':>6} {blank} {'':>7} {'':>6}  "
+            f"standing lesson · {lesson.content}"
         )
     for item in result.packed.items:
-        ranks = [str(item.ranks.get(leg, "-")) for leg in ("vector", "text", "entity", "time")]
+        ranks = " ".join(f"{item.ranks.get(leg, '-')!s:>7}" for leg in LEGS)
+        cosine = "-" if item.cosine is None else f"{item.cosine:.3f}"
         click.echo(
-            f"{item.memory.id:<26}  {item.memory.kind.value:<9} {item.score:>7.4f} "
-            f"{ranks[0]:>6} {ranks[1]:>5} {ranks[2]:>6} {ranks[3]:>5} "
-            f"{item.decay:>6.3f} {item.weight:>6.2f}  {item.memory.content}"
+            f"{item.memory.id:<26}  {item.memory.kind.value:<9} {item.score:>7.4f} {cosine:>6} "
+            f"{ranks} {item.recency:>7.3f} {item.weight:>6.2f}  "
+            f"{'+'.join(item.gates)} · {item.memory.content}"
         )
     if result.dropped:
         click.echo("\ndropped:")

@@ -10,6 +10,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .textutil import STOPWORDS
+
 _WORD = re.compile(r"[\w][\w'’\-.]*", re.UNICODE)
 _NAME_TOKEN = re.compile(r"^[A-Z][\w'’\-]*$|^[A-Z]{2,}$")
 # Capitalised words that are not names: pronouns, determiners, greetings, days and months are
@@ -56,15 +58,29 @@ def _strip_possessive(word: str) -> str:
 
 def extract_entities(text: str) -> tuple[str, ...]:
     """Capitalised names in ``text`` ("Ana", "Taberna Sal Grosso", "NASA"), first seen first."""
-    found: dict[str, str] = {}
+    return tuple(name for name, _ in _names(text))
+
+
+def names_within_sentences(text: str) -> tuple[str, ...]:
+    """The names of :func:`extract_entities` less one-word names seen only at the start of a
+    sentence, where a capital letter proves nothing ("Recommend a novel", "Long time no see")."""
+    return tuple(name for name, opener in _names(text) if not opener or " " in name)
+
+
+def _names(text: str) -> list[tuple[str, bool]]:
+    """(name, whether its first mention opens a sentence), first seen first."""
+    found: dict[str, tuple[str, bool]] = {}
     current: list[str] = []
+    opener = False
 
     def flush() -> None:
         if current:
             name = " ".join(current)
             key = normalize_name(name)
             if key and key not in found:
-                found[key] = name
+                found[key] = (name, opener)
+            elif key in found and found[key][1] and not opener:
+                found[key] = (found[key][0], False)
             current.clear()
 
     joinable = False  # whether the next name word may extend the current name
@@ -74,12 +90,14 @@ def extract_entities(text: str) -> tuple[str, ...]:
         opens_sentence = _opens_sentence(text, match.start())
         if (
             _NAME_TOKEN.match(word)
-            and word.casefold() not in _NOT_NAMES
+            and not is_common_word(word)
             and len(word) > 1
             and not (opens_sentence and _ordinary_starter(word))
         ):
             if not joinable:
                 flush()
+            if not current:
+                opener = opens_sentence
             current.append(word)
             if len(current) == MAX_NAME_WORDS:
                 flush()
@@ -91,7 +109,14 @@ def extract_entities(text: str) -> tuple[str, ...]:
             flush()
             joinable = False
     flush()
-    return tuple(found.values())
+    return list(found.values())
+
+
+def is_common_word(word: str) -> bool:
+    """Pronouns, greetings, calendar words and stop words ("Of", "In", "For" open sentences
+    often) are never names."""
+    folded = word.casefold()
+    return folded in _NOT_NAMES or folded in STOPWORDS
 
 
 def _opens_sentence(text: str, start: int) -> bool:
@@ -119,7 +144,8 @@ class EntityMatcher:
         longest = 1
         for alias, entity_id in aliases:
             key = normalize_name(alias)
-            if key:
+            # Stores written before stop words were refused as names may hold "Of" or "In".
+            if key and not is_common_word(key):
                 keys[key] = entity_id
                 longest = max(longest, len(key.split()))
         return cls(keys=keys, longest=min(longest, MAX_NAME_WORDS))

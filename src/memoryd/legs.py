@@ -1,17 +1,24 @@
-"""The recall legs (SPEC §4). Each returns memory ids best first and may fail on its own."""
+"""The recall legs (SPEC §4). Each reads the store for one kind of evidence and may fail alone;
+what they find is judged by the gates in :mod:`memoryd.recall`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, tzinfo
 
-from .embedding import Embedder
-from .entities import EntityMatcher, without_names
+import numpy as np
+
+from .embedding import Embedder, Vector
+from .entities import EntityMatcher, names_within_sentences, normalize_name, without_names
 from .model import Kind, Memory, Status
-from .recall import RecallPolicy
-from .storage.protocols import Store
+from .recall import RecallPolicy, plain_word_names
+from .storage.protocols import Store, TextResult, VectorHit
+from .textutil import query_terms
 from .timewindow import TimeWindow
+
+# At most this many events of one day are read for the episode leg.
+EPISODE_READ = 500
 
 
 @dataclass(frozen=True)
@@ -23,14 +30,17 @@ class NameContext:
     selective: frozenset[int]
     common: frozenset[int]
     query: str
+    # The one-word key each mentioned entity was found by ("ana" for Ana), for telling a name
+    # from a plain word.
+    keys: Mapping[int, str]
 
 
 def split_by_selectivity(
     counts: Mapping[int, int], total: int, policy: RecallPolicy
 ) -> tuple[frozenset[int], frozenset[int]]:
     """(selective, common) entity ids: common ones tag more than ``entity_max_share`` of the
-    ``total`` memories (only once the store holds ``entity_min_memories`` of them)."""
-    if total < policy.entity_min_memories:
+    ``total`` memories (only once the store holds ``min_memories_for_shares`` of them)."""
+    if total < policy.min_memories_for_shares:
         return frozenset(counts), frozenset()
     limit = max(1.0, policy.entity_max_share * total)
     selective = frozenset(e for e, n in counts.items() if n <= limit)
@@ -41,27 +51,70 @@ def name_context(
     store: Store, matcher: EntityMatcher, message: str, policy: RecallPolicy
 ) -> NameContext:
     """Find the names in ``message`` and how many active memories each tags."""
-    mentioned = matcher.find(message)
-    if not mentioned:
-        return NameContext({}, frozenset(), frozenset(), message)
+    mentions = matcher.mentions(normalize_name(message).split())
+    if not mentions:
+        return NameContext({}, frozenset(), frozenset(), message, {})
+    words = normalize_name(message).split()
+    keys = {m.entity_id: " ".join(words[m.start : m.end]) for m in mentions}
     # Shares over all memories, not only active ones: close enough for telling a name that
     # tags everything from a rare one, and an index-only count.
-    counts = store.entities.mention_counts(sorted(mentioned))
+    counts = store.entities.mention_counts(sorted(keys))
     selective, common = split_by_selectivity(counts, store.memories.count(), policy)
-    return NameContext(counts, selective, common, without_names(message, matcher, set(common)))
+    query = without_names(message, matcher, set(common))
+    return NameContext(counts, selective, common, query, keys)
+
+
+def selective_names(
+    names: NameContext, text: TextResult | None, policy: RecallPolicy
+) -> NameContext:
+    """``names`` without the one-word "names" that are plain words of the store ("Long" from
+    "Long time no see"), judged by how many memories hold the word (``text``)."""
+    if text is None or not names.selective:
+        return names
+    plain = plain_word_names(
+        {entity: names.keys[entity] for entity in names.selective},
+        names.counts,
+        text.document_frequency,
+        policy,
+    )
+    if not plain:
+        return names
+    return NameContext(names.counts, names.selective - plain, names.common, names.query, names.keys)
+
+
+def unknown_names(message: str, matcher: EntityMatcher, text: TextResult | None) -> tuple[str, ...]:
+    """Names the message mentions that no memory holds: neither a known name or alias, nor a
+    word of any active memory. None are judged without the text leg."""
+    if text is None:
+        return ()
+    unknown = []
+    for name in names_within_sentences(message):
+        key = normalize_name(name)
+        if not key or matcher.keys.get(key) is not None:
+            continue
+        words = [w for w in query_terms(key) if w in text.document_frequency]
+        if words and all(text.document_frequency[w] == 0 for w in words):
+            unknown.append(name)
+    return tuple(unknown)
+
+
+def query_vector(embedder: Embedder, query: str) -> Vector:
+    """The message's embedding (the vector leg's query, and what every candidate's cosine is
+    measured against)."""
+    vector: Vector = embedder.embed([query])[0]
+    return vector
 
 
 def vector_leg(
-    store: Store, embedder: Embedder, query: str, depth: int, kinds: Sequence[Kind] = ()
-) -> list[str]:
-    """Active memories closest to the query's embedding."""
-    vector = embedder.embed([query])[0]
-    return [hit.memory_id for hit in store.vectors.nearest(vector, [Status.ACTIVE], depth, kinds)]
+    store: Store, vector: Vector, depth: int, kinds: Sequence[Kind] = ()
+) -> list[VectorHit]:
+    """Active memories closest to the query's embedding, with their cosines."""
+    return store.vectors.nearest(vector, [Status.ACTIVE], depth, kinds)
 
 
-def text_leg(store: Store, query: str, depth: int, kinds: Sequence[Kind] = ()) -> list[str]:
-    """Active memories by BM25 over the query's content words."""
-    return store.text.search(query, depth, kinds)
+def text_leg(store: Store, query: str, depth: int, kinds: Sequence[Kind] = ()) -> TextResult:
+    """Active memories by BM25 over the query's content words, with the words each holds."""
+    return store.text.search(query_terms(query), depth, kinds)
 
 
 def entity_leg(store: Store, names: NameContext, depth: int) -> list[str]:
@@ -78,6 +131,53 @@ def time_leg(store: Store, window: TimeWindow, depth: int) -> list[str]:
     """Active events inside the window, closest to its middle first."""
     events = store.memories.events_between(window.start, window.end, max(depth * 4, depth))
     return [m.id for m in sorted(events, key=lambda m: _distance(m, window.middle))][:depth]
+
+
+def episode_leg(
+    store: Store,
+    anchor: Memory,
+    zone: tzinfo,
+    depth: int,
+    vector: Vector | None,
+    known: Mapping[str, float],
+) -> tuple[list[Memory], dict[str, float]]:
+    """The other active events of the anchor event's day (in the owner's zone), up to
+    ``depth``: what happened together is recalled together. Closest in meaning to the query
+    first when there is a query ``vector`` (cosines returned, ``known`` ones reused), else
+    closest in time to the anchor."""
+    assert anchor.occurred_at is not None
+    day = anchor.occurred_at.astimezone(zone).date()
+    start = datetime.combine(day, datetime.min.time(), tzinfo=zone)
+    # A day holds few events; read them all (bounded) to rank them by meaning.
+    events = [
+        m
+        for m in store.memories.events_between(start, start + timedelta(days=1), EPISODE_READ)
+        if m.id != anchor.id
+    ]
+    if vector is None:
+        when = anchor.occurred_at
+        events.sort(key=lambda m: _distance(m, when))
+        return events[:depth], {}
+    cosines = cosines_of(store, vector, [m.id for m in events], known)
+    events.sort(key=lambda m: -cosines.get(m.id, -1.0))
+    return events[:depth], cosines
+
+
+def cosines_of(
+    store: Store, vector: Vector, memory_ids: Sequence[str], known: Mapping[str, float]
+) -> dict[str, float]:
+    """Every memory's cosine to the query vector: ``known`` ones as given, the others from
+    their stored vectors (memories without one are left out)."""
+    result = dict(known)
+    missing = [i for i in memory_ids if i not in result]
+    if missing:
+        stored = store.memories.vectors(missing)
+        if stored:
+            ids = list(stored)
+            matrix = np.asarray([stored[i] for i in ids], dtype=np.float32)
+            values = matrix @ np.asarray(vector, dtype=np.float32)
+            result.update(zip(ids, (float(v) for v in values), strict=True))
+    return result
 
 
 def _distance(memory: Memory, middle: datetime) -> float:

@@ -7,6 +7,7 @@ from and what the store already holds near it — so every rule is unit-testable
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from enum import StrEnum
 
 from .model import (
@@ -46,10 +47,11 @@ class PromotionPolicy:
 
 @dataclass(frozen=True)
 class Match:
-    """A stored memory close to the proposal."""
+    """A stored memory close to the proposal (and, for an event, the day it happened)."""
 
     memory_id: str
     cosine: float
+    occurred_on: date | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,10 @@ class Neighbors:
     nearest_active: Match | None = None
     nearest_rejected: Match | None = None
     nearest_pending: Match | None = None
+    # For a dated event: the next nearest active and pending memories, because the nearest may
+    # be the same words on another day (a weekly lesson), and a further one the same event.
+    more_active: tuple[Match, ...] = ()
+    more_pending: tuple[Match, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -195,8 +201,8 @@ def _screen(proposal: Proposal, neighbors: Neighbors, policy: PromotionPolicy) -
             f"same fact slot and value as pending memory {neighbors.slot_pending_same_value}",
             target_id=neighbors.slot_pending_same_value,
         )
-    pending = neighbors.nearest_pending
-    if pending is not None and pending.cosine >= policy.duplicate_cosine:
+    pending = _same_memory(proposal, (neighbors.nearest_pending, *neighbors.more_pending), policy)
+    if pending is not None:
         return Decision(
             Outcome.DROPPED,
             "pending-duplicate",
@@ -226,8 +232,8 @@ def _reinforcement(
             f"same fact slot and value as active memory {holder.memory_id}",
             target_id=holder.memory_id,
         )
-    active = neighbors.nearest_active
-    if active is not None and active.cosine >= policy.duplicate_cosine:
+    active = _same_memory(proposal, (neighbors.nearest_active, *neighbors.more_active), policy)
+    if active is not None:
         # A near-identical sentence in the same slot but with a new value is a correction,
         # not a repetition ("lives in Bali" vs "lives in Bali, Indonesia" aside).
         if holder is not None and active.memory_id == holder.memory_id:
@@ -239,6 +245,33 @@ def _reinforcement(
             target_id=active.memory_id,
         )
     return None
+
+
+def _same_memory(
+    proposal: Proposal, matches: tuple[Match | None, ...], policy: PromotionPolicy
+) -> Match | None:
+    """The first match that says the same thing: within ``duplicate_cosine`` and, for a dated
+    event, on the same day (a weekly piano lesson happens every week)."""
+    for match in matches:
+        if match is None or match.cosine < policy.duplicate_cosine:
+            continue
+        if not same_day(proposal, match):
+            continue
+        return match
+    return None
+
+
+def same_day(proposal: Proposal, match: Match) -> bool:
+    """Whether a stored memory can be the same happening as the proposal: anything but two
+    events dated on different days."""
+    if proposal.kind is not Kind.EVENT or proposal.occurred_at is None:
+        return True
+    return match.occurred_on is None or match.occurred_on == utc_day(proposal.occurred_at)
+
+
+def utc_day(instant: datetime) -> date:
+    """The calendar day of an instant, in UTC (how two events' days are compared)."""
+    return instant.astimezone(UTC).date()
 
 
 def _activation_blockers(proposal: Proposal, source: Source, policy: PromotionPolicy) -> list[str]:

@@ -1,8 +1,17 @@
-"""Recall policy (SPEC §4), pure: fuse ranked legs, decay by age, weight by kind, pack a fenced
-block within a token budget. The clock and the tokenizer are passed in."""
+"""Recall policy (SPEC §4), pure: gate what the legs found, fuse the admitted ranks, weight by
+kind, break ties by recency, cut where the evidence thins out, and pack a fenced block within a
+token budget. The clock and the tokenizer are passed in; the service gathers the evidence.
+
+Why gates: fusion ranks whatever the legs return, and every leg returns something for any
+message, so without them every question recalls a page of memories. A candidate enters the
+fusion only through a leg whose gate it passes, and the block is filled only when at least one
+admitted candidate is strong evidence (hysteresis: a strong threshold to open, a weaker one to
+follow). The numbers are calibrated in ``bench/bench_recall_gates.py``; docs/recall.md says how.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -10,6 +19,7 @@ from types import MappingProxyType
 
 from .fence import escape_data, fence
 from .model import Importance, Kind, Memory, Source, Status
+from .timewindow import TimeWindow
 from .tokens import TokenCounter
 
 PREAMBLE = (
@@ -18,23 +28,53 @@ PREAMBLE = (
 )
 LESSONS_HEADING = "Standing lessons from the owner:"
 MEMORIES_HEADING = "Relevant memories:"
+LEGS = ("vector", "text", "entity", "time", "episode")
 
 
 @dataclass(frozen=True)
 class RecallPolicy:
-    """The numbers of SPEC §4, in one place."""
+    """Every number of recall (SPEC §4), in one place."""
 
     rrf_k: int = 60
-    half_life_days: float = 90.0
-    floor: float = 0.005
+    # Recency breaks ties, never hides: a memory loses at most this share of its score with
+    # age (half of it after `recency_half_life_days` without a confirmation).
+    recency_weight: float = 0.1
+    recency_half_life_days: float = 90.0
     budget_tokens: int = 1500
     # How many candidates each leg contributes to the fusion.
     leg_depth: int = 50
     # Why 5 %: names that tag most memories (the owner, the other speaker) match nearly every
-    # message and drown the fusion in noise; only selective names help.
+    # message and drown the fusion in noise; only selective names help. The same share tells
+    # a selective query word from a common one.
     entity_max_share: float = 0.05
-    # Below this many active memories every name counts as selective.
-    entity_min_memories: int = 40
+    word_max_share: float = 0.05
+    # Below this many active memories every name and word counts as selective.
+    min_memories_for_shares: int = 40
+    # A one-word name held by more than this many times the memories it tags is a plain
+    # word that opened sentences ("Long time no see"), not a name.
+    plain_word_ratio: float = 2.0
+    # Gates, calibrated on LoCoMo and the off-topic sets (bench/bench_recall_gates.py).
+    vector_gate: float = 0.25
+    # A text match must not contradict the meaning ("race condition" is no charity race): its
+    # cosine must reach this much.
+    text_min_cosine: float = 0.1
+    # Strong evidence, one of which opens the block: a close vector match, …
+    strong_cosine: float = 0.35
+    # … or a text match carrying this share of the query words' weight (IDF) …
+    strong_text_coverage: float = 0.5
+    # … (a selective name or an explicit time window is strong too). A message naming someone
+    # or something the store has never heard of needs a much closer match, and its names and
+    # dates alone open nothing.
+    unfamiliar_strong_cosine: float = 0.55
+    # A message that names a time is about that time: an event dated outside its window is
+    # not admitted by any leg (facts and undated memories still are).
+    window_bounds_events: bool = True
+    # The episode leg: the other events of the best event's day, when close enough in meaning.
+    episode_depth: int = 10
+    episode_min_cosine: float = 0.1
+    # Packing stops below this share of the best item's score: a sharp question gets a short
+    # block, and the budget is a ceiling, not a target.
+    relative_cut: float = 0.35
     type_weights: Mapping[Kind, float] = field(
         default_factory=lambda: MappingProxyType(
             {Kind.FACT: 1.0, Kind.LESSON: 1.0, Kind.EVENT: 0.8, Kind.INFERENCE: 0.6}
@@ -43,16 +83,54 @@ class RecallPolicy:
 
 
 @dataclass(frozen=True)
+class QueryFacts:
+    """What recall knows about the message itself."""
+
+    # The content words the text leg searched, and how many active memories hold each.
+    words: tuple[str, ...] = ()
+    word_frequency: Mapping[str, int] = field(default_factory=dict)
+    memory_count: int = 0
+    # Names in the message that no memory holds.
+    unknown_names: tuple[str, ...] = ()
+    window: TimeWindow | None = None
+    # Whether cosines could be measured (the embedding route answered).
+    embedded: bool = True
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A memory some leg found, with the evidence for it."""
+
+    memory: Memory
+    ranks: Mapping[str, int]
+    cosine: float | None = None
+    # The query words it holds (text leg).
+    words: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Which legs' gates a candidate passed, which stopped it and why, and whether it is
+    strong evidence (why)."""
+
+    admitted: tuple[str, ...]
+    stopped: Mapping[str, str]
+    strong: str | None
+
+
+@dataclass(frozen=True)
 class Scored:
-    """A candidate with every factor of its score, for ``--explain``."""
+    """An admitted candidate with every factor of its score, for ``--explain``."""
 
     memory: Memory
     score: float
     rrf: float
-    decay: float
+    recency: float
     weight: float
     age_days: float
     ranks: Mapping[str, int]
+    gates: tuple[str, ...] = ()
+    cosine: float | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +139,16 @@ class Dropped:
 
     memory_id: str
     reason: str
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The admitted candidates best first, the ones the gates stopped, and why the memories
+    section is empty when it is."""
+
+    items: tuple[Scored, ...]
+    dropped: tuple[Dropped, ...]
+    silence: str | None = None
 
 
 @dataclass(frozen=True)
@@ -100,38 +188,191 @@ def age_days(memory: Memory, now: datetime) -> float:
     return max(0.0, (now - anchor).total_seconds() / 86400.0)
 
 
-def score_candidates(
-    legs: Mapping[str, Sequence[str]],
-    memories: Mapping[str, Memory],
-    now: datetime,
-    policy: RecallPolicy = RecallPolicy(),
-) -> tuple[list[Scored], list[Dropped]]:
-    """Σ_legs 1/(k + rank) * 0.5^(age/half-life) * type weight, best first; under the floor is
-    dropped. Ranks are 1-based; ties broken by newer id."""
-    ranks: dict[str, dict[str, int]] = {}
-    for leg, ids in legs.items():
-        for position, memory_id in enumerate(ids, start=1):
-            ranks.setdefault(memory_id, {}).setdefault(leg, position)
-    kept: list[Scored] = []
-    dropped: list[Dropped] = []
-    for memory_id, leg_ranks in ranks.items():
-        memory = memories.get(memory_id)
-        if memory is None:
+def recency(age: float, policy: RecallPolicy) -> float:
+    """1 − w × (1 − 0.5^(age / half-life)): 1 today, never below 1 − w however old."""
+    faded: float = 1.0 - 0.5 ** (age / policy.recency_half_life_days)
+    return 1.0 - policy.recency_weight * faded
+
+
+def selective_words(facts: QueryFacts, policy: RecallPolicy) -> frozenset[str]:
+    """Query words held by at most ``word_max_share`` of the active memories (every word, in
+    a small store)."""
+    if facts.memory_count < policy.min_memories_for_shares:
+        return frozenset(facts.words)
+    limit = max(1.0, policy.word_max_share * facts.memory_count)
+    return frozenset(w for w in facts.words if facts.word_frequency.get(w, 0) <= limit)
+
+
+def plain_word_names(
+    keys: Mapping[int, str],
+    tagged: Mapping[int, int],
+    word_frequency: Mapping[str, int],
+    policy: RecallPolicy,
+) -> frozenset[int]:
+    """Entities whose one-word name (``keys``) more memories hold as a word than are tagged
+    with it (``tagged``), by more than ``plain_word_ratio``: a plain word, not a name."""
+    plain = set()
+    for entity, key in keys.items():
+        held = word_frequency.get(key)
+        if " " in key or held is None:
             continue
-        rrf = sum(1.0 / (policy.rrf_k + rank) for rank in leg_ranks.values())
-        age = age_days(memory, now)
-        decay = 0.5 ** (age / policy.half_life_days)
-        weight = type_weight(memory, policy)
-        score = rrf * decay * weight
-        scored = Scored(memory, score, rrf, decay, weight, age, MappingProxyType(leg_ranks))
-        if score < policy.floor:
-            dropped.append(
-                Dropped(memory_id, f"score {score:.4f} is under the floor {policy.floor}")
+        if held > policy.plain_word_ratio * max(1, tagged.get(entity, 0)):
+            plain.add(entity)
+    return frozenset(plain)
+
+
+def word_weight(word: str, facts: QueryFacts) -> float:
+    """The BM25 inverse document frequency of a query word: rare words weigh more."""
+    n = facts.word_frequency.get(word, 0)
+    total = max(facts.memory_count, n)
+    return math.log(1.0 + (total - n + 0.5) / (n + 0.5))
+
+
+def text_coverage(words: frozenset[str], facts: QueryFacts) -> float:
+    """The share of the query words' weight that ``words`` carry."""
+    whole = sum(word_weight(w, facts) for w in facts.words)
+    return sum(word_weight(w, facts) for w in words) / whole if whole else 0.0
+
+
+def gate(candidate: Candidate, facts: QueryFacts, policy: RecallPolicy) -> Gate:
+    """Pass each leg that found the candidate through its gate (SPEC §4)."""
+    unfamiliar = bool(facts.unknown_names)
+    cosine = candidate.cosine if facts.embedded else None
+    admitted: list[str] = []
+    stopped: dict[str, str] = {}
+    strong: str | None = None
+    ranks = candidate.ranks
+    when = candidate.memory.occurred_at
+    window = facts.window
+    if (
+        policy.window_bounds_events
+        and window is not None
+        and when is not None
+        and not window.contains(when)
+    ):
+        outside = f"happened {when.date().isoformat()}, outside the time window {window.phrase!r}"
+        return Gate((), MappingProxyType(dict.fromkeys(ranks, outside)), None)
+    if "vector" in ranks:
+        assert candidate.cosine is not None or not facts.embedded
+        value = candidate.cosine if candidate.cosine is not None else -1.0
+        if value >= policy.vector_gate:
+            admitted.append("vector")
+            needed = policy.unfamiliar_strong_cosine if unfamiliar else policy.strong_cosine
+            if value >= needed:
+                strong = f"cosine {value:.2f} ≥ {needed:.2f}"
+        else:
+            stopped["vector"] = f"cosine {value:.2f} < {policy.vector_gate:.2f}"
+    if "text" in ranks:
+        matched = candidate.words & selective_words(facts, policy)
+        if not matched:
+            common = ", ".join(sorted(candidate.words)) or "none"
+            stopped["text"] = f"matched only common words ({common})"
+        elif cosine is not None and cosine < policy.text_min_cosine:
+            stopped["text"] = (
+                f"the words match ({', '.join(sorted(matched))}) but the meaning does not "
+                f"(cosine {cosine:.2f} < {policy.text_min_cosine:.2f})"
             )
         else:
-            kept.append(scored)
-    kept.sort(key=lambda s: s.memory.id, reverse=True)  # newer first among equal scores
-    kept.sort(key=lambda s: -s.score)
+            admitted.append("text")
+            coverage = text_coverage(matched, facts)
+            if strong is None and not unfamiliar and coverage >= policy.strong_text_coverage:
+                strong = f"words {', '.join(sorted(matched))} carry {coverage:.0%} of the query"
+    if "entity" in ranks:
+        admitted.append("entity")
+        if strong is None and not unfamiliar:
+            strong = "tagged with a selective name from the message"
+    if "time" in ranks:
+        admitted.append("time")
+        if strong is None and not unfamiliar and facts.window is not None:
+            strong = f"inside the time window {facts.window.phrase!r}"
+    if "episode" in ranks:
+        if cosine is None or cosine >= policy.episode_min_cosine:
+            admitted.append("episode")
+        else:
+            stopped["episode"] = f"cosine {cosine:.2f} < {policy.episode_min_cosine:.2f}"
+    return Gate(tuple(admitted), MappingProxyType(stopped), strong)
+
+
+def rank_candidates(
+    candidates: Mapping[str, Candidate],
+    facts: QueryFacts,
+    now: datetime,
+    policy: RecallPolicy = RecallPolicy(),
+) -> Ranking:
+    """Gate every candidate, then score the admitted ones:
+    Σ_admitted legs 1/(k + rank) × type weight × recency, best first (ties: newer id first).
+    Nothing is admitted unless one candidate is strong evidence."""
+    items: list[Scored] = []
+    dropped: list[Dropped] = []
+    strong = False
+    for memory_id, candidate in candidates.items():
+        verdict = gate(candidate, facts, policy)
+        if not verdict.admitted:
+            reasons = "; ".join(f"{leg}: {why}" for leg, why in verdict.stopped.items())
+            dropped.append(Dropped(memory_id, f"no gate passed ({reasons})"))
+            continue
+        strong = strong or verdict.strong is not None
+        ranks = {leg: candidate.ranks[leg] for leg in verdict.admitted}
+        rrf = sum(1.0 / (policy.rrf_k + rank) for rank in ranks.values())
+        age = age_days(candidate.memory, now)
+        fresh = recency(age, policy)
+        weight = type_weight(candidate.memory, policy)
+        items.append(
+            Scored(
+                candidate.memory,
+                rrf * weight * fresh,
+                rrf,
+                fresh,
+                weight,
+                age,
+                MappingProxyType(ranks),
+                verdict.admitted,
+                candidate.cosine,
+            )
+        )
+    if items and not strong:
+        silence = _silence(facts, policy)
+        dropped.extend(Dropped(s.memory.id, silence) for s in items)
+        return Ranking((), tuple(dropped), silence)
+    items.sort(key=lambda s: s.memory.id, reverse=True)  # newer first among equal scores
+    items.sort(key=lambda s: -s.score)
+    return Ranking(tuple(items), tuple(dropped), None if items else _silence(facts, policy))
+
+
+def _silence(facts: QueryFacts, policy: RecallPolicy) -> str:
+    if facts.unknown_names:
+        names = ", ".join(facts.unknown_names)
+        return (
+            f"no strong evidence: no memory mentions {names}, and nothing else matches closely "
+            f"(cosine ≥ {policy.unfamiliar_strong_cosine:.2f})"
+        )
+    return (
+        f"no strong evidence: no close match (cosine ≥ {policy.strong_cosine:.2f}), no text "
+        f"match carrying {policy.strong_text_coverage:.0%} of the query, no selective name "
+        "and no time window"
+    )
+
+
+def episode_anchor(items: Sequence[Scored]) -> Memory | None:
+    """The best admitted event with a date: its day's other events may join (episode leg)."""
+    for item in items:
+        if item.memory.kind is Kind.EVENT and item.memory.occurred_at is not None:
+            return item.memory
+    return None
+
+
+def relative_cut(
+    items: Sequence[Scored], policy: RecallPolicy
+) -> tuple[list[Scored], list[Dropped]]:
+    """Keep items scoring at least ``relative_cut`` × the best score; the rest are dropped."""
+    if not items:
+        return [], []
+    floor = policy.relative_cut * items[0].score
+    kept = [s for s in items if s.score >= floor]
+    dropped = [
+        Dropped(s.memory.id, f"score {s.score:.4f} is far below the best ({items[0].score:.4f})")
+        for s in items[len(kept) :]
+    ]
     return kept, dropped
 
 

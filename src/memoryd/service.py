@@ -15,8 +15,8 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from datetime import datetime, time, timedelta, tzinfo
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, time, timedelta, tzinfo
 from typing import Any
 
 from .clock import Clock, from_db, to_db, utc_now
@@ -64,7 +64,6 @@ from .jobs import Job, JobStatus, RetryPolicy
 from .kb.images import ImageReader
 from .kb.images import image_reader as default_image_reader
 from .kb.service import KnowledgeBase
-from .legs import entity_leg, name_context, text_leg, time_leg, vector_leg
 from .llm import Gateway, LLMConfigError, LLMUnavailableError, Message, off_notice
 from .model import (
     Actor,
@@ -90,9 +89,20 @@ from .promotion import (
     plan_promotion,
     plan_remember,
     same_slot_value,
+    utc_day,
 )
 from .proposals import MAX_CONTENT_CHARS, parse_batch, parse_batch_text
-from .recall import Dropped, Packed, RecallPolicy, Scored, pack_block, score_candidates
+from .recall import (
+    Candidate,
+    Dropped,
+    Packed,
+    QueryFacts,
+    RecallPolicy,
+    Scored,
+    pack_block,
+    relative_cut,
+)
+from .retrieval import Evidence, gather, rank
 from .schedule import is_due
 from .screening import find_credential, find_sensitive, redact_credentials, secret_fingerprints
 from .storage.protocols import EmbeddingSignature, Store
@@ -102,9 +112,10 @@ from .tokens import O200kTokenizer, TokenCodec
 
 log = logging.getLogger("memoryd")
 CONSOLIDATION_LOCK = "consolidation"
+# How many near neighbours a dated event is compared with (see Neighbors.more_active).
+EVENT_NEIGHBORS = 5
 # Renewed before every stage; a run that died on another machine frees the store after this.
 CONSOLIDATION_LEASE_SECONDS = 900
-LEGS = ("vector", "text", "entity", "time")
 
 
 @dataclass(frozen=True)
@@ -198,12 +209,16 @@ class ConsolidationReport:
 
 @dataclass(frozen=True)
 class RecallResult:
-    """The packed block plus everything needed to explain it."""
+    """The packed block plus everything needed to explain it: why items were dropped, each
+    leg's state, the time window, what recall made of the message, and why the memories
+    section is empty when it is (``silence``)."""
 
     packed: Packed
     dropped: tuple[Dropped, ...]
     legs: dict[str, str]
     window: TimeWindow | None
+    facts: QueryFacts = field(default_factory=QueryFacts)
+    silence: str | None = None
 
     @property
     def text(self) -> str:
@@ -227,6 +242,11 @@ class RecallResult:
             }
             if self.window
             else None,
+            "query": {
+                "words": {w: self.facts.word_frequency.get(w) for w in self.facts.words},
+                "unknown_names": list(self.facts.unknown_names),
+            },
+            "silence": self.silence,
         }
 
 
@@ -252,7 +272,9 @@ def _scored_json(scored: Scored) -> dict[str, Any]:
         "content": scored.memory.content,
         "score": round(scored.score, 6),
         "legs": dict(scored.ranks),
-        "decay": round(scored.decay, 4),
+        "gates": list(scored.gates),
+        "cosine": None if scored.cosine is None else round(scored.cosine, 4),
+        "recency": round(scored.recency, 4),
         "weight": round(scored.weight, 4),
         "section": "memories",
     }
@@ -285,8 +307,11 @@ class MemoryService:
         image_reader: ImageReader | None = None,
         retry_policy: RetryPolicy | None = None,
         clock: Clock = utc_now,
+        zone: tzinfo = UTC,
     ) -> None:
         self.store = store
+        # The owner's time zone: days in time windows and episodes are the owner's days.
+        self.zone = zone
         self.embedder = embedder
         self.policy = policy or PromotionPolicy()
         self.recall_policy = recall_policy or RecallPolicy()
@@ -1105,22 +1130,30 @@ class MemoryService:
     def recall(
         self, message: str, *, budget: int | None = None, now: datetime | None = None
     ) -> RecallResult:
-        """The memory block for this turn: legs fused, decayed, weighted, floored and packed
-        within the token budget, standing lessons first. Stamps what it packed."""
+        """The memory block for this turn: candidates gated, fused, weighted, cut where the
+        evidence thins out and packed within the token budget, standing lessons first. An
+        empty memories section when nothing is relevant. Stamps what it packed."""
         at = now or self._clock()
         limit = self.recall_policy.budget_tokens if budget is None else budget
         if limit < 0:
             raise InvalidInputError("the token budget must be zero or more")
-        window = find_time_window(message, at)
-        ranked, legs = self._run_legs(message, window, kinds=())
-        memories = self._candidates(ranked)
-        scored, floored = score_candidates(ranked, memories, at, self.recall_policy)
+        window = find_time_window(message, at, self.zone)
+        evidence = self._gather(message, window, ())
+        ranking, evidence = rank(self.store, evidence, at, self.recall_policy, self.zone)
+        kept, cut = relative_cut(ranking.items, self.recall_policy)
         lessons = self.store.memories.standing_lessons()
-        packed = pack_block(lessons, scored, self.tokenizer, limit)
+        packed = pack_block(lessons, kept, self.tokenizer, limit)
         packed_ids = [m.id for m in packed.lessons] + [s.memory.id for s in packed.items]
         if packed_ids:
             self._stamp_later(packed_ids, at)
-        return RecallResult(packed, tuple(floored) + packed.dropped, legs, window)
+        return RecallResult(
+            packed,
+            ranking.dropped + tuple(cut) + packed.dropped,
+            evidence.legs,
+            window,
+            evidence.facts,
+            ranking.silence,
+        )
 
     def search_memory(
         self,
@@ -1132,40 +1165,35 @@ class MemoryService:
         limit: int = 10,
         now: datetime | None = None,
     ) -> SearchResult:
-        """A deliberate lookup: the same legs and fusion as recall, filtered by kind and by an
-        explicit time range, returned as a ranked list (no floor, no packing)."""
+        """A deliberate lookup: the same legs and gates as recall, filtered by kind and by an
+        explicit time range, returned as a ranked list (no cut, no packing)."""
         at = now or self._clock()
         if not query.strip():
             raise InvalidInputError("the search query is empty; say what to look for")
         if limit < 1:
             raise InvalidInputError("--limit must be at least 1")
-        window = find_time_window(query, at)
-        if since is not None or until is not None:
+        window = find_time_window(query, at, self.zone)
+        ranged = since is not None or until is not None
+        if ranged:
             start = since or datetime.min.replace(tzinfo=at.tzinfo)
             end = until or at.replace(year=9999)
             if start >= end:
                 raise InvalidInputError("--since must be earlier than --until")
             window = TimeWindow(start, end, "explicit range")
         kinds = (kind,) if kind else ()
-        ranked, legs = self._run_legs(query, window, kinds=kinds)
-        memories = self._candidates(ranked)
-        in_range = {
-            memory_id: memory
-            for memory_id, memory in memories.items()
-            if (kind is None or memory.kind is kind)
-            and ((since is None and until is None) or _within(memory, window))
-        }
-        floorless = RecallPolicy(
-            rrf_k=self.recall_policy.rrf_k,
-            half_life_days=self.recall_policy.half_life_days,
-            floor=0.0,
-            type_weights=self.recall_policy.type_weights,
+        evidence = self._gather(query, window, kinds)
+
+        def wanted(candidate: Candidate) -> bool:
+            memory = candidate.memory
+            return (kind is None or memory.kind is kind) and (not ranged or _within(memory, window))
+
+        ranking, evidence = rank(
+            self.store, evidence, at, self.recall_policy, self.zone, keep=wanted
         )
-        scored, _ = score_candidates(ranked, in_range, at, floorless)
-        top = scored[:limit]
+        top = ranking.items[:limit]
         if top:
             self._stamp_later([s.memory.id for s in top], at)
-        return SearchResult(tuple(top), legs)
+        return SearchResult(tuple(top), evidence.legs)
 
     def add_alias(self, name: str, alias: str) -> None:
         """Owner action: ``alias`` names the same entity as ``name`` (for the entity leg)."""
@@ -1198,49 +1226,25 @@ class MemoryService:
     def _image_reader(self) -> ImageReader:
         return default_image_reader(self.gateway)
 
-    def _candidates(self, ranked: dict[str, list[str]]) -> dict[str, Memory]:
-        """The memories any leg ranked, fetched once."""
-        return self.store.memories.get_many(sorted({i for ids in ranked.values() for i in ids}))
-
     def leg_rankings(
         self, message: str, *, now: datetime | None = None
     ) -> tuple[dict[str, list[str]], dict[str, str]]:
-        """Each leg's own ranking of active memory ids for ``message`` (before fusion), and
-        each leg's state; for ablations and diagnostics."""
+        """Each leg's own ranking of active memory ids for ``message`` (before the gates and
+        fusion), and each leg's state; for ablations and diagnostics."""
         at = now or self._clock()
-        return self._run_legs(message, find_time_window(message, at), kinds=())
+        evidence = self._gather(message, find_time_window(message, at, self.zone), ())
+        return evidence.rankings, evidence.legs
 
-    def _run_legs(
-        self, message: str, window: TimeWindow | None, kinds: Sequence[Kind]
-    ) -> tuple[dict[str, list[str]], dict[str, str]]:
-        depth = self.recall_policy.leg_depth
-        ranked: dict[str, list[str]] = {}
-        status: dict[str, str] = {}
-        try:
-            names = name_context(self.store, self._entity_matcher(), message, self.recall_policy)
-        except Exception as error:  # the entity index failing must not stop the other legs
-            log.warning("recall: entity lookup failed: %s", error, exc_info=True)
-            status["entity"] = f"failed: {error}"
-            names = None
-        query = names.query if names is not None else message
-        runs: dict[str, Callable[[], list[str]]] = {
-            "vector": lambda: vector_leg(self.store, self.embedder, query, depth, kinds),
-            "text": lambda: text_leg(self.store, query, depth, kinds),
-        }
-        if names is not None:
-            runs["entity"] = lambda: entity_leg(self.store, names, depth)
-        if window is not None:
-            runs["time"] = lambda: time_leg(self.store, window, depth)
-        for leg, run in runs.items():
-            try:
-                ids = run()
-            except Exception as error:  # each leg may fail alone; the others still answer
-                log.warning("recall leg %s failed: %s", leg, error, exc_info=True)
-                status[leg] = f"failed: {error}"
-                continue
-            ranked[leg] = ids
-            status[leg] = "ok" if ids else "empty"
-        return ranked, status
+    def _gather(self, message: str, window: TimeWindow | None, kinds: Sequence[Kind]) -> Evidence:
+        return gather(
+            self.store,
+            self.embedder,
+            self._entity_matcher,
+            message,
+            window,
+            kinds,
+            self.recall_policy,
+        )
 
     def _entity_matcher(self) -> EntityMatcher:
         version = self.store.entities.version()
@@ -1334,26 +1338,42 @@ class MemoryService:
         holder = None
         pending_same = None
         if slot is not None:
-            active = self.store.memories.in_slot(slot, Status.ACTIVE)
-            if active:
-                holder = SlotHolder(active[0].id, active[0].object, active[0].content)
+            holders = self.store.memories.in_slot(slot, Status.ACTIVE)
+            if holders:
+                holder = SlotHolder(holders[0].id, holders[0].object, holders[0].content)
             for memory in self.store.memories.in_slot(slot, Status.PENDING):
                 if same_slot_value(proposal, memory.object, memory.content):
                     pending_same = memory.id
                     break
         owner = actor is Actor.OWNER
+        # A dated event looks further: the nearest may be the same words on another day.
+        dated = proposal.kind is Kind.EVENT and proposal.occurred_at is not None
+        depth = EVENT_NEIGHBORS if dated else 1
+        active = self._nearest(vector, Status.ACTIVE, depth)
+        # The owner's own remember ignores rejections and pending drafts: skip the searches.
+        pending = [] if owner else self._nearest(vector, Status.PENDING, depth)
+        rejected = [] if owner else self._nearest(vector, Status.REJECTED, 1)
         return Neighbors(
             slot_active=holder,
             slot_pending_same_value=pending_same,
-            nearest_active=self._nearest(vector, Status.ACTIVE),
-            # The owner's own remember ignores rejections and pending drafts: skip the searches.
-            nearest_rejected=None if owner else self._nearest(vector, Status.REJECTED),
-            nearest_pending=None if owner else self._nearest(vector, Status.PENDING),
+            nearest_active=active[0] if active else None,
+            nearest_rejected=rejected[0] if rejected else None,
+            nearest_pending=pending[0] if pending else None,
+            more_active=tuple(active[1:]),
+            more_pending=tuple(pending[1:]),
         )
 
-    def _nearest(self, vector: Vector, status: Status) -> Match | None:
-        hits = self.store.vectors.nearest(vector, [status], 1)
-        return Match(hits[0].memory_id, hits[0].cosine) if hits else None
+    def _nearest(self, vector: Vector, status: Status, k: int) -> list[Match]:
+        hits = self.store.vectors.nearest(vector, [status], k)
+        if k == 1:
+            return [Match(hit.memory_id, hit.cosine) for hit in hits]
+        found = self.store.memories.get_many([hit.memory_id for hit in hits])
+        matches = []
+        for hit in hits:
+            memory = found.get(hit.memory_id)
+            when = memory.occurred_at if memory is not None else None
+            matches.append(Match(hit.memory_id, hit.cosine, utc_day(when) if when else None))
+        return matches
 
     def _apply(
         self,

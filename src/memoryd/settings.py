@@ -5,7 +5,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, tzinfo
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from .errors import InvalidInputError
 
 DEFAULT_DB_NAME = "memoryd.db"
 
@@ -16,6 +20,8 @@ class Settings:
 
     home: Path
     db: str
+    # The owner's time zone (MEMORYD_TZ): "yesterday" and "last week" are the owner's days.
+    zone: tzinfo = UTC
 
     @property
     def is_postgres(self) -> bool:
@@ -38,4 +44,16 @@ def resolve_settings(db: str | None = None, environ: Mapping[str, str] | None = 
     chosen = db or env.get("MEMORYD_DB") or str(home / DEFAULT_DB_NAME)
     if not chosen.startswith(("postgresql://", "postgres://")):
         chosen = str(Path(chosen).expanduser())
-    return Settings(home=home, db=chosen)
+    return Settings(home=home, db=chosen, zone=owner_zone(env.get("MEMORYD_TZ")))
+
+
+def owner_zone(name: str | None) -> tzinfo:
+    """The IANA zone ``name`` (e.g. Europe/Lisbon), or UTC when unset."""
+    if not name:
+        return UTC
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InvalidInputError(
+            f"unknown time zone {name!r} in MEMORYD_TZ; use an IANA name such as Europe/Lisbon"
+        ) from None

@@ -1,7 +1,11 @@
-"""Time expressions in a message → a window of time, relative to now (pure).
+"""Time expressions in a message → a window of time (pure).
 
-"yesterday", "last week", "in August", "on 2026-08-27", "3 days ago", "last Monday", …
-Weeks start on Monday. Windows are half-open: start ≤ t < end.
+Explicit dates win: "on 16 June, 2023", "April 10, 2023", "in August 2023", "in 2022", "on
+2026-08-27", and phrases anchored on them ("the weekend before April 10, 2023", "two weeks
+after 3 May 2023"). Without one, relative phrases count from now: "yesterday", "last week",
+"in August", "3 days ago", "last Monday", … Days are the owner's: windows are computed in the
+time zone passed in (UTC by default). Weeks start on Monday. Windows are half-open:
+start ≤ t < end.
 """
 
 from __future__ import annotations
@@ -9,15 +13,24 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 _MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
 _MONTHS.update({name.lower(): n for n, name in enumerate(calendar.month_abbr) if name})
+_MONTHS["sept"] = 9
 _WEEKDAYS = {name.lower(): n for n, name in enumerate(calendar.day_name)}
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3,
 }  # fmt: skip
+_COUNT = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)"
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_WEEKDAY = "|".join(_WEEKDAYS)
+_DAY = r"(\d{1,2})(st|nd|rd|th)?"
+# A day and month without a year count only after one of these, or with an ordinal ("3rd"):
+# "I may 5 times …" is not the fifth of May.
+_DAY_LEAD = re.compile(r"\b(on|by|since|until|till|from|to|before|after|the|of)\s+$")
+_YEAR = r"((?:19|20)\d\d)"
 
 
 @dataclass(frozen=True)
@@ -38,41 +51,178 @@ class TimeWindow:
         return self.start + (self.end - self.start) / 2
 
 
-def find_time_window(message: str, now: datetime) -> TimeWindow | None:
-    """The first time expression in ``message`` as a window relative to ``now``, or None."""
+@dataclass(frozen=True)
+class _Span:
+    """Days [first, after) named by a phrase found at text[begin:end]."""
+
+    first: date
+    after: date
+    begin: int
+    end: int
+
+
+def find_time_window(message: str, now: datetime, zone: tzinfo = UTC) -> TimeWindow | None:
+    """The time the message names, as a window in ``zone``, or None.
+
+    An explicit date anywhere in the message takes precedence over relative phrases; a phrase
+    attached to it ("the weekend before …") is read relative to that date, not to now."""
     text = " ".join(message.lower().split())
-    today = now.astimezone(UTC).date()
-    for finder in (_iso_date, _relative_day, _ago, _relative_span, _weekday, _month_name):
+    today = now.astimezone(zone).date()
+    explicit = _explicit_date(text, today)
+    if explicit is not None:
+        anchored = _anchored(text, explicit)
+        span = anchored or explicit
+        return _window(span, text, zone)
+    for finder in (_relative_day, _ago, _relative_span, _weekday, _month_name):
         found = finder(text, today)
         if found is not None:
-            return found
+            return _window(found, text, zone)
     return None
 
 
-def _window(first: date, last_exclusive: date, phrase: str) -> TimeWindow:
-    return TimeWindow(_at(first), _at(last_exclusive), phrase)
+def _window(span: _Span, text: str, zone: tzinfo) -> TimeWindow:
+    return TimeWindow(_at(span.first, zone), _at(span.after, zone), text[span.begin : span.end])
 
 
-def _at(day: date) -> datetime:
-    return datetime.combine(day, time.min, tzinfo=UTC)
+def _at(day: date, zone: tzinfo) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=zone)
 
 
-def _iso_date(text: str, today: date) -> TimeWindow | None:
-    match = re.search(r"\b(\d{4})-(\d{2})-(\d{2})\b", text)
-    if match:
-        try:
-            day = date(int(match[1]), int(match[2]), int(match[3]))
-        except ValueError:
-            return None
-        return _window(day, day + timedelta(days=1), match[0])
-    match = re.search(r"\b(\d{4})-(\d{2})\b", text)
-    if match and 1 <= int(match[2]) <= 12:
-        first = date(int(match[1]), int(match[2]), 1)
-        return _window(first, _next_month(first), match[0])
+# ------------------------------------------------------------------------------ explicit dates
+
+
+def _explicit_date(text: str, today: date) -> _Span | None:
+    """The first explicit date in the text: a day, a month of a year, or a year."""
+    found: list[_Span] = []
+    for finder in (_iso_date, _day_month, _month_day, _month_year, _year):
+        span = finder(text, today)
+        if span is not None:
+            found.append(span)
+    if not found:
+        return None
+    # The earliest in the text; at one position, the most specific (shortest span of days).
+    return min(found, key=lambda s: (s.begin, (s.after - s.first).days))
+
+
+def _iso_date(text: str, today: date) -> _Span | None:
+    for match in re.finditer(r"\b(\d{4})-(\d{2})-(\d{2})\b", text):
+        day = _date(int(match[1]), int(match[2]), int(match[3]))
+        if day is not None:
+            return _Span(day, day + timedelta(days=1), match.start(), match.end())
+    for match in re.finditer(r"\b(\d{4})-(\d{2})\b(?!-)", text):
+        if 1 <= int(match[2]) <= 12 and int(match[1]) >= 1000:
+            first = date(int(match[1]), int(match[2]), 1)
+            return _Span(first, _next_month(first), match.start(), match.end())
     return None
 
 
-def _relative_day(text: str, today: date) -> TimeWindow | None:
+def _day_month(text: str, today: date) -> _Span | None:
+    """ "16 June, 2023", "8th December 2023", "10th of April", "16 Sept."."""
+    pattern = rf"\b{_DAY}\s+(?:of\s+)?({_MONTH})\b\.?(?:,?\s+{_YEAR}\b)?"
+    for match in re.finditer(pattern, text):
+        if not _dated(text, match, ordinal=match[2], year=match[4]):
+            continue
+        span = _day_span(int(match[1]), _MONTHS[match[3]], match[4], today, match)
+        if span is not None:
+            return span
+    return None
+
+
+def _month_day(text: str, today: date) -> _Span | None:
+    """ "April 10, 2023", "October 13th 2023", "Sept. 3"."""
+    pattern = rf"\b({_MONTH})\.?\s+{_DAY}\b(?:,?\s+{_YEAR}\b)?"
+    for match in re.finditer(pattern, text):
+        if not _dated(text, match, ordinal=match[3], year=match[4]):
+            continue
+        span = _day_span(int(match[2]), _MONTHS[match[1]], match[4], today, match)
+        if span is not None:
+            return span
+    return None
+
+
+def _dated(text: str, match: re.Match[str], *, ordinal: str | None, year: str | None) -> bool:
+    """Whether a day-and-month match is really a date (see ``_DAY_LEAD``)."""
+    return bool(year or ordinal or _DAY_LEAD.search(text[: match.start()]))
+
+
+def _day_span(
+    day: int, month: int, year_text: str | None, today: date, match: re.Match[str]
+) -> _Span | None:
+    if year_text is not None:
+        found = _date(int(year_text), month, day)
+    else:
+        # Without a year: the most recent such day, today included.
+        found = _date(today.year, month, day)
+        if found is not None and found > today:
+            found = _date(today.year - 1, month, day)
+    if found is None:
+        return None
+    return _Span(found, found + timedelta(days=1), match.start(), match.end())
+
+
+def _month_year(text: str, today: date) -> _Span | None:
+    """ "August 2023", "in May, 2022"."""
+    match = re.search(rf"\b({_MONTH})\.?,?\s+{_YEAR}\b", text)
+    if match is None:
+        return None
+    first = date(int(match[2]), _MONTHS[match[1]], 1)
+    return _Span(first, _next_month(first), match.start(), match.end())
+
+
+def _year(text: str, today: date) -> _Span | None:
+    """ "in 2022", "during 2023", "since 2021" (to now): a bare number is not a year."""
+    match = re.search(rf"\b(in|during|since|of)\s+{_YEAR}\b(?!\s*(?:-|%|percent))", text)
+    if match is None:
+        return None
+    first = date(int(match[2]), 1, 1)
+    if match[1] == "since":
+        return _Span(first, max(today + timedelta(days=1), first), match.start(), match.end())
+    return _Span(first, date(first.year + 1, 1, 1), match.start(), match.end())
+
+
+def _anchored(text: str, anchor: _Span) -> _Span | None:
+    """A phrase attached before an explicit date: "the weekend before April 10, 2023",
+    "two weeks before …", "the Monday after …", "the day before …"."""
+    before = text[: anchor.begin]
+    match = re.search(
+        rf"(?:\bthe\s+)?(?:\b{_COUNT}\s+)?\b(day|days|week|weeks|weekend|month|months|"
+        rf"{_WEEKDAY})\s+(before|after|prior to|following)\s+(?:on\s+)?(?:(?:{_WEEKDAY}),?\s+)?$",
+        before,
+    )
+    if match is None:
+        return None
+    count = 1 if match[1] is None else _count(match[1])
+    unit, direction = match[2], match[3]
+    backwards = direction in ("before", "prior to")
+    reference = anchor.first if backwards else anchor.after - timedelta(days=1)
+    step = -1 if backwards else 1
+    if unit in _WEEKDAYS:
+        day = reference + timedelta(days=step)
+        while day.weekday() != _WEEKDAYS[unit]:
+            day += timedelta(days=step)
+        return _Span(day, day + timedelta(days=1), match.start(), anchor.end)
+    if unit.startswith("day"):
+        day = reference + timedelta(days=step * count)
+        return _Span(day, day + timedelta(days=1), match.start(), anchor.end)
+    if unit == "weekend":
+        # The Saturday and Sunday wholly before (or after) the reference day: walk to the
+        # nearest Sunday before it (or Saturday after it).
+        edge = reference + timedelta(days=step)
+        while edge.weekday() != (6 if backwards else 5):
+            edge += timedelta(days=step)
+        saturday = edge - timedelta(days=1) if backwards else edge
+        return _Span(saturday, saturday + timedelta(days=2), match.start(), anchor.end)
+    if unit.startswith("week"):
+        monday = reference - timedelta(days=reference.weekday()) + timedelta(weeks=step * count)
+        return _Span(monday, monday + timedelta(weeks=1), match.start(), anchor.end)
+    first = _add_months(reference.replace(day=1), step * count)
+    return _Span(first, _next_month(first), match.start(), anchor.end)
+
+
+# ---------------------------------------------------------------------------- relative phrases
+
+
+def _relative_day(text: str, today: date) -> _Span | None:
     for phrase, offset in (
         ("day before yesterday", -2),
         ("yesterday", -1),
@@ -81,69 +231,64 @@ def _relative_day(text: str, today: date) -> TimeWindow | None:
         ("this morning", 0),
         ("this evening", 0),
     ):
-        if re.search(rf"\b{phrase}\b", text):
+        match = re.search(rf"\b{phrase}\b", text)
+        if match:
             day = today + timedelta(days=offset)
-            return _window(day, day + timedelta(days=1), phrase)
+            return _Span(day, day + timedelta(days=1), match.start(), match.end())
     return None
 
 
-def _ago(text: str, today: date) -> TimeWindow | None:
-    match = re.search(
-        r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)\s+"
-        r"(day|week|month|year)s?\s+ago\b",
-        text,
-    )
+def _ago(text: str, today: date) -> _Span | None:
+    match = re.search(rf"\b{_COUNT}\s+(day|week|month|year)s?\s+ago\b", text)
     if not match:
         return None
-    count = int(match[1]) if match[1].isdigit() else _NUMBERS[match[1]]
+    count = _count(match[1])
     unit = match[2]
     if unit == "day":
         day = today - timedelta(days=count)
-        return _window(day, day + timedelta(days=1), match[0])
+        return _Span(day, day + timedelta(days=1), match.start(), match.end())
     if unit == "week":
         monday = today - timedelta(days=today.weekday()) - timedelta(weeks=count)
-        return _window(monday, monday + timedelta(weeks=1), match[0])
+        return _Span(monday, monday + timedelta(weeks=1), match.start(), match.end())
     if unit == "month":
         first = _add_months(today.replace(day=1), -count)
-        return _window(first, _next_month(first), match[0])
+        return _Span(first, _next_month(first), match.start(), match.end())
     first = date(today.year - count, 1, 1)
-    return _window(first, date(first.year + 1, 1, 1), match[0])
+    return _Span(first, date(first.year + 1, 1, 1), match.start(), match.end())
 
 
-def _relative_span(text: str, today: date) -> TimeWindow | None:
+def _relative_span(text: str, today: date) -> _Span | None:
     match = re.search(r"\b(last|this|past|previous)\s+(week|weekend|month|year)\b", text)
     if not match:
         match = re.search(r"\b(past|last)\s+(\d+)\s+(day|week)s\b", text)
         if match:
             days = int(match[2]) * (7 if match[3] == "week" else 1)
-            return _window(today - timedelta(days=days), today + timedelta(days=1), match[0])
+            return _Span(
+                today - timedelta(days=days), today + timedelta(days=1), match.start(), match.end()
+            )
         return None
     which, unit = match[1], match[2]
     previous = which in ("last", "previous", "past")
     monday = today - timedelta(days=today.weekday())
     if unit == "week":
         start = monday - timedelta(weeks=1) if previous else monday
-        return _window(start, start + timedelta(weeks=1), match[0])
+        return _Span(start, start + timedelta(weeks=1), match.start(), match.end())
     if unit == "weekend":
         saturday = monday + timedelta(days=5) - (timedelta(weeks=1) if previous else timedelta())
         if saturday > today and previous is False:
             saturday -= timedelta(weeks=1)
-        return _window(saturday, saturday + timedelta(days=2), match[0])
+        return _Span(saturday, saturday + timedelta(days=2), match.start(), match.end())
     if unit == "month":
         first = today.replace(day=1)
         if previous:
             first = _add_months(first, -1)
-        return _window(first, _next_month(first), match[0])
+        return _Span(first, _next_month(first), match.start(), match.end())
     year = today.year - 1 if previous else today.year
-    return _window(date(year, 1, 1), date(year + 1, 1, 1), match[0])
+    return _Span(date(year, 1, 1), date(year + 1, 1, 1), match.start(), match.end())
 
 
-def _weekday(text: str, today: date) -> TimeWindow | None:
-    match = re.search(
-        r"\b(?:(last|this|on)\s+)?(monday|tuesday|wednesday|thursday|friday|"
-        r"saturday|sunday)\b",
-        text,
-    )
+def _weekday(text: str, today: date) -> _Span | None:
+    match = re.search(rf"\b(?:(last|this|on)\s+)?({_WEEKDAY})\b", text)
     if not match:
         return None
     target = _WEEKDAYS[match[2]]
@@ -151,29 +296,34 @@ def _weekday(text: str, today: date) -> TimeWindow | None:
     if back == 0 and match[1] == "last":
         back = 7
     day = today - timedelta(days=back)
-    return _window(day, day + timedelta(days=1), match[0])
+    return _Span(day, day + timedelta(days=1), match.start(), match.end())
 
 
-def _month_name(text: str, today: date) -> TimeWindow | None:
-    names = "|".join(sorted(_MONTHS, key=len, reverse=True))
-    match = re.search(rf"\b(in|during|last|this|since)\s+({names})\b(?:\s+(\d{{4}}))?", text)
+def _month_name(text: str, today: date) -> _Span | None:
+    match = re.search(rf"\b(in|during|last|this|since)\s+({_MONTH})\b", text)
     if not match:
-        match = re.search(rf"\b({names})\s+(\d{{4}})\b", text)
-        if not match:
-            return None
-        month, year = _MONTHS[match[1]], int(match[2])
-        first = date(year, month, 1)
-        return _window(first, _next_month(first), match[0])
+        return None
     month = _MONTHS[match[2]]
-    if match[3]:
-        year = int(match[3])
-    else:
-        # The most recent such month that has begun: "in August" said in March means last year.
-        year = today.year if month <= today.month else today.year - 1
-        if match[1] == "last" and month == today.month:
-            year -= 1
+    # The most recent such month that has begun: "in August" said in March means last year.
+    year = today.year if month <= today.month else today.year - 1
+    if match[1] == "last" and month == today.month:
+        year -= 1
     first = date(year, month, 1)
-    return _window(first, _next_month(first), match[0])
+    return _Span(first, _next_month(first), match.start(), match.end())
+
+
+# --------------------------------------------------------------------------------- arithmetic
+
+
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else _NUMBERS[word]
+
+
+def _date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
 
 
 def _next_month(first: date) -> date:

@@ -392,6 +392,55 @@ def test_proposing_an_active_memory_again_reinforces_it(service: MemoryService) 
     assert rows[0].content == "Owner ran a half marathon in Porto"
 
 
+def test_two_piano_lessons_on_different_days_are_two_memories(service: MemoryService) -> None:
+    """A weekly lesson happens every week; told twice on the same day it is one event."""
+    monday = datetime(2026, 11, 16, 17, tzinfo=UTC)
+    next_monday = monday + timedelta(weeks=1)
+    lesson = "Owner had a piano lesson with Mrs. Duarte"
+
+    [first] = service.propose(
+        batch(item(lesson, occurred_at=monday.isoformat())), source=Source.TURN, now=monday
+    )
+    [second] = service.propose(
+        batch(item(lesson, occurred_at=next_monday.isoformat())),
+        source=Source.TURN,
+        now=next_monday,
+    )
+    [told_again] = service.propose(
+        batch(item(lesson + ".", occurred_at=(next_monday + timedelta(hours=2)).isoformat())),
+        source=Source.TURN,
+        now=next_monday + timedelta(hours=3),
+    )
+    owner_twice = service.remember(
+        lesson, kind=Kind.EVENT, occurred_at=monday + timedelta(weeks=2), now=at(0)
+    )
+
+    assert first.outcome is Outcome.ACTIVATED and second.outcome is Outcome.ACTIVATED
+    assert first.memory is not None and second.memory is not None
+    assert first.memory.id != second.memory.id
+    assert told_again.outcome is Outcome.REINFORCED
+    assert told_again.memory is not None and told_again.memory.id == second.memory.id
+    assert owner_twice.outcome is Outcome.ACTIVATED
+    events = [m for m in service.list_memories() if m.kind is Kind.EVENT]
+    assert len(events) == 3
+    assert sorted(m.occurred_at.date() for m in events if m.occurred_at) == [
+        monday.date(),
+        next_monday.date(),
+        (monday + timedelta(weeks=2)).date(),
+    ]
+
+
+def test_the_same_fact_told_twice_is_one_memory_reinforced(service: MemoryService) -> None:
+    first = service.remember("Owner's piano teacher is Mrs. Duarte", now=at(0))
+    again = service.remember("Owner's piano teacher is Mrs. Duarte", now=at(60 * 24 * 7))
+
+    assert first.outcome is Outcome.ACTIVATED and again.outcome is Outcome.REINFORCED
+    assert first.memory is not None and again.memory is not None
+    assert again.memory.id == first.memory.id
+    assert [m.id for m in service.list_memories()] == [first.memory.id]
+    assert again.memory.last_confirmed_at == at(60 * 24 * 7)
+
+
 def test_a_pending_near_duplicate_is_not_queued_twice(service: MemoryService) -> None:
     [first] = service.propose(
         batch(item("Owner is allergic to peanuts", kind="fact")), source=Source.TURN, now=at(0)

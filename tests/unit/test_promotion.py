@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
+from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
@@ -186,6 +187,50 @@ def test_near_duplicate_of_an_active_memory_reinforces_it() -> None:
     decision = plan_promotion(EVENT, Source.TURN, Neighbors(nearest_active=Match("m-active", 0.95)))
     assert decision.outcome is Outcome.REINFORCED
     assert decision.target_id == "m-active"
+
+
+def test_the_same_event_words_on_another_day_are_a_new_event() -> None:
+    """A weekly piano lesson happens every week: last week's is not reinforced by this one."""
+    lesson = event(content="Had a piano lesson", occurred_at=datetime(2026, 11, 24, 17, tzinfo=UTC))
+    last_week = Match("m-last-week", 0.99, date(2026, 11, 17))
+    same_day = Match("m-same-day", 0.97, date(2026, 11, 24))
+
+    alone = plan_promotion(lesson, Source.TURN, Neighbors(nearest_active=last_week))
+    further_down = plan_promotion(
+        lesson, Source.TURN, Neighbors(nearest_active=last_week, more_active=(same_day,))
+    )
+    pending = plan_promotion(
+        replace(lesson, confidence=0.5),
+        Source.TURN,
+        Neighbors(nearest_pending=last_week),
+    )
+
+    assert alone.outcome is Outcome.ACTIVATED
+    assert further_down.outcome is Outcome.REINFORCED
+    assert further_down.target_id == "m-same-day"
+    assert pending.outcome is Outcome.PENDING
+
+
+def test_an_undated_proposal_or_match_still_reinforces_by_words() -> None:
+    undated = Match("m", 0.99, None)
+    dated = event(occurred_at=datetime(2026, 11, 24, tzinfo=UTC))
+
+    assert (
+        plan_promotion(
+            EVENT, Source.TURN, Neighbors(nearest_active=Match("m", 0.99, date(2026, 1, 1)))
+        ).outcome
+        is Outcome.REINFORCED
+    )
+    assert (
+        plan_promotion(dated, Source.TURN, Neighbors(nearest_active=undated)).outcome
+        is Outcome.REINFORCED
+    )
+    assert (
+        plan_promotion(
+            FACT, Source.TURN, Neighbors(nearest_active=Match("m", 0.99, date(2026, 1, 1)))
+        ).outcome
+        is Outcome.REINFORCED
+    )
 
 
 def test_a_merely_similar_active_memory_does_not_reinforce() -> None:

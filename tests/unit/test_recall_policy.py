@@ -1,7 +1,9 @@
-"""Recall policy (SPEC §4): fusion, decay, the floor, packing and attention order, pure."""
+"""Recall policy (SPEC §4), pure: gates, fusion, recency as a tie-breaker, the relative cut,
+packing and attention order."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -13,21 +15,37 @@ from memoryd.model import Importance, Kind, Memory, Source, Status
 from memoryd.recall import (
     LESSONS_HEADING,
     MEMORIES_HEADING,
+    Candidate,
     Packed,
+    QueryFacts,
     RecallPolicy,
     Scored,
     attention_order,
+    gate,
     pack_block,
+    rank_candidates,
+    recency,
+    relative_cut,
     render_block,
     render_item,
-    score_candidates,
+    text_coverage,
 )
+from memoryd.timewindow import TimeWindow
 from memoryd.tokens import O200kTokenizer
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 TOKENIZER = O200kTokenizer()
 LEGS = ("vector", "text", "entity", "time")
-NO_FLOOR = RecallPolicy(floor=0.0)
+POLICY = RecallPolicy()
+# A message about tea in a store of 1,000 memories: "tea" is rare, "owner" is everywhere.
+FACTS = QueryFacts(
+    words=("tea", "owner"), word_frequency={"tea": 5, "owner": 900}, memory_count=1000
+)
+LAST_WEEK = TimeWindow(NOW - timedelta(days=7), NOW, "last week")
+# For the fusion properties: a window around every generated memory, so every leg is real.
+EVER = replace(
+    FACTS, window=TimeWindow(NOW - timedelta(days=1000), NOW + timedelta(days=1), "ever")
+)
 
 # o200k counting dominates; a few hundred examples stay well under a few seconds each.
 packing = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -59,6 +77,30 @@ def memory(
         importance=importance,
         occurred_at=confirmed if kind is Kind.EVENT else None,
     )
+
+
+def candidates(
+    legs: Mapping[str, list[str]], found: Mapping[str, Memory], cosine: float = 0.9
+) -> dict[str, Candidate]:
+    """Candidates from leg rankings, every one strong enough to pass every gate it meets:
+    a close cosine and the rare query word."""
+    ranks: dict[str, dict[str, int]] = {}
+    for leg, ids in legs.items():
+        for position, memory_id in enumerate(ids, start=1):
+            ranks.setdefault(memory_id, {}).setdefault(leg, position)
+    return {
+        memory_id: Candidate(found[memory_id], leg_ranks, cosine, frozenset({"tea"}))
+        for memory_id, leg_ranks in ranks.items()
+        if memory_id in found
+    }
+
+
+def fused(
+    legs: Mapping[str, list[str]],
+    found: Mapping[str, Memory],
+    policy: RecallPolicy = POLICY,
+) -> list[Scored]:
+    return list(rank_candidates(candidates(legs, found), EVER, NOW, policy).items)
 
 
 # Random unicode of random lengths, with fence-ish and whitespace-heavy text mixed in.
@@ -125,7 +167,7 @@ def recall_inputs(draw: st.DrawFn) -> tuple[list[Memory], list[Scored], int]:
     """(standing lessons, scored candidates best first, budget)."""
     found = draw(memory_sets())
     legs = draw(leg_rankings(sorted(found)))
-    scored, _ = score_candidates(legs, found, NOW)
+    scored = fused(legs, found)
     lessons = draw(lesson_lists())
     if lessons and scored and draw(st.booleans()):
         # A standing lesson can also come back from the legs as an ordinary candidate.
@@ -148,48 +190,61 @@ def included_ids(packed: Packed) -> set[str]:
 
 
 def test_one_leg_at_rank_one_today_scores_one_over_sixty_one() -> None:
-    kept, dropped = score_candidates({"text": ["a"]}, {"a": memory("a")}, NOW)
+    ranking = rank_candidates(candidates({"text": ["a"]}, {"a": memory("a")}), FACTS, NOW)
 
-    assert [s.memory.id for s in kept] == ["a"] and dropped == []
-    assert kept[0].score == pytest.approx(1 / 61)
-    assert dict(kept[0].ranks) == {"text": 1}
+    assert [s.memory.id for s in ranking.items] == ["a"] and ranking.dropped == ()
+    assert ranking.items[0].score == pytest.approx(1 / 61)
+    assert dict(ranking.items[0].ranks) == {"text": 1}
+    assert ranking.items[0].gates == ("text",)
 
 
-def test_legs_add_up_and_age_halves_the_score_every_ninety_days() -> None:
-    memories = {"a": memory("a", age_days=90), "b": memory("b", age_days=180)}
+def test_legs_add_up_and_age_takes_at_most_a_tenth_off() -> None:
+    found = {"a": memory("a", age_days=90), "b": memory("b", age_days=3650)}
     legs = {"vector": ["a", "b"], "text": ["b", "a"]}
 
-    kept, _ = score_candidates(legs, memories, NOW)
-    by_id = {s.memory.id: s for s in kept}
+    by_id = {s.memory.id: s for s in fused(legs, found)}
 
-    assert by_id["a"].score == pytest.approx((1 / 61 + 1 / 62) * 0.5)
-    assert by_id["b"].score == pytest.approx((1 / 62 + 1 / 61) * 0.25)
-    assert [s.memory.id for s in kept] == ["a", "b"]
+    assert by_id["a"].recency == pytest.approx(0.95)
+    assert by_id["a"].score == pytest.approx((1 / 61 + 1 / 62) * 0.95)
+    assert by_id["b"].recency == pytest.approx(0.9, abs=1e-9)
+    assert by_id["b"].score == pytest.approx((1 / 62 + 1 / 61) * (1 - 0.1 * (1 - 0.5**40.56)))
+
+
+def test_recency_breaks_ties_and_never_outweighs_a_second_leg() -> None:
+    """Two memories found alike: the newer comes first. A ten-year-old memory that two legs
+    found still beats a fresh one that only one leg found: age takes a tenth at most."""
+    found = {"old": memory("old", age_days=3650), "new": memory("new", age_days=0)}
+
+    tied = fused({"vector": ["old"], "text": ["new"]}, found)
+    assert [s.memory.id for s in tied] == ["new", "old"]
+
+    found_twice = fused({"vector": ["old", "new"], "text": ["old"]}, found)
+    assert [s.memory.id for s in found_twice] == ["old", "new"]
+
+
+@pytest.mark.parametrize("age", [0, 30, 90, 215, 365, 3650, 36500])
+def test_recency_is_between_nine_tenths_and_one_whatever_the_age(age: float) -> None:
+    value = recency(age, POLICY)
+
+    assert 0.9 <= value <= 1.0
+    assert value == pytest.approx(1 - 0.1 * (1 - 0.5 ** (age / 90)))
 
 
 def test_kind_weights_events_and_inferences_less_than_facts() -> None:
-    memories = {
+    found = {
         "fact": memory("fact"),
         "lesson": memory("lesson", kind=Kind.LESSON, importance=Importance.MEDIUM),
         "event": memory("event", kind=Kind.EVENT),
         "inference": memory("inference", kind=Kind.INFERENCE, confidence=0.5),
     }
-    legs = {leg: [memory_id] for leg, memory_id in zip(LEGS, memories, strict=True)}
+    legs = {leg: [memory_id] for leg, memory_id in zip(LEGS, found, strict=True)}
 
-    kept, _ = score_candidates(legs, memories, NOW, NO_FLOOR)
-    scores = {s.memory.id: s.score for s in kept}
+    scores = {s.memory.id: s.score for s in fused(legs, found)}
 
     assert scores["fact"] == pytest.approx(1 / 61)
     assert scores["lesson"] == pytest.approx(1 / 61)
     assert scores["event"] == pytest.approx(0.8 / 61)
     assert scores["inference"] == pytest.approx(0.6 * 0.5 / 61)
-
-
-def test_ids_the_store_no_longer_returns_are_ignored() -> None:
-    kept, dropped = score_candidates({"text": ["gone", "a"]}, {"a": memory("a")}, NOW)
-
-    assert [s.memory.id for s in kept] == ["a"] and dropped == []
-    assert dict(kept[0].ranks) == {"text": 2}
 
 
 def test_an_empty_block_is_empty_text_and_zero_tokens() -> None:
@@ -199,31 +254,168 @@ def test_an_empty_block_is_empty_text_and_zero_tokens() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The floor
+# The gates
+
+
+def test_a_vector_hit_under_the_gate_is_stopped_with_its_cosine() -> None:
+    weak = Candidate(memory("weak"), {"vector": 1}, cosine=0.2)
+
+    verdict = gate(weak, FACTS, POLICY)
+
+    assert verdict.admitted == () and verdict.strong is None
+    assert verdict.stopped["vector"] == "cosine 0.20 < 0.25"
+
+
+def test_a_vector_hit_between_the_gates_is_admitted_but_opens_nothing() -> None:
+    middling = Candidate(memory("m"), {"vector": 1}, cosine=0.3)
+
+    verdict = gate(middling, FACTS, POLICY)
+    ranking = rank_candidates({"m": middling}, FACTS, NOW)
+
+    assert verdict.admitted == ("vector",) and verdict.strong is None
+    assert ranking.items == ()
+    assert ranking.silence is not None and "no strong evidence" in ranking.silence
+    assert [d.memory_id for d in ranking.dropped] == ["m"]
+
+
+def test_one_strong_item_opens_the_block_for_the_weaker_ones() -> None:
+    strong = Candidate(memory("strong"), {"vector": 1}, cosine=0.6)
+    middling = Candidate(memory("middling"), {"vector": 2}, cosine=0.3)
+
+    ranking = rank_candidates({"strong": strong, "middling": middling}, FACTS, NOW)
+
+    assert [s.memory.id for s in ranking.items] == ["strong", "middling"]
+    assert ranking.silence is None
+
+
+def test_a_text_hit_on_common_words_only_is_stopped() -> None:
+    common = Candidate(memory("c"), {"text": 1}, cosine=0.5, words=frozenset({"owner"}))
+
+    verdict = gate(common, FACTS, POLICY)
+
+    assert verdict.admitted == ()
+    assert verdict.stopped["text"] == "matched only common words (owner)"
+
+
+def test_a_text_hit_whose_meaning_differs_is_stopped() -> None:
+    """ "race condition" is not a charity race."""
+    homonym = Candidate(memory("h"), {"text": 1}, cosine=0.02, words=frozenset({"tea"}))
+
+    verdict = gate(homonym, FACTS, POLICY)
+
+    assert verdict.admitted == ()
+    assert "the meaning does not" in verdict.stopped["text"]
+
+
+def test_a_text_hit_carrying_the_rare_words_is_strong() -> None:
+    hit = Candidate(memory("t"), {"text": 1}, cosine=0.3, words=frozenset({"tea", "owner"}))
+
+    verdict = gate(hit, FACTS, POLICY)
+
+    assert verdict.admitted == ("text",)
+    assert verdict.strong is not None and "tea" in verdict.strong
+    assert text_coverage(frozenset({"tea"}), FACTS) > 0.9
+
+
+def test_without_the_embedder_text_matches_are_judged_on_words_alone() -> None:
+    blind = replace(FACTS, embedded=False)
+    hit = Candidate(memory("t"), {"text": 1}, cosine=None, words=frozenset({"tea"}))
+
+    verdict = gate(hit, blind, POLICY)
+
+    assert verdict.admitted == ("text",) and verdict.strong is not None
+
+
+def test_a_selective_name_and_a_time_window_each_open_the_block() -> None:
+    by_name = Candidate(memory("n"), {"entity": 3}, cosine=0.0)
+    by_time = Candidate(memory("t", kind=Kind.EVENT, age_days=2), {"time": 1}, cosine=0.0)
+    windowed = replace(FACTS, window=LAST_WEEK)
+
+    assert gate(by_name, FACTS, POLICY).strong is not None
+    assert gate(by_time, windowed, POLICY).strong is not None
+    assert [s.memory.id for s in rank_candidates({"n": by_name}, FACTS, NOW).items] == ["n"]
+
+
+def test_an_event_outside_the_named_window_is_not_admitted_by_any_leg() -> None:
+    """ "What did I do last week?": a hike three weeks ago is no answer, however alike."""
+    windowed = replace(FACTS, window=LAST_WEEK)
+    old_hike = Candidate(memory("old", kind=Kind.EVENT, age_days=21), {"vector": 1}, cosine=0.8)
+    fact = Candidate(memory("fact"), {"vector": 2}, cosine=0.8)
+
+    verdict = gate(old_hike, windowed, POLICY)
+
+    assert verdict.admitted == ()
+    assert "outside the time window 'last week'" in verdict.stopped["vector"]
+    assert gate(fact, windowed, POLICY).admitted == ("vector",)
+    assert gate(old_hike, windowed, RecallPolicy(window_bounds_events=False)).admitted == (
+        "vector",
+    )
+
+
+def test_a_message_naming_someone_unknown_needs_a_much_closer_match() -> None:
+    """ "When did Caroline go to the support group?" asked of Jon and Gina's store: their
+    support-group memories are related words, not an answer."""
+    unfamiliar = replace(FACTS, unknown_names=("Caroline",))
+    related = Candidate(memory("r"), {"vector": 1, "time": 1}, cosine=0.45)
+    close = Candidate(memory("c"), {"vector": 2}, cosine=0.6)
+
+    assert gate(related, FACTS, POLICY).strong is not None
+    assert gate(related, unfamiliar, POLICY).strong is None
+    silent = rank_candidates({"r": related}, unfamiliar, NOW)
+    assert silent.items == () and silent.silence is not None and "Caroline" in silent.silence
+    opened = rank_candidates({"r": related, "c": close}, unfamiliar, NOW)
+    assert [s.memory.id for s in opened.items] == ["r", "c"]
+
+
+def test_only_the_legs_whose_gates_pass_count_in_the_score() -> None:
+    half = Candidate(memory("h"), {"vector": 1, "text": 1}, cosine=0.6, words=frozenset({"owner"}))
+
+    [item] = rank_candidates({"h": half}, FACTS, NOW).items
+
+    assert item.gates == ("vector",)
+    assert dict(item.ranks) == {"vector": 1}
+    assert item.score == pytest.approx(1 / 61)
+
+
+def test_the_episode_leg_admits_only_what_is_not_far_off_in_meaning() -> None:
+    near = Candidate(memory("n", kind=Kind.EVENT), {"episode": 1}, cosine=0.2)
+    far = Candidate(memory("f", kind=Kind.EVENT), {"episode": 2}, cosine=0.05)
+
+    assert gate(near, FACTS, POLICY).admitted == ("episode",)
+    assert gate(near, FACTS, POLICY).strong is None
+    assert gate(far, FACTS, POLICY).admitted == ()
+
+
+# ---------------------------------------------------------------------------------------------
+# The relative cut
+
+
+def test_the_relative_cut_keeps_what_scores_near_the_best() -> None:
+    found = {i: memory(i) for i in ("a", "b", "c")}
+    ranking = fused({"vector": ["a", "b"], "text": ["a"], "time": ["c"]}, found)
+    # a: two legs at rank 1 (2/61); c: one leg at rank 1 (1/61); b: one at rank 2 (1/62).
+    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=0.45))
+
+    assert [s.memory.id for s in kept] == ["a", "c", "b"] and dropped == []
+    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=0.6))
+    assert [s.memory.id for s in kept] == ["a"]
+    assert {d.memory_id for d in dropped} == {"b", "c"}
+    assert all("far below the best" in d.reason for d in dropped)
 
 
 @fusion
-@given(data=st.data(), floor=st.sampled_from([0.005, 0.0, 0.01, 0.02]))
-def test_scores_under_the_floor_never_come_back(data: st.DataObject, floor: float) -> None:
+@given(data=st.data(), share=st.floats(0.0, 1.0))
+def test_the_cut_keeps_a_prefix_and_never_the_best_out(data: st.DataObject, share: float) -> None:
     found = data.draw(memory_sets(content=PLAIN, max_size=15))
-    legs = data.draw(leg_rankings(sorted(found)))
-    policy = RecallPolicy(floor=floor)
+    ranking = fused(data.draw(leg_rankings(sorted(found))), found)
 
-    kept, dropped = score_candidates(legs, found, NOW, policy)
+    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=share))
 
-    assert all(s.score >= floor for s in kept)
-    ranked_ids = {i for ids in legs.values() for i in ids}
-    assert {s.memory.id for s in kept} | {d.memory_id for d in dropped} == ranked_ids
-    assert not {s.memory.id for s in kept} & {d.memory_id for d in dropped}
-    # Independently recomputed: what was dropped really was under the floor.
-    for dropped_item in dropped:
-        target = found[dropped_item.memory_id]
-        rrf = sum(1 / (60 + ids.index(target.id) + 1) for ids in legs.values() if target.id in ids)
-        age = (NOW - target.last_confirmed_at).total_seconds() / 86400
-        weight = {Kind.EVENT: 0.8, Kind.INFERENCE: 0.6 * target.confidence}.get(target.kind, 1.0)
-        assert rrf * 0.5 ** (age / 90) * weight < floor
-        assert "floor" in dropped_item.reason
-    assert [s.score for s in kept] == sorted((s.score for s in kept), reverse=True)
+    assert kept == ranking[: len(kept)]
+    assert [d.memory_id for d in dropped] == [s.memory.id for s in ranking[len(kept) :]]
+    if ranking:
+        assert kept[0] == ranking[0]
+        assert all(s.score >= share * ranking[0].score for s in kept)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,15 +423,8 @@ def test_scores_under_the_floor_never_come_back(data: st.DataObject, floor: floa
 
 
 def _score_of(legs: dict[str, list[str]], found: dict[str, Memory], memory_id: str) -> float:
-    return _score_or_zero(legs, found, memory_id, NO_FLOOR)
-
-
-def _score_or_zero(
-    legs: dict[str, list[str]], found: dict[str, Memory], memory_id: str, policy: RecallPolicy
-) -> float:
-    """The memory's fused score, or 0 when it is not a candidate or is under the floor."""
-    kept, _ = score_candidates(legs, found, NOW, policy)
-    return next((s.score for s in kept if s.memory.id == memory_id), 0.0)
+    """The memory's fused score, or 0 when it is not a candidate."""
+    return next((s.score for s in fused(legs, found) if s.memory.id == memory_id), 0.0)
 
 
 @fusion
@@ -278,14 +463,12 @@ def test_one_more_leg_finding_a_memory_never_lowers_its_score(data: st.DataObjec
     ranking = [*others[:position], target, *others[position:]]
     with_leg = {**legs, new_leg: ranking}
 
-    before = _score_or_zero(legs, found, target, NO_FLOOR)
-    after = _score_or_zero(with_leg, found, target, NO_FLOOR)
+    before = _score_of(legs, found, target)
+    after = _score_of(with_leg, found, target)
 
     assert after >= before
     if found[target].confidence > 0:
         assert after > before
-    if _score_or_zero(legs, found, target, RecallPolicy()) > 0:
-        assert _score_or_zero(with_leg, found, target, RecallPolicy()) > 0
 
 
 @fusion
@@ -312,6 +495,21 @@ def test_a_newer_confirmation_never_lowers_a_memorys_score(
     assert after >= before
     if reconfirmed.last_confirmed_at <= NOW and old.kind is not Kind.INFERENCE:
         assert after > before
+
+
+@fusion
+@given(data=st.data())
+def test_a_candidate_no_gate_admits_never_changes_the_others(data: st.DataObject) -> None:
+    found = data.draw(memory_sets(min_size=1, content=PLAIN, max_size=15))
+    legs = data.draw(leg_rankings(sorted(found)))
+    pool = candidates(legs, found)
+    stray = Candidate(memory("stray"), {"vector": 1, "text": 2}, 0.1, frozenset({"owner"}))
+
+    before = rank_candidates(pool, EVER, NOW)
+    after = rank_candidates({**pool, "stray": stray}, EVER, NOW)
+
+    assert after.items == before.items
+    assert "stray" in {d.memory_id for d in after.dropped}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -426,7 +624,7 @@ def test_attention_order_is_best_first_runner_up_last_rest_in_between(items: lis
 
 def test_a_budget_of_zero_packs_nothing() -> None:
     lesson = memory("l", "Always answer in French", kind=Kind.LESSON, importance=Importance.HIGH)
-    scored, _ = score_candidates({"text": ["a"]}, {"a": memory("a")}, NOW)
+    scored = fused({"text": ["a"]}, {"a": memory("a")})
 
     packed = pack_block([lesson], scored, TOKENIZER, 0)
 
@@ -437,7 +635,7 @@ def test_a_budget_of_zero_packs_nothing() -> None:
 def test_a_budget_that_fits_only_the_lesson_keeps_the_lesson_and_drops_the_memories() -> None:
     lesson = memory("l", "Always answer in French", kind=Kind.LESSON, importance=Importance.HIGH)
     found = {f"m{i}": memory(f"m{i}", f"Owner fact number {i}") for i in range(5)}
-    scored, _ = score_candidates({"text": sorted(found)}, found, NOW)
+    scored = fused({"text": sorted(found)}, found)
     budget = TOKENIZER.count(render_block([lesson], []))
 
     packed = pack_block([lesson], scored, TOKENIZER, budget)

@@ -1,8 +1,10 @@
-"""Time expressions → windows relative to now (SPEC §4, the time leg). Weeks start on Monday."""
+"""Time expressions → windows (SPEC §4, the time leg): explicit dates first, then phrases
+relative to now, in the owner's time zone. Weeks start on Monday."""
 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -80,11 +82,81 @@ def test_windows_are_half_open() -> None:
     assert window.middle == datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
 
 
-def test_now_in_another_offset_is_read_in_utc() -> None:
+def test_now_in_another_offset_is_read_in_utc_by_default() -> None:
     later_offset = timezone(timedelta(hours=-5))
     same_instant = NOW.astimezone(later_offset)
 
     assert find_time_window("yesterday", same_instant) == find_time_window("yesterday", NOW)
+
+
+def test_days_are_the_owners_days_in_their_time_zone() -> None:
+    """At 01:30 in Lisbon on 30 November (summer time is over: UTC+0) it is still 29 November
+    in New York; "yesterday" is the owner's yesterday, midnight to midnight in their zone."""
+    late = datetime(2026, 11, 30, 1, 30, tzinfo=UTC)
+    new_york = ZoneInfo("America/New_York")
+
+    window = find_time_window("what did I do yesterday?", late, new_york)
+
+    assert window is not None
+    assert window.start == datetime(2026, 11, 28, tzinfo=new_york)
+    assert window.end == datetime(2026, 11, 29, tzinfo=new_york)
+    assert window.start.astimezone(UTC) == datetime(2026, 11, 28, 5, 0, tzinfo=UTC)
+    assert days(find_time_window("what did I do yesterday?", late)) == (
+        date(2026, 11, 29),
+        date(2026, 11, 30),
+    )
+
+
+@pytest.mark.parametrize(
+    ("message", "first", "after"),
+    [
+        ("What did I do the weekend before April 10, 2023?", date(2023, 4, 8), date(2023, 4, 10)),
+        ("the weekend before Sunday 9 April 2023", date(2023, 4, 1), date(2023, 4, 3)),
+        ("the weekend after 7 April 2023", date(2023, 4, 8), date(2023, 4, 10)),
+        ("What did Maria share on 16 June, 2023?", date(2023, 6, 16), date(2023, 6, 17)),
+        (
+            "What painting did Melanie show on October 13, 2023?",
+            date(2023, 10, 13),
+            date(2023, 10, 14),
+        ),
+        ("What movie did Tim finish on 8th December, 2023?", date(2023, 12, 8), date(2023, 12, 9)),
+        ("the 10th of April 2023", date(2023, 4, 10), date(2023, 4, 11)),
+        ("What did Calvin open in May 2023?", date(2023, 5, 1), date(2023, 6, 1)),
+        ("What happened to John's job situation in 2022?", date(2022, 1, 1), date(2023, 1, 1)),
+        (
+            "What did they do on the Monday before July 24, 2023?",
+            date(2023, 7, 17),
+            date(2023, 7, 18),
+        ),
+        ("the day after 28 February 2024", date(2024, 2, 29), date(2024, 3, 1)),
+        ("two weeks before August 11, 2023", date(2023, 7, 24), date(2023, 7, 31)),
+        ("the week before 23 January, 2023", date(2023, 1, 16), date(2023, 1, 23)),
+        ("the month after March 2023", date(2023, 4, 1), date(2023, 5, 1)),
+        ("what did I do on 3 May", date(2026, 5, 3), date(2026, 5, 4)),
+        ("what did I do on December 3", date(2025, 12, 3), date(2025, 12, 4)),
+    ],
+)
+def test_an_explicit_date_names_its_own_window_whatever_now_is(
+    message: str, first: date, after: date
+) -> None:
+    assert days(find_time_window(message, NOW)) == (first, after)
+    if "2023" in message or "2024" in message:
+        assert days(find_time_window(message, IN_MARCH)) == (first, after)
+
+
+def test_an_explicit_date_takes_precedence_over_a_relative_phrase() -> None:
+    window = find_time_window(
+        "What was Tim's issue last week, as mentioned on November 6, 2023?", NOW
+    )
+
+    assert days(window) == (date(2023, 11, 6), date(2023, 11, 7))
+    assert window is not None and window.phrase == "november 6, 2023"
+
+
+def test_an_anchored_phrase_names_the_whole_phrase() -> None:
+    window = find_time_window("What did I do the weekend before April 10, 2023?", NOW)
+
+    assert window is not None and window.phrase == "the weekend before april 10, 2023"
 
 
 def test_the_window_says_which_phrase_it_came_from() -> None:
@@ -103,6 +175,9 @@ def test_the_window_says_which_phrase_it_came_from() -> None:
         "",
         "2026 was a good number",
         "on 2026-13-45 nothing happened",
+        "on 31 February nothing happened",
+        "I scored 98 points in 1500 attempts",
+        "I may 5 times have said it",
     ],
 )
 def test_a_message_without_a_time_has_no_window(message: str) -> None:

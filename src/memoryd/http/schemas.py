@@ -220,7 +220,9 @@ class RecallItemOut(BaseModel):
     content: str
     score: float | None
     legs: dict[str, int]
-    decay: float | None = None
+    gates: list[str] = []
+    cosine: float | None = None
+    recency: float | None = None
     weight: float | None = None
     section: str
     importance: str | None = None
@@ -232,6 +234,11 @@ class TimeWindowOut(BaseModel):
     end: str
 
 
+class RecallQueryOut(BaseModel):
+    words: dict[str, int | None]
+    unknown_names: list[str]
+
+
 class RecallOut(BaseModel):
     text: str
     tokens: int
@@ -239,6 +246,8 @@ class RecallOut(BaseModel):
     dropped: list[dict[str, str]]
     legs: dict[str, str]
     time_window: TimeWindowOut | None
+    query: RecallQueryOut
+    silence: str | None
 
 
 class SearchItemOut(MemoryOut):

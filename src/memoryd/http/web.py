@@ -504,15 +504,22 @@ def _recall(message: str, budget: int, result: RecallResult | None) -> str:
     rows = "".join(
         f"<tr><td>{escape(i['kind'])}</td><td>{escape(i['content'])}</td>"
         f"<td>{i['score'] if i['score'] is not None else 'always'}</td>"
-        f"<td>{escape(str(i['legs']))}</td><td>{i.get('decay', '')}</td>"
-        f"<td>{i.get('weight', '')}</td></tr>"
+        f"<td>{escape(', '.join(i.get('gates', [])) or 'standing lesson')}</td>"
+        f"<td>{escape(', '.join(f'{leg} {rank}' for leg, rank in i['legs'].items()))}</td>"
+        f"<td>{'' if i.get('cosine') is None else i['cosine']}</td>"
+        f"<td>{i.get('recency', '')}</td><td>{i.get('weight', '')}</td></tr>"
         for i in result.to_json()["items"]
     )
     dropped = "".join(f"<li>{escape(d.memory_id)}: {escape(d.reason)}</li>" for d in result.dropped)
+    silence = (
+        f"<p class=muted>memories section empty: {escape(result.silence)}</p>"
+        if result.silence
+        else ""
+    )
     return (
         f"{form}<h2>Block ({result.packed.tokens} tokens)</h2>"
-        f"<pre>{escape(result.text) or '(empty)'}</pre><p class=muted>legs: {legs}</p>"
-        "<h2>Explain</h2><table><tr><th>kind</th><th>content</th><th>score</th><th>leg ranks"
-        f"</th><th>decay</th><th>weight</th></tr>{rows}</table>"
-        + (f"<h2>Dropped</h2><ul>{dropped}</ul>" if dropped else "")
+        f"<pre>{escape(result.text) or '(empty)'}</pre>{silence}<p class=muted>legs: {legs}</p>"
+        "<h2>Explain</h2><table><tr><th>kind</th><th>content</th><th>score</th><th>gates</th>"
+        "<th>leg ranks</th><th>cosine</th><th>recency</th><th>weight</th></tr>"
+        f"{rows}</table>" + (f"<h2>Dropped</h2><ul>{dropped}</ul>" if dropped else "")
     )

@@ -23,7 +23,6 @@ from ..errors import StoreUnavailableError
 from ..jobs import Job, JobStatus
 from ..kb.model import Chunk, ChunkKey, Document
 from ..model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
-from ..textutil import query_terms
 from .kb_rows import (
     CHUNK_COLUMNS,
     DOCUMENT_COLUMNS,
@@ -34,7 +33,7 @@ from .kb_rows import (
     document_params,
 )
 from .postgres_schema import MIGRATIONS, vector_columns_sql
-from .protocols import EmbeddingSignature, VectorHit
+from .protocols import EmbeddingSignature, TextHit, TextResult, VectorHit
 
 # One key for "a memoryd write transaction is open" (pg_advisory_xact_lock), another for
 # "migrations are running".
@@ -414,31 +413,59 @@ class PostgresTextSearch:
     def __init__(self, db: _Database) -> None:
         self._db = db
 
-    def search(self, text: str, k: int, kinds: Sequence[Kind] = ()) -> list[str]:
-        """Ids of active memories matching any content word of ``text``, best first."""
-        terms = query_terms(text)
-        if not terms or k <= 0:
-            return []
+    def search(self, terms: Sequence[str], k: int, kinds: Sequence[Kind] = ()) -> TextResult:
+        """Active memories containing any of ``terms``, best first, with the terms each
+        contains and every term's document frequency among active memories."""
+        if not terms:
+            return TextResult((), {})
         kind_filter = ""
         params: list[Any] = []
         if kinds:
             kind_filter = " AND kind = ANY(%s)"
             params.append([kind.value for kind in kinds])
-        rows = self._db.execute(
-            _idf_ranked_sql(
-                table="memories",
-                key="id",
-                where="status = 'active'" + kind_filter,
-                total="(SELECT n FROM memory_counts WHERE status = 'active')",
-                terms=len(terms),
-            ),
-            (*terms, *params, int(k)),
-        ).fetchall()
-        return [row[0] for row in rows]
+        count = len(terms)
+        ranked = _idf_ranked_sql(
+            table="memories",
+            key="id",
+            where="status = 'active'",
+            total="(SELECT n FROM memory_counts WHERE status = 'active')",
+            terms=count,
+            carry=", kind",
+            narrow=kind_filter,
+        )
+        rows = self._db.execute(ranked, (*terms, *params, max(0, int(k)))).fetchall()
+        if rows:
+            frequency = dict(zip(terms, (int(n) for n in rows[0][1 + count :]), strict=True))
+        else:
+            # No hit to carry the counts (k = 0, or a kind filter that matched nothing).
+            counts = ", ".join(f"count(*) FILTER (WHERE fts @@ q{i})" for i in range(count))
+            queries = ", ".join(f"plainto_tsquery('english', %s) AS q{i}" for i in range(count))
+            union = " || ".join(f"q{i}" for i in range(count))
+            row = self._db.execute(
+                f"WITH q AS (SELECT {queries}) SELECT {counts} FROM memories, q "
+                f"WHERE status = 'active' AND fts @@ ({union})",
+                tuple(terms),
+            ).fetchone()
+            frequency = dict(zip(terms, (int(n) for n in row), strict=True))
+        hits = tuple(
+            TextHit(
+                row[0],
+                frozenset(
+                    term for term, found in zip(terms, row[1 : 1 + count], strict=True) if found
+                ),
+            )
+            for row in rows
+        )
+        return TextResult(hits, frequency)
 
 
-def _idf_ranked_sql(*, table: str, key: str, where: str, total: str, terms: int) -> str:
-    """Rows matching any term, ranked by Σ idf(term) × ts_rank(row, term).
+def _idf_ranked_sql(
+    *, table: str, key: str, where: str, total: str, terms: int, carry: str = "", narrow: str = ""
+) -> str:
+    """Rows matching any term, ranked by Σ idf(term) × ts_rank(row, term); each row comes with
+    whether it holds each term and, after those, each term's count among the rows ``where``
+    selects. ``narrow`` (a condition on the ``carry`` columns) filters the ranked rows only,
+    never the counts.
 
     ts_rank alone scores a common word like a rare one; the BM25 IDF, computed from how many
     candidate rows hold each term, restores the weight of rare words.
@@ -446,6 +473,8 @@ def _idf_ranked_sql(*, table: str, key: str, where: str, total: str, terms: int)
     queries = ", ".join(f"plainto_tsquery('english', %s) AS q{i}" for i in range(terms))
     union = " || ".join(f"q{i}" for i in range(terms))
     counts = ", ".join(f"count(*) FILTER (WHERE fts @@ q{i}) AS n{i}" for i in range(terms))
+    holds = ", ".join(f"fts @@ q{i}" for i in range(terms))
+    frequencies = ", ".join(f"n{i}" for i in range(terms))
     score = (
         " + ".join(
             f"ln(1 + ({total} - n{i} + 0.5) / (n{i} + 0.5)) * ts_rank(fts, q{i})"
@@ -454,13 +483,16 @@ def _idf_ranked_sql(*, table: str, key: str, where: str, total: str, terms: int)
         if IDF_WEIGHTING
         else f"ts_rank(fts, {union})"
     )
+    narrowed = f"SELECT * FROM hits WHERE true{narrow}" if narrow else "SELECT * FROM hits"
     return (
         f"WITH q AS (SELECT {queries}), "
         # MATERIALIZED: computed once, whatever the planner guesses about the row count.
-        f"hits AS MATERIALIZED (SELECT {key} AS key, fts FROM {table}, q "
+        f"hits AS MATERIALIZED (SELECT {key} AS key, fts{carry} FROM {table}, q "
         f"WHERE {where} AND fts @@ ({union})), "
-        f"df AS MATERIALIZED (SELECT {counts} FROM hits, q) "
-        f"SELECT key FROM hits, q, df ORDER BY {score} DESC, key DESC LIMIT %s"
+        f"df AS MATERIALIZED (SELECT {counts} FROM hits, q), "
+        f"ranked AS ({narrowed}) "
+        f"SELECT key, {holds}, {frequencies} FROM ranked, q, df "
+        f"ORDER BY {score} DESC, key DESC LIMIT %s"
     )
 
 

@@ -123,11 +123,30 @@ class VectorSearch(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class TextHit:
+    """An active memory that contains some of the query's words."""
+
+    memory_id: str
+    terms: frozenset[str]
+
+
+@dataclass(frozen=True)
+class TextResult:
+    """What the full-text leg found, and how common each query word is among active
+    memories (the recall gates tell a selective word from a common one by it)."""
+
+    hits: tuple[TextHit, ...]
+    document_frequency: Mapping[str, int]
+
+
 class TextSearch(Protocol):
     """Full-text (BM25) search over active memories."""
 
-    def search(self, text: str, k: int, kinds: Sequence[Kind] = ()) -> list[str]:
-        """Ids of active memories matching the content words of ``text``, best first."""
+    def search(self, terms: Sequence[str], k: int, kinds: Sequence[Kind] = ()) -> TextResult:
+        """Up to ``k`` active memories (of ``kinds``, when given) containing any of ``terms``
+        (content words, as :func:`memoryd.textutil.query_terms` makes them), best first, each
+        with the terms it contains; and, for every term, how many active memories contain it."""
         ...
 
 

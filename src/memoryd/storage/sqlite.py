@@ -20,8 +20,7 @@ from ..entities import normalize_name
 from ..errors import StoreUnavailableError
 from ..jobs import Job, JobStatus
 from ..model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
-from ..textutil import query_terms
-from .protocols import EmbeddingSignature, VectorHit, chunks
+from .protocols import EmbeddingSignature, TextHit, TextResult, VectorHit, chunks
 from .sqlite_kb import SqliteKnowledgeStore
 from .sqlite_schema import MIGRATIONS, chunk_vector_sql, vector_index_sql
 
@@ -410,22 +409,45 @@ class SqliteTextSearch:
     def __init__(self, connection: _Connection) -> None:
         self._db = connection
 
-    def search(self, text: str, k: int, kinds: Sequence[Kind] = ()) -> list[str]:
-        """Ids of active memories matching any content word of ``text``, best BM25 first."""
-        terms = query_terms(text)
-        if not terms or k <= 0:
-            return []
-        expression = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        sql = (
-            "SELECT m.id FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid "
-            "WHERE memory_fts MATCH ? AND m.status = 'active'"
+    def search(self, terms: Sequence[str], k: int, kinds: Sequence[Kind] = ()) -> TextResult:
+        """Active memories containing any of ``terms``, best BM25 first, with the terms each
+        contains and every term's document frequency among active memories."""
+        if not terms:
+            return TextResult((), {})
+        phrases = ['"' + term.replace('"', '""') + '"' for term in terms]
+        hits: list[tuple[str, int]] = []
+        if k > 0:
+            sql = (
+                "SELECT m.id, m.rowid FROM memory_fts JOIN memories m "
+                "ON m.rowid = memory_fts.rowid WHERE memory_fts MATCH ? AND m.status = 'active'"
+            )
+            params: list[Any] = [" OR ".join(phrases)]
+            if kinds:
+                sql += f" AND m.kind IN ({', '.join('?' * len(kinds))})"
+                params.extend(kind.value for kind in kinds)
+            rows = self._db.execute(sql + " ORDER BY bm25(memory_fts) LIMIT ?", (*params, k))
+            hits = [(row[0], row[1]) for row in rows.fetchall()]
+        marks = ", ".join("?" * len(hits))
+        contains: dict[int, set[str]] = {rowid: set() for _, rowid in hits}
+        frequency: dict[str, int] = {}
+        for term, phrase in zip(terms, phrases, strict=True):
+            # One pass over the term's postings: how many active memories hold it, and which
+            # of the hits do.
+            found = (
+                f", json_group_array(m.rowid) FILTER (WHERE m.rowid IN ({marks}))" if hits else ""
+            )
+            row = self._db.execute(
+                f"SELECT count(*){found} FROM memory_fts JOIN memories m "
+                "ON m.rowid = memory_fts.rowid WHERE memory_fts MATCH ? AND m.status = 'active'",
+                (*(rowid for _, rowid in hits), phrase),
+            ).fetchone()
+            frequency[term] = int(row[0])
+            for rowid in json.loads(row[1]) if hits else ():
+                contains[rowid].add(term)
+        return TextResult(
+            tuple(TextHit(memory_id, frozenset(contains[rowid])) for memory_id, rowid in hits),
+            frequency,
         )
-        params: list[Any] = [expression]
-        if kinds:
-            sql += f" AND m.kind IN ({', '.join('?' * len(kinds))})"
-            params.extend(k.value for k in kinds)
-        rows = self._db.execute(sql + " ORDER BY bm25(memory_fts) LIMIT ?", (*params, k))
-        return [row[0] for row in rows.fetchall()]
 
 
 def _entity_id(db: _Connection, name: str) -> int:

@@ -1,0 +1,188 @@
+"""Retrieval: run the recall legs against the store and rank what they found (SPEC §4).
+
+The I/O half of recall and ``search_memory``: each leg reads the store and may fail alone; the
+pure :mod:`memoryd.recall` policy then gates, fuses and ranks. The episode leg runs after a first
+ranking, from the best event it found.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, tzinfo
+
+from .embedding import Embedder, Vector
+from .entities import EntityMatcher
+from .legs import (
+    NameContext,
+    cosines_of,
+    entity_leg,
+    episode_leg,
+    name_context,
+    query_vector,
+    selective_names,
+    text_leg,
+    time_leg,
+    unknown_names,
+    vector_leg,
+)
+from .model import Kind, Memory, Status
+from .recall import Candidate, QueryFacts, Ranking, RecallPolicy, episode_anchor, rank_candidates
+from .storage.protocols import Store, TextResult
+from .textutil import query_terms
+from .timewindow import TimeWindow
+
+log = logging.getLogger("memoryd")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the legs found for one message: every candidate with its evidence, what recall
+    knows about the message, each leg's state ("ok", "empty", "failed: …") and ranking."""
+
+    candidates: dict[str, Candidate]
+    facts: QueryFacts
+    legs: dict[str, str]
+    rankings: dict[str, list[str]]
+    vector: Vector | None
+
+
+def gather(
+    store: Store,
+    embedder: Embedder,
+    matcher: Callable[[], EntityMatcher],
+    message: str,
+    window: TimeWindow | None,
+    kinds: Sequence[Kind],
+    policy: RecallPolicy,
+) -> Evidence:
+    """Run the vector, text, entity and time legs; each may fail without stopping the others."""
+    depth = policy.leg_depth
+    legs: dict[str, str] = {}
+    rankings: dict[str, list[str]] = {}
+    names: NameContext | None = None
+    known: EntityMatcher | None = None
+    try:
+        known = matcher()
+        names = name_context(store, known, message, policy)
+    except Exception as error:  # the entity index failing must not stop the other legs
+        log.warning("recall: entity lookup failed: %s", error, exc_info=True)
+        legs["entity"] = f"failed: {error}"
+    query = names.query if names is not None else message
+
+    vector: Vector | None = None
+    cosines: dict[str, float] = {}
+    try:
+        vector = query_vector(embedder, query)
+        hits = vector_leg(store, vector, depth, kinds)
+        rankings["vector"] = [hit.memory_id for hit in hits]
+        cosines = {hit.memory_id: hit.cosine for hit in hits}
+    except Exception as error:  # each leg may fail alone; the others still answer
+        _failed(legs, "vector", error)
+    text: TextResult | None = None
+    try:
+        text = text_leg(store, query, depth, kinds)
+        rankings["text"] = [hit.memory_id for hit in text.hits]
+    except Exception as error:
+        _failed(legs, "text", error)
+    if names is not None:
+        try:
+            names = selective_names(names, text, policy)
+            rankings["entity"] = entity_leg(store, names, depth)
+        except Exception as error:
+            _failed(legs, "entity", error)
+    if window is not None:
+        try:
+            rankings["time"] = time_leg(store, window, depth)
+        except Exception as error:
+            _failed(legs, "time", error)
+    for leg, ids in rankings.items():
+        legs[leg] = "ok" if ids else "empty"
+
+    ids = sorted({i for ranked in rankings.values() for i in ranked})
+    memories = store.memories.get_many(ids)
+    if vector is not None:
+        cosines = cosines_of(store, vector, list(memories), cosines)
+    words = {hit.memory_id: hit.terms for hit in text.hits} if text is not None else {}
+    ranks: dict[str, dict[str, int]] = {}
+    for leg, ranked in rankings.items():
+        for position, memory_id in enumerate(ranked, start=1):
+            ranks.setdefault(memory_id, {}).setdefault(leg, position)
+    candidates = {
+        memory_id: Candidate(
+            memory, ranks[memory_id], cosines.get(memory_id), words.get(memory_id, frozenset())
+        )
+        for memory_id, memory in memories.items()
+    }
+    facts = QueryFacts(
+        words=tuple(query_terms(query)),
+        word_frequency=dict(text.document_frequency) if text is not None else {},
+        memory_count=store.memories.count(status=Status.ACTIVE),
+        unknown_names=unknown_names(message, known, text) if known is not None else (),
+        window=window,
+        embedded=vector is not None,
+    )
+    return Evidence(candidates, facts, legs, rankings, vector)
+
+
+def rank(
+    store: Store,
+    evidence: Evidence,
+    now: datetime,
+    policy: RecallPolicy,
+    zone: tzinfo,
+    keep: Callable[[Candidate], bool] | None = None,
+) -> tuple[Ranking, Evidence]:
+    """Gate and rank the gathered candidates (those ``keep`` accepts), then let the best
+    event's day join through the episode leg and rank again."""
+    chosen = _kept(evidence.candidates, keep)
+    ranking = rank_candidates(chosen, evidence.facts, now, policy)
+    anchor = episode_anchor(ranking.items)
+    if anchor is None or policy.episode_depth <= 0:
+        return ranking, evidence
+    try:
+        episode = _episode(store, evidence, anchor, zone, policy)
+    except Exception as error:  # the episode leg may fail alone too
+        legs = {**evidence.legs}
+        _failed(legs, "episode", error)
+        return ranking, replace(evidence, legs=legs)
+    evidence = replace(
+        evidence,
+        candidates=episode,
+        legs={**evidence.legs, "episode": "ok"},
+        rankings={
+            **evidence.rankings,
+            "episode": sorted(
+                (i for i, c in episode.items() if "episode" in c.ranks),
+                key=lambda i: episode[i].ranks["episode"],
+            ),
+        },
+    )
+    return rank_candidates(_kept(evidence.candidates, keep), evidence.facts, now, policy), evidence
+
+
+def _episode(
+    store: Store, evidence: Evidence, anchor: Memory, zone: tzinfo, policy: RecallPolicy
+) -> dict[str, Candidate]:
+    """The candidates with the episode leg's ranks added (its new memories included)."""
+    known = {i: c.cosine for i, c in evidence.candidates.items() if c.cosine is not None}
+    events, cosines = episode_leg(store, anchor, zone, policy.episode_depth, evidence.vector, known)
+    candidates = dict(evidence.candidates)
+    for position, memory in enumerate(events, start=1):
+        current = candidates.get(memory.id) or Candidate(memory, {}, cosines.get(memory.id))
+        candidates[memory.id] = replace(current, ranks={**current.ranks, "episode": position})
+    return candidates
+
+
+def _kept(
+    candidates: dict[str, Candidate], keep: Callable[[Candidate], bool] | None
+) -> dict[str, Candidate]:
+    if keep is None:
+        return candidates
+    return {i: c for i, c in candidates.items() if keep(c)}
+
+
+def _failed(legs: dict[str, str], leg: str, error: Exception) -> None:
+    log.warning("recall leg %s failed: %s", leg, error, exc_info=True)
+    legs[leg] = f"failed: {error}"
