@@ -1,11 +1,22 @@
-"""LoCoMo retrieval benchmark: recall@5/10/20 per category for each leg alone and fused, and
-block recall (evidence inside the packed 1,500-token block).
+"""LoCoMo retrieval benchmark: recall@5/10/20 of each leg alone and fused, block recall and
+block size, per category; and how often recall stays quiet when it should (off-topic).
 
 Protocol (../shared/data/README.md): every turn of a conversation is stored as an event memory
 ("Speaker: text", occurred_at = its session date); for every QA item with evidence we recall
 within that conversation and score |evidence ∩ retrieved| / |evidence|.
 
-    .venv/bin/python bench/bench_locomo.py [--data PATH] [--samples N] [--created-at session|now]
+Two ways of stamping the memories, side by side (``--created-at both``, the default):
+- ``session``: each memory created at its session date, as an assistant that lived through the
+  conversations would have stored it (older sessions are older memories);
+- ``now``: every memory created the day after the last session, as an import would.
+
+Off-topic sets, asked of every conversation's store:
+- (a) the 100 questions of ``bench/data/offtopic_questions.txt``, about nobody's life;
+- (b) the questions of the next conversation (conversation i gets i+1's): another person's life.
+For each we report the share of recalls whose memories section is empty and the mean tokens of
+the block.
+
+    .venv/bin/python bench/bench_locomo.py [--samples N] [--created-at both|session|now]
 """
 
 from __future__ import annotations
@@ -18,6 +29,8 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -27,10 +40,13 @@ from memoryd.model import Kind
 from memoryd.service import MemoryService
 from memoryd.settings import resolve_settings
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
+HERE = Path(__file__).resolve().parent
+DEFAULT_DATA = HERE.parents[1] / "shared" / "data" / "locomo" / "locomo10.json"
+OFFTOPIC = HERE / "data" / "offtopic_questions.txt"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (5, 10, 20)
 EVIDENCE = re.compile(r"D\d+:\d+")
+LEGS = ("text", "vector", "entity", "time")
 
 
 def session_time(text: str) -> datetime:
@@ -54,115 +70,116 @@ def turns(sample: dict) -> list[tuple[str, str, datetime]]:
     return out
 
 
-def ingest(
-    service: MemoryService, sample: dict, created_at: str
-) -> tuple[dict[str, set[str]], datetime]:
-    """Store every turn; returns memory id → dia ids, and a 'now' after the last session."""
+@dataclass
+class Conversation:
+    """One conversation's store, with the map from memories back to dialog ids."""
+
+    sample: dict
+    service: MemoryService
+    by_memory: dict[str, set[str]]
+    now: datetime
+
+    def questions(self) -> Iterator[tuple[str, int, set[str]]]:
+        """(question, category, evidence dialog ids) of every QA item with evidence."""
+        for qa in self.sample["qa"]:
+            evidence = set(EVIDENCE.findall(" ".join(qa.get("evidence", []))))
+            if evidence:
+                yield qa["question"], qa["category"], evidence
+
+    def recall_at(self, retrieved: list[str], evidence: set[str], k: int) -> float:
+        got: set[str] = set()
+        for memory_id in retrieved[:k]:
+            got |= self.by_memory.get(memory_id, set())
+        return len(got & evidence) / len(evidence)
+
+
+def build(sample: dict, where: str, created_at: str, embedder: LocalMiniLM) -> Conversation:
+    """Store every turn of one conversation; 'now' is the day after the last session."""
+    service = open_service(resolve_settings(where, {}), embedder=embedder)
     by_memory: dict[str, set[str]] = defaultdict(set)
     rows = turns(sample)
-    last = max(when for _, _, when in rows)
-    now = last + timedelta(days=1)
+    now = max(when for _, _, when in rows) + timedelta(days=1)
     for dia_id, text, when in rows:
         stamp = when if created_at == "session" else now
         result = service.remember(text[:2000], kind=Kind.EVENT, occurred_at=when, now=stamp)
         assert result.memory is not None
         by_memory[result.memory.id].add(dia_id)
-    return by_memory, now
+    service.settle()
+    return Conversation(sample, service, dict(by_memory), now)
 
 
-def recall_at(
-    retrieved: list[str], by_memory: dict[str, set[str]], evidence: set[str], k: int
-) -> float:
-    got: set[str] = set()
-    for memory_id in retrieved[:k]:
-        got |= by_memory.get(memory_id, set())
-    return len(got & evidence) / len(evidence)
+def offtopic_questions() -> list[str]:
+    """Set (a): written by hand, one per line."""
+    lines = OFFTOPIC.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--samples", type=int, default=10)
-    parser.add_argument(
-        "--created-at",
-        choices=["session", "now"],
-        default="now",
-        help="stamp memories at ingestion, as an import does (default), or with their session "
-        "date, as if the assistant had lived through the conversations",
-    )
-    parser.add_argument(
-        "--backend",
-        choices=["sqlite", "postgres", "postgres-plain-ts-rank"],
-        default="sqlite",
-        help="postgres uses MEMORYD_TEST_PG_URL or an embedded server; -plain-ts-rank turns "
-        "off the IDF weighting of the full-text leg, to measure what it is worth",
-    )
-    args = parser.parse_args()
-    data = json.loads(args.data.read_text())[: args.samples]
-    postgres = None
-    if args.backend != "sqlite":
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from memoryd.storage import postgres as postgres_backend
-        from tests.pg import TestPostgres
+def mean(values: list[float]) -> float:
+    return statistics.fmean(values) if values else 0.0
 
-        postgres_backend.IDF_WEIGHTING = args.backend == "postgres"
-        postgres = TestPostgres.start(Path(tempfile.mkdtemp(prefix="memoryd-bench-pg-")))
-    embedder = LocalMiniLM()
-    legs = ("bm25", "vector", "entity", "time", "fused")
-    scores: dict[str, dict[int, dict[int, list[float]]]] = {
-        leg: {k: defaultdict(list) for k in KS} for leg in legs
-    }
+
+def measure(conversations: list[Conversation]) -> dict:
+    """Every number of one mode."""
+    legs = (*LEGS, "fused")
+    scores = {leg: {k: defaultdict(list) for k in KS} for leg in legs}
     block: dict[int, list[float]] = defaultdict(list)
-    block_tokens: list[int] = []
-    started = time.time()
-    for sample in data:
-        with tempfile.TemporaryDirectory() as tmp:
-            where = postgres.create_database() if postgres else str(Path(tmp) / "m.db")
-            service = open_service(resolve_settings(where, {}), embedder=embedder)
-            by_memory, now = ingest(service, sample, args.created_at)
-            for qa in sample["qa"]:
-                evidence = set(EVIDENCE.findall(" ".join(qa.get("evidence", []))))
-                if not evidence:
-                    continue
-                question, category = qa["question"], qa["category"]
-                legs_alone, _ = service.leg_rankings(question, now=now)
-                fused = service.search_memory(question, limit=max(KS), now=now).items
-                ranked = {
-                    "bm25": legs_alone.get("text", []),
-                    "vector": legs_alone.get("vector", []),
-                    "entity": legs_alone.get("entity", []),
-                    "time": legs_alone.get("time", []),
-                    "fused": [s.memory.id for s in fused],
-                }
-                for leg, ids in ranked.items():
-                    for k in KS:
-                        scores[leg][k][category].append(recall_at(ids, by_memory, evidence, k))
+    tokens: list[int] = []
+    quiet_own: list[bool] = []
+    offtopic = offtopic_questions()
+    quiet: dict[str, list[bool]] = {"a": [], "b": []}
+    quiet_tokens: dict[str, list[int]] = {"a": [], "b": []}
+    for index, conversation in enumerate(conversations):
+        service, now = conversation.service, conversation.now
+        for question, category, evidence in conversation.questions():
+            alone, _ = service.leg_rankings(question, now=now)
+            fused = service.search_memory(question, limit=max(KS), now=now).items
+            ranked = {leg: alone.get(leg, []) for leg in LEGS}
+            ranked["fused"] = [s.memory.id for s in fused]
+            for leg, ids in ranked.items():
+                for k in KS:
+                    scores[leg][k][category].append(conversation.recall_at(ids, evidence, k))
+            result = service.recall(question, now=now)
+            packed = [s.memory.id for s in result.packed.items]
+            block[category].append(conversation.recall_at(packed, evidence, len(packed)))
+            tokens.append(result.packed.tokens)
+            quiet_own.append(not packed)
+        other = conversations[(index + 1) % len(conversations)]
+        asked = {"a": offtopic, "b": [q for q, _, _ in other.questions()]}
+        for name, questions in asked.items():
+            for question in questions:
                 result = service.recall(question, now=now)
-                packed = [s.memory.id for s in result.packed.items]
-                block[category].append(recall_at(packed, by_memory, evidence, len(packed)))
-                block_tokens.append(result.packed.tokens)
-            service.close()
-            if postgres:
-                postgres.drop_database(where)
-        print(f"  {sample['sample_id']}: done ({time.time() - started:.0f} s)", file=sys.stderr)
+                quiet[name].append(not result.packed.items)
+                quiet_tokens[name].append(result.packed.tokens)
+    return {
+        "scores": scores,
+        "block": block,
+        "tokens": tokens,
+        "quiet_own": quiet_own,
+        "quiet": quiet,
+        "quiet_tokens": quiet_tokens,
+    }
 
-    def overall(values: dict[int, list[float]]) -> float:
-        every = [v for cat in values.values() for v in cat]
-        return statistics.fmean(every) if every else 0.0
 
+def overall(values: dict[int, list[float]]) -> float:
+    return mean([v for category in values.values() for v in category])
+
+
+def report(mode: str, numbers: dict, conversations: int) -> None:
+    scores, block = numbers["scores"], numbers["block"]
+    legs = (*LEGS, "fused")
     n = sum(len(v) for v in block.values())
-    print(
-        f"\nLoCoMo retrieval, {len(data)} conversations, {n} QA items with evidence "
-        f"(created_at = {args.created_at}, backend {args.backend}), "
-        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
-    )
+    print(f"\n### created_at = {mode}: {conversations} conversations, {n} QA items with evidence\n")
     print("| retriever | R@5 | R@10 | R@20 |")
     print("|---|---|---|---|")
     for leg in legs:
-        print(f"| {leg} | " + " | ".join(f"{overall(scores[leg][k]):.3f}" for k in KS) + " |")
-    print(f"| block recall (fused, 1,500 tokens) | {overall(block):.3f} | | |")
+        cells = " | ".join(f"{overall(scores[leg][k]):.3f}" for k in KS)
+        print(f"| {'**fused**' if leg == 'fused' else leg} | {cells} |")
+    tokens = numbers["tokens"]
     print(
-        f"\nmean block size {statistics.fmean(block_tokens):.0f} tokens, max {max(block_tokens)}\n"
+        f"| block recall (budget 1,500) | {overall(block):.3f} | | |\n\n"
+        f"Block: mean {mean(tokens):.0f} tokens, median {statistics.median(tokens):.0f}, "
+        f"max {max(tokens)}; memories section empty for {mean(numbers['quiet_own']):.1%} "
+        "of these (answerable) questions.\n"
     )
     print("| category | n | " + " | ".join(f"{leg} R@10" for leg in legs) + " | block recall |")
     print("|---|---|" + "---|" * (len(legs) + 1))
@@ -170,10 +187,58 @@ def main() -> int:
         count = len(block.get(category, []))
         if not count:
             continue
-        cells = " | ".join(f"{statistics.fmean(scores[leg][10][category]):.3f}" for leg in legs)
+        cells = " | ".join(f"{mean(scores[leg][10][category]):.3f}" for leg in legs)
+        print(f"| {category} {name} | {count} | {cells} | {mean(block[category]):.3f} |")
+    print("\n| off-topic set | recalls | memories section empty | mean block tokens |")
+    print("|---|---|---|---|")
+    names = {"a": "(a) nobody's life", "b": "(b) another conversation's questions"}
+    for key, label in names.items():
+        quiet = numbers["quiet"][key]
         print(
-            f"| {category} {name} | {count} | {cells} | {statistics.fmean(block[category]):.3f} |"
+            f"| {label} | {len(quiet)} | {mean(quiet):.1%} | "
+            f"{mean(numbers['quiet_tokens'][key]):.0f} |"
         )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--samples", type=int, default=10)
+    parser.add_argument("--created-at", choices=["both", "session", "now"], default="both")
+    parser.add_argument(
+        "--backend",
+        choices=["sqlite", "postgres", "postgres-plain-ts-rank"],
+        default="sqlite",
+        help="postgres uses an embedded server; -plain-ts-rank turns off the IDF weighting of "
+        "the full-text leg, to measure what it is worth",
+    )
+    args = parser.parse_args()
+    data = json.loads(args.data.read_text())[: args.samples]
+    postgres = None
+    if args.backend != "sqlite":
+        sys.path.insert(0, str(HERE.parent))
+        from memoryd.storage import postgres as postgres_backend
+        from tests.pg import TestPostgres
+
+        postgres_backend.IDF_WEIGHTING = args.backend == "postgres"
+        postgres = TestPostgres.start(Path(tempfile.mkdtemp(prefix="memoryd-bench-pg-")))
+    embedder = LocalMiniLM()
+    modes = ["session", "now"] if args.created_at == "both" else [args.created_at]
+    started = time.time()
+    print(
+        f"LoCoMo retrieval, backend {args.backend}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+    )
+    for mode in modes:
+        with tempfile.TemporaryDirectory() as tmp:
+            conversations = []
+            for number, sample in enumerate(data):
+                where = postgres.create_database() if postgres else str(Path(tmp) / f"{number}.db")
+                conversations.append(build(sample, where, mode, embedder))
+                print(f"  {mode}: stored {sample['sample_id']}", file=sys.stderr)
+            numbers = measure(conversations)
+            for conversation in conversations:
+                conversation.service.close()
+        report(mode, numbers, len(data))
     print(f"\nwall time {time.time() - started:.0f} s")
     return 0
 

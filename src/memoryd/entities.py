@@ -24,6 +24,7 @@ _NOT_NAMES = frozenset(
     wow oh ah well sure great good nice cool awesome love like just really very maybe
     monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday
     january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun
     mr mrs ms dr do does did is are was were be been am have has had can could will would
     shall should may might must let lets let's please sorry congrats congratulations
     """.split()

@@ -62,10 +62,11 @@ class RecallPolicy:
     strong_cosine: float = 0.35
     # … or a text match carrying this share of the query words' weight (IDF) …
     strong_text_coverage: float = 0.5
-    # … (a selective name or an explicit time window is strong too). A message naming someone
-    # or something the store has never heard of needs a much closer match, and its names and
-    # dates alone open nothing.
+    # … (a selective name or an explicit time window holding events is strong too). A message
+    # that names someone or something no memory mentions, or whose weightiest words no memory
+    # holds, needs a much closer vector match; with an unknown name, its dates open nothing.
     unfamiliar_strong_cosine: float = 0.55
+    unseen_word_share: float = 0.6
     # A message that names a time is about that time: an event dated outside its window is
     # not admitted by any leg (facts and undated memories still are).
     window_bounds_events: bool = True
@@ -93,6 +94,8 @@ class QueryFacts:
     # Names in the message that no memory holds.
     unknown_names: tuple[str, ...] = ()
     window: TimeWindow | None = None
+    # How many events the time leg found in the window.
+    window_events: int = 0
     # Whether cosines could be measured (the embedding route answered).
     embedded: bool = True
 
@@ -228,6 +231,24 @@ def word_weight(word: str, facts: QueryFacts) -> float:
     return math.log(1.0 + (total - n + 0.5) / (n + 0.5))
 
 
+def unseen_share(facts: QueryFacts) -> float:
+    """The share of the query words' weight carried by words no active memory holds."""
+    whole = sum(word_weight(w, facts) for w in facts.words)
+    unseen = sum(word_weight(w, facts) for w in facts.words if not facts.word_frequency.get(w))
+    return unseen / whole if whole and facts.word_frequency else 0.0
+
+
+def unfamiliar(facts: QueryFacts, policy: RecallPolicy) -> bool:
+    """Whether the message is about something the store has never heard of: it names someone
+    or something no memory mentions, or (once the store is big enough for words to be
+    telling) its weightiest words are ones no memory holds."""
+    if facts.unknown_names:
+        return True
+    if facts.memory_count < policy.min_memories_for_shares:
+        return False
+    return unseen_share(facts) >= policy.unseen_word_share
+
+
 def text_coverage(words: frozenset[str], facts: QueryFacts) -> float:
     """The share of the query words' weight that ``words`` carry."""
     whole = sum(word_weight(w, facts) for w in facts.words)
@@ -236,7 +257,7 @@ def text_coverage(words: frozenset[str], facts: QueryFacts) -> float:
 
 def gate(candidate: Candidate, facts: QueryFacts, policy: RecallPolicy) -> Gate:
     """Pass each leg that found the candidate through its gate (SPEC §4)."""
-    unfamiliar = bool(facts.unknown_names)
+    strange = unfamiliar(facts, policy)
     cosine = candidate.cosine if facts.embedded else None
     admitted: list[str] = []
     stopped: dict[str, str] = {}
@@ -247,6 +268,7 @@ def gate(candidate: Candidate, facts: QueryFacts, policy: RecallPolicy) -> Gate:
     if (
         policy.window_bounds_events
         and window is not None
+        and facts.window_events
         and when is not None
         and not window.contains(when)
     ):
@@ -257,7 +279,7 @@ def gate(candidate: Candidate, facts: QueryFacts, policy: RecallPolicy) -> Gate:
         value = candidate.cosine if candidate.cosine is not None else -1.0
         if value >= policy.vector_gate:
             admitted.append("vector")
-            needed = policy.unfamiliar_strong_cosine if unfamiliar else policy.strong_cosine
+            needed = policy.unfamiliar_strong_cosine if strange else policy.strong_cosine
             if value >= needed:
                 strong = f"cosine {value:.2f} ≥ {needed:.2f}"
         else:
@@ -275,15 +297,17 @@ def gate(candidate: Candidate, facts: QueryFacts, policy: RecallPolicy) -> Gate:
         else:
             admitted.append("text")
             coverage = text_coverage(matched, facts)
-            if strong is None and not unfamiliar and coverage >= policy.strong_text_coverage:
+            # Unknown names and unseen words are query words no memory holds: they lower the
+            # coverage by themselves.
+            if strong is None and coverage >= policy.strong_text_coverage:
                 strong = f"words {', '.join(sorted(matched))} carry {coverage:.0%} of the query"
     if "entity" in ranks:
         admitted.append("entity")
-        if strong is None and not unfamiliar:
+        if strong is None:
             strong = "tagged with a selective name from the message"
     if "time" in ranks:
         admitted.append("time")
-        if strong is None and not unfamiliar and facts.window is not None:
+        if strong is None and not facts.unknown_names and facts.window is not None:
             strong = f"inside the time window {facts.window.phrase!r}"
     if "episode" in ranks:
         if cosine is None or cosine >= policy.episode_min_cosine:

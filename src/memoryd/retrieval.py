@@ -121,6 +121,7 @@ def gather(
         memory_count=store.memories.count(status=Status.ACTIVE),
         unknown_names=unknown_names(message, known, text) if known is not None else (),
         window=window,
+        window_events=len(rankings.get("time", [])),
         embedded=vector is not None,
     )
     return Evidence(candidates, facts, legs, rankings, vector)

@@ -1231,9 +1231,15 @@ class MemoryService:
     ) -> tuple[dict[str, list[str]], dict[str, str]]:
         """Each leg's own ranking of active memory ids for ``message`` (before the gates and
         fusion), and each leg's state; for ablations and diagnostics."""
-        at = now or self._clock()
-        evidence = self._gather(message, find_time_window(message, at, self.zone), ())
+        evidence = self.evidence(message, now=now)
         return evidence.rankings, evidence.legs
+
+    def evidence(self, message: str, *, now: datetime | None = None) -> Evidence:
+        """What the vector, text, entity and time legs find for ``message``, with everything
+        the gates judge (cosines, words, names, window); for diagnostics and calibration:
+        ``memoryd.retrieval.rank`` turns it into recall's ranking under any policy."""
+        at = now or self._clock()
+        return self._gather(message, find_time_window(message, at, self.zone), ())
 
     def _gather(self, message: str, window: TimeWindow | None, kinds: Sequence[Kind]) -> Evidence:
         return gather(

@@ -29,7 +29,7 @@ _WEEKDAY = "|".join(_WEEKDAYS)
 _DAY = r"(\d{1,2})(st|nd|rd|th)?"
 # A day and month without a year count only after one of these, or with an ordinal ("3rd"):
 # "I may 5 times …" is not the fifth of May.
-_DAY_LEAD = re.compile(r"\b(on|by|since|until|till|from|to|before|after|the|of)\s+$")
+_DAY_LEAD = re.compile(r"\b(on|by|since|until|till|from|to|before|after|the|of|between|and)\s+$")
 _YEAR = r"((?:19|20)\d\d)"
 
 
@@ -70,8 +70,7 @@ def find_time_window(message: str, now: datetime, zone: tzinfo = UTC) -> TimeWin
     today = now.astimezone(zone).date()
     explicit = _explicit_date(text, today)
     if explicit is not None:
-        anchored = _anchored(text, explicit)
-        span = anchored or explicit
+        span = _between(text, explicit, today) or _anchored(text, explicit) or explicit
         return _window(span, text, zone)
     for finder in (_relative_day, _ago, _relative_span, _weekday, _month_name):
         found = finder(text, today)
@@ -178,6 +177,27 @@ def _year(text: str, today: date) -> _Span | None:
     if match[1] == "since":
         return _Span(first, max(today + timedelta(days=1), first), match.start(), match.end())
     return _Span(first, date(first.year + 1, 1, 1), match.start(), match.end())
+
+
+def _between(text: str, first: _Span, today: date) -> _Span | None:
+    """ "between August 11 and August 15 2023", "from 3 May to 9 May 2023": both ends
+    included. The first date may borrow the second's year."""
+    lead = re.search(r"\b(between|from)\s+$", text[: first.begin])
+    joint = re.match(r"\s*(?:and|to|until|till|-|–)\s+", text[first.end :])
+    if lead is None or joint is None:
+        return None
+    rest = text[first.end + joint.end() :]
+    second = _explicit_date(rest, today)
+    if second is None or second.begin != 0:
+        return None
+    offset = first.end + joint.end()
+    start = first.first
+    if start >= second.after and not re.search(r"\d{4}", text[first.begin : first.end]):
+        # "August 11 and August 15 2023": the first date read without a year was last year's.
+        start = _date(second.first.year, start.month, start.day) or start
+    if start >= second.after:
+        return None
+    return _Span(start, second.after, lead.start(), offset + second.end)
 
 
 def _anchored(text: str, anchor: _Span) -> _Span | None:

@@ -337,8 +337,9 @@ def test_a_selective_name_and_a_time_window_each_open_the_block() -> None:
 
 
 def test_an_event_outside_the_named_window_is_not_admitted_by_any_leg() -> None:
-    """ "What did I do last week?": a hike three weeks ago is no answer, however alike."""
-    windowed = replace(FACTS, window=LAST_WEEK)
+    """ "What did I do last week?": a hike three weeks ago is no answer, however alike — as long
+    as the store holds events of last week at all."""
+    windowed = replace(FACTS, window=LAST_WEEK, window_events=3)
     old_hike = Candidate(memory("old", kind=Kind.EVENT, age_days=21), {"vector": 1}, cosine=0.8)
     fact = Candidate(memory("fact"), {"vector": 2}, cosine=0.8)
 
@@ -350,6 +351,8 @@ def test_an_event_outside_the_named_window_is_not_admitted_by_any_leg() -> None:
     assert gate(old_hike, windowed, RecallPolicy(window_bounds_events=False)).admitted == (
         "vector",
     )
+    nothing_then = replace(windowed, window_events=0)
+    assert gate(old_hike, nothing_then, POLICY).admitted == ("vector",)
 
 
 def test_a_message_naming_someone_unknown_needs_a_much_closer_match() -> None:
@@ -365,6 +368,26 @@ def test_a_message_naming_someone_unknown_needs_a_much_closer_match() -> None:
     assert silent.items == () and silent.silence is not None and "Caroline" in silent.silence
     opened = rank_candidates({"r": related, "c": close}, unfamiliar, NOW)
     assert [s.memory.id for s in opened.items] == ["r", "c"]
+
+
+def test_a_question_whose_weightiest_words_no_memory_holds_needs_a_closer_match() -> None:
+    """ "How do I make a roux for gravy?" of a store that talks about recipes: a recipe memory
+    at cosine 0.45 is related, not an answer, when "roux" and "gravy" appear nowhere."""
+    roux = QueryFacts(
+        words=("make", "roux", "gravy"),
+        word_frequency={"make": 84, "roux": 0, "gravy": 0},
+        memory_count=700,
+    )
+    recipe = Candidate(memory("r"), {"vector": 1}, cosine=0.45)
+
+    assert gate(recipe, roux, POLICY).strong is None
+    assert gate(
+        recipe, replace(roux, word_frequency={"make": 84, "roux": 2, "gravy": 1}), POLICY
+    ).strong
+    small_store = replace(roux, memory_count=POLICY.min_memories_for_shares - 1)
+    assert gate(recipe, small_store, POLICY).strong is not None, (
+        "in a small store every word is new"
+    )
 
 
 def test_only_the_legs_whose_gates_pass_count_in_the_score() -> None:

@@ -182,3 +182,22 @@ def test_the_window_says_which_phrase_it_came_from() -> None:
 )
 def test_a_message_without_a_time_has_no_window(message: str) -> None:
     assert find_time_window(message, NOW) is None
+
+
+@pytest.mark.parametrize(
+    ("message", "first", "after"),
+    [
+        (
+            "Where was John between August 11 and August 15 2023?",
+            date(2023, 8, 11),
+            date(2023, 8, 16),
+        ),
+        ("from 3 May 2023 to 9 May 2023", date(2023, 5, 3), date(2023, 5, 10)),
+        ("between 2026-11-02 and 2026-11-04", date(2026, 11, 2), date(2026, 11, 5)),
+    ],
+)
+def test_a_range_between_two_dates_covers_both_ends(message: str, first: date, after: date) -> None:
+    window = find_time_window(message, NOW)
+
+    assert days(window) == (first, after)
+    assert window is not None and window.phrase.startswith(("between", "from"))
