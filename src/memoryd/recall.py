@@ -255,9 +255,36 @@ def text_coverage(words: frozenset[str], facts: QueryFacts) -> float:
     return sum(word_weight(w, facts) for w in words) / whole if whole else 0.0
 
 
-def gate(candidate: Candidate, facts: QueryFacts, policy: RecallPolicy) -> Gate:
-    """Pass each leg that found the candidate through its gate (SPEC §4)."""
-    strange = unfamiliar(facts, policy)
+@dataclass(frozen=True)
+class Reading:
+    """What the policy makes of the message, worked out once per ranking: its selective
+    words, each word's weight, and whether the message is unfamiliar to the store."""
+
+    selective: frozenset[str]
+    weights: Mapping[str, float]
+    whole: float
+    unfamiliar: bool
+
+    def coverage(self, words: frozenset[str]) -> float:
+        """The share of the query's weight that ``words`` carry."""
+        return sum(self.weights.get(w, 0.0) for w in words) / self.whole if self.whole else 0.0
+
+
+def read_query(facts: QueryFacts, policy: RecallPolicy) -> Reading:
+    """The :class:`Reading` of a message."""
+    weights = {w: word_weight(w, facts) for w in facts.words}
+    return Reading(
+        selective_words(facts, policy), weights, sum(weights.values()), unfamiliar(facts, policy)
+    )
+
+
+def gate(
+    candidate: Candidate, facts: QueryFacts, policy: RecallPolicy, reading: Reading | None = None
+) -> Gate:
+    """Pass each leg that found the candidate through its gate (SPEC §4). ``reading`` is
+    :func:`read_query` of the same facts and policy, when the caller has it already."""
+    reading = reading or read_query(facts, policy)
+    strange = reading.unfamiliar
     cosine = candidate.cosine if facts.embedded else None
     admitted: list[str] = []
     stopped: dict[str, str] = {}
@@ -285,7 +312,7 @@ def gate(candidate: Candidate, facts: QueryFacts, policy: RecallPolicy) -> Gate:
         else:
             stopped["vector"] = f"cosine {value:.2f} < {policy.vector_gate:.2f}"
     if "text" in ranks:
-        matched = candidate.words & selective_words(facts, policy)
+        matched = candidate.words & reading.selective
         if not matched:
             common = ", ".join(sorted(candidate.words)) or "none"
             stopped["text"] = f"matched only common words ({common})"
@@ -296,7 +323,7 @@ def gate(candidate: Candidate, facts: QueryFacts, policy: RecallPolicy) -> Gate:
             )
         else:
             admitted.append("text")
-            coverage = text_coverage(matched, facts)
+            coverage = reading.coverage(matched)
             # Unknown names and unseen words are query words no memory holds: they lower the
             # coverage by themselves.
             if strong is None and coverage >= policy.strong_text_coverage:
@@ -326,11 +353,44 @@ def rank_candidates(
     """Gate every candidate, then score the admitted ones:
     Σ_admitted legs 1/(k + rank) × type weight × recency, best first (ties: newer id first).
     Nothing is admitted unless one candidate is strong evidence."""
+    items, dropped, strong = _judge(candidates, facts, now, policy)
+    if items and not strong:
+        silence = _silence(facts, policy)
+        dropped.extend(Dropped(s.memory.id, silence) for s in items)
+        return Ranking((), tuple(dropped), silence)
+    return Ranking(_ordered(items), tuple(dropped), None if items else _silence(facts, policy))
+
+
+def extend_ranking(
+    earlier: Ranking,
+    candidates: Mapping[str, Candidate],
+    facts: QueryFacts,
+    now: datetime,
+    policy: RecallPolicy = RecallPolicy(),
+) -> Ranking:
+    """``earlier`` with ``candidates`` (new ones, or ones a later leg found again) judged and
+    merged in: the same result as ranking everything at once, without judging the rest again."""
+    if earlier.silence is not None:
+        # What joins later (the episode leg) is never strong evidence: silence stays silence.
+        seen = {d.memory_id for d in earlier.dropped}
+        late = tuple(Dropped(i, earlier.silence) for i in candidates if i not in seen)
+        return Ranking((), earlier.dropped + late, earlier.silence)
+    items, dropped, _ = _judge(candidates, facts, now, policy)
+    items.extend(s for s in earlier.items if s.memory.id not in candidates)
+    dropped.extend(d for d in earlier.dropped if d.memory_id not in candidates)
+    return Ranking(_ordered(items), tuple(dropped), None)
+
+
+def _judge(
+    candidates: Mapping[str, Candidate], facts: QueryFacts, now: datetime, policy: RecallPolicy
+) -> tuple[list[Scored], list[Dropped], bool]:
+    """(admitted candidates scored, dropped ones with reasons, whether one is strong)."""
     items: list[Scored] = []
     dropped: list[Dropped] = []
     strong = False
+    reading = read_query(facts, policy)
     for memory_id, candidate in candidates.items():
-        verdict = gate(candidate, facts, policy)
+        verdict = gate(candidate, facts, policy, reading)
         if not verdict.admitted:
             reasons = "; ".join(f"{leg}: {why}" for leg, why in verdict.stopped.items())
             dropped.append(Dropped(memory_id, f"no gate passed ({reasons})"))
@@ -354,13 +414,14 @@ def rank_candidates(
                 candidate.cosine,
             )
         )
-    if items and not strong:
-        silence = _silence(facts, policy)
-        dropped.extend(Dropped(s.memory.id, silence) for s in items)
-        return Ranking((), tuple(dropped), silence)
-    items.sort(key=lambda s: s.memory.id, reverse=True)  # newer first among equal scores
+    return items, dropped, strong
+
+
+def _ordered(items: list[Scored]) -> tuple[Scored, ...]:
+    """Best first; newer first among equal scores."""
+    items.sort(key=lambda s: s.memory.id, reverse=True)
     items.sort(key=lambda s: -s.score)
-    return Ranking(tuple(items), tuple(dropped), None if items else _silence(facts, policy))
+    return tuple(items)
 
 
 def _silence(facts: QueryFacts, policy: RecallPolicy) -> str:

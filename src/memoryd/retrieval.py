@@ -28,7 +28,15 @@ from .legs import (
     vector_leg,
 )
 from .model import Kind, Memory, Status
-from .recall import Candidate, QueryFacts, Ranking, RecallPolicy, episode_anchor, rank_candidates
+from .recall import (
+    Candidate,
+    QueryFacts,
+    Ranking,
+    RecallPolicy,
+    episode_anchor,
+    extend_ranking,
+    rank_candidates,
+)
 from .storage.protocols import Store, TextResult
 from .textutil import query_terms
 from .timewindow import TimeWindow
@@ -102,8 +110,9 @@ def gather(
 
     ids = sorted({i for ranked in rankings.values() for i in ranked})
     memories = store.memories.get_many(ids)
-    if vector is not None:
-        cosines = cosines_of(store, vector, list(memories), cosines)
+    if vector is not None and text is not None:
+        # The text gate weighs meaning too; entity and time hits need no cosine.
+        cosines = cosines_of(store, vector, [hit.memory_id for hit in text.hits], cosines)
     words = {hit.memory_id: hit.terms for hit in text.hits} if text is not None else {}
     ranks: dict[str, dict[str, int]] = {}
     for leg, ranked in rankings.items():
@@ -137,43 +146,41 @@ def rank(
 ) -> tuple[Ranking, Evidence]:
     """Gate and rank the gathered candidates (those ``keep`` accepts), then let the best
     event's day join through the episode leg and rank again."""
-    chosen = _kept(evidence.candidates, keep)
-    ranking = rank_candidates(chosen, evidence.facts, now, policy)
+    ranking = rank_candidates(_kept(evidence.candidates, keep), evidence.facts, now, policy)
     anchor = episode_anchor(ranking.items)
     if anchor is None or policy.episode_depth <= 0:
         return ranking, evidence
     try:
-        episode = _episode(store, evidence, anchor, zone, policy)
+        joined = _episode(store, evidence, anchor, zone, policy)
     except Exception as error:  # the episode leg may fail alone too
         legs = {**evidence.legs}
         _failed(legs, "episode", error)
         return ranking, replace(evidence, legs=legs)
+    candidates = {**evidence.candidates, **joined}
     evidence = replace(
         evidence,
-        candidates=episode,
-        legs={**evidence.legs, "episode": "ok"},
-        rankings={
-            **evidence.rankings,
-            "episode": sorted(
-                (i for i, c in episode.items() if "episode" in c.ranks),
-                key=lambda i: episode[i].ranks["episode"],
-            ),
-        },
+        candidates=candidates,
+        legs={**evidence.legs, "episode": "ok" if joined else "empty"},
+        rankings={**evidence.rankings, "episode": list(joined)},
     )
-    return rank_candidates(_kept(evidence.candidates, keep), evidence.facts, now, policy), evidence
+    extended = extend_ranking(ranking, _kept(joined, keep), evidence.facts, now, policy)
+    return extended, evidence
 
 
 def _episode(
     store: Store, evidence: Evidence, anchor: Memory, zone: tzinfo, policy: RecallPolicy
 ) -> dict[str, Candidate]:
-    """The candidates with the episode leg's ranks added (its new memories included)."""
+    """The episode leg's candidates, best first: new ones, and known ones with the episode
+    rank added."""
     known = {i: c.cosine for i, c in evidence.candidates.items() if c.cosine is not None}
     events, cosines = episode_leg(store, anchor, zone, policy.episode_depth, evidence.vector, known)
-    candidates = dict(evidence.candidates)
+    joined: dict[str, Candidate] = {}
     for position, memory in enumerate(events, start=1):
-        current = candidates.get(memory.id) or Candidate(memory, {}, cosines.get(memory.id))
-        candidates[memory.id] = replace(current, ranks={**current.ranks, "episode": position})
-    return candidates
+        current = evidence.candidates.get(memory.id) or Candidate(
+            memory, {}, cosines.get(memory.id)
+        )
+        joined[memory.id] = replace(current, ranks={**current.ranks, "episode": position})
+    return joined
 
 
 def _kept(

@@ -1146,9 +1146,13 @@ class MemoryService:
         packed_ids = [m.id for m in packed.lessons] + [s.memory.id for s in packed.items]
         if packed_ids:
             self._stamp_later(packed_ids, at)
+        # A standing lesson the legs also found is in the block whatever its gates said.
+        standing = {m.id for m in packed.lessons}
         return RecallResult(
             packed,
-            ranking.dropped + tuple(cut) + packed.dropped,
+            tuple(d for d in ranking.dropped if d.memory_id not in standing)
+            + tuple(cut)
+            + packed.dropped,
             evidence.legs,
             window,
             evidence.facts,

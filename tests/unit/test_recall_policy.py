@@ -21,6 +21,7 @@ from memoryd.recall import (
     RecallPolicy,
     Scored,
     attention_order,
+    extend_ranking,
     gate,
     pack_block,
     rank_candidates,
@@ -518,6 +519,29 @@ def test_a_newer_confirmation_never_lowers_a_memorys_score(
     assert after >= before
     if reconfirmed.last_confirmed_at <= NOW and old.kind is not Kind.INFERENCE:
         assert after > before
+
+
+@fusion
+@given(data=st.data())
+def test_extending_a_ranking_equals_ranking_everything_at_once(data: st.DataObject) -> None:
+    found = data.draw(memory_sets(min_size=1, content=PLAIN, max_size=15))
+    ids = sorted(found)
+    pool = candidates(data.draw(leg_rankings(ids)), found)
+    later = data.draw(st.lists(st.sampled_from(ids), unique=True))
+    joined = {
+        i: replace(pool[i], ranks={**pool[i].ranks, "episode": n})
+        if i in pool
+        else Candidate(found[i], {"episode": n}, 0.5)
+        for n, i in enumerate(later, start=1)
+    }
+
+    first = rank_candidates(pool, EVER, NOW)
+    extended = extend_ranking(first, joined, EVER, NOW)
+    at_once = rank_candidates({**pool, **joined}, EVER, NOW)
+
+    assert [s.memory.id for s in extended.items] == [s.memory.id for s in at_once.items]
+    assert [s.score for s in extended.items] == [s.score for s in at_once.items]
+    assert {d.memory_id for d in extended.dropped} == {d.memory_id for d in at_once.dropped}
 
 
 @fusion
