@@ -60,6 +60,7 @@ VARIANTS: list[tuple[str, RecallPolicy]] = [
         (f"unseen_word_share {v}", replace(DEFAULT, unseen_word_share=v))
         for v in (0.4, 0.5, 0.6, 0.7, 1.01)
     ),
+    ("unseen_min_words 1", replace(DEFAULT, unseen_min_words=1)),
     *(
         (
             f"unseen_word_share {v}, unfamiliar_strong_cosine {u}",

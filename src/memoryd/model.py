@@ -248,3 +248,11 @@ class ShowResult:
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
+
+
+def indexed_text(memory: Memory) -> str:
+    """What the full-text index holds for a memory: its content, its entity names and, for a
+    fact, its predicate — the word a question uses ("what is my job?") when the content says
+    it otherwise ("works as a tram driver")."""
+    parts = [memory.content, *memory.entities, memory.predicate]
+    return "\n".join(part for part in parts if part)

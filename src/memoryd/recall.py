@@ -67,6 +67,8 @@ class RecallPolicy:
     # holds, needs a much closer vector match; with an unknown name, its dates open nothing.
     unfamiliar_strong_cosine: float = 0.55
     unseen_word_share: float = 0.6
+    # One unseen word is as likely a paraphrase ("my job" for "works as"); it takes two.
+    unseen_min_words: int = 2
     # A message that names a time is about that time: an event dated outside its window is
     # not admitted by any leg (facts and undated memories still are).
     window_bounds_events: bool = True
@@ -245,6 +247,9 @@ def unfamiliar(facts: QueryFacts, policy: RecallPolicy) -> bool:
     if facts.unknown_names:
         return True
     if facts.memory_count < policy.min_memories_for_shares:
+        return False
+    unseen = [w for w in facts.words if not facts.word_frequency.get(w)]
+    if len(unseen) < policy.unseen_min_words:
         return False
     return unseen_share(facts) >= policy.unseen_word_share
 

@@ -159,3 +159,33 @@ def test_an_alias_lets_the_entity_leg_find_the_name(cli: Cli, seeded: Callable[[
     [found] = [i for i in after["items"] if "entity" in i["legs"]]
     assert found["id"] == tagged.id and found["legs"]["entity"] == 1
     assert after["items"][0]["id"] == tagged.id
+
+
+def test_days_are_read_in_the_owners_time_zone(cli: Cli, seeded: Callable[[], Any]) -> None:
+    """At 01:30 UTC on 30 November it is still the 29th in New York: "yesterday" is the 28th
+    there, the 29th in UTC."""
+    with seeded() as service:
+        new_york_evening = service.remember(
+            "Had a late dinner at the oyster bar",
+            kind=Kind.EVENT,
+            occurred_at=datetime(2026, 11, 28, 23, 0, tzinfo=UTC),  # the 28th, 18:00 there
+            now=at(29, 4),
+        ).memory
+        utc_noon = service.remember(
+            "Had lunch at the noodle bar",
+            kind=Kind.EVENT,
+            occurred_at=datetime(2026, 11, 29, 12, 0, tzinfo=UTC),  # the 29th, 07:00 there
+            now=at(29, 13),
+        ).memory
+    message = "What did I eat yesterday?"
+    late = "2026-11-30T01:30:00Z"
+
+    in_utc = cli.json("recall", message, "--now", late)
+    in_new_york = cli.json("recall", message, "--now", late, env={"MEMORYD_TZ": "America/New_York"})
+    wrong = cli.fails("recall", message, env={"MEMORYD_TZ": "Mars/Olympus_Mons"})
+
+    assert in_utc["time_window"]["start"] == "2026-11-29T00:00:00+00:00"
+    assert in_new_york["time_window"]["start"] == "2026-11-28T00:00:00-05:00"
+    assert [i["id"] for i in in_utc["items"]] == [utc_noon.id]
+    assert [i["id"] for i in in_new_york["items"]] == [new_york_evening.id]
+    assert "MEMORYD_TZ" in wrong and "Europe/Lisbon" in wrong

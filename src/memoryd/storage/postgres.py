@@ -22,7 +22,7 @@ from ..entities import normalize_name
 from ..errors import StoreUnavailableError
 from ..jobs import Job, JobStatus
 from ..kb.model import Chunk, ChunkKey, Document
-from ..model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
+from ..model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status, indexed_text
 from .kb_rows import (
     CHUNK_COLUMNS,
     DOCUMENT_COLUMNS,
@@ -179,7 +179,7 @@ class PostgresMemoryRecords:
         if has_vector:
             self._store.require_vectors()
         columns = _MEMORY_COLUMNS + ", indexed_text" + (", embedding" if has_vector else "")
-        params = [*_memory_params(memory), "" if purged else _indexed_text(memory)]
+        params = [*_memory_params(memory), "" if purged else indexed_text(memory)]
         if has_vector:
             params.append(np.asarray(vector, dtype=np.float32))
         self._db.execute(
@@ -1078,10 +1078,6 @@ def _record_pair(value: Any) -> tuple[str, int]:
     text = str(value).strip("()")
     document_id, position = text.rsplit(",", 1)
     return document_id.strip('"'), int(position)
-
-
-def _indexed_text(memory: Memory) -> str:
-    return "\n".join(part for part in (memory.content, *memory.entities) if part)
 
 
 def _memory_params(memory: Memory) -> list[Any]:

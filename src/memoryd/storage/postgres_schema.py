@@ -162,6 +162,15 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX chunks_fts ON chunks USING GIN (fts);
         """,
     ),
+    (
+        "0003_fact_predicates_searchable",
+        """
+        -- A fact's predicate joins its indexed text (memoryd.model.indexed_text): questions
+        -- use the slot's word ("my job") where the content words it otherwise.
+        UPDATE memories SET indexed_text = indexed_text || E'\\n' || predicate
+            WHERE predicate IS NOT NULL AND purged_at IS NULL;
+        """,
+    ),
 )
 
 

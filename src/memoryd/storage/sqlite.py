@@ -19,7 +19,7 @@ from ..embedding import Vector
 from ..entities import normalize_name
 from ..errors import StoreUnavailableError
 from ..jobs import Job, JobStatus
-from ..model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
+from ..model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status, indexed_text
 from .protocols import EmbeddingSignature, TextHit, TextResult, VectorHit, chunks
 from .sqlite_kb import SqliteKnowledgeStore
 from .sqlite_schema import MIGRATIONS, chunk_vector_sql, vector_index_sql
@@ -115,7 +115,7 @@ class SqliteMemoryRecords:
         if memory.purged_at is None:
             self._db.execute(
                 "INSERT INTO memory_fts(rowid, content) VALUES (?, ?)",
-                (rowid, _indexed_text(memory)),
+                (rowid, indexed_text(memory)),
             )
         if vector is not None and memory.purged_at is None:
             self._store.require_vectors()
@@ -872,11 +872,6 @@ def _statements(sql: str) -> list[str]:
 
 def _blob(vector: Vector) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
-
-
-def _indexed_text(memory: Memory) -> str:
-    parts = [memory.content, *memory.entities]
-    return "\n".join(part for part in parts if part)
 
 
 def _memory_params(memory: Memory) -> tuple[Any, ...]:

@@ -189,6 +189,22 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "0008_fact_predicates_searchable",
+        """
+        -- A fact's predicate joins its indexed text (memoryd.model.indexed_text): questions
+        -- use the slot's word ("my job") where the content words it otherwise.
+        DELETE FROM memory_fts WHERE rowid IN (
+            SELECT rowid FROM memories WHERE predicate IS NOT NULL AND purged_at IS NULL
+        );
+        INSERT INTO memory_fts(rowid, content)
+            SELECT m.rowid, m.content
+                || coalesce((SELECT char(10) || group_concat(e.value, char(10))
+                             FROM json_each(m.entities) AS e), '')
+                || char(10) || m.predicate
+            FROM memories m WHERE m.predicate IS NOT NULL AND m.purged_at IS NULL;
+        """,
+    ),
 )
 
 
