@@ -26,11 +26,11 @@ _NUMBERS = {
 _COUNT = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)"
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _WEEKDAY = "|".join(_WEEKDAYS)
-_DAY = r"(\d{1,2})(st|nd|rd|th)?"
 # A day and month without a year count only after one of these, or with an ordinal ("3rd"):
 # "I may 5 times …" is not the fifth of May.
 _DAY_LEAD = re.compile(r"\b(on|by|since|until|till|from|to|before|after|the|of|between|and)\s+$")
-_YEAR = r"((?:19|20)\d\d)"
+_YEAR_DIGITS = r"(?:19|20)\d\d"
+_YEAR = rf"({_YEAR_DIGITS})"
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def _at(day: date, zone: tzinfo) -> datetime:
 def _explicit_date(text: str, today: date) -> _Span | None:
     """The first explicit date in the text: a day, a month of a year, or a year."""
     found: list[_Span] = []
-    for finder in (_iso_date, _day_month, _month_day, _month_year, _year):
+    for finder in (_iso_date, _day_and_month, _month_year, _year):
         span = finder(text, today)
         if span is not None:
             found.append(span)
@@ -115,28 +115,27 @@ def _iso_date(text: str, today: date) -> _Span | None:
     return None
 
 
-def _day_month(text: str, today: date) -> _Span | None:
-    """ "16 June, 2023", "8th December 2023", "10th of April", "16 Sept."."""
-    pattern = rf"\b{_DAY}\s+(?:of\s+)?({_MONTH})\b\.?(?:,?\s+{_YEAR}\b)?"
-    for match in re.finditer(pattern, text):
-        if not _dated(text, match, ordinal=match[2], year=match[4]):
-            continue
-        span = _day_span(int(match[1]), _MONTHS[match[3]], match[4], today, match)
-        if span is not None:
-            return span
-    return None
+# A day and a month, either way round, with an optional year: "16 June, 2023", "8th December
+# 2023", "10th of April", "April 10, 2023", "October 13th 2023", "Sept. 3".
+_DAY_FIRST = rf"\b(?P<day>\d{{1,2}})(?P<ord>st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH})\b\.?"
+_MONTH_FIRST = rf"\b(?P<month>{_MONTH})\.?\s+(?P<day>\d{{1,2}})(?P<ord>st|nd|rd|th)?\b"
+_THEN_YEAR = rf"(?:,?\s+(?P<year>{_YEAR_DIGITS})\b)?"
 
 
-def _month_day(text: str, today: date) -> _Span | None:
-    """ "April 10, 2023", "October 13th 2023", "Sept. 3"."""
-    pattern = rf"\b({_MONTH})\.?\s+{_DAY}\b(?:,?\s+{_YEAR}\b)?"
-    for match in re.finditer(pattern, text):
-        if not _dated(text, match, ordinal=match[3], year=match[4]):
-            continue
-        span = _day_span(int(match[2]), _MONTHS[match[1]], match[4], today, match)
-        if span is not None:
-            return span
-    return None
+def _day_and_month(text: str, today: date) -> _Span | None:
+    """The first day-and-month date in the text, in either order (see ``_DAY_FIRST``)."""
+    found: list[_Span] = []
+    for pattern in (_DAY_FIRST + _THEN_YEAR, _MONTH_FIRST + _THEN_YEAR):
+        for match in re.finditer(pattern, text):
+            if not _dated(text, match, ordinal=match["ord"], year=match["year"]):
+                continue
+            span = _day_span(
+                int(match["day"]), _MONTHS[match["month"]], match["year"], today, match
+            )
+            if span is not None:
+                found.append(span)
+                break
+    return min(found, key=lambda s: s.begin) if found else None
 
 
 def _dated(text: str, match: re.Match[str], *, ordinal: str | None, year: str | None) -> bool:
