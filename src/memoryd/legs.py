@@ -30,8 +30,8 @@ class NameContext:
     selective: frozenset[int]
     common: frozenset[int]
     query: str
-    # The one-word key each mentioned entity was found by ("ana" for Ana), for telling a name
-    # from a plain word.
+    # The words each mentioned entity was found by ("ana" for Ana), for telling a one-word
+    # name from a plain word.
     keys: Mapping[int, str]
 
 
@@ -51,10 +51,10 @@ def name_context(
     store: Store, matcher: EntityMatcher, message: str, policy: RecallPolicy
 ) -> NameContext:
     """Find the names in ``message`` and how many active memories each tags."""
-    mentions = matcher.mentions(normalize_name(message).split())
+    words = normalize_name(message).split()
+    mentions = matcher.mentions(words)
     if not mentions:
         return NameContext({}, frozenset(), frozenset(), message, {})
-    words = normalize_name(message).split()
     keys = {m.entity_id: " ".join(words[m.start : m.end]) for m in mentions}
     # Shares over all memories, not only active ones: close enough for telling a name that
     # tags everything from a rare one, and an index-only count.

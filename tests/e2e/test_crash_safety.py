@@ -483,11 +483,9 @@ class Propose(Operation):
         for memory, vector in zip(batch, vectors, strict=True):
             hits = service.store.vectors.nearest(vector, [memory.status], 1)
             assert [h.memory_id for h in hits] == [memory.id], memory
-        words = " ".join(
-            t for m in batch[:3] for t in query_terms(m.content) if MADE_UP.fullmatch(t)
-        )
-        found = service.store.text.search(words, 10)
-        assert {m.id for m in batch[:3]} <= set(found), "an active memory missing from text search"
+        words = [t for m in batch[:3] for t in query_terms(m.content) if MADE_UP.fullmatch(t)]
+        found = {hit.memory_id for hit in service.store.text.search(words, 10).hits}
+        assert {m.id for m in batch[:3]} <= found, "an active memory missing from text search"
 
     def finish(self) -> None:
         self.store.close()
