@@ -337,6 +337,7 @@ def _chunk_json(chunk: Chunk) -> dict[str, Any]:
         "text": chunk.text,
         "tokens": chunk.tokens,
         "overlap_chars": chunk.overlap_chars,
+        "pages": [list(page) for page in chunk.pages],
     }
 
 
@@ -349,6 +350,7 @@ def _chunk_from(record: dict[str, Any]) -> Chunk:
         text=str(record["text"]),
         tokens=int(record["tokens"]),
         overlap_chars=int(record.get("overlap_chars") or 0),
+        pages=tuple((int(p), int(o)) for p, o in record.get("pages") or ()),
     )
 
 

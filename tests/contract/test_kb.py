@@ -242,7 +242,7 @@ def test_read_errors_are_helpful(corpus: Corpus) -> None:
         kb.read(document.id, chunks=(2, 1))
     with pytest.raises(InvalidInputError, match="max_tokens"):
         kb.read(document.id, max_tokens=0)
-    with pytest.raises(InvalidInputError, match="not both"):
+    with pytest.raises(InvalidInputError, match="one at a time"):
         kb.read(document.id, section="Overview", chunks=(0, 0))
 
 

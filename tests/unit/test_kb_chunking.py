@@ -49,8 +49,12 @@ def tail(text: str, n: int) -> str:
     return TOKENIZER.decode(ids[-n:]) if n < len(ids) else text
 
 
+# The section tests use tiny sections; merging small chunks is tested on its own below.
+UNMERGED = ChunkPolicy(min_tokens=0, min_content_tokens=0)
+
+
 def chunk(markdown: str, policy: ChunkPolicy | None = None) -> list[ChunkDraft]:
-    return chunk_markdown(markdown, count, tail, policy)
+    return chunk_markdown(markdown, count, tail, policy or UNMERGED)
 
 
 def joined(drafts: list[ChunkDraft]) -> str:
@@ -417,7 +421,7 @@ def test_a_token_cut_never_breaks_a_character() -> None:
 
 # A smaller target keeps random documents (and Hypothesis' shrinking) small; the packing is the
 # same at any size.
-SMALL = ChunkPolicy(target_tokens=200)
+SMALL = ChunkPolicy(target_tokens=200, min_tokens=0, min_content_tokens=0)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 BlockKind = Literal["heading", "paragraph", "list", "table", "code"]
@@ -24,6 +24,12 @@ _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,9}[.)])\s+")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=\S)")
+_PAGE_MARK = re.compile(r"^<!-- page (\d+) -->$")
+# A heading longer than this is text set large, not a heading (one or two lines at most).
+MAX_HEADING_CHARS = 150
+# Breadcrumb parts and the whole breadcrumb stay short.
+MAX_CRUMB_PART = 80
+MAX_CRUMB = 200
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,11 @@ class ChunkPolicy:
     # document does not crowd the context window; MiniLM reads it in two windows.
     target_tokens: int = 500
     overlap: float = 0.15
+    # Why 40: the last few sentences of a long section say too little to be found or to be
+    # worth a result of their own; they join the chunk before them.
+    min_tokens: int = 40
+    # A heading with less than this under it ("Item 6. [Reserved]") joins what follows.
+    min_content_tokens: int = 8
 
     @property
     def overlap_tokens(self) -> int:
@@ -43,11 +54,13 @@ class ChunkPolicy:
 
 @dataclass(frozen=True)
 class Block:
-    """One Markdown block: a heading, a paragraph, a list, a table or a fenced code block."""
+    """One Markdown block: a heading, a paragraph, a list, a table or a fenced code block,
+    and the page it starts on (when the document has pages)."""
 
     kind: BlockKind
     text: str
     level: int = 0
+    page: int | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +69,8 @@ class ChunkDraft:
 
     ``overlap_chars`` is the length of the prefix repeated from the previous chunk (or a
     repeated table header), so a reader can join consecutive chunks without doubling text.
+    ``pages`` says where pages begin in ``text``: (page, character offset) pairs, the first at
+    offset 0 (empty when the document has no pages).
     """
 
     position: int
@@ -63,6 +78,7 @@ class ChunkDraft:
     text: str
     tokens: int
     overlap_chars: int = 0
+    pages: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,6 +95,7 @@ class _Unit:
     cuttable: bool = True
     # A heading never ends a chunk: it stays with what follows it.
     sticky: bool = False
+    page: int | None = None
 
 
 TokenCount = Callable[[str], int]
@@ -86,10 +103,23 @@ TokenTail = Callable[[str, int], str]
 
 
 def breadcrumb(title: str, headings: tuple[str, ...]) -> str:
-    """``Title › Heading › Subheading`` (the title alone when there is no heading)."""
+    """``Title › Heading › Subheading`` (the title alone when there is no heading), each part
+    cut to ``MAX_CRUMB_PART`` characters and, past ``MAX_CRUMB``, the middle headings left out
+    (the title and the nearest heading say the most)."""
     parts = [title.strip()] if title.strip() else []
     parts += [h for h in headings if h and h != title.strip()]
-    return BREADCRUMB_SEPARATOR.join(parts)
+    parts = [_shorten(p, MAX_CRUMB_PART) for p in parts]
+    while len(parts) > 2 and len(BREADCRUMB_SEPARATOR.join(parts)) > MAX_CRUMB:
+        parts.pop(1)
+    return _shorten(BREADCRUMB_SEPARATOR.join(parts), MAX_CRUMB)
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0]
+    return cut + "…"
 
 
 def parse_blocks(markdown: str) -> list[Block]:
@@ -99,12 +129,13 @@ def parse_blocks(markdown: str) -> list[Block]:
     index = 0
     paragraph: list[str] = []
     kind: BlockKind = "paragraph"
+    page: int | None = None
 
     def flush() -> None:
         nonlocal paragraph, kind
         text = "\n".join(paragraph).strip("\n")
         if text.strip():
-            blocks.append(Block(kind, text))
+            blocks.append(Block(kind, text, page=page))
         paragraph = []
         kind = "paragraph"
 
@@ -121,12 +152,25 @@ def parse_blocks(markdown: str) -> list[Block]:
                 index += 1
                 if lines[index - 1].strip().startswith(marker[0] * len(marker)) and len(body) > 1:
                     break
-            blocks.append(Block("code", "\n".join(body)))
+            blocks.append(Block("code", "\n".join(body), page=page))
+            continue
+        mark = _PAGE_MARK.match(line.strip())
+        if mark:
+            flush()
+            page = int(mark.group(1))
+            index += 1
             continue
         heading = _HEADING.match(line)
-        if heading:
+        if heading and len(heading.group(2).strip()) <= MAX_HEADING_CHARS:
             flush()
-            blocks.append(Block("heading", heading.group(2).strip(), len(heading.group(1))))
+            level = len(heading.group(1))
+            blocks.append(Block("heading", heading.group(2).strip(), level, page))
+            index += 1
+            continue
+        if heading:  # text set as a heading but far too long for one: a paragraph
+            flush()
+            paragraph.append(heading.group(2).strip())
+            flush()
             index += 1
             continue
         if line.lstrip().startswith("|"):
@@ -135,7 +179,7 @@ def parse_blocks(markdown: str) -> list[Block]:
             while index < len(lines) and lines[index].lstrip().startswith("|"):
                 rows.append(lines[index].rstrip())
                 index += 1
-            blocks.append(Block("table", "\n".join(rows)))
+            blocks.append(Block("table", "\n".join(rows), page=page))
             continue
         if not line.strip():
             flush()
@@ -156,16 +200,102 @@ def chunk_markdown(
     tail: TokenTail,
     policy: ChunkPolicy | None = None,
 ) -> list[ChunkDraft]:
-    """Heading-aware chunks of ``markdown``. ``count`` measures tokens; ``tail(text, n)``
-    returns the last ``n`` tokens of ``text`` (for a unit too long for any other cut)."""
+    """Heading-aware chunks of ``markdown``, none over the target (plus a repeated table
+    header), chunks under ``policy.min_tokens`` merged into a neighbour. ``count`` measures
+    tokens; ``tail(text, n)`` returns the last ``n`` tokens of ``text`` (for a unit too long
+    for any other cut)."""
     policy = policy or ChunkPolicy()
     drafts: list[ChunkDraft] = []
     for headings, section in _sections(parse_blocks(markdown)):
-        units = [u for block in section for u in _units(block, count, tail, policy)]
-        for text, overlap_chars in _pack(units, policy, count, tail):
+        units = [
+            replace(unit, page=block.page)
+            for block in section
+            for unit in _fitting(_units(block, count, tail, policy), count, tail, policy)
+        ]
+        for text, overlap_chars, pages in _pack(units, policy, count, tail):
             if text[overlap_chars:].strip():
-                drafts.append(ChunkDraft(len(drafts), headings, text, count(text), overlap_chars))
-    return drafts
+                drafts.append(
+                    ChunkDraft(len(drafts), headings, text, count(text), overlap_chars, pages)
+                )
+    return _merge_small(drafts, count, policy)
+
+
+def _fitting(
+    units: list[_Unit], count: TokenCount, tail: TokenTail, policy: ChunkPolicy
+) -> list[_Unit]:
+    """Units no chunk could hold (a table row or code line longer than a chunk) cut by
+    tokens: the ceiling holds whatever the source looks like."""
+    room = max(1, policy.target_tokens - policy.overlap_tokens) - 1
+    out: list[_Unit] = []
+    for unit in units:
+        if unit.tokens <= room + 1 or unit.sticky:
+            out.append(unit)
+            continue
+        glue = unit.joiner
+        for piece in _token_pieces(unit.text, count, tail, max(1, room - 1)):
+            out.append(replace(unit, text=piece, tokens=count(glue + piece), joiner=glue))
+            glue = "\n" if unit.header else " "
+    return out
+
+
+def _merge_small(
+    drafts: list[ChunkDraft], count: TokenCount, policy: ChunkPolicy
+) -> list[ChunkDraft]:
+    """Near-empty chunks joined to a neighbour: the short tail of a long section (under
+    ``min_tokens`` of its own) to the chunk before it, a heading with next to nothing under it
+    ("Item 6. [Reserved]") to the chunk after it. Each only when the two fit the target."""
+    merged: list[ChunkDraft] = []
+    index = 0
+    while index < len(drafts):
+        draft = drafts[index]
+        own = count(draft.text[draft.overlap_chars :])
+        tail = draft.overlap_chars > 0 or not draft.text.startswith("#")
+        if (
+            tail
+            and own < policy.min_tokens
+            and merged
+            and (
+                merged[-1].headings == draft.headings
+                and merged[-1].tokens + own <= policy.target_tokens
+            )
+        ):
+            merged[-1] = _joined(merged[-1], draft, draft.overlap_chars, count)
+            index += 1
+            continue
+        following = drafts[index + 1] if index + 1 < len(drafts) else None
+        if (
+            not tail
+            and _content_tokens(draft.text, count) < policy.min_content_tokens
+            and following is not None
+            and following.overlap_chars == 0
+            and draft.tokens + following.tokens <= policy.target_tokens
+        ):
+            joined = _joined(draft, following, 0, count)
+            merged.append(replace(joined, headings=following.headings))
+            index += 2
+            continue
+        merged.append(draft)
+        index += 1
+    return [replace(d, position=i) for i, d in enumerate(merged)]
+
+
+def _content_tokens(text: str, count: TokenCount) -> int:
+    """Tokens of a chunk's text outside its heading lines."""
+    body = "\n".join(line for line in text.split("\n") if not _HEADING.match(line))
+    return count(body) if body.strip() else 0
+
+
+def _joined(first: ChunkDraft, second: ChunkDraft, skip: int, count: TokenCount) -> ChunkDraft:
+    """``first`` followed by ``second`` (less its first ``skip`` characters, a repeat)."""
+    rest = second.text[skip:]
+    lead = len(rest) - len(rest.lstrip("\n"))
+    base = len(first.text) + 2
+    text = first.text + "\n\n" + rest[lead:]
+    pages = list(first.pages)
+    for page, offset in second.pages:
+        if not pages or pages[-1][0] != page:
+            pages.append((page, base + max(0, offset - skip - lead)))
+    return replace(first, text=text, tokens=count(text), pages=tuple(pages))
 
 
 def join_chunks(texts: list[tuple[str, int]]) -> str:
@@ -262,24 +392,41 @@ def _token_pieces(text: str, count: TokenCount, tail: TokenTail, size: int) -> l
 
 def _pack(
     units: list[_Unit], policy: ChunkPolicy, count: TokenCount, tail: TokenTail
-) -> Iterator[tuple[str, int]]:
+) -> Iterator[tuple[str, int, tuple[tuple[int, int], ...]]]:
     """Units packed into chunks of at most the target, each new chunk opening with the tail
     of the previous one (whole units when they fit in the overlap). A heading stays with what
-    follows it; table rows carry their header; rows and prose never overlap each other."""
+    follows it; table rows carry their header; rows and prose never overlap each other.
+    Yields (text, overlap characters, where pages begin)."""
     current: list[_Unit] = []
     used = 0
     overlap_count = 0
     for unit in units:
         only_headings = all(u.sticky for u in current[overlap_count:])
         if current and not only_headings and used + unit.tokens > policy.target_tokens:
-            yield _render(current), len(_render(current[:overlap_count])) if overlap_count else 0
+            yield _rendered(current, overlap_count)
             carried = _carry(current, unit, policy, count, tail)
             current, overlap_count = carried, len(carried)
             used = sum(u.tokens for u in current)
         current.append(unit)
         used += unit.tokens
     if current and len(current) > overlap_count:
-        yield _render(current), len(_render(current[:overlap_count])) if overlap_count else 0
+        yield _rendered(current, overlap_count)
+
+
+def _rendered(
+    units: list[_Unit], overlap_count: int
+) -> tuple[str, int, tuple[tuple[int, int], ...]]:
+    """(text, overlap characters, (page, offset) where each page begins in the text)."""
+    text = ""
+    pages: list[tuple[int, int]] = []
+    for index, unit in enumerate(units):
+        if index:
+            text += unit.joiner
+        if unit.page is not None and (not pages or pages[-1][0] != unit.page):
+            pages.append((unit.page, len(text) if pages else 0))
+        text += unit.text
+    overlap = len(_render(units[:overlap_count])) if overlap_count else 0
+    return text, overlap, tuple(pages)
 
 
 def _carry(
@@ -293,8 +440,8 @@ def _carry(
     carried = [u for u in _overlap(previous, policy, tail) if u.header == wanted]
     if unit.header and not starts_table:
         carried = [u for u in carried if u.text != unit.header]
-        carried = [_Unit(unit.header, count(unit.header) + 1, "\n\n", unit.header, False),
-                   *carried]  # fmt: skip
+        carried = [_Unit(unit.header, count(unit.header) + 1, "\n\n", unit.header, False,
+                         page=unit.page), *carried]  # fmt: skip
     keep = 1 if unit.header and not starts_table else 0
     while len(carried) > keep and (
         sum(u.tokens for u in carried) + unit.tokens > policy.target_tokens
@@ -321,7 +468,7 @@ def _overlap(previous: list[_Unit], policy: ChunkPolicy, tail: TokenTail) -> lis
     if not last.cuttable or last.sticky:
         return []
     piece = _suffix(last.text, tail(last.text, policy.overlap_tokens)).lstrip()
-    return [_Unit(piece, policy.overlap_tokens, "")] if piece else []
+    return [_Unit(piece, policy.overlap_tokens, "", page=last.page)] if piece else []
 
 
 def _suffix(text: str, end: str) -> str:

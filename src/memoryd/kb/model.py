@@ -105,6 +105,21 @@ class Chunk:
     text: str
     tokens: int
     overlap_chars: int = 0
+    # Where pages begin in ``text``: (page, character offset), the first at 0; empty when the
+    # document has no pages.
+    pages: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def page_range(self) -> tuple[int, int] | None:
+        """(first page, last page) the chunk's text comes from, or None."""
+        if not self.pages:
+            return None
+        return self.pages[0][0], self.pages[-1][0]
+
+    @property
+    def page_label(self) -> str:
+        """ "p. 34" or "pp. 34–35" ('' when the document has no pages)."""
+        return page_label(self.page_range)
 
     @property
     def embedded_text(self) -> str:
@@ -118,3 +133,11 @@ class ChunkKey:
 
     document_id: str
     position: int
+
+
+def page_label(pages: tuple[int, int] | None) -> str:
+    """ "p. 34" for one page, "pp. 34–35" for a range, '' for none."""
+    if pages is None:
+        return ""
+    first, last = pages
+    return f"p. {first}" if first == last else f"pp. {first}–{last}"

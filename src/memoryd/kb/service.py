@@ -37,6 +37,7 @@ from .model import (
     DocumentStatus,
     SourceType,
     check_collection,
+    page_label,
 )
 from .search import DocumentWeighting, KbSearchPolicy, RankedChunk, fuse
 
@@ -82,9 +83,13 @@ class KbHit:
 
     @property
     def fenced(self) -> str:
-        """The chunk inside ``<untrusted_content …>``, escaped."""
+        """The chunk inside ``<untrusted_content …>``, escaped, citing its pages."""
         return _fenced(
-            self.document, str(self.chunk.position), self.chunk.text, self.chunk.breadcrumb
+            self.document,
+            str(self.chunk.position),
+            self.chunk.text,
+            self.chunk.breadcrumb,
+            self.chunk.page_range,
         )
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
@@ -94,6 +99,8 @@ class KbHit:
             "chunk": self.chunk.position,
             "title": self.document.title,
             "breadcrumb": self.chunk.breadcrumb,
+            "pages": list(self.chunk.page_range) if self.chunk.page_range else None,
+            "cite": self.chunk.page_label or None,
             "source": self.document.source_uri,
             "collection": self.document.collection,
             "score": round(self.ranked.score, 6),
@@ -145,12 +152,13 @@ class KbReadResult:
     tokens: int
     next_chunk: int | None
     sections: tuple[str, ...] = field(default=())
+    pages: tuple[int, int] | None = None
 
     @property
     def fenced(self) -> str:
         """The span inside ``<untrusted_content …>``, with where to continue."""
         span = str(self.first) if self.first == self.last else f"{self.first}-{self.last}"
-        body = _fenced(self.document, span, self.text, self.document.title)
+        body = _fenced(self.document, span, self.text, self.document.title, self.pages)
         if self.next_chunk is not None:
             body += (
                 f"\n(truncated at the token budget; continue with doc={self.document.id} "
@@ -164,6 +172,8 @@ class KbReadResult:
             "doc": self.document.id,
             "title": self.document.title,
             "chunks": [self.first, self.last],
+            "pages": list(self.pages) if self.pages else None,
+            "cite": page_label(self.pages) or None,
             "tokens": self.tokens,
             "next_chunk": self.next_chunk,
             "content": self.fenced,
@@ -341,9 +351,11 @@ class KnowledgeBase:
         *,
         section: str | None = None,
         chunks: tuple[int, int] | None = None,
+        pages: tuple[int, int] | None = None,
         max_tokens: int = READ_DEFAULT_TOKENS,
     ) -> KbReadResult:
-        """read_kb: a document, one section, or a chunk range, bounded by ``max_tokens``."""
+        """read_kb: a document, one section, a chunk range or a page range, bounded by
+        ``max_tokens``."""
         document = self.get(document_id)
         if document.status is not DocumentStatus.READY:
             raise InvalidInputError(
@@ -352,8 +364,10 @@ class KnowledgeBase:
             )
         if not 1 <= max_tokens <= READ_MAX_TOKENS:
             raise InvalidInputError(f"max_tokens must be between 1 and {READ_MAX_TOKENS}")
-        if section is not None and chunks is not None:
-            raise InvalidInputError("read a section or a chunk range, not both")
+        if sum(x is not None for x in (section, chunks, pages)) > 1:
+            raise InvalidInputError("read a section, a chunk range or a page range: one at a time")
+        if pages is not None:
+            return self._read_pages(document, pages, max_tokens)
         if chunks is not None:
             first, last = chunks
             if first < 0 or last < first:
@@ -384,7 +398,55 @@ class KnowledgeBase:
             text = self._head(text, max_tokens)
             used = self.tokenizer.count(text)
         following = span[len(taken)].position if len(taken) < len(span) else None
-        return KbReadResult(document, taken[0].position, taken[-1].position, text, used, following)
+        return KbReadResult(
+            document,
+            taken[0].position,
+            taken[-1].position,
+            text,
+            used,
+            following,
+            pages=_pages_of(taken),
+        )
+
+    def _read_pages(
+        self, document: Document, pages: tuple[int, int], max_tokens: int
+    ) -> KbReadResult:
+        """Exactly the text of pages first–last (as converted), bounded by ``max_tokens``."""
+        first, last = pages
+        if first < 1 or last < first:
+            raise InvalidInputError("a page range is first-last with 1 <= first <= last")
+        every = self.store.kb.chunks(document.id)
+        known = _pages_of(every)
+        if known is None:
+            raise InvalidInputError(
+                f"document {document.id} has no pages ({document.document_type}); read it by "
+                "section or chunks"
+            )
+        if first > known[1]:
+            raise InvalidInputError(f"document {document.id} has pages {known[0]}-{known[1]}")
+        span = [
+            c
+            for c in every
+            if c.page_range and c.page_range[1] >= first and c.page_range[0] <= last
+        ]
+        text, starts = _joined_with_pages(span)
+        begin = starts.get(first, 0) if first > span[0].page_range[0] else 0  # type: ignore[index]
+        following = [offset for page, offset in starts.items() if page > last]
+        end = min(following) if following else len(text)
+        text = text[begin:end].strip("\n")
+        used = self.tokenizer.count(text)
+        if used > max_tokens:
+            text = self._head(text, max_tokens)
+            used = self.tokenizer.count(text)
+        return KbReadResult(
+            document,
+            span[0].position,
+            span[-1].position,
+            text,
+            used,
+            None,
+            pages=(max(first, known[0]), min(last, known[1])),
+        )
 
     # ------------------------------------------------------------------- owner
 
@@ -582,6 +644,7 @@ class KnowledgeBase:
                 text=d.text,
                 tokens=d.tokens,
                 overlap_chars=d.overlap_chars,
+                pages=d.pages,
             )
             for d in drafts
         ]
@@ -767,6 +830,37 @@ def _uri_of(source: str) -> str:
     return str(Path(source).expanduser().resolve())
 
 
+def _pages_of(chunks: Sequence[Chunk]) -> tuple[int, int] | None:
+    """The pages a run of chunks covers, or None when they have none."""
+    ranges = [c.page_range for c in chunks if c.page_range is not None]
+    if not ranges:
+        return None
+    return min(r[0] for r in ranges), max(r[1] for r in ranges)
+
+
+def _overlaps(pages: tuple[int, int] | None, first: int, last: int) -> bool:
+    return pages is not None and pages[1] >= first and pages[0] <= last
+
+
+def _joined_with_pages(chunks: Sequence[Chunk]) -> tuple[str, dict[int, int]]:
+    """Consecutive chunks as one text (as :func:`join_chunks` joins them) and where each page
+    begins in it."""
+    text = ""
+    starts: dict[int, int] = {}
+    for index, chunk in enumerate(chunks):
+        skip = chunk.overlap_chars if index else 0
+        part = chunk.text[skip:]
+        lead = len(part) - len(part.lstrip("\n"))
+        base = len(text) + (2 if text else 0)
+        for page, offset in chunk.pages:
+            if offset >= skip and page not in starts:
+                starts[page] = base + max(0, offset - skip - lead)
+        piece = part.strip("\n")
+        if piece:
+            text = f"{text}\n\n{piece}" if text else piece
+    return text, starts
+
+
 def _title_of(uri: str) -> str:
     name = uri.rstrip("/").rsplit("/", 1)[-1]
     return name or uri
@@ -791,10 +885,12 @@ def _stem(word: str) -> str:
     return word
 
 
-def _fenced(document: Document, chunk: str, text: str, crumb: str) -> str:
+def _fenced(
+    document: Document, chunk: str, text: str, crumb: str, pages: tuple[int, int] | None
+) -> str:
     body = escape_data(f"[{crumb}]\n{text}" if crumb else text)
-    return fence(
-        "untrusted_content",
-        body,
-        {"source": document.source_uri, "doc": document.id, "chunk": chunk},
-    )
+    attributes = {"source": document.source_uri, "doc": document.id, "chunk": chunk}
+    if pages is not None:
+        first, last = pages
+        attributes["pages"] = str(first) if first == last else f"{first}-{last}"
+    return fence("untrusted_content", body, attributes)

@@ -14,7 +14,9 @@ DOCUMENT_COLUMNS = (
     "id, source_uri, collection, source_type, title, status, content_hash, document_type, "
     "error, chunk_count, token_count, images_read, byte_size, created_at, updated_at"
 )
-CHUNK_COLUMNS = "document_id, position, headings, breadcrumb, text, tokens, overlap_chars"
+CHUNK_COLUMNS = (
+    "document_id, position, headings, breadcrumb, text, tokens, overlap_chars, pages"
+)
 # Every column but id and created_at follows a re-ingest.
 DOCUMENT_UPSERT = "ON CONFLICT (id) DO UPDATE SET " + ", ".join(
     f"{column} = excluded.{column}"
@@ -59,6 +61,7 @@ def chunk_params(chunk: Chunk) -> tuple[Any, ...]:
     return (
         chunk.document_id, chunk.position, json.dumps(list(chunk.headings), ensure_ascii=False),
         chunk.breadcrumb, chunk.text, chunk.tokens, chunk.overlap_chars,
+        json.dumps([list(p) for p in chunk.pages]),
     )  # fmt: skip
 
 
@@ -73,4 +76,5 @@ def chunk_from_row(row: Sequence[Any]) -> Chunk:
         text=row[4],
         tokens=int(row[5]),
         overlap_chars=int(row[6]),
+        pages=tuple((int(p), int(o)) for p, o in json.loads(row[7] or "[]")),
     )

@@ -737,7 +737,7 @@ class PostgresKnowledgeStore:
         for chunk, vector in zip(chunks, vectors, strict=True):
             self._db.execute(
                 f"INSERT INTO chunks ({CHUNK_COLUMNS}, embedding) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (*chunk_params(chunk), np.asarray(vector, dtype=np.float32)),
             )
 

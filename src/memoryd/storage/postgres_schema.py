@@ -171,6 +171,13 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             WHERE predicate IS NOT NULL AND purged_at IS NULL;
         """,
     ),
+    (
+        "0004_chunk_pages",
+        """
+        -- Where pages begin in each chunk: JSON [[page, character offset], ...].
+        ALTER TABLE chunks ADD COLUMN pages TEXT NOT NULL DEFAULT '[]';
+        """,
+    ),
 )
 
 

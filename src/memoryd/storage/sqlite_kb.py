@@ -92,7 +92,7 @@ class SqliteKnowledgeStore:
         self._drop_chunks(document_id)
         for chunk, vector in zip(chunks, vectors, strict=True):
             cursor = self._db.execute(
-                f"INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 chunk_params(chunk),
             )
             rowid = cursor.lastrowid

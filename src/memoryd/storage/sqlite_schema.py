@@ -205,6 +205,13 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             FROM memories m WHERE m.predicate IS NOT NULL AND m.purged_at IS NULL;
         """,
     ),
+    (
+        "0009_chunk_pages",
+        """
+        -- Where pages begin in each chunk: JSON [[page, character offset], ...].
+        ALTER TABLE chunks ADD COLUMN pages TEXT NOT NULL DEFAULT '[]';
+        """,
+    ),
 )
 
 
