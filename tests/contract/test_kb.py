@@ -162,13 +162,15 @@ def test_text_inside_images_is_read(corpus: Corpus, key: str) -> None:
     )
 
 
-def test_search_returns_at_most_two_chunks_per_document(corpus: Corpus) -> None:
+def test_search_returns_every_matching_chunk_of_a_long_document(corpus: Corpus) -> None:
+    """Diversity is a preference, not a cap: the PDF's matching chunks all come back."""
     hits = corpus.service.kb.search(
         "lighthouse keeper station harbour towns survey overview", limit=20
     ).hits
     per_document = Counter(h.document.id for h in hits)
-    assert per_document[corpus.doc("pdf").id] == 2  # the PDF has four matching chunks
-    assert max(per_document.values()) <= 2
+    pdf = corpus.doc("pdf")
+    assert per_document[pdf.id] > 2
+    assert per_document[pdf.id] == len({h.chunk.position for h in hits if h.document.id == pdf.id})
     scores = [h.ranked.score for h in hits]
     assert scores == sorted(scores, reverse=True)
 

@@ -1,9 +1,11 @@
 """search_kb's ranking: pure, no I/O (SPEC §6).
 
 Two gated legs. A vector hit counts only at cosine ≥ 0.25; a keyword hit only when it shares at
-least two non-stop words with the query, and at a tenth of the vector weight. Each leg gives
-reciprocal-rank points; a document's source weight and a pinned collection's 1.5× multiply
-them (weights, never filters); at most two chunks of one document are returned.
+least two non-stop words with the query; both count alike. Each leg gives reciprocal-rank
+points; a document's source weight and a pinned collection's 1.5× multiply them (weights, never
+filters). Diversity is a preference, not a cap: at equal score a document's later chunks rank
+behind other documents' first ones, but a question about one long document still gets all of
+its best chunks.
 """
 
 from __future__ import annotations
@@ -16,14 +18,17 @@ from .model import SOURCE_WEIGHTS, ChunkKey, SourceType
 
 @dataclass(frozen=True)
 class KbSearchPolicy:
-    """search_kb's thresholds and weights; the defaults are the SPEC's."""
+    """search_kb's thresholds and weights."""
 
     min_cosine: float = 0.25
     min_shared_words: int = 2
     vector_weight: float = 1.0
-    keyword_weight: float = 0.1
+    # Why equal weights: keyword hits at a tenth of the vector's cost 0.03 nDCG@10 on SciFact
+    # and, on real financial filings, more than half of the top-1 answers.
+    keyword_weight: float = 1.0
     pinned_boost: float = 1.5
-    per_document: int = 2
+    # At most this many chunks of one document (None: no cap, only the diversity preference).
+    per_document: int | None = None
     # Why 60: the usual reciprocal-rank constant; it keeps rank 1 from dwarfing ranks 2–10.
     rank_constant: int = 60
     # Candidates read from each leg before fusion.
@@ -76,8 +81,8 @@ def fuse(
     policy: KbSearchPolicy,
     limit: int,
 ) -> list[RankedChunk]:
-    """Gated legs fused by weighted reciprocal rank, weighted per document, capped per
-    document, best first."""
+    """Gated legs fused by weighted reciprocal rank, weighted per document, best first (ties
+    to documents not yet shown)."""
     if limit <= 0:
         return []
     vectors = gate_vector(vector_hits, policy)
@@ -112,13 +117,18 @@ def fuse(
             )
         )
     ranked.sort(key=lambda r: (-r.score, r.key.document_id, r.key.position))
-    kept: list[RankedChunk] = []
-    per_document: dict[str, int] = {}
+    # The diversity preference: each chunk's ordinal within its document (0 for the best)
+    # breaks ties of score in favour of documents not yet shown.
+    ordinal: dict[ChunkKey, int] = {}
+    seen: dict[str, int] = {}
     for result in ranked:
-        seen = per_document.get(result.key.document_id, 0)
-        if seen >= policy.per_document:
+        ordinal[result.key] = seen.get(result.key.document_id, 0)
+        seen[result.key.document_id] = ordinal[result.key] + 1
+    ranked.sort(key=lambda r: (-r.score, ordinal[r.key], r.key.document_id, r.key.position))
+    kept: list[RankedChunk] = []
+    for result in ranked:
+        if policy.per_document is not None and ordinal[result.key] >= policy.per_document:
             continue
-        per_document[result.key.document_id] = seen + 1
         kept.append(result)
         if len(kept) >= limit:
             break
