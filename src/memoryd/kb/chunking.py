@@ -402,7 +402,9 @@ def _pack(
     overlap_count = 0
     for unit in units:
         only_headings = all(u.sticky for u in current[overlap_count:])
-        if current and not only_headings and used + unit.tokens > policy.target_tokens:
+        # Headings stay with what follows them, unless they alone would fill the chunk.
+        full = used + unit.tokens > policy.target_tokens
+        if current and full and (not only_headings or used > policy.target_tokens // 2):
             yield _rendered(current, overlap_count)
             carried = _carry(current, unit, policy, count, tail)
             current, overlap_count = carried, len(carried)

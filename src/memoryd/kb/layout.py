@@ -31,6 +31,7 @@ HEADING_RATIO = 1.15
 HEADING_SIZE_MAX_SHARE = 0.10
 # A heading is a line or two: longer text is prose, whatever it looks like.
 MAX_HEADING_CHARS = 120
+MAX_HEADING_LINES = 2
 # Lines heavier than the body by this much (font weight) are bold.
 BOLD_MARGIN = 150.0
 # Furniture: a line in the top or bottom lines of at least this share of pages (and of at
@@ -294,16 +295,23 @@ def _page_blocks(
             items.append((paragraph[0].top, _escape(_join_lines([ln.text for ln in paragraph]))))
             paragraph.clear()
 
-    pending: tuple[int, list[str], float] | None = None  # a heading being gathered
+    # Heading lines being gathered: a heading is one line or two; three or more lines in a
+    # row set alike are a paragraph set in bold (or capitals), not headings.
+    pending: list[Line] = []
+    pending_level = 0
 
     def flush_heading() -> None:
-        nonlocal pending
-        if pending is not None:
-            level, parts, top = pending
-            text = " ".join(parts)
+        nonlocal pending_level
+        if not pending:
+            return
+        text = " ".join(ln.text for ln in pending)
+        if len(pending) <= MAX_HEADING_LINES and len(text) <= MAX_HEADING_CHARS:
             headings.append(text)
-            items.append((top, "#" * level + " " + _escape_inline(text)))
-            pending = None
+            items.append((pending[0].top, "#" * pending_level + " " + _escape_inline(text)))
+        else:
+            items.append((pending[0].top, _escape(_join_lines([ln.text for ln in pending]))))
+        pending.clear()
+        pending_level = 0
 
     starts = {run[0]: run for run in tables}
     while index < len(lines):
@@ -325,12 +333,10 @@ def _page_blocks(
             level = 0  # a bold lead-in whose sentence runs on: "Deposits increased, driven by"
         if level:
             flush()
-            joined = " ".join([*pending[1], line.text]) if pending else line.text
-            if pending is not None and pending[0] == level and len(joined) <= MAX_HEADING_CHARS:
-                pending = (level, [*pending[1], line.text], pending[2])
-            else:
+            if pending and level != pending_level:
                 flush_heading()
-                pending = (level, [line.text], line.top)
+            pending.append(line)
+            pending_level = level
             previous = line
             index += 1
             continue
