@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 # A line set at least this much larger than the body text is a heading by size …
 HEADING_RATIO = 1.15
-# … unless that size holds this share of the document's characters (then it is body text).
-HEADING_SIZE_MAX_SHARE = 0.10
+# … when its lines are short: at most this share of a body line's median length.
+HEADING_LINE_SHARE = 0.6
 # A heading is a line or two: longer text is prose, whatever it looks like.
 MAX_HEADING_CHARS = 120
 MAX_HEADING_LINES = 2
@@ -37,10 +37,13 @@ BOLD_MARGIN = 150.0
 # Furniture: a line in the top or bottom lines of at least this share of pages (and of at
 # least three pages) is a running header or footer.
 FURNITURE_LINES = 3
+FURNITURE_MARGIN = 0.1
 FURNITURE_SHARE = 0.3
 FURNITURE_MIN_PAGES = 3
 # A long line without numbers ends a table; shorter ones inside it are row labels.
 MAX_LABEL_CHARS = 120
+# A value column must hold values of at least this share of a table's rows.
+MIN_COLUMN_SHARE = 0.2
 
 PAGE_MARK = "<!-- page {} -->"
 PAGE_MARK_PATTERN = re.compile(r"^<!-- page (\d+) -->$")
@@ -110,6 +113,9 @@ class Page:
     number: int
     lines: tuple[Line, ...]
     pictures: tuple[Picture, ...] = ()
+    # The page's height in points (0 when unknown: then its first and last lines are its
+    # edges, in reading order).
+    height: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -171,14 +177,12 @@ def furniture_key(text: str) -> str:
 
 def find_furniture(pages: Sequence[Page]) -> set[tuple[int, int]]:
     """(page, line index) of running headers and footers, page numbers and "Table of
-    Contents" links: lines among the first or last few of a page that recur on many pages."""
+    Contents" links: lines in a page's top or bottom margin (else among its first or last few
+    lines) that recur on many pages."""
     edges: dict[int, list[int]] = {}
     seen: dict[str, set[int]] = {}
     for page in pages:
-        count = len(page.lines)
-        edge = sorted(
-            {*range(min(FURNITURE_LINES, count)), *range(max(0, count - FURNITURE_LINES), count)}
-        )
+        edge = _edge_lines(page)
         edges[page.number] = edge
         for index in edge:
             seen.setdefault(furniture_key(page.lines[index].text), set()).add(page.number)
@@ -186,15 +190,36 @@ def find_furniture(pages: Sequence[Page]) -> set[tuple[int, int]]:
     recurring = {key for key, where in seen.items() if len(where) >= threshold}
     found: set[tuple[int, int]] = set()
     for page in pages:
-        for index in edges[page.number]:
+        count = len(page.lines)
+        # A page number may sit just under the text, above the margin: the first or last
+        # two lines of a page that read as one are dropped too.
+        ends = {*range(min(2, count)), *range(max(0, count - 2), count)}
+        for index in sorted({*edges[page.number], *ends}):
             text = page.lines[index].text.strip()
-            if (
-                furniture_key(text) in recurring
-                or _PAGE_NUMBER.match(text)
-                or text.casefold() in ("table of contents", "index to financial statements")
+            if _PAGE_NUMBER.match(text) or (
+                index in edges[page.number]
+                and (
+                    furniture_key(text) in recurring
+                    or text.casefold() in ("table of contents", "index to financial statements")
+                )
             ):
                 found.add((page.number, index))
     return found
+
+
+def _edge_lines(page: Page) -> list[int]:
+    """Indexes of the lines in the page's margins: its top and bottom tenth, or, when the
+    page's size is unknown, its first and last few lines."""
+    count = len(page.lines)
+    if page.height > 0:
+        margin = FURNITURE_MARGIN * page.height
+        return [
+            i
+            for i, line in enumerate(page.lines)
+            if line.top < margin or line.top > page.height - margin
+        ]
+    first = range(min(FURNITURE_LINES, count))
+    return sorted({*first, *range(max(0, count - FURNITURE_LINES), count)})
 
 
 # ---------------------------------------------------------------------------- headings
@@ -203,21 +228,25 @@ def find_furniture(pages: Sequence[Page]) -> set[tuple[int, int]]:
 def _style(pages: Sequence[Page]) -> _Style:
     sizes: Counter[float] = Counter()
     weights: Counter[float] = Counter()
+    lengths: dict[float, list[int]] = {}
     for page in pages:
         for line in page.lines:
             letters = sum(c.isalpha() for c in line.text)
             sizes[line.size] += letters
             weights[line.weight] += letters
-    total = sum(sizes.values()) or 1
+            lengths.setdefault(line.size, []).append(len(line.text))
     body_size = sizes.most_common(1)[0][0] if sizes else 0.0
     body_weight = weights.most_common(1)[0][0] if weights else 0.0
+    body_length = statistics.median(lengths.get(body_size, [0]))
+    # A larger size is a heading size only when its lines are short: an exhibit set large is
+    # full lines of body text.
     large = sorted(
         (
             size
-            for size, letters in sizes.items()
+            for size in sizes
             if body_size
             and size >= body_size * HEADING_RATIO
-            and letters / total <= HEADING_SIZE_MAX_SHARE
+            and statistics.median(lengths[size]) <= max(HEADING_LINE_SHARE * body_length, 40)
         ),
         reverse=True,
     )
@@ -502,17 +531,30 @@ def _table_markdown(rows: list[Line], before: list[Line]) -> str:
     while split < first and _header_like(rows[split]):
         split += 1
     header_lines, body = rows[:split], rows[split:]
-    value_spans = [span for line in body for span in _values(line)[1]]
-    columns = _columns(value_spans)
+    split_rows = [_values(line) for line in body]
+    columns = _columns([span for _, values in split_rows for span in values])
+    # A "column" few rows use is a footnote mark after a label ("Revenues (1)"), not a column.
+    support = Counter(
+        _column_of(span, columns, nearest=True) for _, values in split_rows for span in values
+    )
+    numeric_rows = sum(1 for _, values in split_rows if values)
+    needed = max(2, MIN_COLUMN_SHARE * numeric_rows)
+    keep = [i for i in range(len(columns)) if support[i] >= needed]
+    kept = [columns[i] for i in keep]
     # Labels continued over two lines ("Trade receivables, net of …" / "respectively 6,915").
     merged: list[tuple[str, list[Span]]] = []
     carry = ""
-    for line in body:
-        label, values = _values(line)
+    for (label, found), line in zip(split_rows, body, strict=True):
+        values = []
+        for span in found:
+            if _column_of(span, columns, nearest=True) in keep:
+                values.append(span)
+            else:
+                label = f"{label} {span.text}".strip()
         if not values:
             if carry:
                 merged.append((carry, []))
-            carry = line.text
+            carry = label or line.text
             continue
         if carry and label[:1].islower():
             label = f"{carry} {label}"
@@ -522,6 +564,7 @@ def _table_markdown(rows: list[Line], before: list[Line]) -> str:
         merged.append((label, values))
     if carry:
         merged.append((carry, []))
+    columns = kept
     titles = [""] * len(columns)
     stub: list[str] = []
     for line in header_lines:
@@ -573,7 +616,11 @@ def _column_of(span: Span, columns: list[tuple[float, float]], nearest: bool = F
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    text = " ".join(text.split())
+    compact = text.replace(" ", "")
+    if " " in text and is_numeric(compact) and not compact.endswith("%"):
+        text = compact  # "(27,620 )" as set with a hanging parenthesis
+    return text.replace("|", "\\|")
 
 
 def median_size(lines: Sequence[Line]) -> float:

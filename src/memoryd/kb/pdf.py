@@ -65,11 +65,12 @@ def pdf_to_markdown(data: bytes, stem: str, reader: ImageReader, limits: Limits)
             for index in range(len(document)):
                 page = document[index]
                 try:
+                    height = float(page.get_height())
                     lines = _page_lines(page)
                     pictures, count = _read_images(page, lines, reader, limits)
                 finally:
                     page.close()
-                pages.append(Page(index + 1, tuple(lines), tuple(pictures)))
+                pages.append(Page(index + 1, tuple(lines), tuple(pictures), height))
                 read += count
         except ConversionError:
             raise
@@ -118,6 +119,7 @@ def _page_lines(page: Any) -> list[Line]:
         count = pdfium_c.FPDFText_CountChars(textpage)
         left, right = ctypes.c_double(), ctypes.c_double()
         bottom, top = ctypes.c_double(), ctypes.c_double()
+        name, flags = ctypes.create_string_buffer(128), ctypes.c_int()
         lines: list[Line] = []
         glyphs: list[_Glyph] = []
         for index in range(count):
@@ -143,13 +145,43 @@ def _page_lines(page: Any) -> list[Line]:
                 ):
                     # pdfium put no break between two lines: a new line starts here.
                     _close_line(glyphs, height, lines)
-            weight = float(max(0, pdfium_c.FPDFText_GetFontWeight(textpage, index)))
+            weight = float(pdfium_c.FPDFText_GetFontWeight(textpage, index))
+            if weight <= 0:  # the standard fonts give none: the font's name says it
+                weight = _named_weight(textpage, index, name, flags)
             glyphs.append((cleaned, left.value, right.value, bottom.value, top.value, size, weight))
         _close_line(glyphs, height, lines)
     finally:
         textpage.close()
     # Content order, not top-to-bottom: it keeps the columns of a two-column page apart.
-    return lines
+    return _same_baseline_joined(lines)
+
+
+_HEAVY = (b"bold", b"black", b"heavy", b"semibold", b"demi")
+
+
+def _named_weight(textpage: Any, index: int, name: Any, flags: Any) -> float:
+    """700 for a font named bold (or black, heavy, semibold), else 400."""
+    import pypdfium2.raw as pdfium_c
+
+    size = pdfium_c.FPDFText_GetFontInfo(textpage, index, name, len(name), flags)
+    font = bytes(name.raw[: max(0, min(size, len(name)) - 1)]).lower()
+    return 700.0 if any(word in font for word in _HEAVY) else 400.0
+
+
+def _same_baseline_joined(lines: list[Line]) -> list[Line]:
+    """Consecutive pieces pdfium reports as lines but that sit on one baseline, each to the
+    right of the one before ("Cash" then "$" then "8,555", drawn as separate text objects),
+    joined into one line of spans."""
+    joined: list[Line] = []
+    for line in lines:
+        if joined:
+            last = joined[-1]
+            same_row = abs(line.top - last.top) <= 0.3 * max(line.size, last.size, 1.0)
+            if same_row and line.spans and last.spans and line.spans[0].x0 >= last.spans[-1].x1:
+                joined[-1] = Line(last.top, last.spans + line.spans, last.size, last.weight)
+                continue
+        joined.append(line)
+    return joined
 
 
 def _close_line(glyphs: list[_Glyph], height: float, lines: list[Line]) -> None:

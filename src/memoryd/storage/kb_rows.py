@@ -14,9 +14,7 @@ DOCUMENT_COLUMNS = (
     "id, source_uri, collection, source_type, title, status, content_hash, document_type, "
     "error, chunk_count, token_count, images_read, byte_size, created_at, updated_at"
 )
-CHUNK_COLUMNS = (
-    "document_id, position, headings, breadcrumb, text, tokens, overlap_chars, pages"
-)
+CHUNK_COLUMNS = "document_id, position, headings, breadcrumb, text, tokens, overlap_chars, pages"
 # Every column but id and created_at follows a re-ingest.
 DOCUMENT_UPSERT = "ON CONFLICT (id) DO UPDATE SET " + ", ".join(
     f"{column} = excluded.{column}"
