@@ -30,8 +30,8 @@ def squash(text: str) -> str:
 
 
 def recurring_lines(path: Path) -> set[str]:
-    """Running headers and footers of the raw page text (pdfium, no layout): lines among the
-    first or last three of a page that repeat on many pages, digits ignored."""
+    """Running headers and footers of the raw page text (pdfium, no layout): the lines in the
+    top or bottom tenth of a page that repeat on many pages, digits ignored."""
     import pypdfium2 as pdfium
 
     document = pdfium.PdfDocument(path.read_bytes())
@@ -39,9 +39,14 @@ def recurring_lines(path: Path) -> set[str]:
         pages: Counter[str] = Counter()
         for index in range(len(document)):
             page = document[index]
+            width, height = page.get_width(), page.get_height()
             textpage = page.get_textpage()
+            bands = (
+                textpage.get_text_bounded(0, height * 0.9, width, height),
+                textpage.get_text_bounded(0, 0, width, height * 0.1),
+            )
             lines = {
-                squash(re.sub(r"\d+", "", line)) for line in textpage.get_text_range().splitlines()
+                squash(re.sub(r"\d+", "", line)) for band in bands for line in band.splitlines()
             }
             pages.update(line for line in lines if len(line) >= 6)
             textpage.close()
@@ -53,6 +58,12 @@ def recurring_lines(path: Path) -> set[str]:
 
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
+
+
+def _pages(chunk: Chunk) -> set[int]:
+    """The pages a chunk cites (none for a release that did not record pages)."""
+    span = getattr(chunk, "page_range", None)
+    return set(range(span[0], span[1] + 1)) if span else set()
 
 
 def share(part: int, whole: int) -> str:
@@ -112,10 +123,7 @@ def run(store_path: Path | None) -> None:
             by_kind.setdefault(question["kind"], []).append(rank or 0)
             wanted = set(question["pages"])
             if any(
-                hit.document.id == document.id
-                and hit.chunk.page_range
-                and wanted & set(range(hit.chunk.page_range[0], hit.chunk.page_range[1] + 1))
-                for hit in found[:5]
+                hit.document.id == document.id and wanted & _pages(hit.chunk) for hit in found[:5]
             ):
                 page_hits += 1
             if rank is None:

@@ -115,6 +115,7 @@ def search(
 @click.argument("document_id")
 @click.option("--section", help="Read the section under this heading.")
 @click.option("--chunks", "span", help="A chunk id or range, e.g. 3 or 3-6.")
+@click.option("--pages", help="A page or a page range of a PDF, e.g. 34 or 34-35.")
 @click.option("--max-tokens", type=click.IntRange(min=1, max=8000), default=2000, show_default=True)
 @_json_option
 @click.pass_context
@@ -123,19 +124,40 @@ def read(
     document_id: str,
     section: str | None,
     span: str | None,
+    pages: str | None,
     max_tokens: int,
     as_json: bool,
 ) -> None:
-    """read_kb: a document, a section or a chunk range, fenced and bounded."""
+    """read_kb: a document, a section, a chunk range or a page range, fenced and bounded."""
     chunk_range = parse_chunk_range(span) if span else None
+    page_range = parse_chunk_range(pages, what="pages") if pages else None
     with _service(ctx) as service:
         result = service.kb.read(
-            document_id, section=section, chunks=chunk_range, max_tokens=max_tokens
+            document_id,
+            section=section,
+            chunks=chunk_range,
+            pages=page_range,
+            max_tokens=max_tokens,
         )
     if as_json:
         _print_json(result.to_json())
     else:
         click.echo(result.fenced)
+
+
+@kb.command()
+@click.argument("document_id")
+@click.argument("title")
+@_json_option
+@click.pass_context
+def rename(ctx: click.Context, document_id: str, title: str, as_json: bool) -> None:
+    """Give a document your own title (its chunks' breadcrumbs follow)."""
+    with _service(ctx) as service:
+        document = service.kb.rename(document_id, title)
+    if as_json:
+        _print_json(document.to_json())
+    else:
+        click.echo(f"renamed: {_document_line(document)}")
 
 
 @kb.command(name="list")

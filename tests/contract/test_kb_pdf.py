@@ -94,6 +94,24 @@ def test_running_headers_and_page_numbers_never_reach_a_chunk(
     assert document.title == "Breakwater Operations", "the metadata title said 'untitled'"
 
 
+def test_the_owner_can_rename_a_document_and_its_breadcrumbs_follow(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    path = tmp_path / "harbour.pdf"
+    write_paged(path)
+    document_id = ingest_one(service, path)
+
+    renamed = service.kb.rename(document_id, "  Harbour   Master Plan ")
+
+    assert renamed.title == "Harbour Master Plan"
+    assert service.kb.get(document_id).title == "Harbour Master Plan"
+    chunks = chunks_of(service, document_id)
+    assert chunks and all(c.breadcrumb.startswith("Harbour Master Plan") for c in chunks)
+    hits = service.kb.search("harbour master plan dredger operations").hits
+    assert hits[0].document.id == document_id
+    assert [c.pages for c in chunks] == [c.pages for c in chunks_of(service, document_id)]
+
+
 # ---------------------------------------------------------------------------------------------
 # Text hygiene
 

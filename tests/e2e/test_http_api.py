@@ -546,6 +546,14 @@ def test_kb_upload_search_read_get_and_delete(server: Server) -> None:
     in_farm = server.ok("GET", "/v1/kb/documents", params={"collection": "farm"})
     assert [d["id"] for d in in_farm] == [doc_id]
     assert server.ok("GET", f"/v1/kb/documents/{doc_id}")["title"] == "Orchard Ledger"
+    renamed = server.ok("PATCH", f"/v1/kb/documents/{doc_id}", json={"title": "Quinta Ledger"})
+    assert renamed["title"] == "Quinta Ledger"
+    again = server.ok("POST", "/v1/kb/search", json={"query": ORCHARD_KEY})["results"][0]
+    assert again["breadcrumb"].startswith("Quinta Ledger")
+    no_pages = server.http.post("/v1/kb/read", json={"doc": doc_id, "pages": "1-2"})
+    assert no_pages.status_code == 400 and "no pages" in no_pages.json()["error"]
+    empty = server.http.patch(f"/v1/kb/documents/{doc_id}", json={"title": "   "})
+    assert empty.status_code in (400, 422), empty.text
 
     # An upload has no file to read again.
     reingest = server.http.post(f"/v1/kb/documents/{doc_id}/reingest")

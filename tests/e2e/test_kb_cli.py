@@ -100,10 +100,36 @@ def test_search_read_and_delete(cli: Cli, tmp_path: Path) -> None:
     assert "no document with id" in cli.fails("kb", "read", "NOPE")
     assert "chunk" in cli.fails("kb", "read", doc, "--chunks", "x-y")
 
+    renamed = cli.json("kb", "rename", doc, "Allotment Notebook")
+    assert renamed["title"] == "Allotment Notebook"
+    found = cli.json("kb", "search", "when should I turn the compost heap")["results"][0]
+    assert found["breadcrumb"] == "Allotment Notebook › Garden Journal › Compost"
+    assert "no pages" in cli.fails("kb", "read", doc, "--pages", "1-2")
+
     deleted = cli.json("kb", "delete", doc)
     assert deleted[0]["id"] == doc
     after = cli.json("kb", "search", "when should I turn the compost heap")
     assert all(r["doc"] != doc for r in after["results"])
+
+
+def test_a_pdf_is_read_by_pages_and_results_cite_them(cli: Cli, tmp_path: Path) -> None:
+    from tests.kb_pdfs import page_sentence, write_paged
+
+    cli.ok("init")
+    path = tmp_path / "harbour.pdf"
+    write_paged(path)
+    cli.ok("kb", "ingest", str(path))
+
+    found = cli.json("kb", "search", page_sentence(2, 1))
+    top = next(r for r in found["results"] if page_sentence(2, 1) in r["content"])
+    read = cli.json("kb", "read", top["doc"], "--pages", "2")
+    shown = cli.ok("kb", "read", top["doc"], "--pages", "2-3")
+
+    assert top["pages"][0] <= 2 <= top["pages"][1] and top["cite"].startswith("p")
+    assert read["pages"] == [2, 2] and read["cite"] == "p. 2"
+    assert page_sentence(2, 1) in read["content"] and page_sentence(3, 0) not in read["content"]
+    assert 'pages="2-3"' in shown and page_sentence(3, 2) in shown
+    assert "page" in cli.fails("kb", "read", top["doc"], "--pages", "9-12")
 
 
 def test_ingest_refuses_file_urls_and_oversized_files(cli: Cli, tmp_path: Path) -> None:

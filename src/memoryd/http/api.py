@@ -394,10 +394,12 @@ def create_app(
         "/v1/kb/read", response_model=s.KbReadOut, dependencies=guard, tags=["knowledge base"]
     )
     def kb_read(body: s.KbReadRequest) -> dict[str, Any]:
-        """read_kb: a document, a section or a chunk range, fenced and bounded."""
+        """read_kb: a document, a section, a chunk range or a page range, fenced and
+        bounded."""
         span = parse_chunk_range(body.chunks) if body.chunks else None
+        pages = parse_chunk_range(body.pages, what="pages") if body.pages else None
         return service.kb.read(
-            body.doc, section=body.section, chunks=span, max_tokens=body.max_tokens
+            body.doc, section=body.section, chunks=span, pages=pages, max_tokens=body.max_tokens
         ).to_json()
 
     @app.get(
@@ -421,6 +423,16 @@ def create_app(
     def kb_get(document_id: str) -> dict[str, Any]:
         """One document."""
         return service.kb.get(document_id).to_json()
+
+    @app.patch(
+        "/v1/kb/documents/{document_id}",
+        response_model=s.DocumentOut,
+        dependencies=guard,
+        tags=["knowledge base"],
+    )
+    def kb_rename(document_id: str, body: s.KbRenameRequest) -> dict[str, Any]:
+        """The owner's title for a document."""
+        return service.kb.rename(document_id, body.title).to_json()
 
     @app.delete(
         "/v1/kb/documents/{document_id}",

@@ -138,7 +138,12 @@ class KbReadRequest(_Strict):
     doc: str = Field(min_length=1, max_length=64)
     section: str | None = Field(default=None, max_length=300)
     chunks: str | None = Field(default=None, pattern=r"^[0-9]+(-[0-9]+)?$")
+    pages: str | None = Field(default=None, pattern=r"^[0-9]+(-[0-9]+)?$")
     max_tokens: int = Field(default=2000, ge=1, le=8000)
+
+
+class KbRenameRequest(_Strict):
+    title: str = Field(min_length=1, max_length=200)
 
 
 class ToolCallRequest(_Strict):
@@ -300,6 +305,8 @@ class KbHitOut(BaseModel):
     chunk: int
     title: str
     breadcrumb: str
+    pages: list[int] | None = None
+    cite: str | None = None
     source: str
     collection: str
     score: float
@@ -317,6 +324,8 @@ class KbReadOut(BaseModel):
     doc: str
     title: str
     chunks: list[int]
+    pages: list[int] | None = None
+    cite: str | None = None
     tokens: int
     next_chunk: int | None
     content: str

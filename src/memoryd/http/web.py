@@ -21,9 +21,10 @@ from fastapi import FastAPI, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ..errors import MemorydError
-from ..kb.model import Document, parse_source_type
+from ..kb.model import Document, page_label, parse_source_type
 from ..model import AuditEntry, Kind, Memory, Status
 from ..service import MemoryService, RecallResult, ReviewItem
+from ..tools import parse_chunk_range
 from .auth import token_matches
 
 COOKIE = "memoryd_session"
@@ -258,15 +259,37 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
             return RedirectResponse("/documents?flash=" + quote(outcome["text"]), status_code=303)
         return response
 
+    @app.get("/documents/{document_id}/read", include_in_schema=False)
+    def document_read(request: Request, document_id: str, pages: str = "") -> HTMLResponse:
+        """The pages a search result cites (or the start of the document)."""
+        session = session_of(request)
+        try:
+            span = parse_chunk_range(pages, what="pages") if pages else None
+            read = service.kb.read(document_id, pages=span)
+            body = (
+                f"<p class=muted>{escape(read.document.title)} · "
+                f"{escape(page_label(read.pages) or 'from the start')}</p>"
+                f"<pre>{escape(read.text)}</pre>"
+            )
+        except MemorydError as error:
+            body = f"<p class=error>{escape(str(error))}</p>"
+        return page(request, "Document", body, session)
+
     @app.post("/documents/{document_id}/{action}", include_in_schema=False)
     def document_action(
-        request: Request, document_id: str, action: str, csrf: str = Form("")
+        request: Request,
+        document_id: str,
+        action: str,
+        csrf: str = Form(""),
+        title: str = Form(""),
     ) -> Response:
         checked(request, csrf)
         if action == "delete":
             return act("/documents", lambda: service.kb.delete(document_id), "deleted")
         if action == "reingest":
             return act("/documents", lambda: service.kb.reingest(document_id), "re-ingested")
+        if action == "rename":
+            return act("/documents", lambda: service.kb.rename(document_id, title), "renamed")
         return act("/documents", lambda: None, f"error: unknown action {action!r}")
 
     # -------------------------------------------------------------- recall
@@ -467,11 +490,12 @@ def _documents(
     )
     found = ""
     if results is not None:
-        found = "<h2>Results</h2>" + (
-            "".join(f"<pre>{escape(r['content'])}</pre>" for r in results) or "<p>None.</p>"
-        )
+        found = "<h2>Results</h2>" + ("".join(_result(r) for r in results) or "<p>None.</p>")
     rows = "".join(
-        f"<tr><td>{escape(d.title)}<br><span class=muted>{escape(d.source_uri)}</span></td>"
+        f"<tr><td>{escape(d.title)}<br><span class=muted>{escape(d.source_uri)}</span>"
+        f'<form class="inline" method="post" action="/documents/{escape(d.id)}/rename">'
+        f'{_csrf(csrf)}<label>title <input name="title" value="{escape(d.title)}" size=30>'
+        "</label> <button>Rename</button></form></td>"
         f"<td>{escape(d.collection)}</td><td>{d.source_type.value}</td>"
         f"<td>{d.status.value}{_error_line(d.error)}</td><td>{d.chunk_count}</td><td>"
         + _button(f"/documents/{d.id}/reingest", "Re-ingest", csrf)
@@ -484,6 +508,19 @@ def _documents(
         "</th><th>collection</th><th>type</th><th>status</th><th>chunks</th><th></th></tr>"
         f"{rows}</table>"
     )
+
+
+def _result(result: dict[str, Any]) -> str:
+    """A search result: where it is (with a link to its pages) and its fenced text."""
+    where = escape(result["title"])
+    if result.get("pages"):
+        first, last = result["pages"]
+        span = str(first) if first == last else f"{first}-{last}"
+        where += (
+            f' · <a href="/documents/{quote(result["doc"])}/read?pages={span}">'
+            f"{escape(result['cite'])}</a>"
+        )
+    return f"<p class=muted>{where}</p><pre>{escape(result['content'])}</pre>"
 
 
 def _error_line(error: str | None) -> str:

@@ -50,6 +50,7 @@ KB_RETRY = RetryPolicy(steps_seconds=(120, 600, 1800), max_attempts=4, lease_sec
 # read_kb never returns more than this many tokens, whatever the caller asks.
 READ_DEFAULT_TOKENS = 2000
 READ_MAX_TOKENS = 8000
+MAX_TITLE_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -464,6 +465,27 @@ class KnowledgeBase:
     ) -> list[Document]:
         """Documents, newest first."""
         return self.store.kb.documents(collection=collection, limit=limit)
+
+    def rename(self, document_id: str, title: str, *, now: datetime | None = None) -> Document:
+        """The owner's title for a document: every chunk's breadcrumb (embedded with it) is
+        rebuilt and embedded again, in one transaction."""
+        name = " ".join(title.split())
+        if not name:
+            raise InvalidInputError("a document's title cannot be empty")
+        if len(name) > MAX_TITLE_CHARS:
+            raise InvalidInputError(f"a document's title is at most {MAX_TITLE_CHARS} characters")
+        document = self.get(document_id)
+        chunks = [
+            replace(c, breadcrumb=breadcrumb(name, c.headings))
+            for c in self.store.kb.chunks(document.id)
+        ]
+        vectors = list(self.embedder.embed([c.embedded_text for c in chunks])) if chunks else []
+        renamed = replace(document, title=name, updated_at=now or self._clock())
+        with self.store.transaction():
+            self.store.kb.save_document(renamed)
+            if chunks:
+                self.store.kb.replace_chunks(document.id, chunks, vectors)
+        return renamed
 
     def delete(self, document_id: str) -> Document:
         """Remove a document and its chunks."""
