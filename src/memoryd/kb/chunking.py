@@ -243,7 +243,9 @@ def _merge_small(
 ) -> list[ChunkDraft]:
     """Near-empty chunks joined to a neighbour: the short tail of a long section (under
     ``min_tokens`` of its own) to the chunk before it, a heading with next to nothing under it
-    ("Item 6. [Reserved]") to the chunk after it. Each only when the two fit the target."""
+    ("Item 6. [Reserved]") to the chunk after it. Each only when the two stay under the
+    ceiling (the target plus the overlap)."""
+    ceiling = policy.target_tokens + policy.overlap_tokens
     merged: list[ChunkDraft] = []
     index = 0
     while index < len(drafts):
@@ -256,7 +258,7 @@ def _merge_small(
             and merged
             and (
                 merged[-1].headings == draft.headings
-                and merged[-1].tokens + own <= policy.target_tokens
+                and merged[-1].tokens + own <= ceiling
             )
         ):
             merged[-1] = _joined(merged[-1], draft, draft.overlap_chars, count)
@@ -268,7 +270,7 @@ def _merge_small(
             and _content_tokens(draft.text, count) < policy.min_content_tokens
             and following is not None
             and following.overlap_chars == 0
-            and draft.tokens + following.tokens <= policy.target_tokens
+            and draft.tokens + following.tokens <= ceiling
         ):
             joined = _joined(draft, following, 0, count)
             merged.append(replace(joined, headings=following.headings))
