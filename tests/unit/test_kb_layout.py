@@ -274,6 +274,35 @@ def test_column_headers_over_two_lines_join_per_column() -> None:
     assert ["Deposits", "$2,561,207", "$2,462,303", "4 %"] in rows
 
 
+def test_a_table_the_columns_cannot_hold_becomes_label_value_lines() -> None:
+    def drifting(top: float, label: str, *cells: tuple[str, float]) -> Line:
+        """A row whose numbers sit wherever the typesetter left them (right edges given)."""
+        spans = [Span(label, 40.0, 40.0 + 5.0 * len(label))]
+        spans += [Span(text, right - 6.0 * len(text), right) for text, right in cells]
+        return Line(top, tuple(spans), BODY, REGULAR)
+
+    laid = layout_markdown(
+        [
+            page(
+                5,
+                line(20, "Segment results", "2023", "2022"),
+                drifting(32, "Ports", ("1,200", 400.0), ("1,100", 480.0)),
+                drifting(44, "Harbours", ("310", 392.0), ("295", 404.0)),
+                drifting(56, "Ferries", ("188", 398.0), ("191", 408.0)),
+                drifting(68, "Total", ("1,698", 400.0), ("1,586", 480.0)),
+            )
+        ]
+    )
+
+    assert rows_of(laid.markdown) == [], "no Markdown table pretends the columns line up"
+    lines = laid.markdown.split("\n")
+    assert "Ports: 1,200, 1,100" in lines
+    assert "Harbours: 310, 295" in lines, "both numbers stay on their label's line"
+    assert "Ferries: 188, 191" in lines
+    assert "Total: 1,698, 1,586" in lines
+    assert any("2023" in text and "2022" in text for text in lines), "the header is kept"
+
+
 @pytest.mark.parametrize(
     ("text", "numeric"),
     [

@@ -44,6 +44,10 @@ FURNITURE_MIN_PAGES = 3
 MAX_LABEL_CHARS = 120
 # A value column must hold values of at least this share of a table's rows.
 MIN_COLUMN_SHARE = 0.2
+# A table is misaligned when more rows than this put two numbers in one column, or when it
+# has more value columns than any printed statement does; it is then written as row lines.
+MAX_COLLIDING_SHARE = 0.2
+MAX_COLUMNS = 12
 
 PAGE_MARK = "<!-- page {} -->"
 PAGE_MARK_PATTERN = re.compile(r"^<!-- page (\d+) -->$")
@@ -62,6 +66,7 @@ _STRUCTURE = (
     (re.compile(r"^NOTE\s+\d{1,2}\s*[.:—–-]", re.I), 4),
 )
 _SENTENCE_END = re.compile(r"[.;,]$")
+_FOOTNOTE_MARKS = re.compile(r"^\d{1,2}(?:,\d{1,2})*$")  # "1", "1,2,3" after a value
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _MONTH_DAY = re.compile(
     r"^(?:(?:three|six|nine|twelve) months ended |year ended |as of )?"
@@ -565,6 +570,8 @@ def _table_markdown(rows: list[Line], before: list[Line]) -> str:
     if carry:
         merged.append((carry, []))
     columns = kept
+    if _misaligned(merged, columns):
+        return _row_lines(header_lines, merged)
     titles = [""] * len(columns)
     stub: list[str] = []
     for line in header_lines:
@@ -584,6 +591,35 @@ def _table_markdown(rows: list[Line], before: list[Line]) -> str:
                 cells[column] = f"{cells[column]} {span.text}".strip()
         out.append("| " + " | ".join(_cell(c) for c in [label, *cells]) + " |")
     return "\n".join(out)
+
+
+def _misaligned(rows: list[tuple[str, list[Span]]], columns: list[tuple[float, float]]) -> bool:
+    """Whether the columns fail the rows: too many of them, or numbers sharing a column."""
+    if len(columns) > MAX_COLUMNS:
+        return True
+    colliding = 0
+    valued = 0
+    for _, values in rows:
+        if not values:
+            continue
+        valued += 1
+        seen = Counter(
+            _column_of(span, columns, nearest=True)
+            for span in values
+            if any(ch.isdigit() for ch in span.text) and not _FOOTNOTE_MARKS.match(span.text)
+        )
+        colliding += any(count > 1 for count in seen.values())
+    return valued > 0 and colliding > MAX_COLLIDING_SHARE * valued
+
+
+def _row_lines(header_lines: list[Line], rows: list[tuple[str, list[Span]]]) -> str:
+    """A table the columns cannot hold, as lines "label: value, value" under its header."""
+    out = [_escape(" ".join(line.text.split())) for line in header_lines]
+    for label, values in rows:
+        cells = [_cell(span.text) for span in values]
+        text = f"{label}: {', '.join(cells)}" if cells and label else label or ", ".join(cells)
+        out.append(_escape(" ".join(text.split())))
+    return "\n\n".join(line for line in out if line)
 
 
 def _columns(spans: list[Span]) -> list[tuple[float, float]]:
