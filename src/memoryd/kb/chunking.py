@@ -256,10 +256,7 @@ def _merge_small(
             tail
             and own < policy.min_tokens
             and merged
-            and (
-                merged[-1].headings == draft.headings
-                and merged[-1].tokens + own <= ceiling
-            )
+            and (merged[-1].headings == draft.headings and merged[-1].tokens + own <= ceiling)
         ):
             merged[-1] = _joined(merged[-1], draft, draft.overlap_chars, count)
             index += 1
