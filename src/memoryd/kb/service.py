@@ -910,7 +910,11 @@ def _stem(word: str) -> str:
 def _fenced(
     document: Document, chunk: str, text: str, crumb: str, pages: tuple[int, int] | None
 ) -> str:
-    body = escape_data(f"[{crumb}]\n{text}" if crumb else text)
+    cite = page_label(pages)
+    head = " ".join(
+        part for part in (f"[{crumb}]" if crumb else "", f"({cite})" if cite else "") if part
+    )
+    body = escape_data(f"{head}\n{text}" if head else text)
     attributes = {"source": document.source_uri, "doc": document.id, "chunk": chunk}
     if pages is not None:
         first, last = pages
