@@ -584,6 +584,20 @@ def test_a_short_section_with_real_content_keeps_its_own_chunk_and_breadcrumb() 
     assert "tram depot" in last.text
 
 
+def test_a_short_introduction_opens_its_first_subsection_whose_breadcrumb_names_it() -> None:
+    markdown = (
+        "# Venues\n\n## Touring Stages\n\nThree stages travel with the troupe.\n\n"
+        "### The Barge Stage\n\n" + " ".join(["The barge stage moors at river towns."] * 20)
+    )  # fmt: skip
+
+    drafts = chunk_markdown(markdown, count, tail)
+
+    assert len(drafts) == 1, "the two-line introduction is no chunk of its own"
+    assert drafts[0].headings == ("Venues", "Touring Stages", "The Barge Stage")
+    assert "Three stages travel with the troupe." in drafts[0].text
+    assert drafts[0].text.index("## Touring Stages") < drafts[0].text.index("### The Barge")
+
+
 def short_tail(drafts: list[ChunkDraft]) -> list[ChunkDraft]:
     return [d for d in drafts if count(d.text[d.overlap_chars :]) < POLICY.min_tokens]
 

@@ -242,9 +242,11 @@ def _merge_small(
     drafts: list[ChunkDraft], count: TokenCount, policy: ChunkPolicy
 ) -> list[ChunkDraft]:
     """Near-empty chunks joined to a neighbour: the short tail of a long section (under
-    ``min_tokens`` of its own) to the chunk before it, a heading with next to nothing under it
-    ("Item 6. [Reserved]") to the chunk after it. Each only when the two stay under the
-    ceiling (the target plus the overlap)."""
+    ``min_tokens`` of its own) to the chunk before it; a heading with next to nothing under it
+    ("Item 6. [Reserved]"), or a short section whose subsections follow, to the chunk after it.
+    Each only when the two stay under the ceiling (the target plus the overlap). A short
+    section with content of its own among its siblings keeps its chunk, so that its
+    breadcrumb names it and ``read_kb`` finds it by heading."""
     ceiling = policy.target_tokens + policy.overlap_tokens
     merged: list[ChunkDraft] = []
     index = 0
@@ -262,9 +264,17 @@ def _merge_small(
             index += 1
             continue
         following = drafts[index + 1] if index + 1 < len(drafts) else None
+        # A heading with next to nothing under it, or a short introduction to subsections,
+        # opens the chunk after it: the subsection's breadcrumb names the parent too.
+        opens_next = _content_tokens(draft.text, count) < policy.min_content_tokens or (
+            own < policy.min_tokens
+            and following is not None
+            and len(following.headings) > len(draft.headings)
+            and following.headings[: len(draft.headings)] == draft.headings
+        )
         if (
             not tail
-            and _content_tokens(draft.text, count) < policy.min_content_tokens
+            and opens_next
             and following is not None
             and following.overlap_chars == 0
             and draft.tokens + following.tokens <= ceiling
