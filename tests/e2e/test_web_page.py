@@ -25,6 +25,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from memoryd.model import Importance, Kind, Source
 
+from ..kb_pdfs import page_sentence, write_paged
 from .conftest import Cli, running_server
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -183,6 +184,42 @@ def test_the_owner_reviews_edits_uploads_and_recalls_in_a_browser(
     assert "Lisbon" not in block
     assert browser.find_elements(By.XPATH, "//h2[text()='Explain']")
     _shot(browser, "recall")
+
+
+def test_a_pdf_result_links_to_exactly_its_pages_and_the_owner_renames_it(
+    server: tuple[str, str], browser: WebDriver, tmp_path: Path
+) -> None:
+    base, token = server
+    report = tmp_path / "harbour.pdf"
+    write_paged(report, pages=4)
+    browser.get(f"{base}/login?next=/documents")
+    browser.find_element(By.NAME, "token").send_keys(token)
+    _submit(browser, browser.find_element(By.TAG_NAME, "button"))
+    browser.find_element(By.NAME, "file").send_keys(str(report))
+    _submit(browser, browser.find_element(By.XPATH, "//button[text()='Upload']"))
+    assert "harbour.pdf: ok" in browser.find_element(By.CLASS_NAME, "flash").text
+
+    browser.find_element(By.NAME, "q").send_keys("Dredger Operations")  # page 3's heading
+    _submit(browser, browser.find_element(By.XPATH, "//button[text()='Search']"))
+    results = [pre.text for pre in browser.find_elements(By.TAG_NAME, "pre")]
+    assert any(page_sentence(3, 1) in text and 'pages="3"' in text for text in results)
+    link = browser.find_element(By.LINK_TEXT, "p. 3")
+    _submit(browser, link)
+    text = browser.find_element(By.TAG_NAME, "pre").text
+    assert all(page_sentence(3, i) in text for i in range(3)), "the cited page, whole"
+    assert not any(page_sentence(n, 0) in text for n in (1, 2, 4)), "and no other page"
+    assert "p. 3" in browser.find_element(By.CLASS_NAME, "muted").text
+
+    browser.get(base + "/documents")
+    title = browser.find_element(By.NAME, "title")
+    title.clear()
+    title.send_keys("Harbour Holdings Annual Report 2025")
+    _submit(browser, browser.find_element(By.XPATH, "//button[text()='Rename']"))
+    assert "renamed" in browser.find_element(By.CLASS_NAME, "flash").text
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as api:
+        found = api.post("/v1/kb/search", json={"query": "Dredger Operations"})
+        first = found.json()["results"][0]
+    assert first["breadcrumb"].startswith("Harbour Holdings Annual Report 2025")
 
 
 def test_forms_without_the_session_csrf_token_change_nothing(
