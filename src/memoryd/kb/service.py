@@ -396,8 +396,7 @@ class KnowledgeBase:
             used += cost
         text = join_chunks([(c.text, c.overlap_chars) for c in taken])
         if used > max_tokens:  # a single chunk larger than the budget
-            text = self._head(text, max_tokens)
-            used = self.tokenizer.count(text)
+            text, used = self._bounded(text, max_tokens)
         following = span[len(taken)].position if len(taken) < len(span) else None
         return KbReadResult(
             document,
@@ -435,10 +434,7 @@ class KnowledgeBase:
         following = [offset for page, offset in starts.items() if page > last]
         end = min(following) if following else len(text)
         text = text[begin:end].strip("\n")
-        used = self.tokenizer.count(text)
-        if used > max_tokens:
-            text = self._head(text, max_tokens)
-            used = self.tokenizer.count(text)
+        text, used = self._bounded(text, max_tokens)
         return KbReadResult(
             document,
             span[0].position,
@@ -677,8 +673,13 @@ class KnowledgeBase:
         ids = self.tokenizer.encode(text)
         return self.tokenizer.decode(ids[-tokens:]) if tokens < len(ids) else text
 
-    def _head(self, text: str, tokens: int) -> str:
-        return self.tokenizer.decode(self.tokenizer.encode(text)[:tokens])
+    def _bounded(self, text: str, max_tokens: int) -> tuple[str, int]:
+        """``text`` cut to its first ``max_tokens`` tokens, and its token count."""
+        tokens = self.tokenizer.encode(text)
+        if len(tokens) <= max_tokens:
+            return text, len(tokens)
+        head = self.tokenizer.decode(tokens[:max_tokens])
+        return head, self.tokenizer.count(head)
 
     def _section(self, document: Document, section: str) -> list[Chunk]:
         wanted = " ".join(section.split()).casefold()
