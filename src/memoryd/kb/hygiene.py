@@ -66,3 +66,13 @@ def repair_unknown_glyphs(text: str) -> str:
 
     mended = _WORD_WITH_UNKNOWN.sub(mend, text)
     return mended.replace(_UNKNOWN, "")
+
+
+# Markdown that would change meaning at the start of an extracted line.
+_MARKDOWN_OPENER = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|>|\||```|~~~|[-*+](?=\s)|\d{1,9}[.)](?=\s))")
+
+
+def escape_markdown(text: str) -> str:
+    """Text safe as a Markdown paragraph: an opening '#', '>', '|', list marker or code
+    fence is literal."""
+    return "\n".join(_MARKDOWN_OPENER.sub(r"\1\\\2", line) for line in text.split("\n"))

@@ -9,10 +9,10 @@ a wide gap separates them, with font size and weight — and the text of its pic
   size holds much of the text: an exhibit set large is body text); numbered items ("PART II",
   "Item 7.", "Note 12 —"); short bold or capitalised lines standing alone; the outline
   (bookmarks) when the PDF has one. A heading is at most a line or two;
-- rebuilds **tables** row by row: a row is a label and its numbers, "$" joined to the number it
-  belongs to, each value in the column its position says, the column headers (the years) taken
-  from the lines above, so every row keeps its label and every chunk of the table can repeat
-  the header;
+- rebuilds **tables** row by row (:mod:`memoryd.kb.tables`): a row is a label and its numbers,
+  "$" joined to the number it belongs to, each value in the column its position says, the
+  column headers (the years) taken from the lines above, so every row keeps its label and
+  every chunk of the table can repeat the header;
 - escapes Markdown control characters that open extracted lines ("# Denotes …" is a footnote,
   not a heading), and marks where each page begins (``<!-- page N -->``).
 """
@@ -24,6 +24,10 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from .hygiene import escape_markdown
+from .pages import Line, OutlineEntry, Page
+from .tables import is_numeric_row, table_markdown, table_runs
 
 # A line set at least this much larger than the body text is a heading by size …
 HEADING_RATIO = 1.15
@@ -40,23 +44,10 @@ FURNITURE_LINES = 3
 FURNITURE_MARGIN = 0.1
 FURNITURE_SHARE = 0.3
 FURNITURE_MIN_PAGES = 3
-# A long line without numbers ends a table; shorter ones inside it are row labels.
-MAX_LABEL_CHARS = 120
-# A value column must hold values of at least this share of a table's rows.
-MIN_COLUMN_SHARE = 0.2
-# A table is misaligned when more rows than this put two numbers in one column, or when it
-# has more value columns than any printed statement does; it is then written as row lines.
-MAX_COLLIDING_SHARE = 0.2
-MAX_COLUMNS = 12
 
 PAGE_MARK = "<!-- page {} -->"
 PAGE_MARK_PATTERN = re.compile(r"^<!-- page (\d+) -->$")
 
-_NUMERIC = re.compile(
-    r"^[(\[]?[-–—+]?\s*[$€£¥]?\s*[-–—+]?\(?\d[\d,]*(?:\.\d+)?\)?\s*(?:%|pts?|bps|x)?\)?\*?$"
-    r"|^[-–—]+$|^n/?[ma]$|^nm$|^N/?[MA]$",
-)
-_CURRENCY = re.compile(r"^[$€£¥]$|^\($")
 _PAGE_NUMBER = re.compile(
     r"^(?:page\s+)?[-–—]?\s*(?:\d{1,4}|[ivxlcdm]{1,6})\s*[-–—]?(?:\s+of\s+\d{1,4})?$", re.I
 )
@@ -66,70 +57,6 @@ _STRUCTURE = (
     (re.compile(r"^NOTE\s+\d{1,2}\s*[.:—–-]", re.I), 4),
 )
 _SENTENCE_END = re.compile(r"[.;,]$")
-_FOOTNOTE_MARKS = re.compile(r"^\d{1,2}(?:,\d{1,2})*$")  # "1", "1,2,3" after a value
-_YEAR = re.compile(r"^(?:19|20)\d\d$")
-_MONTH_DAY = re.compile(
-    r"^(?:(?:three|six|nine|twelve) months ended |year ended |as of )?"
-    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2},?$",
-    re.I,
-)
-_YEAR_IN = re.compile(r"\b(?:19|20)\d\d\b")
-_UNITS = re.compile(r"\bin (millions|thousands|billions)\b", re.I)
-# Markdown that would change meaning at the start of an extracted line.
-_MARKDOWN_OPENER = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|>|\||```|~~~|[-*+](?=\s)|\d{1,9}[.)](?=\s))")
-
-
-@dataclass(frozen=True)
-class Span:
-    """A run of text on a line with no wide gap inside; ``x0``/``x1`` in points."""
-
-    text: str
-    x0: float
-    x1: float
-
-
-@dataclass(frozen=True)
-class Line:
-    """One text line of a page: spans left to right, its font size and weight."""
-
-    top: float
-    spans: tuple[Span, ...]
-    size: float
-    weight: float = 0.0
-
-    @property
-    def text(self) -> str:
-        """The spans joined by single spaces."""
-        return " ".join(span.text for span in self.spans)
-
-
-@dataclass(frozen=True)
-class Picture:
-    """The text read from a picture (or a whole scanned page), placed at ``top``."""
-
-    top: float
-    text: str
-
-
-@dataclass(frozen=True)
-class Page:
-    """One page's lines (top to bottom) and pictures; ``number`` is 1-based."""
-
-    number: int
-    lines: tuple[Line, ...]
-    pictures: tuple[Picture, ...] = ()
-    # The page's height in points (0 when unknown: then its first and last lines are its
-    # edges, in reading order).
-    height: float = 0.0
-
-
-@dataclass(frozen=True)
-class OutlineEntry:
-    """A bookmark: its title, the page it points to and its depth (1 = top)."""
-
-    title: str
-    page: int
-    level: int
 
 
 @dataclass(frozen=True)
@@ -268,7 +195,7 @@ def heading_level(
     text = line.text.strip()
     if not text or len(text) > MAX_HEADING_CHARS or not any(c.isalpha() for c in text):
         return 0
-    if _is_numeric_row(line):
+    if is_numeric_row(line):
         return 0
     marked = bookmarks.get((page, _fold(text)))
     if marked is not None:
@@ -318,7 +245,7 @@ def _page_blocks(
     """The page's Markdown blocks in reading order."""
     items: list[tuple[float, str]] = []
     lines = list(page.lines)
-    tables = _table_runs(lines)
+    tables = table_runs(lines)
     covered = {i for run in tables for i in range(run[0], run[1])}
     index = 0
     paragraph: list[Line] = []
@@ -326,7 +253,9 @@ def _page_blocks(
 
     def flush() -> None:
         if paragraph:
-            items.append((paragraph[0].top, _escape(_join_lines([ln.text for ln in paragraph]))))
+            items.append(
+                (paragraph[0].top, escape_markdown(_join_lines([ln.text for ln in paragraph])))
+            )
             paragraph.clear()
 
     # Heading lines being gathered: a heading is one line or two; three or more lines in a
@@ -343,7 +272,9 @@ def _page_blocks(
             headings.append(text)
             items.append((pending[0].top, "#" * pending_level + " " + _escape_inline(text)))
         else:
-            items.append((pending[0].top, _escape(_join_lines([ln.text for ln in pending]))))
+            items.append(
+                (pending[0].top, escape_markdown(_join_lines([ln.text for ln in pending])))
+            )
         pending.clear()
         pending_level = 0
 
@@ -353,7 +284,7 @@ def _page_blocks(
             flush()
             flush_heading()
             start, end = starts[index]
-            items.append((lines[start].top, _table_markdown(lines[start:end], lines[:start])))
+            items.append((lines[start].top, table_markdown(lines[start:end], lines[:start])))
             index = end
             previous = None
             continue
@@ -392,7 +323,7 @@ def _page_blocks(
     for picture in page.pictures:
         if picture.text.strip():
             where = next((i for i, (top, _) in enumerate(items) if top > picture.top), len(items))
-            placed.append((where, 0, _escape(picture.text.strip())))
+            placed.append((where, 0, escape_markdown(picture.text.strip())))
     blocks = [text for _, _, text in sorted(placed, key=lambda p: (p[0], p[1]))]
     return blocks
 
@@ -408,257 +339,5 @@ def _join_lines(lines: list[str]) -> str:
     return " ".join(text.split())
 
 
-def _escape(text: str) -> str:
-    """Text safe as a Markdown paragraph: an opening '#', '>', '|', list marker or code
-    fence is literal."""
-    return "\n".join(_MARKDOWN_OPENER.sub(r"\1\\\2", line) for line in text.split("\n"))
-
-
 def _escape_inline(text: str) -> str:
     return text.replace("|", "\\|")
-
-
-# ------------------------------------------------------------------------------ tables
-
-
-def is_numeric(text: str) -> bool:
-    """A table value: a number (with sign, currency, parentheses, percent) or a dash."""
-    return bool(_NUMERIC.match(text.strip()))
-
-
-def _cells(line: Line) -> list[Span]:
-    """The line's spans with a lone "$" (or "(") joined to the number after it."""
-    cells: list[Span] = []
-    carry: Span | None = None
-    for span in line.spans:
-        if carry is not None:
-            span = Span(carry.text + span.text, carry.x0, span.x1)
-            carry = None
-        if _CURRENCY.match(span.text.strip()):
-            carry = span
-            continue
-        cells.append(span)
-    if carry is not None:
-        cells.append(carry)
-    return cells
-
-
-def _values(line: Line) -> tuple[str, list[Span]]:
-    """(label, value cells): the trailing numeric cells and the text before them."""
-    cells = _cells(line)
-    cut = len(cells)
-    while cut > 0 and is_numeric(cells[cut - 1].text):
-        cut -= 1
-    label = " ".join(c.text for c in cells[:cut])
-    return label, cells[cut:]
-
-
-def _is_numeric_row(line: Line) -> bool:
-    label, values = _values(line)
-    if not values or all(_YEAR.match(v.text) for v in values):
-        return False  # years alone head columns: "(in millions) 2023 2022"
-    # A line of prose that merely ends with a number is no table row: rows have a gap.
-    return len(line.spans) > 1 or not label
-
-
-def _table_runs(lines: list[Line]) -> list[tuple[int, int]]:
-    """[start, end) of each table: numeric rows with short label lines between them, and the
-    header lines right above the first row."""
-    runs: list[tuple[int, int]] = []
-    index = 0
-    while index < len(lines):
-        if not _is_numeric_row(lines[index]):
-            index += 1
-            continue
-        start = end = index
-        rows = 0
-        probe = index
-        while probe < len(lines):
-            line = lines[probe]
-            if _is_numeric_row(line):
-                rows += 1
-                end = probe + 1
-                probe += 1
-                continue
-            if len(line.text) > MAX_LABEL_CHARS:
-                break
-            # Up to three label lines may sit between rows ("Current assets:").
-            ahead = next(
-                (k for k in range(probe, min(probe + 3, len(lines))) if _is_numeric_row(lines[k])),
-                None,
-            )
-            if ahead is None:
-                break
-            probe = ahead
-        if rows >= 2:
-            runs.append((_table_head(lines, start, runs[-1][1] if runs else 0), end))
-            index = end
-        else:
-            index += 1
-    return runs
-
-
-def _table_head(lines: list[Line], start: int, floor: int) -> int:
-    """Where a table starts above its first row: the column header lines (years, dates,
-    units) and the row labels between them and the first row ("ASSETS", "Current assets:")."""
-    probe = start
-    labels = 0
-    while probe > floor and labels < 4:
-        line = lines[probe - 1]
-        if _header_like(line):
-            break
-        if len(line.text) > 60 or _SENTENCE_END.search(line.text.strip()):
-            return start
-        labels += 1
-        probe -= 1
-    else:
-        return start
-    while probe > floor and start - probe < 8 and _header_like(lines[probe - 1]):
-        probe -= 1
-    return probe
-
-
-def _header_like(line: Line) -> bool:
-    """A column header line: short, with years, dates or a few column words."""
-    text = line.text.strip()
-    if not text or len(text) > 80 or text.endswith("."):
-        return False
-    if _YEAR_IN.search(text) or _UNITS.search(text) or _MONTH_DAY.search(text):
-        return True
-    return len(line.spans) >= 2 and all(len(s.text) <= 30 for s in line.spans)
-
-
-def _table_markdown(rows: list[Line], before: list[Line]) -> str:
-    """A table as Markdown: the header from the lines above the first numeric row, then one
-    row per label with its values in the columns their positions say."""
-    first = next(i for i, line in enumerate(rows) if _is_numeric_row(line))
-    split = 0
-    while split < first and _header_like(rows[split]):
-        split += 1
-    header_lines, body = rows[:split], rows[split:]
-    split_rows = [_values(line) for line in body]
-    columns = _columns([span for _, values in split_rows for span in values])
-    # A "column" few rows use is a footnote mark after a label ("Revenues (1)"), not a column.
-    support = Counter(
-        _column_of(span, columns, nearest=True) for _, values in split_rows for span in values
-    )
-    numeric_rows = sum(1 for _, values in split_rows if values)
-    needed = max(2, MIN_COLUMN_SHARE * numeric_rows)
-    keep = [i for i in range(len(columns)) if support[i] >= needed]
-    kept = [columns[i] for i in keep]
-    # Labels continued over two lines ("Trade receivables, net of …" / "respectively 6,915").
-    merged: list[tuple[str, list[Span]]] = []
-    carry = ""
-    for (label, found), line in zip(split_rows, body, strict=True):
-        values = []
-        for span in found:
-            if _column_of(span, columns, nearest=True) in keep:
-                values.append(span)
-            else:
-                label = f"{label} {span.text}".strip()
-        if not values:
-            if carry:
-                merged.append((carry, []))
-            carry = label or line.text
-            continue
-        if carry and label[:1].islower():
-            label = f"{carry} {label}"
-        elif carry:
-            merged.append((carry, []))
-        carry = ""
-        merged.append((label, values))
-    if carry:
-        merged.append((carry, []))
-    columns = kept
-    if _misaligned(merged, columns):
-        return _row_lines(header_lines, merged)
-    titles = [""] * len(columns)
-    stub: list[str] = []
-    for line in header_lines:
-        for span in line.spans:
-            column = _column_of(span, columns)
-            if column is None:
-                stub.append(span.text)
-            else:
-                titles[column] = f"{titles[column]} {span.text}".strip()
-    header = [" ".join(stub), *titles]
-    out = ["| " + " | ".join(_cell(c) for c in header) + " |", "|" + "---|" * len(header)]
-    for label, values in merged:
-        cells = [""] * len(columns)
-        for span in values:
-            column = _column_of(span, columns, nearest=True)
-            if column is not None:
-                cells[column] = f"{cells[column]} {span.text}".strip()
-        out.append("| " + " | ".join(_cell(c) for c in [label, *cells]) + " |")
-    return "\n".join(out)
-
-
-def _misaligned(rows: list[tuple[str, list[Span]]], columns: list[tuple[float, float]]) -> bool:
-    """Whether the columns fail the rows: too many of them, or numbers sharing a column."""
-    if len(columns) > MAX_COLUMNS:
-        return True
-    colliding = 0
-    valued = 0
-    for _, values in rows:
-        if not values:
-            continue
-        valued += 1
-        seen = Counter(
-            _column_of(span, columns, nearest=True)
-            for span in values
-            if any(ch.isdigit() for ch in span.text) and not _FOOTNOTE_MARKS.match(span.text)
-        )
-        colliding += any(count > 1 for count in seen.values())
-    return valued > 0 and colliding > MAX_COLLIDING_SHARE * valued
-
-
-def _row_lines(header_lines: list[Line], rows: list[tuple[str, list[Span]]]) -> str:
-    """A table the columns cannot hold, as lines "label: value, value" under its header."""
-    out = [_escape(" ".join(line.text.split())) for line in header_lines]
-    for label, values in rows:
-        cells = [_cell(span.text) for span in values]
-        text = f"{label}: {', '.join(cells)}" if cells and label else label or ", ".join(cells)
-        out.append(_escape(" ".join(text.split())))
-    return "\n\n".join(line for line in out if line)
-
-
-def _columns(spans: list[Span]) -> list[tuple[float, float]]:
-    """Value columns as x ranges: spans grouped by their right edges (numbers align right)."""
-    ranges: list[list[float]] = []
-    for span in sorted(spans, key=lambda s: s.x1):
-        if ranges and span.x1 - ranges[-1][2] <= 12.0:
-            ranges[-1][0] = min(ranges[-1][0], span.x0)
-            ranges[-1][1] = max(ranges[-1][1], span.x1)
-            ranges[-1][2] = span.x1
-        else:
-            ranges.append([span.x0, span.x1, span.x1])
-    return [(r[0], r[1]) for r in ranges]
-
-
-def _column_of(span: Span, columns: list[tuple[float, float]], nearest: bool = False) -> int | None:
-    """The column a span sits in: overlapping its x range (else the nearest, if asked)."""
-    best: int | None = None
-    best_distance = float("inf")
-    for index, (x0, x1) in enumerate(columns):
-        overlap = min(x1, span.x1) - max(x0, span.x0)
-        if overlap > 0:
-            return index
-        distance = min(abs(span.x1 - x1), abs(span.x0 - x0))
-        if distance < best_distance:
-            best, best_distance = index, distance
-    if nearest or best_distance <= 12.0:
-        return best
-    return None
-
-
-def _cell(text: str) -> str:
-    text = " ".join(text.split())
-    compact = text.replace(" ", "")
-    if " " in text and is_numeric(compact) and not compact.endswith("%"):
-        text = compact  # "(27,620 )" as set with a hanging parenthesis
-    return text.replace("|", "\\|")
-
-
-def median_size(lines: Sequence[Line]) -> float:
-    """The median font size of some lines (0 when there are none)."""
-    return statistics.median(line.size for line in lines) if lines else 0.0

@@ -18,7 +18,8 @@ from typing import Any
 from .convert import ConversionError, Converted, DocumentType, Limits
 from .hygiene import clean_char, repair_unknown_glyphs
 from .images import ImageReader
-from .layout import Line, OutlineEntry, Page, Picture, Span, layout_markdown
+from .layout import layout_markdown
+from .pages import Line, OutlineEntry, Page, Picture, Span
 from .titles import document_title
 
 # Pictures smaller than this (points, either side) are logos and rules.
