@@ -37,6 +37,13 @@ def ingest_one(service: MemoryService, path: Path) -> str:
     return result.document.id
 
 
+def ingest_paged(service: MemoryService, folder: Path) -> str:
+    """The five-page report with a running header and page numbers, ingested: its id."""
+    path = folder / "harbour.pdf"
+    write_paged(path)
+    return ingest_one(service, path)
+
+
 def chunks_of(service: MemoryService, document_id: str) -> list[Chunk]:
     return service.store.kb.chunks(document_id)
 
@@ -52,9 +59,7 @@ def squash(text: str) -> str:
 def test_results_and_reads_cite_pages_and_a_page_range_reads_exactly_those_pages(
     service: MemoryService, tmp_path: Path
 ) -> None:
-    path = tmp_path / "harbour.pdf"
-    write_paged(path)
-    document_id = ingest_one(service, path)
+    document_id = ingest_paged(service, tmp_path)
 
     found = service.kb.search(page_sentence(4, 1)).hits
     read = service.kb.read(document_id, pages=(3, 4))
@@ -82,9 +87,7 @@ def test_results_and_reads_cite_pages_and_a_page_range_reads_exactly_those_pages
 def test_running_headers_and_page_numbers_never_reach_a_chunk(
     service: MemoryService, tmp_path: Path
 ) -> None:
-    path = tmp_path / "harbour.pdf"
-    write_paged(path)
-    document_id = ingest_one(service, path)
+    document_id = ingest_paged(service, tmp_path)
 
     texts = [c.text for c in chunks_of(service, document_id)]
 
@@ -97,9 +100,7 @@ def test_running_headers_and_page_numbers_never_reach_a_chunk(
 def test_the_owner_can_rename_a_document_and_its_breadcrumbs_follow(
     service: MemoryService, tmp_path: Path
 ) -> None:
-    path = tmp_path / "harbour.pdf"
-    write_paged(path)
-    document_id = ingest_one(service, path)
+    document_id = ingest_paged(service, tmp_path)
 
     renamed = service.kb.rename(document_id, "  Harbour   Master Plan ")
 

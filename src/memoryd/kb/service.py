@@ -424,11 +424,7 @@ class KnowledgeBase:
             )
         if first > known[1]:
             raise InvalidInputError(f"document {document.id} has pages {known[0]}-{known[1]}")
-        span = [
-            c
-            for c in every
-            if c.page_range and c.page_range[1] >= first and c.page_range[0] <= last
-        ]
+        span = [c for c in every if _overlaps(c.page_range, first, last)]
         text, starts = _joined_with_pages(span)
         begin = starts.get(first, 0) if first > span[0].page_range[0] else 0  # type: ignore[index]
         following = [offset for page, offset in starts.items() if page > last]
