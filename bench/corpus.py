@@ -175,8 +175,7 @@ EVENT_TEMPLATES: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("person", "city"),
     ),
     (
-        "Planted {plant} with {person} {garden} in {city} on {day}, just before {weather} "
-        "weather.",
+        "Planted {plant} with {person} {garden} in {city} on {day}, just before {weather} weather.",
         ("person", "city"),
     ),
     (
