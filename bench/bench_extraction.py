@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import sys
@@ -27,7 +26,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_recall import fill
-from corpus import NAMES, PLACES, memories
+from corpus import memories
+from report import percentile, print_table, stamp
+from vocabulary import NAMES, PLACES
 
 from memoryd.app import open_store
 from memoryd.embedding import LocalMiniLM
@@ -70,12 +71,8 @@ class CannedModel:
         return json.dumps({"memories": items})
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
-
-
 def main() -> int:
+    """Fill a store per size, run canned extraction jobs, print the table."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--jobs", type=int, default=100)
@@ -90,7 +87,7 @@ def main() -> int:
             store = open_store(resolve_settings(str(Path(tmp) / f"x{size}.db"), {}), create=True)
             gateway = Gateway({}, clients={"extract": CannedModel(seed=size)})
             service = MemoryService(store, embedder, gateway=gateway)
-            fill(service, items[:size], vectors[:size])
+            fill(store, items[:size], vectors[:size])
             timings = []
             for number in range(args.jobs + 5):
                 at = NOW + timedelta(seconds=number)
@@ -102,17 +99,20 @@ def main() -> int:
                     timings.append((time.perf_counter() - begin) * 1000)
             rows.append((size, timings))
             service.close()
-    print(
-        f"\nExtraction overhead outside the LLM call (5-item batches), SQLite, "
-        f"{os.cpu_count()} cores, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
+    print(f"\nExtraction overhead outside the LLM call (5-item batches), SQLite, {stamp()}\n")
+    print_table(
+        ("memories in store", "jobs", "p50 ms", "p95 ms", "mean ms"),
+        [
+            (
+                f"{size:,}",
+                len(timings),
+                f"{percentile(timings, 0.5):.1f}",
+                f"{percentile(timings, 0.95):.1f}",
+                f"{statistics.fmean(timings):.1f}",
+            )
+            for size, timings in rows
+        ],
     )
-    print("| memories in store | jobs | p50 ms | p95 ms | mean ms |")
-    print("|---|---|---|---|---|")
-    for size, timings in rows:
-        print(
-            f"| {size:,} | {len(timings)} | {statistics.median(timings):.1f} | "
-            f"{percentile(timings, 0.95):.1f} | {statistics.fmean(timings):.1f} |"
-        )
     return 0
 
 

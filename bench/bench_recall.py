@@ -10,7 +10,6 @@ a warm process: query embedding, the legs, fusion, packing with o200k and the re
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -23,23 +22,23 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import Item, memories, questions
+from report import percentile, print_table, progress, stamp
+from stores import open_with_store
 
-from memoryd.app import open_service
 from memoryd.embedding import LocalMiniLM
 from memoryd.entities import extract_entities
 from memoryd.ids import IdGenerator
 from memoryd.model import Memory, Source, Status
-from memoryd.service import MemoryService
-from memoryd.settings import resolve_settings
+from memoryd.storage.protocols import Store
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
-def fill(service: MemoryService, items: list[Item], vectors: np.ndarray) -> None:
+def fill(store: Store, items: list[Item], vectors: np.ndarray) -> None:
     """Insert active memories directly through the records protocol, 5,000 per transaction."""
     ids = IdGenerator()
     for start in range(0, len(items), 5000):
-        with service.store.transaction():
+        with store.transaction():
             for item, vector in zip(
                 items[start : start + 5000], vectors[start : start + 5000], strict=True
             ):
@@ -51,15 +50,11 @@ def fill(service: MemoryService, items: list[Item], vectors: np.ndarray) -> None
                     entities=extract_entities(item.content), importance=item.importance,
                     occurred_at=item.occurred_at,
                 )  # fmt: skip
-                service.store.memories.insert(memory, vector)
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+                store.memories.insert(memory, vector)
 
 
 def main() -> int:
+    """Fill one store per size, time recall and search_memory, print the table."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200)
@@ -77,8 +72,9 @@ def main() -> int:
         started = time.perf_counter()
         vectors = embedder.embed([item.content for item in items])
         seconds = time.perf_counter() - started
-        print(f"embedded {len(items)} memories in {seconds:.0f} s ({len(items) / seconds:.0f}/s)",
-              file=sys.stderr)  # fmt: skip
+        progress(
+            f"embedded {len(items)} memories in {seconds:.0f} s ({len(items) / seconds:.0f}/s)"
+        )
         if cache is not None:
             np.save(cache, vectors)
     asked = questions(args.queries, seed=11)
@@ -86,8 +82,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
             path = Path(tmp) / f"recall-{size}.db"
-            service = open_service(resolve_settings(str(path), {}), embedder=embedder)
-            fill(service, items[:size], vectors[:size])
+            store, service = open_with_store(str(path), embedder=embedder, environ={})
+            fill(store, items[:size], vectors[:size])
             for message in asked[:20]:
                 service.recall(message, now=NOW)
             timings, tokens, counts = [], [], []
@@ -105,22 +101,33 @@ def main() -> int:
             size_mb = sum(p.stat().st_size for p in Path(tmp).glob(f"recall-{size}.db*")) / 1e6
             service.close()
             rows.append((size, timings, search, tokens, counts, size_mb))
-            print(f"  {size}: done", file=sys.stderr)
-    print(
-        f"\nRecall latency, SQLite store, warm process, {os.cpu_count()} cores, "
-        f"{len(asked)} queries, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
+            progress(f"  {size}: done")
+    print(f"\nRecall latency, SQLite store, warm process, {len(asked)} queries, {stamp()}\n")
+    print_table(
+        (
+            "active memories",
+            "recall p50 ms",
+            "recall p95 ms",
+            "search_memory p50 ms",
+            "search p95 ms",
+            "mean block tokens",
+            "mean items",
+            "store MB",
+        ),
+        [
+            (
+                f"{size:,}",
+                f"{percentile(timings, 0.5):.1f}",
+                f"{percentile(timings, 0.95):.1f}",
+                f"{percentile(search, 0.5):.1f}",
+                f"{percentile(search, 0.95):.1f}",
+                f"{statistics.fmean(tokens):.0f}",
+                f"{statistics.fmean(counts):.1f}",
+                f"{size_mb:.0f}",
+            )
+            for size, timings, search, tokens, counts, size_mb in rows
+        ],
     )
-    print(
-        "| active memories | recall p50 ms | recall p95 ms | search_memory p50 ms | "
-        "search p95 ms | mean block tokens | mean items | store MB |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    for size, timings, search, tokens, counts, size_mb in rows:
-        print(
-            f"| {size:,} | {statistics.median(timings):.1f} | {percentile(timings, 0.95):.1f} | "
-            f"{statistics.median(search):.1f} | {percentile(search, 0.95):.1f} | "
-            f"{statistics.fmean(tokens):.0f} | {statistics.fmean(counts):.1f} | {size_mb:.0f} |"
-        )
     return 0
 
 

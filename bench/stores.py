@@ -1,0 +1,41 @@
+"""Opening a benchmark's store and the service over it, with the store kept in hand.
+
+Benchmarks that fill a store straight through the records protocol, count its rows or read a
+document's chunks hold the store they opened instead of reaching into ``service.store``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from memoryd.app import open_store
+from memoryd.embedding import Embedder, LocalMiniLM
+from memoryd.llm import Gateway, load_routes
+from memoryd.service import MemoryService
+from memoryd.settings import resolve_settings
+from memoryd.storage.protocols import Store
+
+
+def open_with_store(
+    where: str,
+    *,
+    embedder: Embedder | None = None,
+    gateway: Gateway | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[Store, MemoryService]:
+    """The store at ``where`` (a file path or a PostgreSQL URL), created if needed, and a
+    service over it wired as ``memoryd.app.open_service`` wires one (the owner's zone, the LLM
+    routes of the settings' home unless a gateway is given)."""
+    settings = resolve_settings(where, environ)
+    store = open_store(settings, create=True)
+    try:
+        service = MemoryService(
+            store,
+            embedder or LocalMiniLM(),
+            gateway=gateway if gateway is not None else Gateway(load_routes(settings.home)),
+            zone=settings.zone,
+        )
+    except BaseException:
+        store.close()
+        raise
+    return store, service
