@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from memoryd.model import Source
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import memories as generated
 from corpus import questions
+from report import percentile, print_table, progress
 
 MEMORYD = Path(sys.executable).parent / "memoryd"
 QUESTIONS = questions(64, seed=7)
@@ -56,18 +56,13 @@ def seed(db: Path, memories: int, pending: int) -> None:
                 for n in range(start, min(pending, start + 50))
             ]}  # fmt: skip
             service.propose(batch, source=Source.TURN)
-        print(f"seeded: {service.store.memories.count()} memories", file=sys.stderr)
+        progress(f"seeded: {len(service.list_memories())} memories")
     finally:
         service.close()
 
 
-def percentile(values: list[float], share: float) -> float:
-    """Nearest-rank percentile."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, int(share * len(ordered) + 0.999) - 1))]
-
-
 def main() -> None:
+    """Seed a store, serve it, load it with clients, print the table."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--memories", type=int, default=2000)
     parser.add_argument("--pending", type=int, default=1000)
@@ -141,17 +136,20 @@ def main() -> None:
             f"\nmemoryd serve on SQLite: {args.memories} active memories, {args.pending} "
             f"pending, {args.clients} concurrent clients for {args.seconds:.0f} s\n"
         )
-        print("| measure | value |")
-        print("|---|---|")
-        print(f"| recall requests | {len(latencies)} ({errors} errors) |")
-        print(f"| recall requests/s | {len(latencies) / elapsed:.1f} |")
-        print(
-            f"| recall p50 / p95 ms | {statistics.median(latencies):.1f} / "
-            f"{percentile(latencies, 0.95):.1f} |"
-        )
-        print(
-            f"| review page ({args.pending} pending) time to first byte, median of 5 | "
-            f"{statistics.median(ttfb):.0f} ms ({size / 1e6:.1f} MB page) |"
+        print_table(
+            ("measure", "value"),
+            [
+                ("recall requests", f"{len(latencies)} ({errors} errors)"),
+                ("recall requests/s", f"{len(latencies) / elapsed:.1f}"),
+                (
+                    "recall p50 / p95 ms",
+                    f"{percentile(latencies, 0.5):.1f} / {percentile(latencies, 0.95):.1f}",
+                ),
+                (
+                    f"review page ({args.pending} pending) time to first byte, median of 5",
+                    f"{percentile(ttfb, 0.5):.0f} ms ({size / 1e6:.1f} MB page)",
+                ),
+            ],
         )
     finally:
         server.send_signal(signal.SIGTERM)

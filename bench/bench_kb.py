@@ -33,11 +33,14 @@ from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
-from memoryd.app import open_service
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from report import elapsed_ms, percentile, print_table, progress
+from stores import open_with_store
+
 from memoryd.kb.model import SourceType
 from memoryd.kb.search import KbSearchPolicy
 from memoryd.service import MemoryService
-from memoryd.settings import resolve_settings
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 
@@ -74,9 +77,9 @@ def ingest(service: MemoryService, corpus: list[dict]) -> tuple[float, int, int]
             done += 1
             chunks += result.document.chunk_count if result.document else 0
         elif result.outcome != "skipped":
-            print(f"  {record['_id']}: {result.outcome} {result.reason}", file=sys.stderr)
+            progress(f"  {record['_id']}: {result.outcome} {result.reason}")
         if index % 500 == 0:
-            print(f"  ingested {index}/{len(corpus)}", file=sys.stderr)
+            progress(f"  ingested {index}/{len(corpus)}")
     return time.perf_counter() - started, done, chunks
 
 
@@ -147,13 +150,8 @@ def pdf_pages_per_second(service: MemoryService, pages: int, directory: Path) ->
     return pages / seconds
 
 
-def percentile(values: list[float], share: float) -> float:
-    """Nearest-rank percentile."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
-
-
 def main() -> None:
+    """Run the chosen set and print its tables."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--set", choices=["scifact", "filings"], default="scifact")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -180,17 +178,19 @@ def main() -> None:
         queries = dict(list(queries.items())[: args.queries])
     workdir = Path(tempfile.mkdtemp(prefix="memoryd-kb-bench-"))
     store = args.store or workdir / "kb.db"
-    service = open_service(resolve_settings(str(store)))
+    kb_store, service = open_with_store(str(store))
     try:
         seconds, documents, chunks = ingest(service, corpus)
         if args.docs:
-            print(f"\n| ingest, first {len(corpus)} SciFact documents | value |")
-            print("|---|---|")
-            print(f"| documents/s | {documents / seconds:.1f} |")
-            print(f"| chunks/s | {chunks / seconds:.1f} |")
+            rows = [
+                ("documents/s", f"{documents / seconds:.1f}"),
+                ("chunks/s", f"{chunks / seconds:.1f}"),
+            ]
             if args.pdf_pages:
                 rate = pdf_pages_per_second(service, args.pdf_pages, workdir)
-                print(f"| generated {args.pdf_pages}-page PDF, pages/s | {rate:.1f} |")
+                rows.append((f"generated {args.pdf_pages}-page PDF, pages/s", f"{rate:.1f}"))
+            print()
+            print_table((f"ingest, first {len(corpus)} SciFact documents", "value"), rows)
             return
         uri_of = {
             d.id: d.source_uri.removeprefix("scifact:")
@@ -198,46 +198,42 @@ def main() -> None:
             if d.source_uri.startswith("scifact:")
         }
         deep = replace(KbSearchPolicy(), max_limit=100, pool=200, per_document=1)
-        rows = [
+        policies = [
             ("fused, equal weights (the default)", deep),
             ("vector leg alone (cos >= 0.25)", replace(deep, keyword_weight=0.0)),
             ("keyword leg alone (>= 2 words)", replace(deep, vector_weight=0.0)),
             ("fused, keyword weight 0.1 (the earlier default)", replace(deep, keyword_weight=0.1)),
             ("fused, keyword weight 0.3", replace(deep, keyword_weight=0.3)),
         ]
+        scores = []
+        for label, policy in policies:
+            ndcg, recall, _ = evaluate(service, queries, qrels, uri_of, policy)
+            scores.append((label, f"{ndcg:.3f}", f"{recall:.3f}"))
+            progress(f"  {label}: nDCG@10 {ndcg:.3f}")
         print(f"\nSciFact: {len(corpus)} documents, {len(queries)} test queries\n")
-        print("| ranking | nDCG@10 | recall@100 |")
-        print("|---|---|---|")
-        latencies: list[float] = []
-        for label, policy in rows:
-            ndcg, recall, took = evaluate(service, queries, qrels, uri_of, policy)
-            latencies = latencies or took
-            print(f"| {label} | {ndcg:.3f} | {recall:.3f} |")
+        print_table(("ranking", "nDCG@10", "recall@100"), scores)
         service.kb.search_policy = KbSearchPolicy()
-        plain = [
-            _timed(lambda text=text: service.kb.search(text)) for text in list(queries.values())
-        ]
-        print("\n| measure | value |")
-        print("|---|---|")
+        plain = [elapsed_ms(lambda text=text: service.kb.search(text)) for text in queries.values()]
+        measures = []
         if documents:
-            print(f"| ingest, SciFact documents/s | {documents / seconds:.1f} |")
-            print(f"| ingest, SciFact chunks/s | {chunks / seconds:.1f} |")
-        print(f"| chunks stored | {service.store.kb.chunk_count()} |")
-        print(
-            f"| search_kb p50 / p95 ms (limit 5) | {percentile(plain, 0.5):.1f} / "
-            f"{percentile(plain, 0.95):.1f} |"
+            measures.append(("ingest, SciFact documents/s", f"{documents / seconds:.1f}"))
+            measures.append(("ingest, SciFact chunks/s", f"{chunks / seconds:.1f}"))
+        measures.append(("chunks stored", str(kb_store.kb.chunk_count())))
+        measures.append(
+            (
+                "search_kb p50 / p95 ms (limit 5)",
+                f"{percentile(plain, 0.5):.1f} / {percentile(plain, 0.95):.1f}",
+            )
         )
         if args.pdf_pages:
             rate = pdf_pages_per_second(service, args.pdf_pages, workdir)
-            print(f"| ingest, generated {args.pdf_pages}-page PDF, pages/s | {rate:.1f} |")
+            measures.append(
+                (f"ingest, generated {args.pdf_pages}-page PDF, pages/s", f"{rate:.1f}")
+            )
+        print()
+        print_table(("measure", "value"), measures)
     finally:
         service.close()
-
-
-def _timed(call: object) -> float:
-    started = time.perf_counter()
-    call()  # type: ignore[operator]
-    return (time.perf_counter() - started) * 1000
 
 
 if __name__ == "__main__":

@@ -5,16 +5,18 @@ from __future__ import annotations
 import json
 import re
 import resource
-import statistics
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-from memoryd.app import open_service
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from report import percentile, print_table, progress
+from stores import open_with_store
+
 from memoryd.kb.model import Chunk, Document
-from memoryd.settings import resolve_settings
 
 HERE = Path(__file__).resolve().parent
 FILINGS = HERE.parents[1] / "shared" / "data" / "filings"
@@ -67,6 +69,7 @@ def _pages(chunk: Chunk) -> set[int]:
 
 
 def share(part: int, whole: int) -> str:
+    """'0.50 (24/48)', or '-' for nothing to share."""
     return f"{part / whole:.2f} ({part}/{whole})" if whole else "-"
 
 
@@ -81,10 +84,11 @@ def _page_count(path: Path) -> int:
 
 
 def run(store_path: Path | None) -> None:
+    """Ingest the filings, ask the questions, print the tables."""
     questions = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
     workdir = Path(tempfile.mkdtemp(prefix="memoryd-filings-bench-"))
     store = store_path or workdir / "filings.db"
-    service = open_service(resolve_settings(str(store)))
+    kb_store, service = open_with_store(str(store))
     try:
         paths = sorted(FILINGS.glob("*.pdf"))
         started = time.perf_counter()
@@ -92,12 +96,12 @@ def run(store_path: Path | None) -> None:
         seconds = time.perf_counter() - started
         for result in results:
             if result.outcome not in ("ok", "skipped"):
-                print(f"  {result.source}: {result.outcome} {result.reason}", file=sys.stderr)
+                progress(f"  {result.source}: {result.outcome} {result.reason}")
         documents: dict[str, Document] = {
             Path(d.source_uri).name: d for d in service.kb.list_documents(collection="filings")
         }
         chunks: dict[str, list[Chunk]] = {
-            name: service.store.kb.chunks(d.id) for name, d in documents.items()
+            name: kb_store.kb.chunks(d.id) for name, d in documents.items()
         }
         hits = {k: 0 for k in KS}
         page_hits = 0
@@ -146,7 +150,6 @@ def run(store_path: Path | None) -> None:
         )
         controls = sum(1 for c in every if CONTROL.search(c.text))
         total_pages = sum(_page_count(FILINGS / name) for name in documents)
-        p95 = sorted(latencies)[int(0.95 * (n - 1))]
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
         rows: list[tuple[str, str]] = []
         for k in KS:
@@ -163,8 +166,7 @@ def run(store_path: Path | None) -> None:
             ("chunks", str(len(every))),
             (
                 "chunk tokens: median / p99 / max",
-                f"{statistics.median(sizes):.0f} / "
-                f"{sizes[min(len(sizes) - 1, int(0.99 * len(sizes)))]} / {sizes[-1]}",
+                f"{percentile(sizes, 0.5):.0f} / {percentile(sizes, 0.99):.0f} / {sizes[-1]}",
             ),
             ("chunks under 40 tokens", str(sum(1 for t in sizes if t < 40))),
             ("breadcrumbs with more than the title", share(with_headings, len(every))),
@@ -172,18 +174,19 @@ def run(store_path: Path | None) -> None:
             ("chunks holding running-header text", share(with_furniture, len(every))),
             ("chunks with a NUL or control character", str(controls)),
             ("ingest seconds, pages/s", f"{seconds:.0f}, {total_pages / seconds:.1f}"),
-            ("search_kb p50 / p95 ms", f"{statistics.median(latencies):.0f} / {p95:.0f}"),
+            (
+                "search_kb p50 / p95 ms",
+                f"{percentile(latencies, 0.5):.0f} / {percentile(latencies, 0.95):.0f}",
+            ),
             ("peak RSS of this process", f"{rss} MB"),
         ]
         print(f"\nFilings: {len(documents)} documents, {total_pages} pages, {n} questions\n")
-        print("| document | title | chunks |")
-        print("|---|---|---|")
-        for name, document in sorted(documents.items()):
-            print(f"| {name} | {document.title} | {document.chunk_count} |")
-        print("\n| measure | value |")
-        print("|---|---|")
-        for label, value in rows:
-            print(f"| {label} | {value} |")
+        print_table(
+            ("document", "title", "chunks"),
+            [(name, d.title, d.chunk_count) for name, d in sorted(documents.items())],
+        )
+        print()
+        print_table(("measure", "value"), rows)
         if misses:
             print("\nNot in the top 10:")
             for miss in misses:
