@@ -32,16 +32,12 @@ import httpx
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from report import markdown_table, percentile, progress  # noqa: E402
 
 from memoryd.http.server import free_port  # noqa: E402
-from tests.load_mix import (  # noqa: E402
-    MIX,
-    LoadResult,
-    WriteCheck,
-    check_writes,
-    percentile,
-    run_mix,
-)
+from tests.load_mix import MIX, LoadResult, WriteCheck, check_writes, run_mix  # noqa: E402
 from tests.pg import TestPostgres  # noqa: E402
 
 MEMORYD = Path(sys.executable).parent / "memoryd"
@@ -50,6 +46,8 @@ START_TIMEOUT = 120.0
 
 @dataclass
 class Run:
+    """One backend's load result and its write check."""
+
     backend: str
     result: LoadResult
     check: WriteCheck
@@ -103,8 +101,9 @@ def warm_up(base: str, token: str) -> None:
 
 
 def measure(backend: str, base: str, token: str, args: argparse.Namespace, scratch: Path) -> Run:
+    """Warm up, run the mix, look every acknowledged write up again."""
     warm_up(base, token)
-    print(f"{backend}: {args.clients} clients for {args.seconds:.0f} s ...", file=sys.stderr)
+    progress(f"{backend}: {args.clients} clients for {args.seconds:.0f} s ...")
     result = run_mix(
         base, token, clients=args.clients, seconds=args.seconds, scratch=scratch, seed=args.seed
     )
@@ -113,12 +112,14 @@ def measure(backend: str, base: str, token: str, args: argparse.Namespace, scrat
 
 
 def run_sqlite(args: argparse.Namespace, root: Path) -> Run:
+    """The mix against a fresh SQLite store."""
     home = root / "sqlite"
     with serving(home, str(home / "memoryd.db")) as (base, token):
         return measure("SQLite", base, token, args, home / "ingest")
 
 
 def run_postgres(args: argparse.Namespace, root: Path) -> Run:
+    """The mix against a fresh database on an embedded PostgreSQL."""
     (root / "postgres").mkdir()
     postgres = TestPostgres.start(root / "postgres")
     url = postgres.create_database()
@@ -131,13 +132,8 @@ def run_postgres(args: argparse.Namespace, root: Path) -> Run:
 
 
 def table(runs: list[Run], clients: int, seconds: float) -> str:
-    lines = [
-        f"Mixed load, {clients} concurrent clients for {seconds:.0f} s on loopback "
-        f"({os.cpu_count()} cores), fresh store each:",
-        "",
-        "| backend | operation | requests | req/s | p50 ms | p95 ms | 4xx | 5xx |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
-    ]
+    """Throughput, latency and refusals per backend and operation, then the write checks."""
+    rows = []
     for run in runs:
         result = run.result
         for operation in [*MIX, "all"]:
@@ -149,12 +145,25 @@ def table(runs: list[Run], clients: int, seconds: float) -> str:
                 codes = {k: n for k, n in result.statuses.items() if k[0] == operation}
             refused = sum(n for (_, code), n in codes.items() if 400 <= code < 500)
             failed = sum(n for (_, code), n in codes.items() if code >= 500)
-            name = f"**{operation}**" if operation == "all" else operation
-            lines.append(
-                f"| {run.backend} | {name} | {len(values)} | {len(values) / result.elapsed:.1f} "
-                f"| {percentile(values, 0.5):.0f} | {percentile(values, 0.95):.0f} "
-                f"| {refused} | {failed} |"
+            rows.append(
+                (
+                    run.backend,
+                    f"**{operation}**" if operation == "all" else operation,
+                    len(values),
+                    f"{len(values) / result.elapsed:.1f}",
+                    f"{percentile(values, 0.5):.0f}",
+                    f"{percentile(values, 0.95):.0f}",
+                    refused,
+                    failed,
+                )
             )
+    headers = ("backend", "operation", "requests", "req/s", "p50 ms", "p95 ms", "4xx", "5xx")
+    lines = [
+        f"Mixed load, {clients} concurrent clients for {seconds:.0f} s on loopback "
+        f"({os.cpu_count()} cores), fresh store each:",
+        "",
+        markdown_table(headers, rows, numeric_right=True),
+    ]
     lines.append("")
     for run in runs:
         result, check = run.result, run.check
@@ -169,6 +178,7 @@ def table(runs: list[Run], clients: int, seconds: float) -> str:
 
 
 def main() -> None:
+    """Run the chosen backends and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=30.0)

@@ -24,21 +24,25 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import statistics
 import sys
 import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 
-from memoryd.app import open_service
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from report import mean, percentile, print_table, progress
+from stores import open_with_store
+
 from memoryd.embedding import LocalMiniLM
 from memoryd.model import Kind
 from memoryd.service import MemoryService
 from memoryd.settings import resolve_settings
+from memoryd.storage.protocols import Store
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parents[1] / "shared" / "data" / "locomo" / "locomo10.json"
@@ -75,9 +79,11 @@ class Conversation:
     """One conversation's store, with the map from memories back to dialog ids."""
 
     sample: dict
+    store: Store
     service: MemoryService
     by_memory: dict[str, set[str]]
     now: datetime
+    zone: tzinfo
 
     def questions(self) -> Iterator[tuple[str, int, set[str]]]:
         """(question, category, evidence dialog ids) of every QA item with evidence."""
@@ -87,6 +93,7 @@ class Conversation:
                 yield qa["question"], qa["category"], evidence
 
     def recall_at(self, retrieved: list[str], evidence: set[str], k: int) -> float:
+        """Share of the evidence dialog ids among the first ``k`` retrieved memories."""
         got: set[str] = set()
         for memory_id in retrieved[:k]:
             got |= self.by_memory.get(memory_id, set())
@@ -95,7 +102,7 @@ class Conversation:
 
 def build(sample: dict, where: str, created_at: str, embedder: LocalMiniLM) -> Conversation:
     """Store every turn of one conversation; 'now' is the day after the last session."""
-    service = open_service(resolve_settings(where, {}), embedder=embedder)
+    store, service = open_with_store(where, embedder=embedder, environ={})
     by_memory: dict[str, set[str]] = defaultdict(set)
     rows = turns(sample)
     now = max(when for _, _, when in rows) + timedelta(days=1)
@@ -105,17 +112,14 @@ def build(sample: dict, where: str, created_at: str, embedder: LocalMiniLM) -> C
         assert result.memory is not None
         by_memory[result.memory.id].add(dia_id)
     service.settle()
-    return Conversation(sample, service, dict(by_memory), now)
+    zone = resolve_settings(where, {}).zone
+    return Conversation(sample, store, service, dict(by_memory), now, zone)
 
 
 def offtopic_questions() -> list[str]:
     """Set (a): written by hand, one per line."""
     lines = OFFTOPIC.read_text(encoding="utf-8").splitlines()
     return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
-
-
-def mean(values: list[float]) -> float:
-    return statistics.fmean(values) if values else 0.0
 
 
 def measure(conversations: list[Conversation]) -> dict:
@@ -161,46 +165,62 @@ def measure(conversations: list[Conversation]) -> dict:
 
 
 def overall(values: dict[int, list[float]]) -> float:
+    """Mean over every category's scores."""
     return mean([v for category in values.values() for v in category])
 
 
 def report(mode: str, numbers: dict, conversations: int) -> None:
+    """The tables of one mode: each retriever, each category, the off-topic sets."""
     scores, block = numbers["scores"], numbers["block"]
     legs = (*LEGS, "fused")
     n = sum(len(v) for v in block.values())
     print(f"\n### created_at = {mode}: {conversations} conversations, {n} QA items with evidence\n")
-    print("| retriever | R@5 | R@10 | R@20 |")
-    print("|---|---|---|---|")
-    for leg in legs:
-        cells = " | ".join(f"{overall(scores[leg][k]):.3f}" for k in KS)
-        print(f"| {'**fused**' if leg == 'fused' else leg} | {cells} |")
+    rows: list[list[str]] = [
+        [
+            "**fused**" if leg == "fused" else leg,
+            *(f"{overall(scores[leg][k]):.3f}" for k in KS),
+        ]
+        for leg in legs
+    ]
+    rows.append(["block recall (budget 1,500)", f"{overall(block):.3f}", "", ""])
+    print_table(("retriever", *(f"R@{k}" for k in KS)), rows)
     tokens = numbers["tokens"]
     print(
-        f"| block recall (budget 1,500) | {overall(block):.3f} | | |\n\n"
-        f"Block: mean {mean(tokens):.0f} tokens, median {statistics.median(tokens):.0f}, "
+        f"\nBlock: mean {mean(tokens):.0f} tokens, median {percentile(tokens, 0.5):.0f}, "
         f"max {max(tokens)}; memories section empty for {mean(numbers['quiet_own']):.1%} "
         "of these (answerable) questions.\n"
     )
-    print("| category | n | " + " | ".join(f"{leg} R@10" for leg in legs) + " | block recall |")
-    print("|---|---|" + "---|" * (len(legs) + 1))
-    for category, name in CATEGORIES.items():
-        count = len(block.get(category, []))
-        if not count:
-            continue
-        cells = " | ".join(f"{mean(scores[leg][10][category]):.3f}" for leg in legs)
-        print(f"| {category} {name} | {count} | {cells} | {mean(block[category]):.3f} |")
-    print("\n| off-topic set | recalls | memories section empty | mean block tokens |")
-    print("|---|---|---|---|")
+    print_table(
+        ("category", "n", *(f"{leg} R@10" for leg in legs), "block recall"),
+        [
+            (
+                f"{category} {name}",
+                len(block[category]),
+                *(f"{mean(scores[leg][10][category]):.3f}" for leg in legs),
+                f"{mean(block[category]):.3f}",
+            )
+            for category, name in CATEGORIES.items()
+            if block.get(category)
+        ],
+    )
+    print()
     names = {"a": "(a) nobody's life", "b": "(b) another conversation's questions"}
-    for key, label in names.items():
-        quiet = numbers["quiet"][key]
-        print(
-            f"| {label} | {len(quiet)} | {mean(quiet):.1%} | "
-            f"{mean(numbers['quiet_tokens'][key]):.0f} |"
-        )
+    print_table(
+        ("off-topic set", "recalls", "memories section empty", "mean block tokens"),
+        [
+            (
+                label,
+                len(numbers["quiet"][key]),
+                f"{mean(numbers['quiet'][key]):.1%}",
+                f"{mean(numbers['quiet_tokens'][key]):.0f}",
+            )
+            for key, label in names.items()
+        ],
+    )
 
 
 def main() -> int:
+    """Store the conversations in each mode, measure, print the tables."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--samples", type=int, default=10)
@@ -216,7 +236,7 @@ def main() -> int:
     data = json.loads(args.data.read_text())[: args.samples]
     postgres = None
     if args.backend != "sqlite":
-        sys.path.insert(0, str(HERE.parent))
+        sys.path.insert(0, str(HERE.parent))  # the repository root, for tests.pg
         from memoryd.storage import postgres as postgres_backend
         from tests.pg import TestPostgres
 
@@ -234,7 +254,7 @@ def main() -> int:
             for number, sample in enumerate(data):
                 where = postgres.create_database() if postgres else str(Path(tmp) / f"{number}.db")
                 conversations.append(build(sample, where, mode, embedder))
-                print(f"  {mode}: stored {sample['sample_id']}", file=sys.stderr)
+                progress(f"  {mode}: stored {sample['sample_id']}")
             numbers = measure(conversations)
             for conversation in conversations:
                 conversation.service.close()

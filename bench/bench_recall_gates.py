@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -28,12 +27,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_locomo import DEFAULT_DATA, Conversation, build, offtopic_questions
+from report import mean, print_table, progress
 
 from memoryd.embedding import LocalMiniLM
 from memoryd.recall import RecallPolicy, pack_block, relative_cut
 from memoryd.retrieval import Evidence, rank
+from memoryd.tokens import O200kTokenizer
 
 DEFAULT = RecallPolicy()
+# The tokenizer recall packs with (MemoryService's default).
+TOKENIZER = O200kTokenizer()
 # Every gate open and no cut: the fusion as it was before the gates (without the old floor).
 OPEN = replace(
     DEFAULT,
@@ -123,10 +126,11 @@ def score(asked: list[Asked], policy: RecallPolicy) -> dict[str, float]:
     empty: list[bool] = []
     for item in asked:
         conversation = item.conversation
-        service = conversation.service
-        ranking, _ = rank(service.store, item.evidence, conversation.now, policy, service.zone)
+        ranking, _ = rank(
+            conversation.store, item.evidence, conversation.now, policy, conversation.zone
+        )
         kept, _ = relative_cut(ranking.items, policy)
-        packed = pack_block([], kept, service.tokenizer, policy.budget_tokens)
+        packed = pack_block([], kept, TOKENIZER, policy.budget_tokens)
         ids = [s.memory.id for s in packed.items]
         empty.append(not ids)
         tokens.append(packed.tokens)
@@ -135,15 +139,11 @@ def score(asked: list[Asked], policy: RecallPolicy) -> dict[str, float]:
                 conversation.recall_at([s.memory.id for s in ranking.items], item.answer, 10)
             )
             block.append(conversation.recall_at(ids, item.answer, len(ids)))
-    return {
-        "r10": statistics.fmean(r10) if r10 else 0.0,
-        "block": statistics.fmean(block) if block else 0.0,
-        "tokens": statistics.fmean(tokens),
-        "empty": statistics.fmean(empty),
-    }
+    return {"r10": mean(r10), "block": mean(block), "tokens": mean(tokens), "empty": mean(empty)}
 
 
 def main() -> int:
+    """Store the conversations, gather evidence once, print each half's curve."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--samples", type=int, default=10)
@@ -160,27 +160,45 @@ def main() -> int:
             build(sample, str(Path(tmp) / f"{n}.db"), "session", embedder)
             for n, sample in enumerate(data)
         ]
-        print(f"stored {len(data)} conversations ({time.time() - started:.0f} s)", file=sys.stderr)
+        progress(f"stored {len(data)} conversations ({time.time() - started:.0f} s)")
         sets = gather(conversations)
-        print(f"gathered evidence ({time.time() - started:.0f} s)", file=sys.stderr)
+        progress(f"gathered evidence ({time.time() - started:.0f} s)")
         for half, members in halves.items():
             if not members:
                 continue
             print(f"\n### {half}\n")
-            print(
-                "| variant | R@10 | block recall | block tokens | own empty | (a) empty | "
-                "(a) tokens | (b) empty | (b) tokens |"
-            )
-            print("|---|---|---|---|---|---|---|---|---|")
+            rows = []
             for name, policy in VARIANTS:
                 pick = {key: [q for i in members for q in sets[key][i]] for key in sets}
                 own, a, b = (score(pick[key], policy) for key in ("own", "a", "b"))
-                print(
-                    f"| {name} | {own['r10']:.3f} | {own['block']:.3f} | {own['tokens']:.0f} | "
-                    f"{own['empty']:.1%} | {a['empty']:.1%} | {a['tokens']:.0f} | "
-                    f"{b['empty']:.1%} | {b['tokens']:.0f} |",
-                    flush=True,
+                rows.append(
+                    (
+                        name,
+                        f"{own['r10']:.3f}",
+                        f"{own['block']:.3f}",
+                        f"{own['tokens']:.0f}",
+                        f"{own['empty']:.1%}",
+                        f"{a['empty']:.1%}",
+                        f"{a['tokens']:.0f}",
+                        f"{b['empty']:.1%}",
+                        f"{b['tokens']:.0f}",
+                    )
                 )
+                progress(f"  {half}: {name}")
+            print_table(
+                (
+                    "variant",
+                    "R@10",
+                    "block recall",
+                    "block tokens",
+                    "own empty",
+                    "(a) empty",
+                    "(a) tokens",
+                    "(b) empty",
+                    "(b) tokens",
+                ),
+                rows,
+            )
         for conversation in conversations:
             conversation.service.close()
     print(f"\nwall time {time.time() - started:.0f} s")
