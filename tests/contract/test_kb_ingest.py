@@ -188,8 +188,7 @@ def test_a_source_that_is_good_again_clears_the_error(
     assert service.kb.get(first.id).error
 
     # The owner restores the file: the document is sound again and must not keep reporting
-    # the failed attempt. Fails today (src bug): the restored bytes match the stored hash, so
-    # _store_converted answers 'skipped' and the stale error stays (see the report).
+    # the failed attempt, even though the restored bytes match the stored hash.
     path.write_bytes(good)
     restored = service.kb.ingest([path], now=NOW + timedelta(hours=2))[0]
     assert restored.outcome in ("ok", "skipped")

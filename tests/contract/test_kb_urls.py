@@ -215,8 +215,8 @@ def test_a_transient_server_error_is_retried_until_the_page_loads(
 def test_deleting_a_queued_document_cancels_its_retry(
     service: MemoryService, corpus: Corpus, site: Site
 ) -> None:
-    # Fails today (src bug): KnowledgeBase.delete leaves the kb_ingest job queued, and the
-    # retry writes the deleted document back (see the report).
+    # Deleting the document must also cancel its queued kb_ingest job, or the retry would
+    # write the deleted document back.
     html = corpus.samples["html"]
     site.routes["/flaky"] = [
         Reply(503, "text/plain", b"try later"),
