@@ -17,10 +17,9 @@ import httpx
 import pytest
 
 from ..conftest import Cli
-from ..server import HEALTH, serving, store_env
+from ..server import serving, store_env
 
 ABSENT_ID = "01ABSENTABSENTABSENTABSENT"
-__all__ = ["ABSENT_ID", "HEALTH", "Server", "http_client"]
 
 
 def _no_traceback(response: httpx.Response) -> None:

@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from .conftest import ABSENT_ID, HEALTH, Server, http_client
+from ..server import HEALTH
+from .conftest import ABSENT_ID, Server, http_client
 
 
 def _routes(server: Server) -> list[tuple[str, str]]:
