@@ -16,7 +16,10 @@ from memoryd.app import open_service
 from memoryd.embedding import LocalMiniLM
 from memoryd.service import MemoryService
 from memoryd.settings import resolve_settings
+from tests.kb_corpus import write_corpus
 from tests.pg import TestPostgres
+
+from .kb_support import FORMATS, NOW, Corpus
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -100,3 +103,22 @@ def backend(
 def service(backend: Backend) -> MemoryService:
     """A service over a fresh, empty store of the current backend."""
     return backend.open_fresh()
+
+
+@pytest.fixture(scope="package")
+def corpus(tmp_path_factory: pytest.TempPathFactory, embedder: LocalMiniLM) -> Iterator[Corpus]:
+    """Every format of tests/kb_corpus.py ingested into one store (about 40 s, OCR included),
+    once for the whole contract suite: the test_kb_* modules only read it."""
+    directory = tmp_path_factory.mktemp("kb-corpus")
+    samples = write_corpus(directory / "docs")
+    service = open_service(resolve_settings(str(directory / "kb.db"), {}), embedder=embedder)
+    try:
+        results = service.kb.ingest([samples[key].path for key in FORMATS], now=NOW)
+        by_source = {r.source: r for r in results}
+        yield Corpus(
+            service,
+            samples,
+            {key: by_source[str(samples[key].path.resolve())] for key in FORMATS},
+        )
+    finally:
+        service.close()

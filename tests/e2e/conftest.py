@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,7 +16,7 @@ import memoryd
 from memoryd.embedding import LocalMiniLM
 from memoryd.service import MemoryService
 
-MEMORYD = Path(sys.executable).parent / "memoryd"
+from .server import MEMORYD, login_env, serving
 
 
 @dataclass
@@ -69,14 +67,7 @@ def clean_env(tmp_path: Path) -> dict[str, str]:
     """PATH, a throwaway HOME and a UTF-8 locale; no MEMORYD_* from the caller's shell."""
     home = tmp_path / "home"
     home.mkdir()
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "LC_ALL": "C.UTF-8",
-        "LANG": "C.UTF-8",
-        "PYTHONIOENCODING": "utf-8",
-    }
-    return env
+    return login_env(home)
 
 
 @pytest.fixture
@@ -118,40 +109,5 @@ def seeded(db_path: Path, embedder: LocalMiniLM) -> Callable[[], Any]:
 def running_server(env: dict[str, str], cwd: Path, *args: str) -> Iterator[str]:
     """``memoryd serve`` on a free loopback port (plus ``args``) until the block ends: yields
     its base URL once ``/v1/health`` answers, then stops it with SIGTERM (kill if it hangs)."""
-    import signal
-    import time
-
-    import httpx
-
-    from memoryd.http.server import free_port
-
-    port = free_port()
-    process = subprocess.Popen(
-        [str(MEMORYD), "serve", "--port", str(port), *args],
-        env=env,
-        cwd=cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{base}/v1/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None:
-                raise AssertionError(process.stderr.read() if process.stderr else "exited")
-            assert time.monotonic() < deadline, "memoryd serve did not start"
-            time.sleep(0.3)
-        yield base
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with serving(env, cwd, *args) as server:
+        yield server.base_url

@@ -34,10 +34,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd.http.server import free_port
-
 from .conftest import Cli
-from .test_http_api import _env, _start, _stop, _wait_healthy
+from .server import serving, store_env
 
 SCHEMATHESIS = Path(sys.executable).parent / "schemathesis"
 HOOKS = Path(__file__).with_name("schemathesis_hooks.py")
@@ -75,20 +73,13 @@ def _serving(root: Path) -> Iterator[Server]:
     """``memoryd init`` and ``memoryd serve`` on a fresh SQLite store under ``root``; the
     server's working folder holds nothing but its log."""
     root.mkdir(parents=True, exist_ok=True)
-    env = _env(root)
+    env = store_env(root)
     Cli(env=env, cwd=root).ok("init")
     workdir = root / "workdir"
     workdir.mkdir()
-    log = workdir / "serve.log"
-    port = free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    process = _start(env, log, "--port", str(port))
-    try:
-        _wait_healthy(base_url, process, log)
+    with serving(env, workdir, log=workdir / "serve.log") as running:
         token = (Path(env["MEMORYD_HOME"]) / "token").read_text(encoding="ascii").strip()
-        yield Server(base_url, token)
-    finally:
-        _stop(process)
+        yield Server(running.base_url, token)
 
 
 @pytest.fixture(scope="module")

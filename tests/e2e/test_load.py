@@ -19,11 +19,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memoryd.http.server import free_port
 from tests.load_mix import MIX, check_writes, run_mix, summary
 
 from .conftest import Cli
-from .test_http_api import _env, _start, _stop, _wait_healthy
+from .server import serving, store_env
 
 LOAD_SECONDS = 60
 CLIENTS = 32
@@ -42,18 +41,12 @@ class LoadServer:
 @pytest.fixture(scope="module")
 def load_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoadServer]:
     root = tmp_path_factory.mktemp("load")
-    env = _env(root)
+    env = store_env(root)
     Cli(env=env, cwd=root).ok("init")
-    port = free_port()
-    base_url = f"http://127.0.0.1:{port}"
     log = root / "serve.log"
-    process = _start(env, log, "--port", str(port))
-    try:
-        _wait_healthy(base_url, process, log)
+    with serving(env, root, log=log) as running:
         token = (Path(env["MEMORYD_HOME"]) / "token").read_text(encoding="ascii").strip()
-        yield LoadServer(base_url, token, root, log)
-    finally:
-        _stop(process)
+        yield LoadServer(running.base_url, token, root, log)
 
 
 def test_mixed_load_answers_every_request_and_loses_no_write(

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import socket
 import subprocess
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -37,7 +34,8 @@ from memoryd.model import Actor, Kind, Status
 from memoryd.service import MemoryService
 from memoryd.tools import tool_definitions
 
-from .conftest import MEMORYD, Cli
+from .conftest import Cli
+from .server import MEMORYD, port_listens, serving, store_env
 
 TOOL_NAMES = ["remember", "search_memory", "search_kb", "read_kb"]
 OWNER_OPERATIONS = ["confirm", "edit", "purge", "reject", "consolidate"]
@@ -95,70 +93,29 @@ async def _bounded(call: Callable[[], Awaitable[Any]]) -> Any:
 
 def _make_home(root: Path) -> Home:
     """A clean environment (like conftest's ``clean_env``) and ``memoryd init``."""
-    (root / "home").mkdir(parents=True)
-    db_path = root / "store" / "memoryd.db"
-    db_path.parent.mkdir(parents=True)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(root / "home"),
-        "LC_ALL": "C.UTF-8",
-        "LANG": "C.UTF-8",
-        "PYTHONIOENCODING": "utf-8",
-        "MEMORYD_HOME": str(root / "memoryd-home"),
-        "MEMORYD_DB": str(db_path),
-    }
+    env = store_env(root)
+    db_path = Path(env["MEMORYD_DB"])
     Cli(env=env, cwd=root).ok("init")
     token = (root / "memoryd-home" / "token").read_text(encoding="utf-8").strip()
     assert token
     return Home(root=root, env=env, db_path=db_path, token=token)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(
-                f"memoryd mcp exited with {process.returncode}:\n{log.read_text('utf-8')}"
-            )
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError(f"memoryd mcp never listened on {port}:\n{log.read_text('utf-8')}")
-
-
 @pytest.fixture(scope="module")
 def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     """One ``memoryd mcp --transport http`` for the module, on a free port."""
     home = _make_home(tmp_path_factory.mktemp("mcp-http"))
-    port = _free_port()
-    log = home.root / "server.log"
-    with log.open("wb") as errors:
-        process = subprocess.Popen(
-            [str(MEMORYD), "mcp", "--transport", "http", "--port", str(port)],
-            env=home.env,
-            cwd=home.root,
-            stdin=subprocess.DEVNULL,
-            stdout=errors,
-            stderr=errors,
-        )
-    try:
-        _wait_for_port(port, process, log)
-        yield HttpServer(home=home, url=f"http://127.0.0.1:{port}/mcp", process=process)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+    with serving(
+        home.env,
+        home.root,
+        "--transport",
+        "http",
+        command=("mcp",),
+        log=home.root / "server.log",
+        ready=port_listens,
+        timeout=STARTUP_TIMEOUT,
+    ) as running:
+        yield HttpServer(home=home, url=f"{running.base_url}/mcp", process=running.process)
 
 
 @asynccontextmanager

@@ -35,6 +35,10 @@ def test_serve_catches_up_once_on_a_missed_day(cli: Cli, seeded: Callable[[], An
             time.sleep(0.5)
     assert runs() == (1, Status.ARCHIVED), "the start-up catch-up run did not happen once"
 
+    # No clock reaches a real ``memoryd serve`` (and serve takes no --now), so this negative
+    # still waits on wall time: 3 s for the scheduler's first check. The same-day rule itself
+    # is proved with a driven clock in tests/unit/test_schedule.py and
+    # tests/contract/test_consolidation_schedule.py.
     with running_server(env, cli.cwd, *schedule):
         time.sleep(3)
     assert runs()[0] == 1, "a second run happened on the same day"

@@ -305,7 +305,7 @@ def test_parsing_does_not_modify_the_document() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Numbers and dates at the edges must still give a batch error, never a crash (bugs found)
+# Numbers and dates at the edges must still give a batch error, never a crash
 
 
 def test_huge_integer_confidence_is_a_batch_error() -> None:

@@ -111,8 +111,8 @@ def test_ordinary_sentences_are_not_credentials(text: str) -> None:
     ],
 )
 def test_ordinary_links_paths_and_names_are_not_credentials(text: str) -> None:
-    """Bug: the high-entropy fallback treats any 32+ character run of letters, digits, '/', '-'
-    and '_' that holds a digit as a secret, so everyday links and paths are silently dropped."""
+    """The high-entropy fallback must not take every 32+ character run of letters, digits,
+    '/', '-' and '_' that holds a digit for a secret: everyday links and paths are kept."""
     assert find_credential(text) is None
 
 

@@ -1,0 +1,148 @@
+"""Recall's legs (SPEC §4), once per storage backend: dates written in the message, the episode
+leg, the time leg, the entity leg, and each leg failing alone.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memoryd.service import MemoryService
+
+from .recall_support import (
+    FOODS,
+    NOW,
+    BrokenEmbedder,
+    days_ago,
+    event,
+    item_ids,
+    november,
+    remember,
+)
+
+# ---------------------------------------------------------------------------------------------
+# Dates written in the message, days in the owner's zone
+
+
+@pytest.mark.parametrize(
+    "now", [NOW, datetime(2023, 4, 11, 9, 0, tzinfo=UTC), NOW + timedelta(days=3000)]
+)
+def test_the_weekend_before_a_date_is_that_weekend_whatever_now_is(
+    service: MemoryService, now: datetime
+) -> None:
+    saturday = event(service, "Went sailing off Cascais", datetime(2023, 4, 8, 15, tzinfo=UTC))
+    event(service, "Went sailing off Sesimbra", datetime(2023, 4, 1, 15, tzinfo=UTC))
+
+    result = service.recall("What did I do the weekend before April 10, 2023?", now=now)
+
+    assert result.window is not None
+    assert (result.window.start.date(), result.window.end.date()) == (
+        datetime(2023, 4, 8).date(),
+        datetime(2023, 4, 10).date(),
+    )
+    assert item_ids(result)[0] == saturday.id
+    assert result.legs["time"] == "ok"
+
+
+# ---------------------------------------------------------------------------------------------
+# The episode leg: what happened together is recalled together
+
+
+def test_the_other_events_of_the_best_events_day_come_along(service: MemoryService) -> None:
+    day = datetime(2026, 10, 3, 18, 0, tzinfo=UTC)
+    wedding = event(service, "Went to Joana's wedding at the quinta near Sintra", day)
+    toast = event(service, "Gave a toast that made the bride's grandmother cry", day)
+    event(service, "Went to a wedding fair in Lisbon", datetime(2026, 6, 1, tzinfo=UTC))
+    for minute, food in enumerate(FOODS[:10]):
+        event(service, f"Cooked {food} for dinner", days_ago(3) - timedelta(minutes=minute))
+
+    result = service.recall("How was Joana's wedding?", now=NOW)
+
+    assert item_ids(result)[0] == wedding.id
+    [came_along] = [s for s in result.packed.items if s.memory.id == toast.id]
+    assert "episode" in came_along.gates
+    assert result.legs["episode"] == "ok"
+
+
+# ---------------------------------------------------------------------------------------------
+# Each leg may fail alone
+
+
+def test_with_the_embedder_down_full_text_and_entity_still_answer(service: MemoryService) -> None:
+    risotto = remember(service, "Ana loves cooking mushroom risotto", entities=["Ana"])
+    remember(service, "The dentist appointment is on Fridays")
+    remember(service, "Bruno plays the cello", entities=["Bruno"])
+    service.embedder = BrokenEmbedder()
+
+    result = service.recall("Is Ana still cooking risotto?", now=NOW)
+    found = service.search_memory("risotto", now=NOW)
+
+    assert result.legs["vector"].startswith("failed")
+    assert result.legs["text"] == "ok"
+    assert result.legs["entity"] == "ok"
+    [item] = [s for s in result.packed.items if s.memory.id == risotto.id]
+    assert set(item.ranks) == {"text", "entity"}
+    assert "Ana loves cooking mushroom risotto" in result.text
+    assert found.legs["vector"].startswith("failed")
+    assert [s.memory.id for s in found.items] == [risotto.id]
+
+
+# ---------------------------------------------------------------------------------------------
+# The time leg
+
+
+def test_what_did_i_do_last_week_recalls_last_weeks_events_not_older_ones(
+    service: MemoryService,
+) -> None:
+    last_week = [
+        event(service, "Went hiking in the Sintra hills with Bruno", november(17, 9)),
+        event(service, "Had dinner with colleagues at a ramen bar", november(19, 20)),
+        event(service, "Visited the dentist for a cleaning", november(22, 23)),
+    ]
+    # Three weeks ago, worded alike: only time tells them apart.
+    older = [
+        event(service, "Went hiking in the Arrabida hills with Bruno", november(3, 9)),
+        event(service, "Had dinner with colleagues at a sushi bar", november(5, 20)),
+        event(service, "Visited the dentist for a filling", november(8, 11)),
+    ]
+    this_week = event(service, "Went hiking in the Sintra hills again", days_ago(1))
+
+    result = service.recall("What did I do last week?", now=NOW)
+    ranked, _ = service.leg_rankings("What did I do last week?", now=NOW)
+
+    assert result.window is not None and result.window.phrase == "last week"
+    assert result.legs["time"] == "ok"
+    assert set(ranked["time"]) == {m.id for m in last_week}
+    assert this_week.id not in ranked["time"]
+    scores = {s.memory.id: s.score for s in result.packed.items}
+    assert {m.id for m in last_week} <= set(scores)
+    for memory in last_week:
+        assert memory.content in result.text
+    weakest_of_last_week = min(scores[m.id] for m in last_week)
+    for memory in older:
+        assert scores.get(memory.id, 0.0) < weakest_of_last_week
+
+
+def test_a_message_without_a_time_runs_no_time_leg(service: MemoryService) -> None:
+    event(service, "Went hiking in the Sintra hills with Bruno", days_ago(3))
+
+    result = service.recall("Where do I like hiking?", now=NOW)
+
+    assert result.window is None
+    assert "time" not in result.legs
+    assert result.to_json()["time_window"] is None
+
+
+# ---------------------------------------------------------------------------------------------
+# The entity leg
+
+
+def test_every_person_in_a_list_of_names_is_found_by_the_entity_leg(
+    service: MemoryService,
+) -> None:
+    lunch = remember(service, "Lunch with Ana, Bruno and Carla at the harbour")
+
+    for name in ("Ana", "Bruno", "Carla"):
+        ranked, _ = service.leg_rankings(f"What did {name} say?", now=NOW)
+        assert lunch.id in ranked.get("entity", []), name

@@ -1,0 +1,94 @@
+"""The knowledge base over HTTP (SPEC §7): upload, ingest a path, search, read, get, delete."""
+
+from __future__ import annotations
+
+from .conftest import Server
+
+# ----------------------------------------------------------- knowledge base
+
+ORCHARD = """# Orchard Ledger
+
+## Pears
+
+The quince-scented pears of Lamego ripen beside the granite chapel in late September.
+"""
+ORCHARD_KEY = "quince-scented pears of Lamego ripen beside the granite chapel"
+
+BOATYARD = """# Boatyard Notes
+
+## Hulls
+
+Cobalt schooners are caulked with hemp and pine tar in the Aveiro boatyard each spring.
+"""
+BOATYARD_KEY = "Cobalt schooners are caulked with hemp and pine tar"
+BOATYARD_NEW_KEY = "Saffron trawlers are repainted with linseed oil in Peniche every autumn"
+
+
+def test_kb_upload_search_read_get_and_delete(server: Server) -> None:
+    document = server.upload("orchard.md", ORCHARD, collection="farm")
+    doc_id = document["id"]
+    assert document["collection"] == "farm"
+    assert document["chunks"] >= 1
+
+    found = server.ok("POST", "/v1/kb/search", json={"query": ORCHARD_KEY})
+    top = found["results"][0]
+    assert top["doc"] == doc_id
+    assert top["content"].startswith("<untrusted_content")
+    assert ORCHARD_KEY in top["content"]
+
+    read = server.ok("POST", "/v1/kb/read", json={"doc": doc_id, "chunks": "0"})
+    assert read["doc"] == doc_id
+    assert read["chunks"] == [0, 0]
+    assert read["content"].startswith("<untrusted_content")
+    assert ORCHARD_KEY in read["content"]
+
+    listed = server.ok("GET", "/v1/kb/documents")
+    assert doc_id in {d["id"] for d in listed}
+    in_farm = server.ok("GET", "/v1/kb/documents", params={"collection": "farm"})
+    assert [d["id"] for d in in_farm] == [doc_id]
+    assert server.ok("GET", f"/v1/kb/documents/{doc_id}")["title"] == "Orchard Ledger"
+    renamed = server.ok("PATCH", f"/v1/kb/documents/{doc_id}", json={"title": "Quinta Ledger"})
+    assert renamed["title"] == "Quinta Ledger"
+    again = server.ok("POST", "/v1/kb/search", json={"query": ORCHARD_KEY})["results"][0]
+    assert again["breadcrumb"].startswith("Quinta Ledger")
+    no_pages = server.http.post("/v1/kb/read", json={"doc": doc_id, "pages": "1-2"})
+    assert no_pages.status_code == 400 and "no pages" in no_pages.json()["error"]
+    empty = server.http.patch(f"/v1/kb/documents/{doc_id}", json={"title": "   "})
+    assert empty.status_code in (400, 422), empty.text
+
+    # An upload has no file to read again.
+    reingest = server.http.post(f"/v1/kb/documents/{doc_id}/reingest")
+    assert reingest.status_code == 400, reingest.text
+    assert "upload" in reingest.json()["error"]
+
+    deleted = server.ok("DELETE", f"/v1/kb/documents/{doc_id}")
+    assert deleted["id"] == doc_id
+    assert doc_id not in {d["id"] for d in server.ok("GET", "/v1/kb/documents")}
+    gone = server.http.get(f"/v1/kb/documents/{doc_id}")
+    assert gone.status_code in (400, 404), gone.text
+    after = server.ok("POST", "/v1/kb/search", json={"query": ORCHARD_KEY})
+    assert doc_id not in {hit["doc"] for hit in after["results"]}
+
+
+def test_kb_ingest_a_path_on_disk_and_reingest_it(server: Server) -> None:
+    path = server.files / "boatyard.md"
+    path.write_text(BOATYARD, encoding="utf-8")
+
+    results = server.ok(
+        "POST", "/v1/kb/ingest", json={"sources": [str(path)], "collection": "harbour"}
+    )
+
+    assert [r["outcome"] for r in results] == ["ok"], results
+    doc_id = results[0]["document"]["id"]
+    assert results[0]["document"]["source_uri"].endswith("boatyard.md")
+    found = server.ok("POST", "/v1/kb/search", json={"query": BOATYARD_KEY, "explain": True})
+    assert found["results"][0]["doc"] == doc_id
+    assert found["results"][0]["explain"] is not None
+
+    path.write_text(BOATYARD.replace(BOATYARD_KEY, BOATYARD_NEW_KEY), encoding="utf-8")
+    again = server.ok("POST", f"/v1/kb/documents/{doc_id}/reingest")
+
+    assert again["outcome"] == "ok", again
+    read = server.ok("POST", "/v1/kb/read", json={"doc": doc_id})
+    assert BOATYARD_NEW_KEY in read["content"]
+    assert BOATYARD_KEY not in read["content"]

@@ -1,0 +1,295 @@
+"""Recall policy (SPEC §4), pure: the score formula on examples, recency as a tie-breaker, the
+gates and the relative cut.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memoryd.model import Importance, Kind
+from memoryd.recall import (
+    Candidate,
+    QueryFacts,
+    RecallPolicy,
+    gate,
+    pack_block,
+    rank_candidates,
+    recency,
+    relative_cut,
+    text_coverage,
+)
+
+from .recall_policy_support import (
+    FACTS,
+    LAST_WEEK,
+    LEGS,
+    NOW,
+    PLAIN,
+    POLICY,
+    TOKENIZER,
+    candidates,
+    fused,
+    fusion,
+    leg_rankings,
+    memory,
+    memory_sets,
+)
+
+# ---------------------------------------------------------------------------------------------
+# The formula, on examples
+
+
+def test_one_leg_at_rank_one_today_scores_one_over_sixty_one() -> None:
+    ranking = rank_candidates(candidates({"text": ["a"]}, {"a": memory("a")}), FACTS, NOW)
+
+    assert [s.memory.id for s in ranking.items] == ["a"] and ranking.dropped == ()
+    assert ranking.items[0].score == pytest.approx(1 / 61)
+    assert dict(ranking.items[0].ranks) == {"text": 1}
+    assert ranking.items[0].gates == ("text",)
+
+
+def test_legs_add_up_and_age_takes_at_most_a_tenth_off() -> None:
+    found = {"a": memory("a", age_days=90), "b": memory("b", age_days=3650)}
+    legs = {"vector": ["a", "b"], "text": ["b", "a"]}
+
+    by_id = {s.memory.id: s for s in fused(legs, found)}
+
+    assert by_id["a"].recency == pytest.approx(0.95)
+    assert by_id["a"].score == pytest.approx((1 / 61 + 1 / 62) * 0.95)
+    assert by_id["b"].recency == pytest.approx(0.9, abs=1e-9)
+    assert by_id["b"].score == pytest.approx((1 / 62 + 1 / 61) * (1 - 0.1 * (1 - 0.5**40.56)))
+
+
+def test_recency_breaks_ties_and_never_outweighs_a_second_leg() -> None:
+    """Two memories found alike: the newer comes first. A ten-year-old memory that two legs
+    found still beats a fresh one that only one leg found: age takes a tenth at most."""
+    found = {"old": memory("old", age_days=3650), "new": memory("new", age_days=0)}
+
+    tied = fused({"vector": ["old"], "text": ["new"]}, found)
+    assert [s.memory.id for s in tied] == ["new", "old"]
+
+    found_twice = fused({"vector": ["old", "new"], "text": ["old"]}, found)
+    assert [s.memory.id for s in found_twice] == ["old", "new"]
+
+
+@pytest.mark.parametrize("age", [0, 30, 90, 215, 365, 3650, 36500])
+def test_recency_is_between_nine_tenths_and_one_whatever_the_age(age: float) -> None:
+    value = recency(age, POLICY)
+
+    assert 0.9 <= value <= 1.0
+    assert value == pytest.approx(1 - 0.1 * (1 - 0.5 ** (age / 90)))
+
+
+def test_kind_weights_events_and_inferences_less_than_facts() -> None:
+    found = {
+        "fact": memory("fact"),
+        "lesson": memory("lesson", kind=Kind.LESSON, importance=Importance.MEDIUM),
+        "event": memory("event", kind=Kind.EVENT),
+        "inference": memory("inference", kind=Kind.INFERENCE, confidence=0.5),
+    }
+    legs = {leg: [memory_id] for leg, memory_id in zip(LEGS, found, strict=True)}
+
+    scores = {s.memory.id: s.score for s in fused(legs, found)}
+
+    assert scores["fact"] == pytest.approx(1 / 61)
+    assert scores["lesson"] == pytest.approx(1 / 61)
+    assert scores["event"] == pytest.approx(0.8 / 61)
+    assert scores["inference"] == pytest.approx(0.6 * 0.5 / 61)
+
+
+def test_an_empty_block_is_empty_text_and_zero_tokens() -> None:
+    packed = pack_block([], [], TOKENIZER, 1500)
+
+    assert packed.text == "" and packed.tokens == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# The gates
+
+
+def test_a_vector_hit_under_the_gate_is_stopped_with_its_cosine() -> None:
+    weak = Candidate(memory("weak"), {"vector": 1}, cosine=0.2)
+
+    verdict = gate(weak, FACTS, POLICY)
+
+    assert verdict.admitted == () and verdict.strong is None
+    assert verdict.stopped["vector"] == "cosine 0.20 < 0.25"
+
+
+def test_a_vector_hit_between_the_gates_is_admitted_but_opens_nothing() -> None:
+    middling = Candidate(memory("m"), {"vector": 1}, cosine=0.3)
+
+    verdict = gate(middling, FACTS, POLICY)
+    ranking = rank_candidates({"m": middling}, FACTS, NOW)
+
+    assert verdict.admitted == ("vector",) and verdict.strong is None
+    assert ranking.items == ()
+    assert ranking.silence is not None and "no strong evidence" in ranking.silence
+    assert [d.memory_id for d in ranking.dropped] == ["m"]
+
+
+def test_one_strong_item_opens_the_block_for_the_weaker_ones() -> None:
+    strong = Candidate(memory("strong"), {"vector": 1}, cosine=0.6)
+    middling = Candidate(memory("middling"), {"vector": 2}, cosine=0.3)
+
+    ranking = rank_candidates({"strong": strong, "middling": middling}, FACTS, NOW)
+
+    assert [s.memory.id for s in ranking.items] == ["strong", "middling"]
+    assert ranking.silence is None
+
+
+def test_a_text_hit_on_common_words_only_is_stopped() -> None:
+    common = Candidate(memory("c"), {"text": 1}, cosine=0.5, words=frozenset({"owner"}))
+
+    verdict = gate(common, FACTS, POLICY)
+
+    assert verdict.admitted == ()
+    assert verdict.stopped["text"] == "matched only common words (owner)"
+
+
+def test_a_text_hit_whose_meaning_differs_is_stopped() -> None:
+    """ "race condition" is not a charity race."""
+    homonym = Candidate(memory("h"), {"text": 1}, cosine=0.02, words=frozenset({"tea"}))
+
+    verdict = gate(homonym, FACTS, POLICY)
+
+    assert verdict.admitted == ()
+    assert "the meaning does not" in verdict.stopped["text"]
+
+
+def test_a_text_hit_carrying_the_rare_words_is_strong() -> None:
+    hit = Candidate(memory("t"), {"text": 1}, cosine=0.3, words=frozenset({"tea", "owner"}))
+
+    verdict = gate(hit, FACTS, POLICY)
+
+    assert verdict.admitted == ("text",)
+    assert verdict.strong is not None and "tea" in verdict.strong
+    assert text_coverage(frozenset({"tea"}), FACTS) > 0.9
+
+
+def test_without_the_embedder_text_matches_are_judged_on_words_alone() -> None:
+    blind = replace(FACTS, embedded=False)
+    hit = Candidate(memory("t"), {"text": 1}, cosine=None, words=frozenset({"tea"}))
+
+    verdict = gate(hit, blind, POLICY)
+
+    assert verdict.admitted == ("text",) and verdict.strong is not None
+
+
+def test_a_selective_name_and_a_time_window_each_open_the_block() -> None:
+    by_name = Candidate(memory("n"), {"entity": 3}, cosine=0.0)
+    by_time = Candidate(memory("t", kind=Kind.EVENT, age_days=2), {"time": 1}, cosine=0.0)
+    windowed = replace(FACTS, window=LAST_WEEK)
+
+    assert gate(by_name, FACTS, POLICY).strong is not None
+    assert gate(by_time, windowed, POLICY).strong is not None
+    assert [s.memory.id for s in rank_candidates({"n": by_name}, FACTS, NOW).items] == ["n"]
+
+
+def test_an_event_outside_the_named_window_is_not_admitted_by_any_leg() -> None:
+    """ "What did I do last week?": a hike three weeks ago is no answer, however alike — as long
+    as the store holds events of last week at all."""
+    windowed = replace(FACTS, window=LAST_WEEK, window_events=3)
+    old_hike = Candidate(memory("old", kind=Kind.EVENT, age_days=21), {"vector": 1}, cosine=0.8)
+    fact = Candidate(memory("fact"), {"vector": 2}, cosine=0.8)
+
+    verdict = gate(old_hike, windowed, POLICY)
+
+    assert verdict.admitted == ()
+    assert "outside the time window 'last week'" in verdict.stopped["vector"]
+    assert gate(fact, windowed, POLICY).admitted == ("vector",)
+    assert gate(old_hike, windowed, RecallPolicy(window_bounds_events=False)).admitted == (
+        "vector",
+    )
+    nothing_then = replace(windowed, window_events=0)
+    assert gate(old_hike, nothing_then, POLICY).admitted == ("vector",)
+
+
+def test_a_message_naming_someone_unknown_needs_a_much_closer_match() -> None:
+    """ "When did Caroline go to the support group?" asked of Jon and Gina's store: their
+    support-group memories are related words, not an answer."""
+    unfamiliar = replace(FACTS, unknown_names=("Caroline",))
+    related = Candidate(memory("r"), {"vector": 1, "time": 1}, cosine=0.45)
+    close = Candidate(memory("c"), {"vector": 2}, cosine=0.6)
+
+    assert gate(related, FACTS, POLICY).strong is not None
+    assert gate(related, unfamiliar, POLICY).strong is None
+    silent = rank_candidates({"r": related}, unfamiliar, NOW)
+    assert silent.items == () and silent.silence is not None and "Caroline" in silent.silence
+    opened = rank_candidates({"r": related, "c": close}, unfamiliar, NOW)
+    assert [s.memory.id for s in opened.items] == ["r", "c"]
+
+
+def test_a_question_whose_weightiest_words_no_memory_holds_needs_a_closer_match() -> None:
+    """ "How do I make a roux for gravy?" of a store that talks about recipes: a recipe memory
+    at cosine 0.45 is related, not an answer, when "roux" and "gravy" appear nowhere."""
+    roux = QueryFacts(
+        words=("make", "roux", "gravy"),
+        word_frequency={"make": 84, "roux": 0, "gravy": 0},
+        memory_count=700,
+    )
+    recipe = Candidate(memory("r"), {"vector": 1}, cosine=0.45)
+
+    assert gate(recipe, roux, POLICY).strong is None
+    assert gate(
+        recipe, replace(roux, word_frequency={"make": 84, "roux": 2, "gravy": 1}), POLICY
+    ).strong
+    small_store = replace(roux, memory_count=POLICY.min_memories_for_shares - 1)
+    assert gate(recipe, small_store, POLICY).strong is not None, (
+        "in a small store every word is new"
+    )
+
+
+def test_only_the_legs_whose_gates_pass_count_in_the_score() -> None:
+    half = Candidate(memory("h"), {"vector": 1, "text": 1}, cosine=0.6, words=frozenset({"owner"}))
+
+    [item] = rank_candidates({"h": half}, FACTS, NOW).items
+
+    assert item.gates == ("vector",)
+    assert dict(item.ranks) == {"vector": 1}
+    assert item.score == pytest.approx(1 / 61)
+
+
+def test_the_episode_leg_admits_only_what_is_not_far_off_in_meaning() -> None:
+    near = Candidate(memory("n", kind=Kind.EVENT), {"episode": 1}, cosine=0.2)
+    far = Candidate(memory("f", kind=Kind.EVENT), {"episode": 2}, cosine=0.05)
+
+    assert gate(near, FACTS, POLICY).admitted == ("episode",)
+    assert gate(near, FACTS, POLICY).strong is None
+    assert gate(far, FACTS, POLICY).admitted == ()
+
+
+# ---------------------------------------------------------------------------------------------
+# The relative cut
+
+
+def test_the_relative_cut_keeps_what_scores_near_the_best() -> None:
+    found = {i: memory(i) for i in ("a", "b", "c")}
+    ranking = fused({"vector": ["a", "b"], "text": ["a"], "time": ["c"]}, found)
+    # a: two legs at rank 1 (2/61); c: one leg at rank 1 (1/61); b: one at rank 2 (1/62).
+    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=0.45))
+
+    assert [s.memory.id for s in kept] == ["a", "c", "b"] and dropped == []
+    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=0.6))
+    assert [s.memory.id for s in kept] == ["a"]
+    assert {d.memory_id for d in dropped} == {"b", "c"}
+    assert all("far below the best" in d.reason for d in dropped)
+
+
+@fusion
+@given(data=st.data(), share=st.floats(0.0, 1.0))
+def test_the_cut_keeps_a_prefix_and_never_the_best_out(data: st.DataObject, share: float) -> None:
+    found = data.draw(memory_sets(content=PLAIN, max_size=15))
+    ranking = fused(data.draw(leg_rankings(sorted(found))), found)
+
+    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=share))
+
+    assert kept == ranking[: len(kept)]
+    assert [d.memory_id for d in dropped] == [s.memory.id for s in ranking[len(kept) :]]
+    if ranking:
+        assert kept[0] == ranking[0]
+        assert all(s.score >= share * ranking[0].score for s in kept)
