@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Protocol
 
 from ..ids import IdGenerator
 from ..jobs import Job, JobStatus, RetryPolicy
@@ -29,13 +30,24 @@ class Filing:
     source_type: SourceType
 
 
+class RetrySettings(Protocol):
+    """The owner's retry policy, read at each use (the owner may replace it)."""
+
+    retry_policy: RetryPolicy
+
+
 class IngestFailures:
     """The bookkeeping of failed sources and their retry jobs, each in one transaction."""
 
-    def __init__(self, store: Store, ids: IdGenerator, retry_policy: RetryPolicy) -> None:
+    def __init__(self, store: Store, ids: IdGenerator, settings: RetrySettings) -> None:
         self.store = store
-        self.retry_policy = retry_policy
+        self._settings = settings
         self._ids = ids
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        """When a source that failed for a passing reason is tried again."""
+        return self._settings.retry_policy
 
     def record(self, filing: Filing, reason: str, at: datetime, started: float) -> IngestResult:
         """A failed source: a new one is recorded as failed; a stored one keeps its chunks

@@ -14,18 +14,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 from ..clock import Clock
 from ..embedding import Embedder
 from ..errors import MemorydError
 from ..ids import IdGenerator
-from ..jobs import Job, RetryPolicy
+from ..jobs import Job
 from ..screening import find_credential, redact_credentials
 from ..storage.protocols import Store
 from ..tokens import TokenCodec
 from .chunking import ChunkPolicy, breadcrumb, chunk_markdown
 from .convert import ConversionError, Converted, Limits, convert
-from .failures import JOB_KIND, Filing, IngestFailures
+from .failures import JOB_KIND, Filing, IngestFailures, RetrySettings
 from .fetch import FetchUnavailableError, check_url, fetch, is_url
 from .images import ImageReader
 from .model import Chunk, Document, DocumentStatus, SourceType
@@ -46,28 +47,33 @@ class IngestRequest:
     force: bool = False
 
 
+class IngestSettings(RetrySettings, Protocol):
+    """What a document may cost and how it is chunked, read at each ingest (the owner may
+    replace them between ingests)."""
+
+    limits: Limits
+    chunk_policy: ChunkPolicy
+
+
 class Ingester:
     """Reads sources into documents and chunks; the knowledge base's ingest half."""
 
     def __init__(
         self,
         store: Store,
+        settings: IngestSettings,
         embedder: Embedder,
         tokenizer: TokenCodec,
         reader: Callable[[], ImageReader],
         *,
-        limits: Limits,
-        chunk_policy: ChunkPolicy,
-        retry_policy: RetryPolicy,
         clock: Clock,
         ids: IdGenerator,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.tokenizer = tokenizer
-        self.limits = limits
-        self.chunk_policy = chunk_policy
-        self.failures = IngestFailures(store, ids, retry_policy)
+        self.failures = IngestFailures(store, ids, settings)
+        self._settings = settings
         self._reader_factory = reader
         self._reader: ImageReader | None = None
         self._clock = clock
@@ -114,14 +120,16 @@ class Ingester:
             if is_url(source):
                 check_url(source)
                 fetched = fetch(
-                    source, max_bytes=self.limits.max_bytes, timeout=self.limits.fetch_timeout
+                    source,
+                    max_bytes=self._settings.limits.max_bytes,
+                    timeout=self._settings.limits.fetch_timeout,
                 )
                 request = IngestRequest(
                     filing, fetched.name, fetched.data, fetched.content_type, now, started, force
                 )
                 return self.store_converted(request)
             path = Path(source).expanduser().resolve()
-            data = read_file(path, self.limits)
+            data = read_file(path, self._settings.limits)
             request = IngestRequest(
                 replace(filing, uri=str(path)), path.name, data, None, now, started, force
             )
@@ -162,7 +170,7 @@ class Ingester:
                 request.data,
                 request.name,
                 self.reader,
-                limits=self.limits,
+                limits=self._settings.limits,
                 content_type=request.content_type,
             )
         except ConversionError as error:
@@ -251,7 +259,7 @@ class Ingester:
 
     def _chunk(self, converted: Converted) -> list[Chunk]:
         drafts = chunk_markdown(
-            converted.markdown, self.tokenizer.count, self._tail, self.chunk_policy
+            converted.markdown, self.tokenizer.count, self._tail, self._settings.chunk_policy
         )
         return [
             Chunk(

@@ -86,46 +86,15 @@ class KnowledgeBase:
         self.store = store
         self.embedder = embedder
         self.tokenizer = tokenizer
+        # Read at each use: a caller may replace them (``memoryd kb add --max-size``).
+        self.limits = limits or Limits()
+        self.chunk_policy = chunk_policy or ChunkPolicy()
         self.search_policy = search_policy or KbSearchPolicy()
+        self.retry_policy = retry_policy
         self._clock = clock
         self._ingester = Ingester(
-            store,
-            embedder,
-            tokenizer,
-            reader,
-            limits=limits or Limits(),
-            chunk_policy=chunk_policy or ChunkPolicy(),
-            retry_policy=retry_policy,
-            clock=clock,
-            ids=ids or IdGenerator(),
+            store, self, embedder, tokenizer, reader, clock=clock, ids=ids or IdGenerator()
         )
-
-    @property
-    def limits(self) -> Limits:
-        """What a single document may cost before it is refused (settable)."""
-        return self._ingester.limits
-
-    @limits.setter
-    def limits(self, limits: Limits) -> None:
-        self._ingester.limits = limits
-
-    @property
-    def chunk_policy(self) -> ChunkPolicy:
-        """How documents are cut into chunks (settable)."""
-        return self._ingester.chunk_policy
-
-    @chunk_policy.setter
-    def chunk_policy(self, policy: ChunkPolicy) -> None:
-        self._ingester.chunk_policy = policy
-
-    @property
-    def retry_policy(self) -> RetryPolicy:
-        """When a source that failed for a passing reason is tried again (settable)."""
-        return self._ingester.failures.retry_policy
-
-    @retry_policy.setter
-    def retry_policy(self, policy: RetryPolicy) -> None:
-        self._ingester.failures.retry_policy = policy
 
     @property
     def reader(self) -> ImageReader:
