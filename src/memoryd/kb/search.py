@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # read_kb never returns more than this many tokens, whatever the caller asks.
 READ_DEFAULT_TOKENS = 2000
 READ_MAX_TOKENS = 8000
-# Why 2,000: a question, not a document; longer text is pasted by mistake.
+# search_kb refuses a longer query.
 MAX_QUERY_CHARS = 2000
 
 
