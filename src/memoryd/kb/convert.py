@@ -11,29 +11,22 @@ import base64
 import io
 import re
 import zipfile
-from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import PurePath
 
-from ..errors import MemorydError
+from .blocks import parse_blocks
+from .converted import ConversionError, Converted, DocumentType, Limits
 from .images import ImageReader
+from .pdf import pdf_to_markdown
 
-
-class ConversionError(MemorydError):
-    """A document that cannot be read: permanent, reported per file with its reason."""
-
-
-class DocumentType(StrEnum):
-    """What a source is, decided from its bytes first and its name second."""
-
-    PDF = "pdf"
-    DOCX = "docx"
-    PPTX = "pptx"
-    XLSX = "xlsx"
-    HTML = "html"
-    MARKDOWN = "markdown"
-    TEXT = "text"
-    IMAGE = "image"
+__all__ = [
+    "SUPPORTED",
+    "ConversionError",
+    "Converted",
+    "DocumentType",
+    "Limits",
+    "convert",
+    "detect_type",
+]
 
 
 SUPPORTED = "PDF, DOCX, PPTX, XLSX, HTML, Markdown, plain text, PNG and JPEG"
@@ -75,33 +68,6 @@ _OFFICE_PARTS = {
 }
 _DATA_IMAGE = re.compile(r"!\[([^\]]*)\]\(data:image/[a-zA-Z+.-]+;base64,([A-Za-z0-9+/=\s]+)\)")
 _BLANK_RUNS = re.compile(r"\n{3,}")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What a single document may cost before it is refused."""
-
-    # Why these: a 50 MB file is a book-sized PDF; an Office file that inflates past 250 MB
-    # or more than 200x is a zip bomb, not a document; 2,000 pages covers any real report.
-    max_bytes: int = 50_000_000
-    max_unzipped_bytes: int = 250 * 1024 * 1024
-    max_zip_ratio: float = 200.0
-    max_pages: int = 2000
-    # A PDF page with fewer characters than this in its text layer is a scan: render and read.
-    scan_text_chars: int = 20
-    # Seconds and bytes for a URL.
-    fetch_timeout: float = 20.0
-
-
-@dataclass(frozen=True)
-class Converted:
-    """A document as Markdown, with the title found in it and how many images were read."""
-
-    title: str
-    markdown: str
-    document_type: DocumentType
-    images_read: int = 0
-    pages: int | None = None
 
 
 def detect_type(name: str, data: bytes, content_type: str | None = None) -> DocumentType:
@@ -151,8 +117,6 @@ def convert(
     kind = detect_type(name, data, content_type)
     stem = PurePath(name).stem or name
     if kind is DocumentType.PDF:
-        from .pdf import pdf_to_markdown
-
         return pdf_to_markdown(data, stem, reader, limits)
     if kind is DocumentType.IMAGE:
         text = reader.read(data)
@@ -316,8 +280,6 @@ def _looks_like_text(data: bytes) -> bool:
 
 def _first_heading(markdown: str) -> str:
     """The first heading outside code blocks ("" when there is none)."""
-    from .chunking import parse_blocks
-
     return next((b.text for b in parse_blocks(markdown) if b.kind == "heading"), "")
 
 

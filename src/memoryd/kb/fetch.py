@@ -15,7 +15,7 @@ from http.client import HTTPMessage
 from typing import IO, Any
 
 from ..errors import MemorydError
-from .convert import ConversionError
+from .converted import ConversionError
 
 USER_AGENT = "memoryd/0.1 (+knowledge base ingest)"
 ALLOWED_SCHEMES = ("http", "https")

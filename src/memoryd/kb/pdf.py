@@ -15,7 +15,7 @@ import threading
 from collections import Counter
 from typing import Any
 
-from .convert import ConversionError, Converted, DocumentType, Limits
+from .converted import ConversionError, Converted, DocumentType, Limits
 from .hygiene import clean_char, repair_unknown_glyphs
 from .images import ImageReader
 from .layout import layout_markdown

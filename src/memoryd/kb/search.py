@@ -1,4 +1,4 @@
-"""search_kb's ranking: pure, no I/O (SPEC §6).
+"""search_kb's ranking and read_kb's spans: pure, no I/O (SPEC §6).
 
 Two gated legs. A vector hit counts only at cosine ≥ 0.25; a keyword hit only when it shares at
 least two non-stop words with the query; both count alike. Each leg gives reciprocal-rank
@@ -6,14 +6,30 @@ points; a document's source weight and a pinned collection's 1.5× multiply them
 filters). Diversity is a preference, not a cap: at equal score a document's later chunks rank
 behind other documents' first ones, but a question about one long document still gets all of
 its best chunks.
+
+read_kb returns a whole document, one section, a chunk range or a page range, cut at the token
+budget; the service fetches the chunks and these functions decide what of them is returned.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .model import SOURCE_WEIGHTS, ChunkKey, SourceType
+from ..errors import InvalidInputError
+from ..textutil import query_terms
+from .chunking import join_chunks
+from .model import SOURCE_WEIGHTS, Chunk, ChunkKey, Document, DocumentStatus, SourceType
+
+if TYPE_CHECKING:
+    from ..tokens import TokenCodec
+
+# read_kb never returns more than this many tokens, whatever the caller asks.
+READ_DEFAULT_TOKENS = 2000
+READ_MAX_TOKENS = 8000
+# search_kb refuses a longer query.
+MAX_QUERY_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -133,3 +149,175 @@ def fuse(
         if len(kept) >= limit:
             break
     return kept
+
+
+def check_query(query: str, limit: int | None, policy: KbSearchPolicy) -> tuple[str, int]:
+    """The query, stripped, and how many results it wants; a clear error when either is off."""
+    text = query.strip()
+    if not text:
+        raise InvalidInputError("search_kb needs a query")
+    if len(text) > MAX_QUERY_CHARS:
+        raise InvalidInputError("the query is over 2,000 characters; shorten it")
+    wanted = policy.default_limit if limit is None else limit
+    if not 1 <= wanted <= policy.max_limit:
+        raise InvalidInputError(f"limit must be between 1 and {policy.max_limit}")
+    return text, wanted
+
+
+def shared_words(terms: Sequence[str], chunks: Mapping[ChunkKey, Chunk]) -> dict[ChunkKey, int]:
+    """How many of the query's words (stemmed) each chunk's breadcrumb and text hold."""
+    stems = {stem(t) for t in terms}
+    return {
+        key: len(stems & {stem(t) for t in query_terms(f"{chunk.breadcrumb}\n{chunk.text}")})
+        for key, chunk in chunks.items()
+    }
+
+
+def weighting(documents: Mapping[str, Document]) -> dict[str, DocumentWeighting]:
+    """What fusion needs of each document, by id."""
+    return {
+        doc_id: DocumentWeighting(doc.source_type, doc.collection)
+        for doc_id, doc in documents.items()
+    }
+
+
+def stem(word: str) -> str:
+    """A light English stem so 'cats' shares a word with 'cat' (as the porter index does)."""
+    for suffix, keep in (
+        ("ies", "y"),
+        ("sses", "ss"),
+        ("ing", ""),
+        ("ed", ""),
+        ("es", ""),
+        ("s", ""),
+    ):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: len(word) - len(suffix)] + keep
+    return word
+
+
+def check_read(
+    document: Document,
+    *,
+    section: str | None,
+    chunks: tuple[int, int] | None,
+    pages: tuple[int, int] | None,
+    max_tokens: int,
+) -> None:
+    """A clear error when ``document`` cannot be read or the request is off."""
+    if document.status is not DocumentStatus.READY:
+        raise InvalidInputError(
+            f"document {document.id} is {document.status.value}"
+            + (f": {document.error}" if document.error else "")
+        )
+    if not 1 <= max_tokens <= READ_MAX_TOKENS:
+        raise InvalidInputError(f"max_tokens must be between 1 and {READ_MAX_TOKENS}")
+    if sum(x is not None for x in (section, chunks, pages)) > 1:
+        raise InvalidInputError("read a section, a chunk range or a page range: one at a time")
+
+
+def check_chunk_range(document: Document, chunks: tuple[int, int]) -> None:
+    """A clear error when ``chunks`` (first, last) is not a range of ``document``'s chunks."""
+    first, last = chunks
+    if first < 0 or last < first:
+        raise InvalidInputError("a chunk range is first-last with 0 <= first <= last")
+    if first >= document.chunk_count:
+        raise InvalidInputError(f"document {document.id} has chunks 0-{document.chunk_count - 1}")
+
+
+def section_chunks(document: Document, every: Sequence[Chunk], section: str) -> list[Chunk]:
+    """The chunks under a heading named ``section`` (exactly, else containing it), or an error
+    listing the document's sections."""
+    wanted = " ".join(section.split()).casefold()
+    exact = [c for c in every if any(h.casefold() == wanted for h in c.headings)]
+    if exact:
+        return exact
+    partial = [c for c in every if any(wanted in h.casefold() for h in c.headings)]
+    if partial:
+        return partial
+    names = list(dict.fromkeys(h for c in every for h in c.headings))
+    listed = "; ".join(names[:20]) or "none (the document has no headings)"
+    raise InvalidInputError(f"no section {section!r} in document {document.id}; sections: {listed}")
+
+
+def fit_span(
+    span: Sequence[Chunk], max_tokens: int, tokenizer: TokenCodec
+) -> tuple[list[Chunk], str, int]:
+    """The leading chunks of ``span`` that fit ``max_tokens`` (at least one, cut when it alone
+    is over), their joined text and its token count."""
+    taken: list[Chunk] = []
+    used = 0
+    for chunk in span:
+        cost = chunk.tokens if not taken else tokenizer.count(chunk.text[chunk.overlap_chars :])
+        if taken and used + cost > max_tokens:
+            break
+        taken.append(chunk)
+        used += cost
+    text = join_chunks([(c.text, c.overlap_chars) for c in taken])
+    if used > max_tokens:  # a single chunk larger than the budget
+        text, used = bounded(text, max_tokens, tokenizer)
+    return taken, text, used
+
+
+def page_span(
+    document: Document, every: Sequence[Chunk], pages: tuple[int, int]
+) -> tuple[list[Chunk], str, tuple[int, int]]:
+    """Exactly the text of pages first–last (as converted): the chunks it comes from, the text
+    and the pages it covers; an error when the document has no such pages."""
+    first, last = pages
+    if first < 1 or last < first:
+        raise InvalidInputError("a page range is first-last with 1 <= first <= last")
+    known = pages_of(every)
+    if known is None:
+        raise InvalidInputError(
+            f"document {document.id} has no pages ({document.document_type}); read it by "
+            "section or chunks"
+        )
+    if first > known[1]:
+        raise InvalidInputError(f"document {document.id} has pages {known[0]}-{known[1]}")
+    span = [c for c in every if _overlaps(c.page_range, first, last)]
+    text, starts = _joined_with_pages(span)
+    begin = starts.get(first, 0) if first > span[0].page_range[0] else 0  # type: ignore[index]
+    following = [offset for page, offset in starts.items() if page > last]
+    end = min(following) if following else len(text)
+    return span, text[begin:end].strip("\n"), (max(first, known[0]), min(last, known[1]))
+
+
+def bounded(text: str, max_tokens: int, tokenizer: TokenCodec) -> tuple[str, int]:
+    """``text`` cut to its first ``max_tokens`` tokens, and its token count."""
+    tokens = tokenizer.encode(text)
+    if len(tokens) <= max_tokens:
+        return text, len(tokens)
+    head = tokenizer.decode(tokens[:max_tokens])
+    return head, tokenizer.count(head)
+
+
+def pages_of(chunks: Sequence[Chunk]) -> tuple[int, int] | None:
+    """The pages a run of chunks covers, or None when they have none."""
+    ranges = [c.page_range for c in chunks if c.page_range is not None]
+    if not ranges:
+        return None
+    return min(r[0] for r in ranges), max(r[1] for r in ranges)
+
+
+def _overlaps(pages: tuple[int, int] | None, first: int, last: int) -> bool:
+    return pages is not None and pages[1] >= first and pages[0] <= last
+
+
+def _joined_with_pages(chunks: Sequence[Chunk]) -> tuple[str, dict[int, int]]:
+    """Consecutive chunks as one text (as :func:`join_chunks` joins them) and where each page
+    begins in it."""
+    text = ""
+    starts: dict[int, int] = {}
+    for index, chunk in enumerate(chunks):
+        skip = chunk.overlap_chars if index else 0
+        part = chunk.text[skip:]
+        lead = len(part) - len(part.lstrip("\n"))
+        base = len(text) + (2 if text else 0)
+        for page, offset in chunk.pages:
+            if offset >= skip and page not in starts:
+                starts[page] = base + max(0, offset - skip - lead)
+        piece = part.strip("\n")
+        if piece:
+            text = f"{text}\n\n{piece}" if text else piece
+    return text, starts

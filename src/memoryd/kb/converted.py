@@ -1,0 +1,53 @@
+"""What a conversion yields and what it may cost: the types :mod:`memoryd.kb.convert` and
+:mod:`memoryd.kb.pdf` share (so neither imports the other for them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ..errors import MemorydError
+
+
+class ConversionError(MemorydError):
+    """A document that cannot be read: permanent, reported per file with its reason."""
+
+
+class DocumentType(StrEnum):
+    """What a source is, decided from its bytes first and its name second."""
+
+    PDF = "pdf"
+    DOCX = "docx"
+    PPTX = "pptx"
+    XLSX = "xlsx"
+    HTML = "html"
+    MARKDOWN = "markdown"
+    TEXT = "text"
+    IMAGE = "image"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a single document may cost before it is refused."""
+
+    # Why these: a 50 MB file is a book-sized PDF; an Office file that inflates past 250 MB
+    # or more than 200x is a zip bomb, not a document; 2,000 pages covers any real report.
+    max_bytes: int = 50_000_000
+    max_unzipped_bytes: int = 250 * 1024 * 1024
+    max_zip_ratio: float = 200.0
+    max_pages: int = 2000
+    # A PDF page with fewer characters than this in its text layer is a scan: render and read.
+    scan_text_chars: int = 20
+    # Seconds and bytes for a URL.
+    fetch_timeout: float = 20.0
+
+
+@dataclass(frozen=True)
+class Converted:
+    """A document as Markdown, with the title found in it and how many images were read."""
+
+    title: str
+    markdown: str
+    document_type: DocumentType
+    images_read: int = 0
+    pages: int | None = None

@@ -1,0 +1,329 @@
+"""The ingest pipeline: a file, URL or upload read, converted, chunked and embedded outside any
+transaction, then its document row and all of its chunks written in one (SPEC §6).
+
+A source that cannot be read leaves what was stored before untouched; one that failed for a
+passing reason (a URL timing out) is retried from the persisted job queue
+(:mod:`memoryd.kb.failures`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+from ..clock import Clock
+from ..embedding import Embedder
+from ..errors import MemorydError
+from ..ids import IdGenerator
+from ..jobs import Job
+from ..screening import find_credential, redact_credentials
+from ..storage.protocols import Store
+from ..tokens import TokenCodec
+from .chunking import ChunkPolicy, breadcrumb, chunk_markdown
+from .convert import ConversionError, Converted, Limits, convert
+from .failures import JOB_KIND, Filing, IngestFailures, RetrySettings
+from .fetch import FetchUnavailableError, check_url, fetch, is_url
+from .images import ImageReader
+from .model import Chunk, Document, DocumentStatus, SourceType
+from .results import IngestResult
+
+
+@dataclass(frozen=True)
+class IngestRequest:
+    """One source's bytes on their way to the store, and where they are filed."""
+
+    filing: Filing
+    name: str
+    data: bytes
+    content_type: str | None
+    now: datetime | None
+    started: float
+    # Convert again even when the bytes are unchanged (a re-ingest or a retry).
+    force: bool = False
+
+
+class IngestSettings(RetrySettings, Protocol):
+    """What a document may cost and how it is chunked, read at each ingest (the owner may
+    replace them between ingests)."""
+
+    limits: Limits
+    chunk_policy: ChunkPolicy
+
+
+class Ingester:
+    """Reads sources into documents and chunks; the knowledge base's ingest half."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: IngestSettings,
+        embedder: Embedder,
+        tokenizer: TokenCodec,
+        reader: Callable[[], ImageReader],
+        *,
+        clock: Clock,
+        ids: IdGenerator,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.tokenizer = tokenizer
+        self.failures = IngestFailures(store, ids, settings)
+        self._settings = settings
+        self._reader_factory = reader
+        self._reader: ImageReader | None = None
+        self._clock = clock
+        self._ids = ids
+
+    @property
+    def reader(self) -> ImageReader:
+        """The image reader, made on first use (OCR models load only when needed)."""
+        if self._reader is None:
+            self._reader = self._reader_factory()
+        return self._reader
+
+    def ingest_source(
+        self,
+        filing: Filing,
+        now: datetime | None,
+        *,
+        force: bool = False,
+        job: Job | None = None,
+    ) -> IngestResult:
+        """Read one file or URL (``filing.uri`` as the caller gave it) and store it; a passing
+        failure is queued for retry unless this is the retry ``job`` (then it is raised)."""
+        started = time.perf_counter()
+        source = filing.uri
+        if "\x00" in source:
+            return IngestResult(
+                source.replace("\x00", "\\x00"),
+                "failed",
+                None,
+                "the source holds a NUL byte; no file or URL can have that name",
+                time.perf_counter() - started,
+            )
+        if find_credential(source) is not None:
+            # Recording the source (even as failed) would store the credential it carries.
+            return IngestResult(
+                redact_credentials(source),
+                "failed",
+                None,
+                "the source carries a password or token, and memoryd never stores "
+                "credentials; download the file and ingest it from disk",
+                time.perf_counter() - started,
+            )
+        try:
+            if is_url(source):
+                check_url(source)
+                fetched = fetch(
+                    source,
+                    max_bytes=self._settings.limits.max_bytes,
+                    timeout=self._settings.limits.fetch_timeout,
+                )
+                request = IngestRequest(
+                    filing, fetched.name, fetched.data, fetched.content_type, now, started, force
+                )
+                return self.store_converted(request)
+            path = Path(source).expanduser().resolve()
+            data = read_file(path, self._settings.limits)
+            request = IngestRequest(
+                replace(filing, uri=str(path)), path.name, data, None, now, started, force
+            )
+            return self.store_converted(request)
+        except FetchUnavailableError as error:
+            if job is not None:
+                raise
+            return self.failures.queue_retry(filing, str(error), now or self._clock(), started)
+        except ConversionError as error:
+            failed = replace(filing, uri=_uri_of(source))
+            return self.failures.record(failed, str(error), now or self._clock(), started)
+
+    def store_converted(self, request: IngestRequest) -> IngestResult:
+        """Convert, chunk and embed the request's bytes, then write the document and its
+        chunks in one transaction (skipped when the stored copy is the same)."""
+        filing = request.filing
+        at = request.now or self._clock()
+        digest = hashlib.sha256(request.data).hexdigest()
+        existing = self.store.kb.document_by_uri(filing.uri)
+        if (
+            not request.force
+            and existing is not None
+            and existing.status is DocumentStatus.READY
+            and existing.error is None
+            and existing.content_hash == digest
+            and existing.collection == filing.collection
+            and existing.source_type is filing.source_type
+        ):
+            return IngestResult(
+                filing.uri,
+                "skipped",
+                existing,
+                "unchanged since the last ingest",
+                time.perf_counter() - request.started,
+            )
+        try:
+            converted = convert(
+                request.data,
+                request.name,
+                self.reader,
+                limits=self._settings.limits,
+                content_type=request.content_type,
+            )
+        except ConversionError as error:
+            return self._failed(request, str(error))
+        chunks = self._chunk(converted)
+        if not chunks:
+            return self._failed(request, "the document has no text to index")
+        vectors = list(self.embedder.embed([c.embedded_text for c in chunks]))
+        document = Document(
+            id=existing.id if existing else self._ids.new_id(at),
+            source_uri=filing.uri,
+            collection=filing.collection,
+            source_type=filing.source_type,
+            title=converted.title,
+            status=DocumentStatus.READY,
+            created_at=existing.created_at if existing else at,
+            updated_at=at,
+            content_hash=digest,
+            document_type=converted.document_type.value,
+            chunk_count=len(chunks),
+            token_count=sum(c.tokens for c in chunks),
+            images_read=converted.images_read,
+            byte_size=len(request.data),
+        )
+        with self.store.transaction():
+            # Another ingest of the same source may have finished meanwhile: take its id, so
+            # the source keeps one document whatever the race.
+            current = self.store.kb.document_by_uri(filing.uri)
+            if current is not None and current.id != document.id:
+                document = replace(document, id=current.id, created_at=current.created_at)
+            chunks = [replace(c, document_id=document.id) for c in chunks]
+            self.store.kb.save_document(document)
+            self.store.kb.replace_chunks(document.id, chunks, vectors)
+        return IngestResult(filing.uri, "ok", document, None, time.perf_counter() - request.started)
+
+    def run_retries(self, now: datetime | None, limit: int | None) -> list[IngestResult]:
+        """Claim and run the due ingest retries, at most ``limit`` (None: all due)."""
+        results: list[IngestResult] = []
+        while limit is None or len(results) < limit:
+            at = now or self._clock()
+            with self.store.transaction():
+                job = self.store.jobs.claim(
+                    [JOB_KIND], at, self.failures.retry_policy.lease_seconds
+                )
+            if job is None:
+                break
+            results.append(self._run_retry(job, at))
+        return results
+
+    def _run_retry(self, job: Job, at: datetime) -> IngestResult:
+        filing = Filing(
+            str(job.payload["source"]),
+            str(job.payload["collection"]),
+            SourceType(str(job.payload["source_type"])),
+        )
+        started = time.perf_counter()
+        if self.store.kb.document_by_uri(filing.uri) is None:
+            # The owner deleted the document while it waited: the retry is cancelled.
+            self.failures.fail_job(job, "the document was deleted; retry cancelled", at)
+            return IngestResult(
+                filing.uri,
+                "failed",
+                None,
+                "the document was deleted",
+                time.perf_counter() - started,
+            )
+        try:
+            result = self.ingest_source(filing, at, force=True, job=job)
+        except FetchUnavailableError as error:
+            retry_at = self.failures.retry_policy.next_attempt(job.attempts + 1, at)
+            if retry_at is None:
+                reason = f"{error}; gave up after {job.attempts + 1} attempts"
+                self.failures.fail_job(job, reason, at)
+                return self.failures.record(filing, reason, at, started)
+            return self.failures.postpone(job, str(error), retry_at, at, started)
+        except MemorydError as error:
+            self.failures.fail_job(job, str(error), at)
+            raise
+        self.failures.settle_job(job, result, at)
+        return result
+
+    def _failed(self, request: IngestRequest, reason: str) -> IngestResult:
+        return self.failures.record(
+            request.filing, reason, request.now or self._clock(), request.started
+        )
+
+    def _chunk(self, converted: Converted) -> list[Chunk]:
+        drafts = chunk_markdown(
+            converted.markdown, self.tokenizer.count, self._tail, self._settings.chunk_policy
+        )
+        return [
+            Chunk(
+                document_id="",
+                position=d.position,
+                headings=d.headings,
+                breadcrumb=breadcrumb(converted.title, d.headings),
+                text=d.text,
+                tokens=d.tokens,
+                overlap_chars=d.overlap_chars,
+                pages=d.pages,
+            )
+            for d in drafts
+        ]
+
+    def _tail(self, text: str, tokens: int) -> str:
+        if tokens <= 0:
+            return ""
+        ids = self.tokenizer.encode(text)
+        return self.tokenizer.decode(ids[-tokens:]) if tokens < len(ids) else text
+
+
+def expand_sources(sources: Sequence[str | Path]) -> list[str]:
+    """Sources with folders replaced by their files (recursive, sorted, hidden skipped)."""
+    expanded: list[str] = []
+    for source in sources:
+        text = str(source)
+        if is_url(text) or "\x00" in text:
+            expanded.append(text)
+            continue
+        path = Path(text).expanduser()
+        if path.is_dir():
+            expanded.extend(
+                str(p)
+                for p in sorted(path.rglob("*"))
+                if p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+        else:
+            expanded.append(text)
+    return expanded
+
+
+def read_file(path: Path, limits: Limits) -> bytes:
+    """A file's bytes, or a clear per-file error (missing, a folder, too big, unreadable)."""
+    if "\x00" in str(path):
+        raise ConversionError("the path holds a NUL byte; no file can have that name")
+    if not path.exists():
+        raise ConversionError(f"no such file: {path}")
+    if not path.is_file():
+        raise ConversionError(f"{path} is not a regular file")
+    size = path.stat().st_size
+    if size > limits.max_bytes:
+        raise ConversionError(
+            f"the file is {size / 1e6:.1f} MB, over the {limits.max_bytes / 1e6:g} MB limit; "
+            "split it or raise the limit"
+        )
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise ConversionError(f"cannot read the file: {error.strerror}") from None
+
+
+def _uri_of(source: str) -> str:
+    if is_url(source) or source.startswith("upload:"):
+        return source
+    return str(Path(source).expanduser().resolve())

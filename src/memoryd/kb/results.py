@@ -1,0 +1,154 @@
+"""What the knowledge base answers: an ingest's outcome, search hits and read spans, each with
+its JSON shape and its text fenced for the model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..fence import escape_data, fence
+from .model import Chunk, Document, page_label
+from .search import RankedChunk
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What happened to one source: ok, skipped (unchanged), queued (retry) or failed."""
+
+    source: str
+    outcome: str
+    document: Document | None = None
+    reason: str | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON shape for the CLI and API."""
+        return {
+            "source": self.source,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "document": self.document.to_json() if self.document else None,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class KbHit:
+    """One search result, fenced for the model."""
+
+    document: Document
+    chunk: Chunk
+    ranked: RankedChunk
+
+    @property
+    def fenced(self) -> str:
+        """The chunk inside ``<untrusted_content …>``, escaped, citing its pages."""
+        return _fenced(
+            self.document,
+            str(self.chunk.position),
+            self.chunk.text,
+            self.chunk.breadcrumb,
+            self.chunk.page_range,
+        )
+
+    def to_json(self, explain: bool = False) -> dict[str, Any]:
+        """JSON shape; ``explain`` adds the score's parts."""
+        shaped: dict[str, Any] = {
+            "doc": self.document.id,
+            "chunk": self.chunk.position,
+            "title": self.document.title,
+            "breadcrumb": self.chunk.breadcrumb,
+            "pages": list(self.chunk.page_range) if self.chunk.page_range else None,
+            "cite": self.chunk.page_label or None,
+            "source": self.document.source_uri,
+            "collection": self.document.collection,
+            "score": round(self.ranked.score, 6),
+            "content": self.fenced,
+        }
+        if explain:
+            shaped["explain"] = {
+                "cosine": None if self.ranked.cosine is None else round(self.ranked.cosine, 4),
+                "vector_rank": self.ranked.vector_rank,
+                "keyword_rank": self.ranked.keyword_rank,
+                "shared_words": self.ranked.shared_words,
+                "weight": self.ranked.weight,
+            }
+        return shaped
+
+
+@dataclass(frozen=True)
+class KbSearchResult:
+    """search_kb's answer."""
+
+    query: str
+    hits: tuple[KbHit, ...]
+    pinned: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """All hits fenced, best first, for the model."""
+        if not self.hits:
+            return "No matching documents."
+        return "\n\n".join(hit.fenced for hit in self.hits)
+
+    def to_json(self, explain: bool = False) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "query": self.query,
+            "pinned_collections": list(self.pinned),
+            "results": [hit.to_json(explain) for hit in self.hits],
+        }
+
+
+@dataclass(frozen=True)
+class KbReadResult:
+    """read_kb's answer: a bounded, fenced span of one document."""
+
+    document: Document
+    first: int
+    last: int
+    text: str
+    tokens: int
+    next_chunk: int | None
+    sections: tuple[str, ...] = field(default=())
+    pages: tuple[int, int] | None = None
+
+    @property
+    def fenced(self) -> str:
+        """The span inside ``<untrusted_content …>``, with where to continue."""
+        span = str(self.first) if self.first == self.last else f"{self.first}-{self.last}"
+        body = _fenced(self.document, span, self.text, self.document.title, self.pages)
+        if self.next_chunk is not None:
+            body += (
+                f"\n(truncated at the token budget; continue with doc={self.document.id} "
+                f"chunks={self.next_chunk}-{self.document.chunk_count - 1})"
+            )
+        return body
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "doc": self.document.id,
+            "title": self.document.title,
+            "chunks": [self.first, self.last],
+            "pages": list(self.pages) if self.pages else None,
+            "cite": page_label(self.pages) or None,
+            "tokens": self.tokens,
+            "next_chunk": self.next_chunk,
+            "content": self.fenced,
+        }
+
+
+def _fenced(
+    document: Document, chunk: str, text: str, crumb: str, pages: tuple[int, int] | None
+) -> str:
+    cite = page_label(pages)
+    head = " ".join(
+        part for part in (f"[{crumb}]" if crumb else "", f"({cite})" if cite else "") if part
+    )
+    body = escape_data(f"{head}\n{text}" if head else text)
+    attributes = {"source": document.source_uri, "doc": document.id, "chunk": chunk}
+    if pages is not None:
+        first, last = pages
+        attributes["pages"] = str(first) if first == last else f"{first}-{last}"
+    return fence("untrusted_content", body, attributes)
