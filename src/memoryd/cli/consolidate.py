@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import (
-    json_option,
-    memory_line,
-    now_from,
-    now_option,
-    open_store_service,
-    print_json,
-)
+from .common import json_option, memory_line, now_from, now_option, open_store_service, print_json
 
 
 @click.command()

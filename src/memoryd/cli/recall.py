@@ -8,14 +8,7 @@ from ..clock import parse_instant
 from ..model import kind_from_user
 from ..recall import LEGS
 from ..service import RecallResult
-from .common import (
-    json_option,
-    memory_line,
-    now_from,
-    now_option,
-    open_store_service,
-    print_json,
-)
+from .common import json_option, memory_line, now_from, now_option, open_store_service, print_json
 
 
 @click.command()

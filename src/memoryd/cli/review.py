@@ -6,14 +6,7 @@ from __future__ import annotations
 import click
 
 from ..errors import MemorydError
-from .common import (
-    json_option,
-    memory_line,
-    now_from,
-    now_option,
-    open_store_service,
-    print_json,
-)
+from .common import json_option, memory_line, now_from, now_option, open_store_service, print_json
 
 
 def _owner_action(name: str, doc: str) -> click.Command:

@@ -8,10 +8,7 @@ import click
 
 from ..errors import InvalidInputError
 from ..settings import resolve_settings
-from .common import (
-    db_option_of,
-    open_store_service,
-)
+from .common import db_option_of, open_store_service
 
 
 @click.command()

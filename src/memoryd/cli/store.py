@@ -13,13 +13,7 @@ import click
 from ..doctor import run_doctor
 from ..errors import MemorydError
 from ..settings import resolve_settings
-from .common import (
-    db_option_of,
-    json_option,
-    open_store_service,
-    print_json,
-    service_at,
-)
+from .common import db_option_of, json_option, open_store_service, print_json, service_at
 
 
 @click.command()
