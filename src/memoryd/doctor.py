@@ -35,9 +35,8 @@ def run_doctor(settings: Settings) -> list[Check]:
         checks.append(Check("store", False, str(error)))
     else:
         try:
-            store = service.store
-            problems = store.integrity_errors()
-            count = store.memories.count()
+            problems = service.store_integrity_errors()
+            count = service.memory_count()
             checks.append(
                 Check(
                     "store",

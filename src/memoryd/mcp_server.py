@@ -18,9 +18,9 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
-from .http.auth import token_matches
+from .http.auth import MISSING, Refusal, RequireBearer
 from .service import MemoryService
 
 BLOCK_URI_PREFIX = "memoryd://memory-block/"
@@ -145,42 +145,16 @@ async def run_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-class RequireToken:
-    """ASGI middleware: the streamable HTTP endpoint needs the same bearer token as the API."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
-        self.token = token
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            headers = dict(scope.get("headers") or [])
-            header = headers.get(b"authorization", b"").decode("latin-1")
-            scheme, _, given = header.partition(" ")
-            status = 0
-            if scheme.lower() != "bearer" or not given.strip():
-                status = 401
-            elif not token_matches(self.token, given.strip()):
-                status = 403
-            if status:
-                body = json.dumps(
-                    {"error": "missing bearer token" if status == 401 else "wrong token"}
-                ).encode()
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": status,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b"Bearer"),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
+def _mcp_refusal(status: int) -> Refusal:
+    message = "missing bearer token" if status == MISSING else "wrong token"
+    return {"error": message}, [(b"www-authenticate", b"Bearer")]
 
 
 def http_app(server: Server[Any], token: str, host: str) -> ASGIApp:
     """The streamable HTTP app at ``/mcp``, behind the bearer token."""
-    return RequireToken(server.streamable_http_app(host=host), token)
+    return RequireBearer(
+        server.streamable_http_app(host=host),
+        token=token,
+        protects=lambda path: True,
+        refusal=_mcp_refusal,
+    )

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .clock import Clock, from_db, to_db, utc_now
 from .consolidation import Action as ConsolidationAction
@@ -109,6 +109,14 @@ from .storage.protocols import EmbeddingSignature, Store
 from .textutil import has_lone_surrogate
 from .timewindow import TimeWindow, find_time_window
 from .tokens import O200kTokenizer, TokenCodec
+
+if TYPE_CHECKING:  # the store-level operations for the surfaces (end of MemoryService)
+    from collections.abc import Iterable
+    from pathlib import Path
+    from typing import TextIO
+
+    from .backup import BackupResult
+    from .portability import Summary as ExportSummary
 
 log = logging.getLogger("memoryd")
 CONSOLIDATION_LOCK = "consolidation"
@@ -1529,6 +1537,52 @@ class MemoryService:
                 f"cannot {action} memory {memory.id}: it is {memory.status.value}; "
                 f"{action} applies to {names} memories only"
             )
+
+    # --- store-level operations for the surfaces ---
+
+    def store_location(self) -> str | None:
+        """Where the store lives: the SQLite file, or the PostgreSQL URL without its password."""
+        location = getattr(self.store, "path", None)
+        return None if location is None else str(location)
+
+    def embedding_signature(self) -> EmbeddingSignature | None:
+        """The embedding model and dimension the store was created with, if recorded."""
+        return self.store.embedding_signature()
+
+    def store_integrity_errors(self) -> list[str]:
+        """What is damaged in the store (empty when its integrity check passes)."""
+        return self.store.integrity_errors()
+
+    def memory_count(self) -> int:
+        """How many memories the store holds, in every status."""
+        return self.store.memories.count()
+
+    def job_counts(self) -> dict[str, int]:
+        """The background job queue: how many jobs are in each state."""
+        return self.store.jobs.counts()
+
+    def recent_jobs(self, limit: int) -> list[Job]:
+        """The newest ``limit`` background jobs, newest first."""
+        return self.store.jobs.recent(limit)
+
+    def export_to(self, out: TextIO, *, with_vectors: bool = False) -> ExportSummary:
+        """Write everything in the store to ``out`` as JSON Lines (see :mod:`portability`)."""
+        from .portability import export_store
+
+        return export_store(self.store, out, with_vectors=with_vectors)
+
+    def import_from(self, lines: Iterable[str]) -> ExportSummary:
+        """Load an export into this (empty) store in one transaction, embedding what has no
+        vector."""
+        from .portability import import_store
+
+        return import_store(self.store, lines, self.embedder)
+
+    def backup_to(self, target: Path) -> BackupResult:
+        """Write a consistent copy of the store to ``target`` (see :mod:`backup`)."""
+        from .backup import make_backup
+
+        return make_backup(self.store, target)
 
 
 def _clean_text(text: str, what: str) -> str:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import click
 
-from .cli import _json_option, _now, _now_option, _print_json, _service
-from .errors import InvalidInputError
-from .kb.convert import Limits
-from .kb.model import Document, SourceType, parse_source_type
-from .kb.service import DEFAULT_COLLECTION, IngestResult
-from .tools import parse_chunk_range
+from ..errors import InvalidInputError
+from ..kb.convert import Limits
+from ..kb.model import Document, SourceType, parse_source_type
+from ..kb.service import DEFAULT_COLLECTION, IngestResult
+from ..tools import parse_chunk_range
+from .common import json_option, now_from, now_option, open_store_service, print_json
 
 
 @click.group()
@@ -37,8 +37,8 @@ def kb() -> None:
     show_default=True,
     help="Refuse files (and pages) larger than this many MB.",
 )
-@_now_option
-@_json_option
+@now_option
+@json_option
 @click.pass_context
 def ingest(
     ctx: click.Context,
@@ -51,13 +51,13 @@ def ingest(
 ) -> None:
     """Ingest files, folders (recursively) and http(s) URLs. Exit code 1 if any failed."""
     kind = parse_source_type(source_type) if source_type else None
-    with _service(ctx) as service:
+    with open_store_service(ctx) as service:
         service.kb.limits = replace(service.kb.limits, max_bytes=int(max_size * 1e6))
         files = service.kb.expand(list(sources))
         if not files:
             raise InvalidInputError("nothing to ingest: the folders given hold no files")
         results: list[IngestResult] = []
-        at = _now(now_text) if now_text else None
+        at = now_from(now_text) if now_text else None
         with click.progressbar(
             files,
             label="ingesting",
@@ -70,7 +70,7 @@ def ingest(
                     service.kb.ingest([file], collection=collection, source_type=kind, now=at)
                 )
     if as_json:
-        _print_json([r.to_json() for r in results])
+        print_json([r.to_json() for r in results])
     else:
         _echo_summary(results)
     if any(r.outcome == "failed" for r in results):
@@ -82,7 +82,7 @@ def ingest(
 @click.option("--pin", "pinned", multiple=True, help="A collection to boost 1.5x (repeatable).")
 @click.option("--limit", type=click.IntRange(min=1, max=20), default=5, show_default=True)
 @click.option("--explain", is_flag=True, help="Show each hit's cosine, leg ranks and weight.")
-@_json_option
+@json_option
 @click.pass_context
 def search(
     ctx: click.Context,
@@ -93,10 +93,10 @@ def search(
     as_json: bool,
 ) -> None:
     """search_kb: the passages the model would get, fenced."""
-    with _service(ctx) as service:
+    with open_store_service(ctx) as service:
         result = service.kb.search(query, pinned_collections=pinned, limit=limit)
     if as_json:
-        _print_json(result.to_json(explain))
+        print_json(result.to_json(explain))
         return
     if not result.hits:
         click.echo("no matching documents")
@@ -117,7 +117,7 @@ def search(
 @click.option("--chunks", "span", help="A chunk id or range, e.g. 3 or 3-6.")
 @click.option("--pages", help="A page or a page range of a PDF, e.g. 34 or 34-35.")
 @click.option("--max-tokens", type=click.IntRange(min=1, max=8000), default=2000, show_default=True)
-@_json_option
+@json_option
 @click.pass_context
 def read(
     ctx: click.Context,
@@ -131,7 +131,7 @@ def read(
     """read_kb: a document, a section, a chunk range or a page range, fenced and bounded."""
     chunk_range = parse_chunk_range(span) if span else None
     page_range = parse_chunk_range(pages, what="pages") if pages else None
-    with _service(ctx) as service:
+    with open_store_service(ctx) as service:
         result = service.kb.read(
             document_id,
             section=section,
@@ -140,7 +140,7 @@ def read(
             max_tokens=max_tokens,
         )
     if as_json:
-        _print_json(result.to_json())
+        print_json(result.to_json())
     else:
         click.echo(result.fenced)
 
@@ -148,14 +148,14 @@ def read(
 @kb.command()
 @click.argument("document_id")
 @click.argument("title")
-@_json_option
+@json_option
 @click.pass_context
 def rename(ctx: click.Context, document_id: str, title: str, as_json: bool) -> None:
     """Give a document your own title (its chunks' breadcrumbs follow)."""
-    with _service(ctx) as service:
+    with open_store_service(ctx) as service:
         document = service.kb.rename(document_id, title)
     if as_json:
-        _print_json(document.to_json())
+        print_json(document.to_json())
     else:
         click.echo(f"renamed: {_document_line(document)}")
 
@@ -163,14 +163,14 @@ def rename(ctx: click.Context, document_id: str, title: str, as_json: bool) -> N
 @kb.command(name="list")
 @click.option("--collection")
 @click.option("--limit", type=click.IntRange(min=1))
-@_json_option
+@json_option
 @click.pass_context
 def list_(ctx: click.Context, collection: str | None, limit: int | None, as_json: bool) -> None:
     """Documents with their status, chunk count and errors, newest first."""
-    with _service(ctx) as service:
+    with open_store_service(ctx) as service:
         documents = service.kb.list_documents(collection=collection, limit=limit)
     if as_json:
-        _print_json([d.to_json() for d in documents])
+        print_json([d.to_json() for d in documents])
         return
     if not documents:
         click.echo("no documents")
@@ -180,14 +180,14 @@ def list_(ctx: click.Context, collection: str | None, limit: int | None, as_json
 
 @kb.command()
 @click.argument("document_ids", nargs=-1, required=True)
-@_json_option
+@json_option
 @click.pass_context
 def delete(ctx: click.Context, document_ids: tuple[str, ...], as_json: bool) -> None:
     """Remove documents and their chunks."""
-    with _service(ctx) as service:
+    with open_store_service(ctx) as service:
         deleted = [service.kb.delete(document_id) for document_id in document_ids]
     if as_json:
-        _print_json([d.to_json() for d in deleted])
+        print_json([d.to_json() for d in deleted])
         return
     for document in deleted:
         click.echo(f"deleted {document.id}  {document.title}")
@@ -195,15 +195,15 @@ def delete(ctx: click.Context, document_ids: tuple[str, ...], as_json: bool) -> 
 
 @kb.command()
 @click.argument("document_id")
-@_now_option
-@_json_option
+@now_option
+@json_option
 @click.pass_context
 def reingest(ctx: click.Context, document_id: str, now_text: str | None, as_json: bool) -> None:
     """Read a document's file or URL again, even if unchanged."""
-    with _service(ctx) as service:
-        result = service.kb.reingest(document_id, now=_now(now_text) if now_text else None)
+    with open_store_service(ctx) as service:
+        result = service.kb.reingest(document_id, now=now_from(now_text) if now_text else None)
     if as_json:
-        _print_json(result.to_json())
+        print_json(result.to_json())
     else:
         _echo_summary([result])
     if result.outcome == "failed":

@@ -1,0 +1,67 @@
+"""The ``memoryd`` command line: a thin adapter over the service object.
+
+The commands live in one module per group (memories, review, recall, jobs, consolidate, kb,
+store, serve); this module holds the root group and registers them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import click
+
+from . import consolidate, jobs, kb, memories, recall, review, serve, store
+from .common import ErrorMappingGroup
+
+
+@click.group(cls=ErrorMappingGroup)
+@click.option("--db", envvar="MEMORYD_DB", help="Store file (default: $MEMORYD_HOME/memoryd.db).")
+@click.version_option(package_name="memoryd")
+@click.pass_context
+def main(ctx: click.Context, db: str | None) -> None:
+    """memoryd: long-term memory for a self-hosted AI assistant."""
+    # Commands report what matters themselves; MEMORYD_LOG_LEVEL=INFO shows the rest.
+    level = logging.getLevelName(os.environ.get("MEMORYD_LOG_LEVEL", "ERROR").upper())
+    logging.basicConfig(
+        level=level if isinstance(level, int) else logging.ERROR,
+        format="memoryd %(levelname)s %(name)s: %(message)s",
+    )
+    ctx.obj = {"db": db}
+
+
+for _command in (
+    memories.remember,
+    memories.propose,
+    memories.list_,
+    memories.show,
+    memories.alias,
+    review.confirm,
+    review.reject,
+    review.archive,
+    review.purge,
+    review.edit,
+    review.review,
+    recall.recall,
+    recall.search,
+    jobs.observe,
+    jobs.compact,
+    jobs.mission,
+    jobs.worker,
+    jobs.jobs,
+    consolidate.consolidate,
+    consolidate.reconfirm,
+    store.init,
+    store.doctor,
+    store.export_,
+    store.import_,
+    store.migrate_store,
+    store.backup,
+    store.restore,
+    serve.serve,
+    serve.mcp,
+    kb.kb,
+):
+    main.add_command(_command)
+
+__all__ = ["main"]

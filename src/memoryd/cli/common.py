@@ -1,0 +1,117 @@
+"""What every ``memoryd`` command shares: the error-to-exit-code mapping, the service opener,
+the --json and --now options, and the one-line renderings of memories and audit entries."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, TypeVar, cast
+
+import click
+
+from ..app import open_service
+from ..clock import parse_instant, utc_now
+from ..errors import MemorydError
+from ..model import AuditEntry, Memory
+from ..service import MemoryService, WriteResult
+from ..settings import resolve_settings
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ErrorMappingGroup(click.Group):
+    """Maps the project's errors to one line on stderr and exit code 1, in one place."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a :class:`MemorydError` becomes ``error: …`` and exit code 1."""
+        try:
+            return super().invoke(ctx)
+        except MemorydError as error:
+            click.echo(f"error: {error}", err=True)
+            ctx.exit(1)
+
+
+def db_option_of(ctx: click.Context) -> str | None:
+    """The store chosen by ``--db`` (or ``MEMORYD_DB``), or None for the default."""
+    root = ctx.find_root()
+    return cast("str | None", root.obj["db"])
+
+
+@contextmanager
+def open_store_service(ctx: click.Context, *, create: bool = False) -> Iterator[MemoryService]:
+    """The service over the store chosen by ``--db``, closed when the command is done."""
+    with service_at(db_option_of(ctx), create=create) as service:
+        yield service
+
+
+@contextmanager
+def service_at(location: str | None, *, create: bool) -> Iterator[MemoryService]:
+    """The service over the store at ``location`` (a file or a postgresql:// URL)."""
+    service = open_service(resolve_settings(location), create=create)
+    try:
+        yield service
+    finally:
+        service.close()
+
+
+def now_option(func: F) -> F:
+    """``--now ISO``: act as if it were this time."""
+    return click.option(
+        "--now", "now_text", metavar="ISO", help="Act as if it were this time (for testing)."
+    )(func)
+
+
+def json_option(func: F) -> F:
+    """``--json``: print JSON instead of text."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
+
+
+def trigger_options(func: F) -> F:
+    """--wait, --now and --json, shared by the extraction triggers."""
+    command: Any = now_option(json_option(click.pass_context(func)))
+    wait = click.option("--wait", is_flag=True, help="Return after the extraction has run.")
+    return cast(F, wait(command))
+
+
+def now_from(now_text: str | None) -> datetime:
+    """The instant given with ``--now``, else the current time."""
+    return parse_instant(now_text, what="--now") if now_text else utc_now()
+
+
+def print_json(value: Any) -> None:
+    """Print ``value`` as indented JSON."""
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def memory_line(memory: Memory) -> str:
+    """One memory on one line: id, kind, status, confidence and content."""
+    content = "[purged]" if memory.purged_at else memory.content
+    return (
+        f"{memory.id}  {memory.kind.value:<9} {memory.status.value:<8} "
+        f"{memory.confidence:.2f}  {content}"
+    )
+
+
+def echo_write_result(result: WriteResult) -> None:
+    """What a remembered or proposed item became, and the memory if one was written."""
+    memory = f" {memory_line(result.memory)}" if result.memory else ""
+    click.echo(f"{result.outcome.value}: {result.reason}{memory and chr(10) + '  ' + memory}")
+
+
+def echo_memory(memory: Memory) -> None:
+    """A memory's fields, one per line, leaving out the empty ones."""
+    for key, value in memory.to_json().items():
+        if value not in (None, [], False) or key in ("status", "content"):
+            click.echo(f"{key:>18}: {value}")
+
+
+def audit_line(entry: AuditEntry) -> str:
+    """One audit entry on one line."""
+    rule = f" [{entry.rule}]" if entry.rule else ""
+    before = entry.from_status.value if entry.from_status else "-"
+    return (
+        f"{entry.at.isoformat()}  {entry.memory_id}  {entry.action} {before}→"
+        f"{entry.to_status.value}  by {entry.actor.value}{rule}: {entry.reason}"
+    )

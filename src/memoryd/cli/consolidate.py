@@ -1,0 +1,53 @@
+"""``memoryd consolidate`` and ``reconfirm`` (the facts consolidation marked unconfirmed)."""
+
+from __future__ import annotations
+
+import click
+
+from .common import json_option, memory_line, now_from, now_option, open_store_service, print_json
+
+
+@click.command()
+@click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
+@now_option
+@json_option
+@click.pass_context
+def consolidate(ctx: click.Context, dry_run: bool, now_text: str | None, as_json: bool) -> None:
+    """Run the daily consolidation stages now (each a status change or a supersede)."""
+    with open_store_service(ctx) as service:
+        report = service.consolidate(now=now_from(now_text), dry_run=dry_run)
+    if as_json:
+        print_json(report.to_json())
+        return
+    for step in report.steps:
+        click.echo(f"{step.stage.value:<18} {step.memory_id}  {step.action.value:<9} {step.reason}")
+    for stage, state in report.stages.items():
+        click.echo(f"{stage}: {state}")
+
+
+@click.command()
+@click.argument("memory_id", required=False)
+@now_option
+@json_option
+@click.pass_context
+def reconfirm(
+    ctx: click.Context, memory_id: str | None, now_text: str | None, as_json: bool
+) -> None:
+    """Without ID: the facts consolidation marked as a year unconfirmed. With ID: the owner
+    says it is still true."""
+    with open_store_service(ctx) as service:
+        if memory_id is not None:
+            memory = service.reconfirm(memory_id, now=now_from(now_text))
+            if as_json:
+                print_json(memory.to_json())
+            else:
+                click.echo(f"reconfirmed: {memory_line(memory)}")
+            return
+        queue = service.reconfirmation_queue()
+    if as_json:
+        print_json([m.to_json() for m in queue])
+        return
+    if not queue:
+        click.echo("nothing to reconfirm")
+    for memory in queue:
+        click.echo(memory_line(memory))

@@ -1,0 +1,179 @@
+"""The extraction triggers (``observe``, ``compact``, ``mission``), the ``worker`` that drains
+the queue, and ``jobs``, the queue's state."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import click
+
+from ..errors import ExtractionFailedError, ExtractionOffError
+from ..extraction import parse_mission, parse_turns
+from ..jobs import JobStatus
+from ..service import MemoryService, Observation
+from .common import (
+    echo_write_result,
+    json_option,
+    now_from,
+    now_option,
+    open_store_service,
+    print_json,
+    trigger_options,
+)
+
+
+@click.command()
+@click.option("--user", "user_message", required=True, help="The owner's message.")
+@click.option("--summary", help="The turn's summary.")
+@trigger_options
+def observe(
+    ctx: click.Context,
+    user_message: str,
+    summary: str | None,
+    wait: bool,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
+    """Queue a turn for extraction (fire-and-forget), or run it now with --wait."""
+    with open_store_service(ctx) as service:
+        observation = service.observe_turn(user_message, summary, now=now_from(now_text))
+        _finish_trigger(service, observation, wait, now_text, as_json)
+
+
+@click.command()
+@click.argument("turns_file", type=click.File("r"))
+@trigger_options
+def compact(
+    ctx: click.Context, turns_file: Any, wait: bool, now_text: str | None, as_json: bool
+) -> None:
+    """Extract from turns about to be compacted: a JSON array of {"role", "content"}."""
+    turns = parse_turns(turns_file.read())
+    with open_store_service(ctx) as service:
+        observation = service.before_compaction(turns, now=now_from(now_text))
+        _finish_trigger(service, observation, wait, now_text, as_json)
+
+
+@click.command()
+@click.argument("digest_file", type=click.File("r"))
+@trigger_options
+def mission(
+    ctx: click.Context, digest_file: Any, wait: bool, now_text: str | None, as_json: bool
+) -> None:
+    """Extract discoveries from a finished mission's digest: JSON {"title", "goal",
+    "outcome"}, or text whose first line is the title."""
+    digest = parse_mission(digest_file.read())
+    with open_store_service(ctx) as service:
+        observation = service.mission_finished(digest, now=now_from(now_text))
+        _finish_trigger(service, observation, wait, now_text, as_json)
+
+
+def _finish_trigger(
+    service: MemoryService,
+    observation: Observation,
+    wait: bool,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
+    if not observation.queued:
+        raise ExtractionOffError(observation.notice or "extraction is off")
+    assert observation.job_id is not None
+    if not wait:
+        if as_json:
+            print_json(observation.to_json())
+        else:
+            click.echo(f"queued {observation.job_id}; `memoryd worker` (or serve) extracts it")
+        return
+    reports = service.run_jobs(job_id=observation.job_id, now=now_from(now_text))
+    job = reports[0].job if reports else service.job(observation.job_id)
+    results = reports[0].results if reports else ()
+    if as_json:
+        print_json([r.to_json() for r in results])
+    else:
+        click.echo(
+            f"job {job.id}: {job.status.value}" + (f" ({job.last_error})" if job.last_error else "")
+        )
+        for result in results:
+            echo_write_result(result)
+    if job.status is not JobStatus.DONE:
+        raise ExtractionFailedError(
+            f"extraction of job {job.id} did not finish: {job.last_error or job.status.value}; "
+            "it stays queued and `memoryd worker` retries it"
+            if job.status is JobStatus.QUEUED
+            else f"extraction of job {job.id} failed: {job.last_error}"
+        )
+
+
+@click.command()
+@click.option("--once", is_flag=True, help="Run the due jobs, then exit.")
+@click.option(
+    "--poll",
+    type=click.FloatRange(min=0.1),
+    default=5.0,
+    show_default=True,
+    help="Seconds between looks at the queue.",
+)
+@now_option
+@json_option
+@click.pass_context
+def worker(
+    ctx: click.Context, once: bool, poll: float, now_text: str | None, as_json: bool
+) -> None:
+    """Drain the extraction queue and the document retries (forever, or --once)."""
+    with open_store_service(ctx) as service:
+        if once:
+            at = now_from(now_text) if now_text else None
+            reports = service.run_jobs(now=at)
+            retried = service.kb.run_retries(now=at)
+            if as_json:
+                print_json(
+                    [r.to_json() for r in reports] + [{"kb_retry": r.to_json()} for r in retried]
+                )
+            else:
+                for report in reports:
+                    click.echo(
+                        f"job {report.job.id} ({report.job.kind}): "
+                        f"{report.job.status.value}"
+                        + (f" — {report.job.last_error}" if report.job.last_error else "")
+                        + f", {len(report.results)} proposals"
+                    )
+                for result in retried:
+                    click.echo(
+                        f"document retry {result.source}: {result.outcome}"
+                        + (f" — {result.reason}" if result.reason else "")
+                    )
+                click.echo(f"{len(reports) + len(retried)} jobs run; queue: {service.job_counts()}")
+            return
+        click.echo("memoryd worker: draining the extraction queue (Ctrl-C to stop)")
+        try:
+            while True:
+                for report in service.run_jobs():
+                    click.echo(
+                        f"job {report.job.id} ({report.job.kind}): "
+                        f"{report.job.status.value}, {len(report.results)} proposals"
+                    )
+                for result in service.kb.run_retries():
+                    click.echo(f"document retry {result.source}: {result.outcome}")
+                time.sleep(poll)
+        except KeyboardInterrupt:
+            click.echo("stopped")
+
+
+@click.command()
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@json_option
+@click.pass_context
+def jobs(ctx: click.Context, limit: int, as_json: bool) -> None:
+    """The newest background jobs, with their state and last error."""
+    with open_store_service(ctx) as service:
+        recent = service.recent_jobs(limit)
+        counts = service.job_counts()
+    if as_json:
+        print_json({"counts": counts, "jobs": [j.to_json() for j in recent]})
+        return
+    click.echo("queue: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "empty"))
+    for job in recent:
+        click.echo(
+            f"{job.id}  {job.kind:<10} {job.status.value:<7} attempts {job.attempts}"
+            + (f"  {job.last_error}" if job.last_error else "")
+        )

@@ -1,0 +1,122 @@
+"""``memoryd recall`` (the fenced block, or ``--explain``) and ``memoryd search``."""
+
+from __future__ import annotations
+
+import click
+
+from ..clock import parse_instant
+from ..model import kind_from_user
+from ..recall import LEGS
+from ..service import RecallResult
+from .common import json_option, memory_line, now_from, now_option, open_store_service, print_json
+
+
+@click.command()
+@click.argument("message")
+@click.option("--budget", type=click.IntRange(min=0), help="Token budget (default 1500).")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Show the gates that let each item in, its leg ranks, cosine, recency and score, "
+    "and why the others were dropped.",
+)
+@now_option
+@json_option
+@click.pass_context
+def recall(
+    ctx: click.Context,
+    message: str,
+    budget: int | None,
+    explain: bool,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
+    """Print the fenced memory block for MESSAGE, as the assistant would get it."""
+    with open_store_service(ctx) as service:
+        result = service.recall(message, budget=budget, now=now_from(now_text))
+    if as_json:
+        print_json(result.to_json())
+        return
+    if explain:
+        _echo_explain(result)
+        return
+    click.echo(result.text if result.text else "(no memories qualify)")
+
+
+@click.command()
+@click.argument("query")
+@click.option("--kind", "kind_name")
+@click.option("--since", help="ISO date or time (inclusive).")
+@click.option("--until", help="ISO date or time (exclusive).")
+@click.option("--limit", type=click.IntRange(min=1, max=200), default=10, show_default=True)
+@now_option
+@json_option
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: str,
+    kind_name: str | None,
+    since: str | None,
+    until: str | None,
+    limit: int,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
+    """Search memories (the search_memory tool): a ranked list, no packing."""
+    with open_store_service(ctx) as service:
+        found = service.search_memory(
+            query,
+            kind=kind_from_user(kind_name),
+            since=parse_instant(since, what="--since") if since else None,
+            until=parse_instant(until, what="--until") if until else None,
+            limit=limit,
+            now=now_from(now_text),
+        )
+    if as_json:
+        print_json(found.to_json())
+        return
+    if not found.items:
+        click.echo("no matches")
+    for scored in found.items:
+        click.echo(f"{scored.score:.4f}  {memory_line(scored.memory)}")
+
+
+def _echo_explain(result: RecallResult) -> None:
+    click.echo("legs: " + ", ".join(f"{leg} {state}" for leg, state in result.legs.items()))
+    if result.window is not None:
+        click.echo(
+            f"time window: {result.window.phrase!r} = {result.window.start.date()} .. "
+            f"{result.window.end.date()} (exclusive)"
+        )
+    facts = result.facts
+    if facts.words:
+        words = ", ".join(f"{w} ({facts.word_frequency.get(w, '?')})" for w in facts.words)
+        click.echo(f"query words (memories holding each): {words}")
+    if facts.unknown_names:
+        click.echo("names no memory mentions: " + ", ".join(facts.unknown_names))
+    click.echo(f"block: {result.packed.tokens} tokens")
+    if result.silence:
+        click.echo(f"memories section empty: {result.silence}")
+    click.echo("")
+    header = f"{'id':<26}  {'kind':<9} {'score':>7} {'cosine':>6} "
+    header += " ".join(f"{leg:>7}" for leg in LEGS)
+    header += f" {'recency':>7} {'weight':>6}  gates · content"
+    click.echo(header)
+    for lesson in result.packed.lessons:
+        blank = " ".join(f"{'':>7}" for _ in LEGS)
+        click.echo(
+            f"{lesson.id:<26}  {'lesson':<9} {'always':>7} {'':>6} {blank} {'':>7} {'':>6}  "
+            f"standing lesson · {lesson.content}"
+        )
+    for item in result.packed.items:
+        ranks = " ".join(f"{item.ranks.get(leg, '-')!s:>7}" for leg in LEGS)
+        cosine = "-" if item.cosine is None else f"{item.cosine:.3f}"
+        click.echo(
+            f"{item.memory.id:<26}  {item.memory.kind.value:<9} {item.score:>7.4f} {cosine:>6} "
+            f"{ranks} {item.recency:>7.3f} {item.weight:>6.2f}  "
+            f"{'+'.join(item.gates)} · {item.memory.content}"
+        )
+    if result.dropped:
+        click.echo("\ndropped:")
+        for dropped in result.dropped:
+            click.echo(f"{dropped.memory_id:<26}  {dropped.reason}")

@@ -1,0 +1,104 @@
+"""The owner's review: ``confirm``, ``reject``, ``archive``, ``purge``, ``edit`` and the
+interactive ``review`` walk of the pending queue."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import MemorydError
+from .common import json_option, memory_line, now_from, now_option, open_store_service, print_json
+
+
+def _owner_action(name: str, doc: str) -> click.Command:
+    @click.command(name=name, help=doc)
+    @click.argument("memory_id")
+    @now_option
+    @json_option
+    @click.pass_context
+    def command(ctx: click.Context, memory_id: str, now_text: str | None, as_json: bool) -> None:
+        with open_store_service(ctx) as service:
+            memory = getattr(service, name)(memory_id, now=now_from(now_text))
+        if as_json:
+            print_json(memory.to_json())
+        else:
+            click.echo(f"{name}: {memory_line(memory)}")
+
+    return command
+
+
+confirm = _owner_action(
+    "confirm", "Activate a pending memory (supersedes the active fact of its slot)."
+)
+reject = _owner_action("reject", "Reject a memory; near-copies proposed later are dropped.")
+archive = _owner_action("archive", "Archive a memory.")
+purge = _owner_action("purge", "Erase a memory's content for privacy, keeping a tombstone.")
+
+
+@click.command()
+@click.argument("memory_id")
+@click.argument("text")
+@click.option("--object", "obj", help="The corrected fact value.")
+@now_option
+@json_option
+@click.pass_context
+def edit(
+    ctx: click.Context,
+    memory_id: str,
+    text: str,
+    obj: str | None,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
+    """Supersede a memory with corrected TEXT (the old one is archived and points at it)."""
+    with open_store_service(ctx) as service:
+        memory = service.edit(memory_id, text, object=obj, now=now_from(now_text))
+    if as_json:
+        print_json(memory.to_json())
+    else:
+        click.echo(f"edited: {memory_line(memory)}")
+
+
+@click.command()
+@now_option
+@json_option
+@click.pass_context
+def review(ctx: click.Context, now_text: str | None, as_json: bool) -> None:
+    """Walk the pending queue: confirm, reject, edit or skip each item."""
+    with open_store_service(ctx) as service:
+        queue = service.review_queue()
+        if as_json:
+            print_json([item.to_json() for item in queue])
+            return
+        if not queue:
+            click.echo("nothing to review")
+            return
+        for number, item in enumerate(queue, start=1):
+            click.echo(f"\n[{number}/{len(queue)}] {memory_line(item.pending)}")
+            click.echo(f"    source: {item.pending.source.value}")
+            if item.would_supersede is not None:
+                click.echo(f"    would replace: {memory_line(item.would_supersede)}")
+            choice = click.prompt(
+                "    [c]onfirm, [r]eject, [e]dit, [s]kip, [q]uit",
+                type=click.Choice(["c", "r", "e", "s", "q"]),
+                show_choices=False,
+                default="s",
+            )
+            now = now_from(now_text)
+            try:
+                if choice == "c":
+                    click.echo(
+                        "    confirmed: " + memory_line(service.confirm(item.pending.id, now=now))
+                    )
+                elif choice == "r":
+                    click.echo(
+                        "    rejected: " + memory_line(service.reject(item.pending.id, now=now))
+                    )
+                elif choice == "e":
+                    text = click.prompt("    new text", default=item.pending.content)
+                    click.echo(
+                        "    edited: " + memory_line(service.edit(item.pending.id, text, now=now))
+                    )
+                elif choice == "q":
+                    break
+            except MemorydError as error:
+                click.echo(f"    error: {error}", err=True)

@@ -1,0 +1,158 @@
+"""The store itself: ``init``, ``doctor``, ``export``/``import``/``migrate-store`` and
+``backup``/``restore``."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..doctor import run_doctor
+from ..errors import MemorydError
+from ..settings import resolve_settings
+from .common import db_option_of, json_option, open_store_service, print_json, service_at
+
+
+@click.command()
+@json_option
+@click.pass_context
+def init(ctx: click.Context, as_json: bool) -> None:
+    """Create the store (idempotent), record its embedding model, and write the API token
+    ($MEMORYD_HOME/token, mode 0600) unless it exists."""
+    from ..http.auth import ensure_token
+
+    with open_store_service(ctx, create=True) as service:
+        signature = service.embedding_signature()
+        location = str(service.store_location() or db_option_of(ctx))
+    token_file = ensure_token(resolve_settings(db_option_of(ctx)).home)
+    if as_json:
+        print_json(
+            {
+                "db": location,
+                "embedding_model": signature.model if signature else None,
+                "embedding_dimension": signature.dimension if signature else None,
+                "token_file": str(token_file),
+            }
+        )
+    else:
+        click.echo(f"memoryd store ready at {location}")
+        click.echo(f"API token in {token_file}")
+
+
+@click.command()
+@json_option
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """Check the store, the embedder, the tokenizer and every configured LLM route."""
+    checks = run_doctor(resolve_settings(db_option_of(ctx)))
+    if as_json:
+        print_json([c.to_json() for c in checks])
+    else:
+        for check in checks:
+            click.echo(f"{'ok ' if check.ok else 'FAIL'}  {check.name}: {check.detail}")
+    if not all(check.ok for check in checks):
+        ctx.exit(1)
+
+
+@click.command(name="export")
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write here (default: standard output).",
+)
+@click.option("--with-vectors", is_flag=True, help="Include every embedding (larger file).")
+@click.pass_context
+def export_(ctx: click.Context, out_path: str | None, with_vectors: bool) -> None:
+    """Everything in the store as JSON Lines (memories, chains, audit, documents, chunks,
+    jobs); the last line has the counts and a SHA-256 of the rest."""
+    with open_store_service(ctx) as service:
+        if out_path is None:
+            summary = service.export_to(sys.stdout, with_vectors=with_vectors)
+        else:
+            with open(out_path, "w", encoding="utf-8") as handle:
+                summary = service.export_to(handle, with_vectors=with_vectors)
+    counts = ", ".join(f"{v} {k}" for k, v in sorted(summary.counts.items()) if k != "header")
+    click.echo(f"exported {counts or 'nothing'}; sha256 {summary.sha256}", err=True)
+
+
+@click.command(name="import")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@json_option
+@click.pass_context
+def import_(ctx: click.Context, file: Any, as_json: bool) -> None:
+    """Load an export into an empty store (one transaction; re-embeds what has no vector)."""
+    with open_store_service(ctx, create=True) as service:
+        summary = service.import_from(file)
+    if as_json:
+        print_json(summary.to_json())
+    else:
+        counts = ", ".join(f"{v} {k}" for k, v in sorted(summary.counts.items()) if k != "header")
+        click.echo(f"imported {counts or 'nothing'}")
+
+
+@click.command(name="migrate-store")
+@click.argument("source")
+@click.argument("destination")
+@json_option
+@click.pass_context
+def migrate_store(ctx: click.Context, source: str, destination: str, as_json: bool) -> None:
+    """Copy a store (SQLite file or postgresql:// URL) into an empty one, losslessly, and
+    verify it: both stores must export the same records with the same checksum."""
+    with service_at(source, create=False) as origin:
+        buffer = io.StringIO()
+        before = origin.export_to(buffer, with_vectors=True)
+        with service_at(destination, create=True) as target:
+            buffer.seek(0)
+            target.import_from(buffer)
+            after = target.export_to(io.StringIO(), with_vectors=True)
+    verified = before.sha256 == after.sha256 and before.counts == after.counts
+    if as_json:
+        print_json(
+            {"source": before.to_json(), "destination": after.to_json(), "verified": verified}
+        )
+    else:
+        for kind in sorted(set(before.counts) | set(after.counts)):
+            click.echo(f"{kind:<8} {before.counts.get(kind, 0):>8} → {after.counts.get(kind, 0)}")
+        click.echo(f"sha256 {before.sha256}\n    → {after.sha256}")
+    if not verified:
+        raise MemorydError("the copy differs from the source; the destination is incomplete")
+    if not as_json:
+        click.echo("verified: the destination exports exactly what the source does")
+
+
+@click.command()
+@click.argument("out_path", metavar="OUT", type=click.Path(dir_okay=False))
+@json_option
+@click.pass_context
+def backup(ctx: click.Context, out_path: str, as_json: bool) -> None:
+    """A consistent copy of the store, safe while memoryd runs: an SQLite file (the backup
+    API) for an SQLite store, a JSON Lines export with vectors for PostgreSQL."""
+    with open_store_service(ctx) as service:
+        result = service.backup_to(Path(out_path))
+    if as_json:
+        print_json(result.to_json())
+    else:
+        click.echo(f"backup written to {result.path} ({result.kind}): {result.describe()}")
+
+
+@click.command()
+@click.argument("backup_path", metavar="BACKUP", type=click.Path(exists=True, dir_okay=False))
+@click.option("--force", is_flag=True, help="Replace an SQLite store that holds data.")
+@json_option
+@click.pass_context
+def restore(ctx: click.Context, backup_path: str, force: bool, as_json: bool) -> None:
+    """Restore a backup into the store chosen by --db (stop memoryd first). An SQLite backup
+    replaces the file after its integrity is checked; an export is imported into an empty
+    store."""
+    from ..backup import restore_backup
+
+    settings = resolve_settings(db_option_of(ctx))
+    result = restore_backup(Path(backup_path), settings, force=force)
+    if as_json:
+        print_json(result.to_json())
+    else:
+        click.echo(f"restored {result.path} into {settings.db}: {result.describe()}")

@@ -1,0 +1,82 @@
+"""How the HTTP API maps the project's errors to statuses, in one place."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ..errors import (
+    ConsolidationBusyError,
+    DocumentNotFoundError,
+    EmbeddingUnavailableError,
+    InvalidInputError,
+    InvalidOperationError,
+    MemorydError,
+    MemoryNotFoundError,
+    StoreUnavailableError,
+)
+
+log = logging.getLogger(__name__)
+
+_STATUS_BY_ERROR: tuple[tuple[type[Exception], int], ...] = (
+    (MemoryNotFoundError, 404),
+    (DocumentNotFoundError, 404),
+    (ConsolidationBusyError, 409),
+    (InvalidOperationError, 409),
+    (InvalidInputError, 400),
+    (StoreUnavailableError, 503),
+    (EmbeddingUnavailableError, 503),
+    (MemorydError, 400),
+)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Every error as ``{"error": …}`` with a status that says whose fault it is, never a
+    stack trace: the project's errors by kind, validation as 422, the rest as 500."""
+
+    async def memoryd_error(request: Request, error: Exception) -> JSONResponse:
+        status = next(code for kind, code in _STATUS_BY_ERROR if isinstance(error, kind))
+        return JSONResponse({"error": str(error)}, status_code=status)
+
+    async def validation_error(request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, RequestValidationError)
+        problems = error.errors()
+        if any(p.get("type") == "json_invalid" for p in problems):
+            return JSONResponse({"error": "the body is not valid JSON"}, status_code=400)
+        details = [
+            {
+                "field": ".".join(str(part) for part in p.get("loc", ())[1:]) or "body",
+                "problem": str(p.get("msg", "invalid")),
+            }
+            for p in problems
+        ]
+        summary = "; ".join(f"{d['field']}: {d['problem']}" for d in details[:5])
+        return JSONResponse(
+            {"error": f"invalid request: {summary}", "details": details}, status_code=422
+        )
+
+    async def http_error(request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, StarletteHTTPException)
+        return JSONResponse({"error": str(error.detail)}, status_code=error.status_code)
+
+    async def unexpected(request: Request, error: Exception) -> JSONResponse:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return JSONResponse(
+            {"error": "internal error; the server log has the details"}, status_code=500
+        )
+
+    handlers: list[
+        tuple[type[Exception], Callable[[Request, Exception], Awaitable[JSONResponse]]]
+    ] = [
+        (MemorydError, memoryd_error),
+        (RequestValidationError, validation_error),
+        (StarletteHTTPException, http_error),
+        (Exception, unexpected),
+    ]
+    for kind, handler in handlers:
+        app.add_exception_handler(kind, handler)
