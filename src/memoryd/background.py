@@ -151,6 +151,12 @@ class DailyConsolidation:
             log.exception("daily consolidation failed")
         return None
 
+    def run(self, clock: Clock, poll_seconds: float, stop: threading.Event) -> None:
+        """Tick at ``clock()`` every ``poll_seconds`` until ``stop`` is set."""
+        while not stop.is_set():
+            self.tick(clock())
+            stop.wait(poll_seconds)
+
 
 class WorkerLoop:
     """Drains the extraction queue and the document retries, round by round."""

@@ -12,7 +12,12 @@ from datetime import datetime, tzinfo
 
 from .clock import Clock
 from .embedding import Embedder, Vector
-from .errors import InvalidInputError, InvalidOperationError, MemoryNotFoundError
+from .errors import (
+    InvalidInputError,
+    InvalidOperationError,
+    MemoryNotFoundError,
+    StoreMismatchError,
+)
 from .ids import IdGenerator
 from .jobs import RetryPolicy
 from .ledger import Ledger
@@ -21,7 +26,7 @@ from .model import Memory, Status
 from .promotion import PromotionPolicy
 from .proposals import MAX_CONTENT_CHARS
 from .recall import RecallPolicy
-from .storage.protocols import Store
+from .storage.protocols import EmbeddingSignature, Store
 from .textutil import has_lone_surrogate
 from .tokens import TokenCodec
 
@@ -69,6 +74,21 @@ class Collaborators:
             if holder.id != memory.id:
                 return holder
         return None
+
+
+def check_embedding_signature(store: Store, embedder: Embedder) -> None:
+    """Record the embedder's model and dimension in a new store; refuse a store whose
+    vectors came from another embedder."""
+    wanted = EmbeddingSignature(embedder.model, embedder.dimension)
+    found = store.embedding_signature()
+    if found is None:
+        store.initialize_embeddings(wanted)
+    elif found != wanted:
+        raise StoreMismatchError(
+            f"this store holds {found.dimension}-dimension vectors from {found.model!r}, but "
+            f"memoryd is configured with {wanted.model!r} ({wanted.dimension} dimensions); "
+            "use the embedder the store was built with"
+        )
 
 
 def require_status(memory: Memory, allowed: Sequence[Status], action: str) -> None:

@@ -41,7 +41,21 @@ class OwnerReview:
             )
             return self.parts.require(memory_id)
 
-    def change_status(
+    def reject(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """See :meth:`memoryd.service.MemoryService.reject`."""
+        return self._change_status(
+            memory_id, (Status.PENDING, Status.ACTIVE), Status.REJECTED, "reject",
+            "rejected by the owner", now,
+        )  # fmt: skip
+
+    def archive(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """See :meth:`memoryd.service.MemoryService.archive`."""
+        return self._change_status(
+            memory_id, (Status.PENDING, Status.ACTIVE, Status.REJECTED), Status.ARCHIVED,
+            "archive", "archived by the owner", now,
+        )  # fmt: skip
+
+    def _change_status(
         self,
         memory_id: str,
         allowed: Sequence[Status],
@@ -50,8 +64,6 @@ class OwnerReview:
         reason: str,
         now: datetime | None,
     ) -> Memory:
-        """An owner's reject or archive: ``memory_id`` moves to ``status`` if it is in one of
-        the ``allowed`` statuses."""
         at = self.parts.now(now)
         with self.parts.store.transaction():
             memory = self.parts.require(memory_id)

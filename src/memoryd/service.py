@@ -24,11 +24,10 @@ from .background import (
     WorkerLoop,
 )
 from .clock import Clock, utc_now
-from .collaborators import CollaboratorAccess, Collaborators
+from .collaborators import CollaboratorAccess, Collaborators, check_embedding_signature
 from .consolidation import ConsolidationPolicy
 from .consolidation_run import ConsolidationLeaseLost, ConsolidationRun, StageSkipped
 from .embedding import Embedder
-from .errors import InvalidInputError, StoreMismatchError
 from .extraction import MissionDigest
 from .extraction_queue import ExtractionQueue
 from .ids import IdGenerator
@@ -53,7 +52,7 @@ from .results import (
 )
 from .retriever import Retriever
 from .review import OwnerReview
-from .storage.protocols import EmbeddingSignature, Store
+from .storage.protocols import Store
 from .tokens import O200kTokenizer, TokenCodec
 from .tools import dispatch, tool_definitions
 from .writes import EVENT_NEIGHBORS, MemoryWriter
@@ -99,15 +98,9 @@ class MemoryService(CollaboratorAccess):
             ids=ids,
             ledger=Ledger(store, ids),
         )
-        self._check_signature()
-        self.kb = KnowledgeBase(
-            store,
-            embedder,
-            self.parts.tokenizer,
-            (lambda: image_reader) if image_reader is not None else self._image_reader,
-            clock=clock,
-            ids=ids,
-        )
+        check_embedding_signature(store, embedder)
+        images = (lambda: image_reader) if image_reader is not None else self._image_reader
+        self.kb = KnowledgeBase(store, embedder, self.parts.tokenizer, images, clock=clock, ids=ids)
         self.writer = MemoryWriter(self.parts)
         self.review = OwnerReview(self.parts)
         self.retriever = Retriever(self.parts)
@@ -186,10 +179,7 @@ class MemoryService(CollaboratorAccess):
 
     def add_alias(self, name: str, alias: str) -> None:
         """Owner action: ``alias`` names the same entity as ``name`` (for the entity leg)."""
-        if not name.strip() or not alias.strip():
-            raise InvalidInputError("an alias needs both a name and the alias")
-        with self.store.transaction():
-            self.store.entities.add_alias(name.strip(), alias.strip())
+        self.writer.add_alias(name, alias)
 
     # --------------------------------------------------------------------- review
 
@@ -199,17 +189,11 @@ class MemoryService(CollaboratorAccess):
 
     def reject(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Owner action: reject a pending or active memory; near-copies stay out from now on."""
-        return self.review.change_status(
-            memory_id, (Status.PENDING, Status.ACTIVE), Status.REJECTED, "reject",
-            "rejected by the owner", now,
-        )  # fmt: skip
+        return self.review.reject(memory_id, now=now)
 
     def archive(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Owner action: retire a memory without rejecting what it says."""
-        return self.review.change_status(
-            memory_id, (Status.PENDING, Status.ACTIVE, Status.REJECTED), Status.ARCHIVED,
-            "archive", "archived by the owner", now,
-        )  # fmt: skip
+        return self.review.archive(memory_id, now=now)
 
     def reconfirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Owner action: an active memory is still true; ``last_confirmed_at`` moves to now."""
@@ -395,13 +379,7 @@ class MemoryService(CollaboratorAccess):
         """Run consolidation daily at ``daily_at`` local time in a background thread; at start
         it catches up once if a day was missed. Idempotent; stopped by ``stop_scheduler``."""
         daily = self.daily_consolidation(daily_at, zone)
-
-        def loop(stop: threading.Event) -> None:
-            while not stop.is_set():
-                daily.tick(self.parts.clock())
-                stop.wait(poll_seconds)
-
-        self._scheduler_thread.start(loop)
+        self._scheduler_thread.start(lambda stop: daily.run(self.parts.clock, poll_seconds, stop))
 
     def stop_scheduler(self, timeout: float = 60.0) -> None:
         """Stop the daily scheduler after its current run."""
@@ -418,15 +396,3 @@ class MemoryService(CollaboratorAccess):
 
     def _image_reader(self) -> ImageReader:
         return default_image_reader(self.gateway)
-
-    def _check_signature(self) -> None:
-        wanted = EmbeddingSignature(self.embedder.model, self.embedder.dimension)
-        found = self.store.embedding_signature()
-        if found is None:
-            self.store.initialize_embeddings(wanted)
-        elif found != wanted:
-            raise StoreMismatchError(
-                f"this store holds {found.dimension}-dimension vectors from {found.model!r}, but "
-                f"memoryd is configured with {wanted.model!r} ({wanted.dimension} dimensions); "
-                "use the embedder the store was built with"
-            )

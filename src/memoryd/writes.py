@@ -194,6 +194,13 @@ class MemoryWriter:
         self.parts.store.erase_traces()
         return self.parts.require(memory_id)
 
+    def add_alias(self, name: str, alias: str) -> None:
+        """See :meth:`memoryd.service.MemoryService.add_alias`."""
+        if not name.strip() or not alias.strip():
+            raise InvalidInputError("an alias needs both a name and the alias")
+        with self.parts.store.transaction():
+            self.parts.store.entities.add_alias(name.strip(), alias.strip())
+
     def _neighbors(self, proposal: Proposal, vector: Vector, actor: Actor) -> Neighbors:
         slot = proposal.slot
         holder = None
