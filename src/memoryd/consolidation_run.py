@@ -33,7 +33,7 @@ from .extraction import Extractor, load_prompt, parse_merge, render_events, rend
 from .extraction_queue import Propose
 from .ledger import Replaced
 from .llm import Message, off_notice
-from .model import Actor, Kind, Memory, Source, Status
+from .model import Actor, Kind, Memory, Provenance, Source, Status
 from .results import ConsolidationReport
 
 log = logging.getLogger("memoryd")
@@ -207,13 +207,10 @@ class ConsolidationRun:
         ][: rules.reflect_max_insights]
         renew()  # the LLM may have taken long: never write on a lost lease
         with store.transaction():
-            results = self.propose(
-                insights,
-                source=Source.REFLECTION,
-                extractor_model=extraction.model,
-                prompt_version=extraction.prompt_version,
-                now=at,
+            made_by = Provenance(
+                Source.REFLECTION, None, extraction.model, extraction.prompt_version
             )
+            results = self.propose(insights, made_by, at, None)
             store.set_meta("last_reflection_day", day)
         return [
             Step(

@@ -25,15 +25,15 @@ from .extraction import (
 )
 from .jobs import Job, JobStatus
 from .llm import LLMConfigError, LLMUnavailableError, off_notice
-from .model import Proposal
+from .model import Proposal, Provenance
 from .promotion import Outcome
 from .results import JobReport, Observation, WriteResult
 from .screening import find_sensitive, redact_credentials, secret_fingerprints
 
 log = logging.getLogger("memoryd")
 
-Propose = Callable[..., list[WriteResult]]
-"""The writer's ``propose``: (proposals, *, source, source_ref, ..., now, tainted_by)."""
+Propose = Callable[[Sequence[Proposal], Provenance, datetime, str | None], list[WriteResult]]
+"""The writer's ``propose``: (proposals, provenance, at, tainted_by)."""
 
 
 class ExtractionQueue:
@@ -189,15 +189,10 @@ class ExtractionQueue:
                 )
                 for _ in leaked
             ]
-            results += self.propose(
-                proposals,
-                source=source,
-                source_ref=f"job:{job.id}",
-                extractor_model=extraction.model,
-                prompt_version=extraction.prompt_version,
-                now=at,
-                tainted_by=taint,
+            made_by = Provenance(
+                source, f"job:{job.id}", extraction.model, extraction.prompt_version
             )
+            results += self.propose(proposals, made_by, at, taint)
             if extraction.error is not None:
                 # A broken answer is quoted in the error: keep no secret it may repeat.
                 store.jobs.fail(job.id, redact_credentials(extraction.error), at)

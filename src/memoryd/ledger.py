@@ -64,24 +64,11 @@ class Ledger:
         reason: str,
         rule: str | None = None,
     ) -> None:
-        """Move ``memory`` to ``status`` and audit the change (from its current status)."""
-        self.store.memories.set_status(memory.id, status)
+        """Move ``memory`` to ``status`` and audit the change (from its current status). The
+        same status is an audited vouch (reinforce, reconfirm) that changes no row."""
+        if status is not memory.status:
+            self.store.memories.set_status(memory.id, status)
         self._audit(memory.id, at, actor, action, memory.status, status, reason, rule)
-
-    def note(
-        self,
-        memory: Memory,
-        *,
-        actor: Actor,
-        action: str,
-        at: datetime,
-        reason: str,
-        rule: str | None = None,
-    ) -> None:
-        """Reinforce or reconfirm: ``last_confirmed_at`` moves to ``at``; the status stays,
-        and the audit trail says who vouched for it."""
-        self.store.memories.mark_confirmed(memory.id, at)
-        self._audit(memory.id, at, actor, action, memory.status, memory.status, reason, rule)
 
     def supersede(
         self,

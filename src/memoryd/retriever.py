@@ -19,6 +19,8 @@ from .retrieval import Evidence, gather, rank
 from .timewindow import TimeWindow, find_time_window
 
 log = logging.getLogger("memoryd")
+Span = tuple[datetime | None, datetime | None]
+"""An explicit (since, until) range; either end may be open."""
 
 
 class Retriever:
@@ -31,9 +33,7 @@ class Retriever:
         self._last_stamp: Future[None] | None = None
         self._stamp_lock = threading.Lock()
 
-    def recall(
-        self, message: str, *, budget: int | None = None, now: datetime | None = None
-    ) -> RecallResult:
+    def recall(self, message: str, budget: int | None, now: datetime | None) -> RecallResult:
         """See :meth:`memoryd.service.MemoryService.recall`."""
         parts = self.parts
         at = parts.now(now)
@@ -64,14 +64,7 @@ class Retriever:
         )
 
     def search(
-        self,
-        query: str,
-        *,
-        kind: Kind | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        limit: int = 10,
-        now: datetime | None = None,
+        self, query: str, kind: Kind | None, span: Span, limit: int, now: datetime | None
     ) -> SearchResult:
         """See :meth:`memoryd.service.MemoryService.search_memory`."""
         parts = self.parts
@@ -80,6 +73,7 @@ class Retriever:
             raise InvalidInputError("the search query is empty; say what to look for")
         if limit < 1:
             raise InvalidInputError("--limit must be at least 1")
+        since, until = span
         window = find_time_window(query, at, parts.zone)
         ranged = since is not None or until is not None
         if ranged:
@@ -103,7 +97,7 @@ class Retriever:
             self._stamp_later([s.memory.id for s in top], at)
         return SearchResult(tuple(top), evidence.legs)
 
-    def evidence(self, message: str, *, now: datetime | None = None) -> Evidence:
+    def evidence(self, message: str, now: datetime | None) -> Evidence:
         """See :meth:`memoryd.service.MemoryService.evidence`."""
         at = self.parts.now(now)
         return self._gather(message, find_time_window(message, at, self.parts.zone), ())

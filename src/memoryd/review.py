@@ -3,7 +3,7 @@ reconfirmation queues; a memory shown with its supersede chain and audit trail."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from .collaborators import Collaborators, require_status
@@ -79,8 +79,10 @@ class OwnerReview:
         with self.parts.store.transaction():
             memory = self.parts.require(memory_id)
             require_status(memory, (Status.ACTIVE,), "reconfirm")
-            self.parts.ledger.note(
+            self.parts.store.memories.mark_confirmed(memory.id, at)
+            self.parts.ledger.change_status(
                 memory,
+                Status.ACTIVE,
                 actor=Actor.OWNER,
                 action="reconfirm",
                 at=at,
@@ -115,24 +117,22 @@ class OwnerReview:
         return ShowResult(memory=memory, chain=tuple(chain), audit=tuple(audit))
 
     def _chain(self, memory: Memory) -> list[Memory]:
-        memories = self.parts.store.memories
-        older: list[Memory] = []
         seen = {memory.id}
-        cursor = memory
-        while cursor.supersedes and cursor.supersedes not in seen:
-            previous = memories.get(cursor.supersedes)
-            if previous is None:
-                break
-            older.append(previous)
-            seen.add(previous.id)
-            cursor = previous
-        newer: list[Memory] = []
-        cursor = memory
-        while cursor.superseded_by and cursor.superseded_by not in seen:
-            following = memories.get(cursor.superseded_by)
+        older = self._walk(memory, lambda m: m.supersedes, seen)
+        newer = self._walk(memory, lambda m: m.superseded_by, seen)
+        return [*reversed(older), memory, *newer]
+
+    def _walk(
+        self, start: Memory, step: Callable[[Memory], str | None], seen: set[str]
+    ) -> list[Memory]:
+        """Follow ``step`` from ``start`` until the chain ends or loops."""
+        found: list[Memory] = []
+        cursor = start
+        while (next_id := step(cursor)) and next_id not in seen:
+            following = self.parts.store.memories.get(next_id)
             if following is None:
                 break
-            newer.append(following)
+            found.append(following)
             seen.add(following.id)
             cursor = following
-        return [*reversed(older), memory, *newer]
+        return found

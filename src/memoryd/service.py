@@ -37,8 +37,9 @@ from .kb.images import image_reader as default_image_reader
 from .kb.service import KnowledgeBase
 from .ledger import Ledger
 from .llm import Gateway
-from .model import Actor, Importance, Kind, Memory, Proposal, ShowResult, Source, Status
+from .model import Actor, Importance, Kind, Memory, Proposal, Provenance, ShowResult, Source, Status
 from .promotion import PromotionPolicy
+from .proposals import parse_batch, parse_batch_text
 from .recall import RecallPolicy
 from .results import (
     ConsolidationReport,
@@ -55,7 +56,7 @@ from .review import OwnerReview
 from .storage.protocols import Store
 from .tokens import O200kTokenizer, TokenCodec
 from .tools import dispatch, tool_definitions
-from .writes import EVENT_NEIGHBORS, MemoryWriter
+from .writes import EVENT_NEIGHBORS, MemoryWriter, RememberRequest
 
 if TYPE_CHECKING:
     from .retrieval import Evidence
@@ -136,11 +137,9 @@ class MemoryService(CollaboratorAccess):
         """Keep something the owner asked for. The owner's own call is active at once; a
         model's tool call is too, unless the content could change behaviour (then pending).
         Credentials are refused whoever asks."""
-        return self.writer.remember(
-            content, kind=kind, subject=subject, predicate=predicate, object=object,
-            entities=entities, importance=importance, changes_behavior=changes_behavior,
-            occurred_at=occurred_at, confidence=confidence, actor=actor, now=now,
-        )  # fmt: skip
+        asked = RememberRequest(content, kind, subject, predicate, object, entities, importance,
+                                changes_behavior, occurred_at, confidence, actor)  # fmt: skip
+        return self.writer.remember(asked, now)
 
     def propose(
         self,
@@ -156,10 +155,15 @@ class MemoryService(CollaboratorAccess):
         """Validate a batch (all or nothing), then let the promotion policy decide each item.
         The whole batch is written in one transaction. ``tainted_by`` says why the source text
         is suspect; then nothing from it activates alone."""
-        return self.writer.propose(
-            batch, source=source, source_ref=source_ref, extractor_model=extractor_model,
-            prompt_version=prompt_version, now=now, tainted_by=tainted_by,
-        )  # fmt: skip
+        at = self.parts.now(now)
+        if isinstance(batch, str):
+            proposals = parse_batch_text(batch)
+        elif isinstance(batch, dict):
+            proposals = parse_batch(batch)
+        else:
+            proposals = tuple(batch)
+        provenance = Provenance(source, source_ref, extractor_model, prompt_version)
+        return self.writer.propose(proposals, provenance, at, tainted_by)
 
     def edit(
         self,
@@ -171,7 +175,7 @@ class MemoryService(CollaboratorAccess):
     ) -> Memory:
         """Owner action: supersede a memory with corrected text. The new row is active (the
         owner wrote it); the old one is archived and points at it."""
-        return self.writer.edit(memory_id, content, object=object, now=now)
+        return self.writer.edit(memory_id, content, object, now)
 
     def purge(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Owner action: erase a memory's content for privacy, keeping a tombstone."""
@@ -234,7 +238,7 @@ class MemoryService(CollaboratorAccess):
         """The memory block for this turn: candidates gated, fused, weighted, cut where the
         evidence thins out and packed within the token budget, standing lessons first. An
         empty memories section when nothing is relevant. Stamps what it packed."""
-        return self.retriever.recall(message, budget=budget, now=now)
+        return self.retriever.recall(message, budget, now)
 
     def search_memory(
         self,
@@ -248,23 +252,21 @@ class MemoryService(CollaboratorAccess):
     ) -> SearchResult:
         """A deliberate lookup: the same legs and gates as recall, filtered by kind and by an
         explicit time range, returned as a ranked list (no cut, no packing)."""
-        return self.retriever.search(
-            query, kind=kind, since=since, until=until, limit=limit, now=now
-        )
+        return self.retriever.search(query, kind, (since, until), limit, now)
 
     def leg_rankings(
         self, message: str, *, now: datetime | None = None
     ) -> tuple[dict[str, list[str]], dict[str, str]]:
         """Each leg's own ranking of active memory ids for ``message`` (before the gates and
         fusion), and each leg's state; for ablations and diagnostics."""
-        evidence = self.retriever.evidence(message, now=now)
+        evidence = self.retriever.evidence(message, now)
         return evidence.rankings, evidence.legs
 
     def evidence(self, message: str, *, now: datetime | None = None) -> Evidence:
         """What the vector, text, entity and time legs find for ``message``, with everything
         the gates judge (cosines, words, names, window); for diagnostics and calibration:
         ``memoryd.retrieval.rank`` turns it into recall's ranking under any policy."""
-        return self.retriever.evidence(message, now=now)
+        return self.retriever.evidence(message, now)
 
     def settle(self) -> None:
         """Wait until the retrieval stamps of earlier recalls are written (reads through the

@@ -5,8 +5,8 @@ transaction."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from .collaborators import Collaborators, clean_text, require_status
 from .embedding import Vector
@@ -36,9 +36,26 @@ from .promotion import (
     same_slot_value,
     utc_day,
 )
-from .proposals import parse_batch, parse_batch_text
 from .results import WriteResult
 from .screening import find_credential
+
+
+@dataclass(frozen=True)
+class RememberRequest:
+    """What the owner (or a model's tool call) asked to keep, as given."""
+
+    content: str
+    kind: Kind
+    subject: str | None
+    predicate: str | None
+    object: str | None
+    entities: Sequence[str]
+    importance: Importance | None
+    changes_behavior: bool
+    occurred_at: datetime | None
+    confidence: float
+    actor: Actor
+
 
 # How many near neighbours a dated event is compared with (see Neighbors.more_active).
 EVENT_NEIGHBORS = 5
@@ -50,40 +67,27 @@ class MemoryWriter:
     def __init__(self, parts: Collaborators) -> None:
         self.parts = parts
 
-    def remember(
-        self,
-        content: str,
-        *,
-        kind: Kind = Kind.FACT,
-        subject: str | None = None,
-        predicate: str | None = None,
-        object: str | None = None,
-        entities: Sequence[str] = (),
-        importance: Importance | None = None,
-        changes_behavior: bool = False,
-        occurred_at: datetime | None = None,
-        confidence: float = 1.0,
-        actor: Actor = Actor.OWNER,
-        now: datetime | None = None,
-    ) -> WriteResult:
+    def remember(self, asked: RememberRequest, now: datetime | None) -> WriteResult:
         """See :meth:`memoryd.service.MemoryService.remember`."""
         at = self.parts.now(now)
-        content = clean_text(content, "memory text")
-        if (subject is None) != (predicate is None):
+        content = clean_text(asked.content, "memory text")
+        if (asked.subject is None) != (asked.predicate is None):
             raise InvalidInputError("a fact slot needs both --subject and --predicate, or neither")
+        kind = asked.kind
         proposal = Proposal(
             kind=kind,
             content=content,
-            confidence=confidence,
-            changes_behavior=changes_behavior,
-            subject=subject.strip() if subject else None,
-            predicate=predicate.strip() if predicate else None,
-            object=object.strip() if object else None,
-            entities=tuple(dict.fromkeys(e.strip() for e in entities if e.strip()))
+            confidence=asked.confidence,
+            changes_behavior=asked.changes_behavior,
+            subject=_stripped(asked.subject),
+            predicate=_stripped(asked.predicate),
+            object=_stripped(asked.object),
+            entities=tuple(dict.fromkeys(e.strip() for e in asked.entities if e.strip()))
             or extract_entities(content),
-            occurred_at=occurred_at or (at if kind is Kind.EVENT else None),
-            importance=importance or (Importance.MEDIUM if kind is Kind.LESSON else None),
+            occurred_at=asked.occurred_at or (at if kind is Kind.EVENT else None),
+            importance=asked.importance or (Importance.MEDIUM if kind is Kind.LESSON else None),
         )
+        actor = asked.actor
         source = Source.OWNER if actor is Actor.OWNER else Source.REMEMBER
         provenance = Provenance(source=source)
         vector = self.parts.embed([content])[0]
@@ -100,26 +104,16 @@ class MemoryWriter:
 
     def propose(
         self,
-        batch: str | dict[str, Any] | Sequence[Proposal],
-        *,
-        source: Source,
-        source_ref: str | None = None,
-        extractor_model: str | None = None,
-        prompt_version: str | None = None,
-        now: datetime | None = None,
+        proposals: Sequence[Proposal],
+        provenance: Provenance,
+        at: datetime,
         tainted_by: str | None = None,
     ) -> list[WriteResult]:
-        """See :meth:`memoryd.service.MemoryService.propose`."""
-        at = self.parts.now(now)
-        if isinstance(batch, str):
-            proposals = parse_batch_text(batch)
-        elif isinstance(batch, dict):
-            proposals = parse_batch(batch)
-        else:
-            proposals = tuple(batch)
-        provenance = Provenance(source, source_ref, extractor_model, prompt_version)
+        """Let the promotion policy decide each proposal, all in one transaction;
+        ``tainted_by`` says why the source text is suspect (then nothing activates alone)."""
         vectors = self.parts.embed([p.content for p in proposals])
         results: list[WriteResult] = []
+        source = provenance.source
         with self.parts.store.transaction():
             for proposal, vector in zip(proposals, vectors, strict=True):
                 neighbors = self._neighbors(proposal, vector, Actor.POLICY)
@@ -132,12 +126,7 @@ class MemoryWriter:
         return results
 
     def edit(
-        self,
-        memory_id: str,
-        content: str,
-        *,
-        object: str | None = None,
-        now: datetime | None = None,
+        self, memory_id: str, content: str, object: str | None, now: datetime | None
     ) -> Memory:
         """See :meth:`memoryd.service.MemoryService.edit`."""
         at = self.parts.now(now)
@@ -258,14 +247,10 @@ class MemoryWriter:
         if decision.outcome is Outcome.REINFORCED:
             assert decision.target_id is not None
             target = self.parts.require(decision.target_id)
-            self.parts.ledger.note(
-                target,
-                actor=actor,
-                action="reinforce",
-                at=at,
-                reason=decision.reason,
-                rule=decision.rule,
-            )
+            self.parts.store.memories.mark_confirmed(target.id, at)
+            # Reinforcement vouches for the row (an audited same-status change).
+            self.parts.ledger.change_status(target, target.status, actor=actor, at=at,
+                action="reinforce", reason=decision.reason, rule=decision.rule)  # fmt: skip
             return WriteResult(
                 decision.outcome, decision.reason, decision.rule, self.parts.require(target.id)
             )
@@ -302,6 +287,10 @@ class MemoryWriter:
         return WriteResult(
             decision.outcome, decision.reason, decision.rule, self.parts.require(memory.id)
         )
+
+
+def _stripped(text: str | None) -> str | None:
+    return text.strip() if text else None
 
 
 def _carried_object(old: Memory, new_content: str) -> str | None:
