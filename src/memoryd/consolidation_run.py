@@ -30,11 +30,11 @@ from .consolidation import (
 )
 from .errors import ConsolidationBusyError, ProposalBatchError
 from .extraction import Extractor, load_prompt, parse_merge, render_events, render_merge
-from .extraction_queue import Propose
 from .ledger import Replaced
 from .llm import Message, off_notice
 from .model import Actor, Kind, Memory, Provenance, Source, Status
 from .results import ConsolidationReport
+from .writes import Propose
 
 log = logging.getLogger("memoryd")
 

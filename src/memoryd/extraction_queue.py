@@ -29,11 +29,9 @@ from .model import Proposal, Provenance
 from .promotion import Outcome
 from .results import JobReport, Observation, WriteResult
 from .screening import find_sensitive, redact_credentials, secret_fingerprints
+from .writes import Propose
 
 log = logging.getLogger("memoryd")
-
-Propose = Callable[[Sequence[Proposal], Provenance, datetime, str | None], list[WriteResult]]
-"""The writer's ``propose``: (proposals, provenance, at, tainted_by)."""
 
 
 class ExtractionQueue:

@@ -4,7 +4,7 @@ transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -56,6 +56,9 @@ class RememberRequest:
     confidence: float
     actor: Actor
 
+
+Propose = Callable[[Sequence[Proposal], Provenance, datetime, str | None], list[WriteResult]]
+"""The writer's ``propose`` as its callers see it: (proposals, provenance, at, tainted_by)."""
 
 # How many near neighbours a dated event is compared with (see Neighbors.more_active).
 EVENT_NEIGHBORS = 5
