@@ -381,7 +381,10 @@ class MemoryService(CollaboratorAccess):
         """Run consolidation daily at ``daily_at`` local time in a background thread; at start
         it catches up once if a day was missed. Idempotent; stopped by ``stop_scheduler``."""
         daily = self.daily_consolidation(daily_at, zone)
-        self._scheduler_thread.start(lambda stop: daily.run(self.parts.clock, poll_seconds, stop))
+        # The clock is read at each tick (tests swap it on a running service).
+        self._scheduler_thread.start(
+            lambda stop: daily.run(lambda: self.parts.clock(), poll_seconds, stop)
+        )
 
     def stop_scheduler(self, timeout: float = 60.0) -> None:
         """Stop the daily scheduler after its current run."""
