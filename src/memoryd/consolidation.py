@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from .model import Kind, Memory, Status
+from .screening import find_credential
 
 
 class Stage(StrEnum):
@@ -254,3 +255,35 @@ def group_near_duplicates(
     found = [g for g in found if len(g) > 1]
     found.sort(key=lambda g: g[0].id)
     return found[: policy.merge_max_groups_per_run]
+
+
+@dataclass(frozen=True)
+class MergeReply:
+    """What the ``merge`` route answered for one group: the merged text, or why the answer
+    could not be read."""
+
+    text: str | None = None
+    error: str | None = None
+
+
+def plan_merge(
+    group: Sequence[Memory], reply: MergeReply | None, policy: ConsolidationPolicy
+) -> Step:
+    """The decision for one group of near-duplicates. With no ``reply`` (a dry run, before the
+    LLM is asked) the step says the group would be merged; with one, it merges the group only
+    when the answer was readable, passes :func:`merge_guard` and holds no credential."""
+    ids = ", ".join(m.id for m in group)
+    head = group[0].id
+    if reply is None:
+        return Step(
+            Stage.MERGE, head, Action.MERGE, f"would ask the LLM to merge {len(group)}: {ids}"
+        )
+    refused = reply.error
+    if refused is None:
+        merged = reply.text or ""
+        refused = merge_guard([m.content for m in group], merged, policy)
+        if refused is None and find_credential(merged) is not None:
+            refused = "the merge looks like it holds a credential"
+    if refused is not None:
+        return Step(Stage.MERGE, head, Action.KEEP, f"kept {ids}: {refused}")
+    return Step(Stage.MERGE, head, Action.MERGE, f"merged {ids}")

@@ -35,8 +35,8 @@ def run_doctor(settings: Settings) -> list[Check]:
         checks.append(Check("store", False, str(error)))
     else:
         try:
-            problems = service.store_integrity_errors()
-            count = service.memory_count()
+            problems = service.admin.store_integrity_errors()
+            count = service.admin.memory_count()
             checks.append(
                 Check(
                     "store",

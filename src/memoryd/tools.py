@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .clock import parse_instant
 from .errors import InvalidInputError, MemorydError
 from .fence import escape_data
 from .model import Actor, Importance, Kind, parse_kind
-from .service import MemoryService
 from .textutil import has_lone_surrogate
+
+if TYPE_CHECKING:
+    from .service import MemoryService
 
 REMEMBER_TOOL: dict[str, Any] = {
     "name": "remember",

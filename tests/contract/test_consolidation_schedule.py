@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time as wall
 from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta
@@ -46,27 +47,32 @@ def test_an_expired_lease_of_a_crashed_run_does_not_block_forever(
 
 
 def test_the_scheduler_catches_up_once_and_then_waits_for_the_next_day(
+    service: MemoryService,
+) -> None:
+    old = service.remember("Owner visited the dentist", kind=Kind.EVENT, now=NOW - timedelta(400))
+    assert old.memory is not None
+    daily = service.daily_consolidation(time(3, 0), UTC)
+    assert daily.tick(NOW) is not None  # never ran: one catch-up run
+    assert service.last_consolidation() == NOW
+    assert service.get(old.memory.id).status is Status.ARCHIVED
+    assert daily.tick(NOW + timedelta(hours=6)) is None  # same day: not due again
+    assert service.last_consolidation() == NOW
+    assert daily.tick(NOW + timedelta(days=1)) is not None  # past tomorrow's 03:00
+    assert service.last_consolidation() == NOW + timedelta(days=1)
+
+
+def test_the_scheduler_thread_runs_the_catch_up_by_the_service_clock(
     make_service: Callable[..., MemoryService],
 ) -> None:
     service = make_service()
-    clock = {"now": NOW}
-    service._clock = lambda: clock["now"]  # the scheduler reads the service's clock
-    old = service.remember("Owner visited the dentist", kind=Kind.EVENT, now=NOW - timedelta(400))
-    assert old.memory is not None
+    service._clock = lambda: NOW  # the scheduler reads the service's clock
     service.start_scheduler(time(3, 0), UTC, poll_seconds=0.05)
     try:
+        service.start_scheduler(time(3, 0), UTC, poll_seconds=0.05)  # idempotent
         deadline = wall.monotonic() + 10
         while service.last_consolidation() is None and wall.monotonic() < deadline:
             wall.sleep(0.05)
         assert service.last_consolidation() == NOW
-        assert service.get(old.memory.id).status is Status.ARCHIVED
-        clock["now"] = NOW + timedelta(hours=6)  # same day: not due again
-        wall.sleep(0.3)
-        assert service.last_consolidation() == NOW
-        clock["now"] = NOW + timedelta(days=1)  # past tomorrow's 03:00
-        deadline = wall.monotonic() + 10
-        while service.last_consolidation() == NOW and wall.monotonic() < deadline:
-            wall.sleep(0.05)
-        assert service.last_consolidation() == NOW + timedelta(days=1)
     finally:
         service.stop_scheduler()
+    assert not [t for t in threading.enumerate() if t.name == "memoryd-scheduler"]

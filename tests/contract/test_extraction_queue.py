@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,7 +23,7 @@ from memoryd.jobs import Job, JobStatus
 from memoryd.llm import LLMUnavailableError, Message
 from memoryd.model import Kind, Memory, Source, Status
 from memoryd.proposals import parse_batch_text
-from memoryd.service import MemoryService
+from memoryd.service import MemoryService, WorkRound
 from tests.builders import batch, item
 from tests.fake_llm import Delay, FakeLLMServer, Recorded, Reply, Step
 from tests.fake_llm import Status as HttpStatus
@@ -406,16 +405,6 @@ def test_the_api_key_never_reaches_logs_errors_or_rows(
 # ------------------------------------------------------------- background worker
 
 
-def wait_for(service: MemoryService, job_id: str, seconds: float) -> Job:
-    """Poll the job's status until it has ended, for at most ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while True:
-        job = service.job(job_id)
-        if job.status in (JobStatus.DONE, JobStatus.FAILED) or time.monotonic() > deadline:
-            return job
-        time.sleep(0.02)
-
-
 def workers() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "memoryd-worker" and t.is_alive()]
 
@@ -425,19 +414,49 @@ def test_the_background_worker_extracts_queued_turns_until_stopped(
 ) -> None:
     service = connect(backend, monkeypatch, openai_server)
     openai_server.script(reply(openai_server, GOOD))
+    rounds: list[WorkRound] = []
+    extracted = threading.Event()
+
+    def on_round(done: WorkRound) -> None:
+        rounds.append(done)
+        if done.reports:
+            extracted.set()
+
     # A long poll: the turn must be picked up because observe_turn wakes the worker.
-    service.start_worker(poll_seconds=60)
+    service.start_worker(poll_seconds=60, on_round=on_round)
     try:
         service.start_worker(poll_seconds=60)  # idempotent
         assert len(workers()) == 1
         observation = service.observe_turn("Ran the Porto half marathon in 1:52")
-        job = wait_for(service, str(observation.job_id), seconds=15)
+        assert extracted.wait(15), "the woken worker did not run the queued turn"
     finally:
         service.stop_worker(timeout=10)
 
+    job = service.job(str(observation.job_id))
     assert job.status is JobStatus.DONE
+    assert [r.job.id for done in rounds for r in done.reports] == [observation.job_id]
     memories: list[Memory] = service.list_memories(status=Status.ACTIVE)
     assert [m.content for m in memories] == [RACE]
     assert memories[0].source_ref == f"job:{observation.job_id}"
     assert workers() == []
     assert len(completions(openai_server)) == 1
+
+
+def test_one_worker_round_runs_what_is_due_and_reports_the_queue(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch, openai_server: FakeLLMServer
+) -> None:
+    service = connect(backend, monkeypatch, openai_server)
+    openai_server.script(reply(openai_server, GOOD))
+    observation = service.observe_turn("Ran the Porto half marathon in 1:52", now=T0)
+
+    nothing_due = service.worker.tick(T0 - timedelta(seconds=1))
+    assert (nothing_due.reports, nothing_due.retried) == ((), ())
+    assert nothing_due.queue.get("queued") == 1
+
+    seen: list[WorkRound] = []
+    service.work(once=True, on_round=seen.append, now=T0)
+    [done] = seen
+    assert [r.job.id for r in done.reports] == [observation.job_id]
+    assert done.ran == 1
+    assert done.queue.get("done") == 1 and not done.queue.get("queued")
+    assert contents(service, Status.ACTIVE) == [RACE]

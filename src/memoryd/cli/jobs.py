@@ -3,7 +3,6 @@ the queue, and ``jobs``, the queue's state."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import click
@@ -11,7 +10,7 @@ import click
 from ..errors import ExtractionFailedError, ExtractionOffError
 from ..extraction import parse_mission, parse_turns
 from ..jobs import JobStatus
-from ..service import MemoryService, Observation
+from ..service import MemoryService, Observation, WorkRound
 from .common import (
     echo_write_result,
     json_option,
@@ -120,41 +119,44 @@ def worker(
     ctx: click.Context, once: bool, poll: float, now_text: str | None, as_json: bool
 ) -> None:
     """Drain the extraction queue and the document retries (forever, or --once)."""
+
+    def print_once(done: WorkRound) -> None:
+        if as_json:
+            print_json(
+                [r.to_json() for r in done.reports]
+                + [{"kb_retry": r.to_json()} for r in done.retried]
+            )
+            return
+        for report in done.reports:
+            click.echo(
+                f"job {report.job.id} ({report.job.kind}): {report.job.status.value}"
+                + (f" — {report.job.last_error}" if report.job.last_error else "")
+                + f", {len(report.results)} proposals"
+            )
+        for result in done.retried:
+            click.echo(
+                f"document retry {result.source}: {result.outcome}"
+                + (f" — {result.reason}" if result.reason else "")
+            )
+        click.echo(f"{done.ran} jobs run; queue: {done.queue}")
+
+    def print_round(done: WorkRound) -> None:
+        for report in done.reports:
+            click.echo(
+                f"job {report.job.id} ({report.job.kind}): "
+                f"{report.job.status.value}, {len(report.results)} proposals"
+            )
+        for result in done.retried:
+            click.echo(f"document retry {result.source}: {result.outcome}")
+
     with open_store_service(ctx) as service:
         if once:
             at = now_from(now_text) if now_text else None
-            reports = service.run_jobs(now=at)
-            retried = service.kb.run_retries(now=at)
-            if as_json:
-                print_json(
-                    [r.to_json() for r in reports] + [{"kb_retry": r.to_json()} for r in retried]
-                )
-            else:
-                for report in reports:
-                    click.echo(
-                        f"job {report.job.id} ({report.job.kind}): "
-                        f"{report.job.status.value}"
-                        + (f" — {report.job.last_error}" if report.job.last_error else "")
-                        + f", {len(report.results)} proposals"
-                    )
-                for result in retried:
-                    click.echo(
-                        f"document retry {result.source}: {result.outcome}"
-                        + (f" — {result.reason}" if result.reason else "")
-                    )
-                click.echo(f"{len(reports) + len(retried)} jobs run; queue: {service.job_counts()}")
+            service.work(poll, once=True, on_round=print_once, now=at)
             return
         click.echo("memoryd worker: draining the extraction queue (Ctrl-C to stop)")
         try:
-            while True:
-                for report in service.run_jobs():
-                    click.echo(
-                        f"job {report.job.id} ({report.job.kind}): "
-                        f"{report.job.status.value}, {len(report.results)} proposals"
-                    )
-                for result in service.kb.run_retries():
-                    click.echo(f"document retry {result.source}: {result.outcome}")
-                time.sleep(poll)
+            service.work(poll, on_round=print_round)
         except KeyboardInterrupt:
             click.echo("stopped")
 
@@ -166,8 +168,8 @@ def worker(
 def jobs(ctx: click.Context, limit: int, as_json: bool) -> None:
     """The newest background jobs, with their state and last error."""
     with open_store_service(ctx) as service:
-        recent = service.recent_jobs(limit)
-        counts = service.job_counts()
+        recent = service.admin.recent_jobs(limit)
+        counts = service.admin.job_counts()
     if as_json:
         print_json({"counts": counts, "jobs": [j.to_json() for j in recent]})
         return

@@ -25,8 +25,8 @@ def init(ctx: click.Context, as_json: bool) -> None:
     from ..http.auth import ensure_token
 
     with open_store_service(ctx, create=True) as service:
-        signature = service.embedding_signature()
-        location = str(service.store_location() or db_option_of(ctx))
+        signature = service.admin.embedding_signature()
+        location = str(service.admin.store_location() or db_option_of(ctx))
     token_file = ensure_token(resolve_settings(db_option_of(ctx)).home)
     if as_json:
         print_json(
@@ -71,10 +71,10 @@ def export_(ctx: click.Context, out_path: str | None, with_vectors: bool) -> Non
     jobs); the last line has the counts and a SHA-256 of the rest."""
     with open_store_service(ctx) as service:
         if out_path is None:
-            summary = service.export_to(sys.stdout, with_vectors=with_vectors)
+            summary = service.admin.export_to(sys.stdout, with_vectors=with_vectors)
         else:
             with open(out_path, "w", encoding="utf-8") as handle:
-                summary = service.export_to(handle, with_vectors=with_vectors)
+                summary = service.admin.export_to(handle, with_vectors=with_vectors)
     counts = ", ".join(f"{v} {k}" for k, v in sorted(summary.counts.items()) if k != "header")
     click.echo(f"exported {counts or 'nothing'}; sha256 {summary.sha256}", err=True)
 
@@ -86,7 +86,7 @@ def export_(ctx: click.Context, out_path: str | None, with_vectors: bool) -> Non
 def import_(ctx: click.Context, file: Any, as_json: bool) -> None:
     """Load an export into an empty store (one transaction; re-embeds what has no vector)."""
     with open_store_service(ctx, create=True) as service:
-        summary = service.import_from(file)
+        summary = service.admin.import_from(file)
     if as_json:
         print_json(summary.to_json())
     else:
@@ -104,11 +104,11 @@ def migrate_store(ctx: click.Context, source: str, destination: str, as_json: bo
     verify it: both stores must export the same records with the same checksum."""
     with service_at(source, create=False) as origin:
         buffer = io.StringIO()
-        before = origin.export_to(buffer, with_vectors=True)
+        before = origin.admin.export_to(buffer, with_vectors=True)
         with service_at(destination, create=True) as target:
             buffer.seek(0)
-            target.import_from(buffer)
-            after = target.export_to(io.StringIO(), with_vectors=True)
+            target.admin.import_from(buffer)
+            after = target.admin.export_to(io.StringIO(), with_vectors=True)
     verified = before.sha256 == after.sha256 and before.counts == after.counts
     if as_json:
         print_json(
@@ -132,7 +132,7 @@ def backup(ctx: click.Context, out_path: str, as_json: bool) -> None:
     """A consistent copy of the store, safe while memoryd runs: an SQLite file (the backup
     API) for an SQLite store, a JSON Lines export with vectors for PostgreSQL."""
     with open_store_service(ctx) as service:
-        result = service.backup_to(Path(out_path))
+        result = service.admin.backup_to(Path(out_path))
     if as_json:
         print_json(result.to_json())
     else:

@@ -1,0 +1,245 @@
+"""Background work: the worker that drains the extraction queue and document retries, the
+daily consolidation schedule, and the store-wide consolidation lease.
+
+Each loop exposes ``tick(now)``, one round of its work, so tests drive it without threads or
+sleeping; the threads only call ``tick`` and wait.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import secrets
+import socket
+import threading
+from collections.abc import Callable
+from datetime import datetime, time, tzinfo
+
+from .clock import Clock, from_db, to_db, utc_now
+from .consolidation import ConsolidationPolicy
+from .consolidation_run import ConsolidationLeaseLost, ConsolidationRun
+from .errors import ConsolidationBusyError
+from .extraction_queue import ExtractionQueue
+from .kb.service import KnowledgeBase
+from .results import ConsolidationReport, WorkRound
+from .schedule import is_due
+from .storage.protocols import Store
+
+log = logging.getLogger("memoryd")
+CONSOLIDATION_LOCK = "consolidation"
+# Renewed before every stage and every write; a run that died on another machine frees the
+# store after this.
+CONSOLIDATION_LEASE_SECONDS = 900
+
+
+class ConsolidationLease:
+    """The store-wide lease that keeps two consolidation runs from overlapping. Its times are
+    wall-clock times (``clock``), whatever ``now`` a run is given."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Clock = utc_now,
+        seconds: int = CONSOLIDATION_LEASE_SECONDS,
+        holder: str | None = None,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.seconds = seconds
+        self.holder = holder or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+    def take(self) -> bool:
+        """Take (or renew) the lease. A lease held by a process of this machine that no
+        longer exists (a crashed run) is taken over at once; on another machine, the lease
+        has to run out."""
+        with self.store.transaction():
+            now = self.clock()
+            if self.store.try_lock(CONSOLIDATION_LOCK, self.holder, now, self.seconds):
+                return True
+            previous = self.store.lock_holder(CONSOLIDATION_LOCK)
+            if previous is not None and _holder_is_dead(previous):
+                log.warning("consolidation: taking over the lease of dead process %s", previous)
+                return self.store.take_over_lock(
+                    CONSOLIDATION_LOCK, previous, self.holder, now, self.seconds
+                )
+            return False
+
+    def renew(self) -> None:
+        """Extend the lease this run holds, or raise :class:`ConsolidationLeaseLost` when
+        another instance took it meanwhile."""
+        with self.store.transaction():
+            renewed = self.store.try_lock(
+                CONSOLIDATION_LOCK, self.holder, self.clock(), self.seconds
+            )
+            current = None if renewed else self.store.lock_holder(CONSOLIDATION_LOCK)
+        if not renewed:
+            raise ConsolidationLeaseLost(
+                f"consolidation stopped: its lease lapsed and another run ({current}) holds "
+                "it now; nothing more was written, and the next scheduled run finishes the work"
+            )
+
+    def release(self) -> None:
+        """Give the lease back (only if this holder still holds it)."""
+        with self.store.transaction():
+            self.store.unlock(CONSOLIDATION_LOCK, self.holder)
+
+
+class Consolidator:
+    """Consolidation runs under the lease, stamped and counted when they complete."""
+
+    def __init__(self, store: Store, run: ConsolidationRun, lease: ConsolidationLease) -> None:
+        self.store = store
+        self.run = run
+        self.lease = lease
+
+    def last_run(self) -> datetime | None:
+        """When consolidation last completed (by its ``now``)."""
+        return from_db(self.store.get_meta("last_consolidation_at") or None)
+
+    def run_under_lease(
+        self, at: datetime, rules: ConsolidationPolicy, still_due: Callable[[], bool]
+    ) -> ConsolidationReport | None:
+        """Run under the store-wide lease, if ``still_due()`` holds once the lease is ours
+        (another process may have finished today's run a moment ago)."""
+        if not self.lease.take():
+            raise ConsolidationBusyError(
+                "another consolidation is running on this store; try again when it has finished"
+            )
+        try:
+            if not still_due():
+                return None
+            report = self.run.run(at, rules, dry_run=False, renew=self.lease.renew)
+            self.lease.renew()  # the stamp too is a write: only while the lease is ours
+            with self.store.transaction():
+                runs = int(self.store.get_meta("consolidation_runs") or "0")
+                self.store.set_meta("last_consolidation_at", to_db(at) or "")
+                self.store.set_meta("consolidation_runs", str(runs + 1))
+            return report
+        finally:
+            self.lease.release()
+
+
+class DailyConsolidation:
+    """Runs consolidation once a day at ``daily_at`` (``zone`` time); one catch-up run when
+    a day was missed."""
+
+    def __init__(self, consolidator: Consolidator, daily_at: time, zone: tzinfo) -> None:
+        self.consolidator = consolidator
+        self.daily_at = daily_at
+        self.zone = zone
+
+    def due(self, now: datetime) -> bool:
+        """Whether a run is due at ``now``."""
+        return is_due(self.consolidator.last_run(), now, self.daily_at, self.zone)
+
+    def tick(self, now: datetime) -> ConsolidationReport | None:
+        """One look at the schedule: run if due (None when not due, or when another process
+        ran it meanwhile). Failures are logged, never raised: the schedule outlives them."""
+        try:
+            if self.due(now):
+                report = self.consolidator.run_under_lease(
+                    now, ConsolidationPolicy(), functools.partial(self.due, now)
+                )
+                if report is not None:
+                    log.info("daily consolidation: %s", report.stages)
+                return report
+        except ConsolidationBusyError as busy:
+            log.info("daily consolidation: %s", busy)
+        except Exception:  # the scheduler must outlive one failed run
+            log.exception("daily consolidation failed")
+        return None
+
+    def run(self, clock: Clock, poll_seconds: float, stop: threading.Event) -> None:
+        """Tick at ``clock()`` every ``poll_seconds`` until ``stop`` is set."""
+        while not stop.is_set():
+            self.tick(clock())
+            stop.wait(poll_seconds)
+
+
+class WorkerLoop:
+    """Drains the extraction queue and the document retries, round by round."""
+
+    def __init__(self, queue: ExtractionQueue, kb: KnowledgeBase, store: Store) -> None:
+        self.queue = queue
+        self.kb = kb
+        self.store = store
+        self.wake = threading.Event()
+
+    def tick(self, now: datetime | None = None) -> WorkRound:
+        """One round: every due extraction job, then every due document retry."""
+        reports = self.queue.run_jobs(now=now)
+        retried = self.kb.run_retries(now=now)
+        return WorkRound(tuple(reports), tuple(retried), self.store.jobs.counts())
+
+    def run(
+        self,
+        poll_seconds: float,
+        *,
+        once: bool = False,
+        stop: threading.Event | None = None,
+        on_round: Callable[[WorkRound], None] | None = None,
+        now: datetime | None = None,
+    ) -> None:
+        """Round after round until ``stop`` is set (or one round when ``once``), waiting
+        ``poll_seconds`` between rounds unless a new trigger wakes the loop. A failed round
+        is logged and the loop goes on; ``on_round`` sees every completed round."""
+        stop = stop or threading.Event()
+        while not stop.is_set():
+            try:
+                done = self.tick(now)
+            except Exception:  # the worker must outlive any one failure
+                if once:
+                    raise
+                log.exception("memoryd worker: running jobs failed")
+            else:
+                if on_round is not None:
+                    on_round(done)
+            if once:
+                return
+            self.wake.wait(poll_seconds)
+            self.wake.clear()
+
+
+class BackgroundThread:
+    """One daemon thread running a loop until stopped; starting twice is harmless."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.stop_event = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, target: Callable[[threading.Event], None]) -> None:
+        """Run ``target(stop_event)`` in the thread, unless it is already running."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self.stop_event.clear()
+        self._thread = threading.Thread(
+            target=target, args=(self.stop_event,), name=self.name, daemon=True
+        )
+        self._thread.start()
+
+    def stop(self, timeout: float, wake: threading.Event | None = None) -> None:
+        """Ask the loop to stop (waking it), and wait up to ``timeout`` for it."""
+        self.stop_event.set()
+        if wake is not None:
+            wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+
+def _holder_is_dead(holder: str) -> bool:
+    """Whether a lease holder ("host:pid:token") is a process of this machine that is gone."""
+    host, _, rest = holder.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, owned by someone else
+        return False
+    return False

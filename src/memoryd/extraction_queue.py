@@ -1,0 +1,214 @@
+"""The extraction queue: triggers (a turn, a compaction, a finished mission) queue a job; a job
+run asks the ``extract`` route for proposals and hands them to the promotion policy."""
+
+from __future__ import annotations
+
+import logging
+import secrets as secrets_module
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from .collaborators import Collaborators
+from .errors import InvalidInputError
+from .extraction import (
+    TRIGGERS,
+    Extractor,
+    MissionDigest,
+    echoes_goal,
+    load_prompt,
+    render_mission,
+    render_turn,
+    render_turns,
+    repeats_secret,
+)
+from .jobs import Job, JobStatus
+from .llm import LLMConfigError, LLMUnavailableError, off_notice
+from .model import Proposal, Provenance
+from .promotion import Outcome
+from .results import JobReport, Observation, WriteResult
+from .screening import find_sensitive, redact_credentials, secret_fingerprints
+from .writes import Propose
+
+log = logging.getLogger("memoryd")
+
+
+class ExtractionQueue:
+    """Queues triggers as persisted jobs and runs them; ``on_enqueue`` wakes the worker."""
+
+    def __init__(
+        self, parts: Collaborators, propose: Propose, on_enqueue: Callable[[], None]
+    ) -> None:
+        self.parts = parts
+        self.propose = propose
+        self.on_enqueue = on_enqueue
+
+    def observe_turn(
+        self, user_message: str, summary: str | None = None, *, now: datetime | None = None
+    ) -> Observation:
+        """See :meth:`memoryd.service.MemoryService.observe_turn`."""
+        if not user_message.strip():
+            raise InvalidInputError("the owner's message is empty; nothing to observe")
+        payload = {
+            "user": redact_credentials(user_message),
+            "summary": redact_credentials(summary or ""),
+            **_secret_payload(user_message + "\n" + (summary or "")),
+        }
+        return self._enqueue("turn", payload, now)
+
+    def before_compaction(
+        self, turns: Sequence[dict[str, str]], *, now: datetime | None = None
+    ) -> Observation:
+        """See :meth:`memoryd.service.MemoryService.before_compaction`."""
+        if not turns:
+            raise InvalidInputError("no turns given; nothing to extract before compaction")
+        cleaned = [
+            {
+                "role": str(t.get("role", "user")),
+                "content": redact_credentials(t.get("content", "")),
+            }
+            for t in turns
+        ]
+        texts = "\n".join(t.get("content", "") for t in turns)
+        payload = {"turns": cleaned, **_secret_payload(texts)}
+        return self._enqueue("compaction", payload, now)
+
+    def mission_finished(
+        self, digest: MissionDigest, *, now: datetime | None = None
+    ) -> Observation:
+        """See :meth:`memoryd.service.MemoryService.mission_finished`."""
+        if not digest.outcome.strip():
+            raise InvalidInputError("the mission digest has no outcome text")
+        payload = {
+            "title": redact_credentials(digest.title),
+            "goal": redact_credentials(digest.goal),
+            "outcome": redact_credentials(digest.outcome),
+            **_secret_payload("\n".join([digest.title, digest.goal, digest.outcome])),
+        }
+        return self._enqueue("mission", payload, now)
+
+    def run_jobs(
+        self, *, limit: int | None = None, now: datetime | None = None, job_id: str | None = None
+    ) -> list[JobReport]:
+        """Run due extraction jobs (or just ``job_id``) until none is due or ``limit`` ran."""
+        store = self.parts.store
+        reports: list[JobReport] = []
+        while limit is None or len(reports) < limit:
+            at = self.parts.now(now)
+            with store.transaction():
+                if job_id is not None:
+                    job = store.jobs.get(job_id)
+                    if job is None:
+                        raise InvalidInputError(f"no job with id {job_id!r}")
+                    if job.status in (JobStatus.DONE, JobStatus.FAILED):
+                        return [JobReport(job, ())]
+                    job = store.jobs.claim_one(job_id, at)
+                else:
+                    lease = self.parts.retry_policy.lease_seconds
+                    job = store.jobs.claim(list(TRIGGERS), at, lease)
+            if job is None:
+                break
+            reports.append(self._run(job, at))
+            if job_id is not None:
+                break
+        return reports
+
+    def job(self, job_id: str) -> Job:
+        """One job, or a clear error."""
+        found = self.parts.store.jobs.get(job_id)
+        if found is None:
+            raise InvalidInputError(f"no job with id {job_id!r}")
+        return found
+
+    def _enqueue(self, kind: str, payload: dict[str, Any], now: datetime | None) -> Observation:
+        if not self.parts.gateway.configured("extract"):
+            return Observation(False, None, off_notice("extraction"))
+        at = self.parts.now(now)
+        job = Job(
+            id=self.parts.ids.new_id(at),
+            kind=kind,
+            payload=payload,
+            status=JobStatus.QUEUED,
+            attempts=0,
+            next_attempt_at=at,
+            created_at=at,
+        )
+        with self.parts.store.transaction():
+            self.parts.store.jobs.enqueue(job)
+        self.on_enqueue()
+        return Observation(True, job.id)
+
+    def _run(self, job: Job, at: datetime) -> JobReport:
+        store = self.parts.store
+        prompt_name, source = TRIGGERS[job.kind]
+        prompt = load_prompt(prompt_name)
+        digest: MissionDigest | None = None
+        if job.kind == "turn":
+            conversation = render_turn(job.payload["user"], job.payload.get("summary"))
+        elif job.kind == "compaction":
+            conversation = render_turns(job.payload["turns"])
+        else:
+            digest = MissionDigest(
+                job.payload["title"], job.payload.get("goal", ""), job.payload["outcome"]
+            )
+            conversation = render_mission(digest)
+        try:
+            extraction = Extractor(self.parts.gateway).extract(prompt, conversation)
+        except (LLMUnavailableError, LLMConfigError) as error:
+            # Both pass: a server comes back, a missing key gets set. The error stays visible.
+            retry_at = self.parts.retry_policy.next_attempt(job.attempts, at)
+            with store.transaction():
+                if retry_at is None:
+                    store.jobs.fail(job.id, str(error), at)
+                else:
+                    store.jobs.retry(job.id, str(error), retry_at)
+            log.warning("extraction job %s: %s (attempt %d)", job.id, error, job.attempts)
+            return JobReport(self.job(job.id), ())
+        proposals: tuple[Proposal, ...] = extraction.proposals
+        echoed = 0
+        if digest is not None:
+            kept = tuple(p for p in proposals if not echoes_goal(p, digest))
+            echoed = len(proposals) - len(kept)
+            proposals = kept
+        secrets = frozenset(job.payload.get("secrets", ()))
+        salt = str(job.payload.get("salt", ""))
+        leaked = [p for p in proposals if repeats_secret(p, secrets, salt)]
+        proposals = tuple(p for p in proposals if p not in leaked)
+        marker = find_sensitive(conversation, self.parts.policy.sensitive_phrases)
+        taint = f"contained the instruction or secret marker {marker!r}" if marker else None
+        with store.transaction():
+            results = [
+                WriteResult(
+                    Outcome.DROPPED,
+                    "repeats a secret removed from the conversation",
+                    "secret-echo",
+                    None,
+                )
+                for _ in leaked
+            ]
+            made_by = Provenance(
+                source, f"job:{job.id}", extraction.model, extraction.prompt_version
+            )
+            results += self.propose(proposals, made_by, at, taint)
+            if extraction.error is not None:
+                # A broken answer is quoted in the error: keep no secret it may repeat.
+                store.jobs.fail(job.id, redact_credentials(extraction.error), at)
+            else:
+                summary = Counter(r.outcome.value for r in results)
+                store.jobs.finish(
+                    job.id,
+                    {
+                        "outcomes": dict(summary),
+                        "echoes_dropped": echoed,
+                        "attempts": extraction.attempts,
+                    },
+                    at,
+                )
+        return JobReport(self.job(job.id), tuple(results))
+
+
+def _secret_payload(text: str) -> dict[str, Any]:
+    """Fingerprints of the secrets removed from a queued conversation, with their salt."""
+    salt = secrets_module.token_hex(8)
+    return {"salt": salt, "secrets": secret_fingerprints(text, salt)}

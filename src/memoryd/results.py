@@ -1,0 +1,202 @@
+"""What the memory service hands back: write outcomes, review items, queued jobs, consolidation
+reports, recall blocks and search lists, each with its JSON shape."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .consolidation import Step
+from .jobs import Job
+from .model import Memory
+from .promotion import Outcome
+from .recall import Dropped, Packed, QueryFacts, Scored
+from .timewindow import TimeWindow
+
+if TYPE_CHECKING:
+    from .kb.service import IngestResult
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What one remembered or proposed item became."""
+
+    outcome: Outcome
+    reason: str
+    rule: str
+    memory: Memory | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``propose --json`` item shape."""
+        return {
+            "outcome": self.outcome.value,
+            "reason": self.reason,
+            "rule": self.rule,
+            "memory": self.memory.to_json() if self.memory else None,
+        }
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """A pending memory and the active fact it would replace if confirmed."""
+
+    pending: Memory
+    would_supersede: Memory | None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON shape for the review queue."""
+        return {
+            "pending": self.pending.to_json(),
+            "would_supersede": self.would_supersede.to_json() if self.would_supersede else None,
+        }
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a trigger did: queued a job for background extraction, or explained why not."""
+
+    queued: bool
+    job_id: str | None
+    notice: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON shape for the CLI and API."""
+        return {"queued": self.queued, "job_id": self.job_id, "notice": self.notice}
+
+
+@dataclass(frozen=True)
+class JobReport:
+    """What running one job did."""
+
+    job: Job
+    results: tuple[WriteResult, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON shape: the job and the outcome of each proposal it produced."""
+        return {**self.job.to_json(), "outcomes": [r.to_json() for r in self.results]}
+
+
+@dataclass(frozen=True)
+class ConsolidationReport:
+    """What a consolidation run planned (dry run) or did, stage by stage."""
+
+    dry_run: bool
+    steps: tuple[Step, ...]
+    stages: dict[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        """``consolidate --json``."""
+        return {
+            "dry_run": self.dry_run,
+            "stages": dict(self.stages),
+            "steps": [
+                {
+                    "stage": step.stage.value,
+                    "memory_id": step.memory_id,
+                    "action": step.action.value,
+                    "reason": step.reason,
+                    "new_confidence": step.new_confidence,
+                }
+                for step in self.steps
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """The packed block plus everything needed to explain it: why items were dropped, each
+    leg's state, the time window, what recall made of the message, and why the memories
+    section is empty when it is (``silence``)."""
+
+    packed: Packed
+    dropped: tuple[Dropped, ...]
+    legs: dict[str, str]
+    window: TimeWindow | None
+    facts: QueryFacts = field(default_factory=QueryFacts)
+    silence: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The fenced block to put at the tail of the prompt ("" when nothing qualifies)."""
+        return self.packed.text
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``recall --json`` shape."""
+        items = [_lesson_json(m) for m in self.packed.lessons]
+        items.extend(_scored_json(s) for s in self.packed.items)
+        return {
+            "text": self.packed.text,
+            "tokens": self.packed.tokens,
+            "items": items,
+            "dropped": [{"id": d.memory_id, "reason": d.reason} for d in self.dropped],
+            "legs": dict(self.legs),
+            "time_window": {
+                "phrase": self.window.phrase,
+                "start": self.window.start.isoformat(),
+                "end": self.window.end.isoformat(),
+            }
+            if self.window
+            else None,
+            "query": {
+                "words": {w: self.facts.word_frequency.get(w) for w in self.facts.words},
+                "unknown_names": list(self.facts.unknown_names),
+            },
+            "silence": self.silence,
+        }
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """A ranked list from ``search_memory``."""
+
+    items: tuple[Scored, ...]
+    legs: dict[str, str]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """``search --json``: memory objects with ``score`` and per-leg ranks."""
+        return [
+            {**s.memory.to_json(), "score": round(s.score, 6), "legs": dict(s.ranks)}
+            for s in self.items
+        ]
+
+
+def _scored_json(scored: Scored) -> dict[str, Any]:
+    return {
+        "id": scored.memory.id,
+        "kind": scored.memory.kind.value,
+        "content": scored.memory.content,
+        "score": round(scored.score, 6),
+        "legs": dict(scored.ranks),
+        "gates": list(scored.gates),
+        "cosine": None if scored.cosine is None else round(scored.cosine, 4),
+        "recency": round(scored.recency, 4),
+        "weight": round(scored.weight, 4),
+        "section": "memories",
+    }
+
+
+def _lesson_json(memory: Memory) -> dict[str, Any]:
+    return {
+        "id": memory.id,
+        "kind": memory.kind.value,
+        "content": memory.content,
+        "score": None,
+        "legs": {},
+        "importance": memory.importance.value if memory.importance else None,
+        "section": "lessons",
+    }
+
+
+@dataclass(frozen=True)
+class WorkRound:
+    """One round of the worker: the extraction jobs and document retries it ran, and the
+    queue's counts by status afterwards."""
+
+    reports: tuple[JobReport, ...]
+    retried: tuple[IngestResult, ...]
+    queue: dict[str, int]
+
+    @property
+    def ran(self) -> int:
+        """How many jobs (extractions and retries) this round ran."""
+        return len(self.reports) + len(self.retried)

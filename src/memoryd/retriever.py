@@ -1,0 +1,159 @@
+"""Recall and search orchestration: the legs gather evidence, ``retrieval.rank`` scores it,
+recall cuts and packs it; what was handed out is stamped on a background writer."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime
+
+from .collaborators import Collaborators
+from .entities import EntityMatcher
+from .errors import InvalidInputError
+from .model import Kind, Memory
+from .recall import Candidate, pack_block, relative_cut
+from .results import RecallResult, SearchResult
+from .retrieval import Evidence, gather, rank
+from .timewindow import TimeWindow, find_time_window
+
+log = logging.getLogger("memoryd")
+Span = tuple[datetime | None, datetime | None]
+"""An explicit (since, until) range; either end may be open."""
+
+
+class Retriever:
+    """Recall, search and the evidence behind them; stamps what it hands out."""
+
+    def __init__(self, parts: Collaborators) -> None:
+        self.parts = parts
+        self._matcher: tuple[tuple[int, int], EntityMatcher] | None = None
+        self._stamper: ThreadPoolExecutor | None = None
+        self._last_stamp: Future[None] | None = None
+        self._stamp_lock = threading.Lock()
+
+    def recall(self, message: str, budget: int | None, now: datetime | None) -> RecallResult:
+        """See :meth:`memoryd.service.MemoryService.recall`."""
+        parts = self.parts
+        at = parts.now(now)
+        policy = parts.recall_policy
+        limit = policy.budget_tokens if budget is None else budget
+        if limit < 0:
+            raise InvalidInputError("the token budget must be zero or more")
+        window = find_time_window(message, at, parts.zone)
+        evidence = self._gather(message, window, ())
+        ranking, evidence = rank(parts.store, evidence, at, policy, parts.zone)
+        kept, cut = relative_cut(ranking.items, policy)
+        lessons = parts.store.memories.standing_lessons()
+        packed = pack_block(lessons, kept, parts.tokenizer, limit)
+        packed_ids = [m.id for m in packed.lessons] + [s.memory.id for s in packed.items]
+        if packed_ids:
+            self._stamp_later(packed_ids, at)
+        # A standing lesson the legs also found is in the block whatever its gates said.
+        standing = {m.id for m in packed.lessons}
+        return RecallResult(
+            packed,
+            tuple(d for d in ranking.dropped if d.memory_id not in standing)
+            + tuple(cut)
+            + packed.dropped,
+            evidence.legs,
+            window,
+            evidence.facts,
+            ranking.silence,
+        )
+
+    def search(
+        self, query: str, kind: Kind | None, span: Span, limit: int, now: datetime | None
+    ) -> SearchResult:
+        """See :meth:`memoryd.service.MemoryService.search_memory`."""
+        parts = self.parts
+        at = parts.now(now)
+        if not query.strip():
+            raise InvalidInputError("the search query is empty; say what to look for")
+        if limit < 1:
+            raise InvalidInputError("--limit must be at least 1")
+        since, until = span
+        window = find_time_window(query, at, parts.zone)
+        ranged = since is not None or until is not None
+        if ranged:
+            start = since or datetime.min.replace(tzinfo=at.tzinfo)
+            end = until or at.replace(year=9999)
+            if start >= end:
+                raise InvalidInputError("--since must be earlier than --until")
+            window = TimeWindow(start, end, "explicit range")
+        kinds = (kind,) if kind else ()
+        evidence = self._gather(query, window, kinds)
+
+        def wanted(candidate: Candidate) -> bool:
+            memory = candidate.memory
+            return (kind is None or memory.kind is kind) and (not ranged or _within(memory, window))
+
+        ranking, evidence = rank(
+            parts.store, evidence, at, parts.recall_policy, parts.zone, keep=wanted
+        )
+        top = ranking.items[:limit]
+        if top:
+            self._stamp_later([s.memory.id for s in top], at)
+        return SearchResult(tuple(top), evidence.legs)
+
+    def evidence(self, message: str, now: datetime | None) -> Evidence:
+        """See :meth:`memoryd.service.MemoryService.evidence`."""
+        at = self.parts.now(now)
+        return self._gather(message, find_time_window(message, at, self.parts.zone), ())
+
+    def settle(self) -> None:
+        """Wait until the retrieval stamps of earlier recalls are written."""
+        future = self._last_stamp
+        if future is None:
+            return
+        try:
+            future.result()
+        except Exception:  # a lost stamp is a statistic, not data: record it and go on
+            log.exception("memoryd: writing retrieval stamps failed")
+
+    def close(self) -> None:
+        """Write pending stamps and stop the stamp writer."""
+        self.settle()
+        if self._stamper is not None:
+            self._stamper.shutdown(wait=True)
+            self._stamper = None
+
+    def _gather(self, message: str, window: TimeWindow | None, kinds: Sequence[Kind]) -> Evidence:
+        parts = self.parts
+        return gather(
+            parts.store,
+            parts.embedder,
+            self._entity_matcher,
+            message,
+            window,
+            kinds,
+            parts.recall_policy,
+        )
+
+    def _entity_matcher(self) -> EntityMatcher:
+        version = self.parts.store.entities.version()
+        if self._matcher is None or self._matcher[0] != version:
+            self._matcher = (version, EntityMatcher.build(self.parts.store.entities.aliases()))
+        return self._matcher[1]
+
+    def _stamp_later(self, memory_ids: list[str], at: datetime) -> None:
+        """Stamp packed memories on a single background writer, so the answer does not wait
+        for the write (and the WAL checkpoints it sometimes triggers). Runs in order."""
+        with self._stamp_lock:
+            if self._stamper is None:
+                self._stamper = ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="memoryd-stamp"
+                )
+            self._last_stamp = self._stamper.submit(self._write_stamps, memory_ids, at)
+
+    def _write_stamps(self, memory_ids: list[str], at: datetime) -> None:
+        with self.parts.store.transaction():
+            self.parts.store.memories.stamp_retrieved(memory_ids, at)
+
+
+def _within(memory: Memory, window: TimeWindow | None) -> bool:
+    if window is None:
+        return True
+    instant = memory.occurred_at or memory.created_at
+    return window.contains(instant)

@@ -1,0 +1,138 @@
+"""The owner's review: confirm, reject, archive and reconfirm memories; the review and
+reconfirmation queues; a memory shown with its supersede chain and audit trail."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from .collaborators import Collaborators, require_status
+from .consolidation import Stage
+from .ledger import Replaced
+from .model import Actor, Kind, Memory, ShowResult, Status
+from .results import ReviewItem
+
+
+class OwnerReview:
+    """Owner actions on existing memories, and the views the owner reviews them in."""
+
+    def __init__(self, parts: Collaborators) -> None:
+        self.parts = parts
+
+    def confirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """See :meth:`memoryd.service.MemoryService.confirm`."""
+        at = self.parts.now(now)
+        with self.parts.store.transaction():
+            memory = self.parts.require(memory_id)
+            require_status(memory, (Status.PENDING,), "confirm")
+            holder = self.parts.slot_holder(memory)
+            replaced = (
+                Replaced(holder, f"superseded by {memory.id}, confirmed by the owner")
+                if holder is not None
+                else None
+            )
+            self.parts.ledger.promote(
+                memory,
+                replaced,
+                actor=Actor.OWNER,
+                action="confirm",
+                at=at,
+                reason="confirmed by the owner",
+            )
+            return self.parts.require(memory_id)
+
+    def reject(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """See :meth:`memoryd.service.MemoryService.reject`."""
+        return self._change_status(
+            memory_id, (Status.PENDING, Status.ACTIVE), Status.REJECTED, "reject",
+            "rejected by the owner", now,
+        )  # fmt: skip
+
+    def archive(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """See :meth:`memoryd.service.MemoryService.archive`."""
+        return self._change_status(
+            memory_id, (Status.PENDING, Status.ACTIVE, Status.REJECTED), Status.ARCHIVED,
+            "archive", "archived by the owner", now,
+        )  # fmt: skip
+
+    def _change_status(
+        self,
+        memory_id: str,
+        allowed: Sequence[Status],
+        status: Status,
+        action: str,
+        reason: str,
+        now: datetime | None,
+    ) -> Memory:
+        at = self.parts.now(now)
+        with self.parts.store.transaction():
+            memory = self.parts.require(memory_id)
+            require_status(memory, allowed, action)
+            self.parts.ledger.change_status(
+                memory, status, actor=Actor.OWNER, action=action, at=at, reason=reason
+            )
+            return self.parts.require(memory_id)
+
+    def reconfirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """See :meth:`memoryd.service.MemoryService.reconfirm`."""
+        at = self.parts.now(now)
+        with self.parts.store.transaction():
+            memory = self.parts.require(memory_id)
+            require_status(memory, (Status.ACTIVE,), "reconfirm")
+            self.parts.store.memories.mark_confirmed(memory.id, at)
+            self.parts.ledger.change_status(
+                memory,
+                Status.ACTIVE,
+                actor=Actor.OWNER,
+                action="reconfirm",
+                at=at,
+                reason="reconfirmed by the owner",
+            )
+            return self.parts.require(memory_id)
+
+    def reconfirmation_queue(self) -> list[Memory]:
+        """Active facts whose confidence consolidation lowered and nobody reconfirmed since."""
+        store = self.parts.store
+        queue = []
+        for memory in store.memories.query(status=Status.ACTIVE, kind=Kind.FACT):
+            if memory.supersedes is None:
+                continue
+            if memory.last_confirmed_at >= memory.created_at:
+                continue  # reconfirmed since the decay
+            entries = store.audit.for_memories([memory.id])
+            if any(e.rule == Stage.DECAY_SEMANTIC.value for e in entries):
+                queue.append(memory)
+        return queue
+
+    def review_queue(self) -> list[ReviewItem]:
+        """Pending memories, oldest first, each beside the active fact it would supersede."""
+        pending = self.parts.store.memories.query(status=Status.PENDING, newest_first=False)
+        return [ReviewItem(memory, self.parts.slot_holder(memory)) for memory in pending]
+
+    def show(self, memory_id: str) -> ShowResult:
+        """A memory with its supersede chain (oldest first) and the audit trail of the chain."""
+        memory = self.parts.require(memory_id)
+        chain = self._chain(memory)
+        audit = self.parts.store.audit.for_memories([m.id for m in chain])
+        return ShowResult(memory=memory, chain=tuple(chain), audit=tuple(audit))
+
+    def _chain(self, memory: Memory) -> list[Memory]:
+        seen = {memory.id}
+        older = self._walk(memory, lambda m: m.supersedes, seen)
+        newer = self._walk(memory, lambda m: m.superseded_by, seen)
+        return [*reversed(older), memory, *newer]
+
+    def _walk(
+        self, start: Memory, step: Callable[[Memory], str | None], seen: set[str]
+    ) -> list[Memory]:
+        """Follow ``step`` from ``start`` until the chain ends or loops."""
+        found: list[Memory] = []
+        cursor = start
+        while (next_id := step(cursor)) and next_id not in seen:
+            following = self.parts.store.memories.get(next_id)
+            if following is None:
+                break
+            found.append(following)
+            seen.add(following.id)
+            cursor = following
+        return found
