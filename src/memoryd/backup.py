@@ -11,15 +11,19 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInputError, StoreUnavailableError
-from .portability import Summary, export_store, import_store
+from .portability import Summary, export_store
 from .settings import Settings
 from .storage.protocols import Store
 from .storage.sqlite import SqliteStore
+
+if TYPE_CHECKING:
+    from .service import MemoryService
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -83,18 +87,23 @@ def make_backup(store: Store, target: Path) -> BackupResult:
         partial.unlink(missing_ok=True)
 
 
-def restore_backup(backup: Path, settings: Settings, *, force: bool) -> BackupResult:
-    """Put a backup back: an SQLite copy replaces the store file; an export is imported."""
+def restore_backup(
+    backup: Path,
+    settings: Settings,
+    *,
+    force: bool,
+    open_service: Callable[[Settings], MemoryService],
+) -> BackupResult:
+    """Put a backup back: an SQLite copy replaces the store file; an export is imported into
+    the store ``open_service`` opens (creating it if needed)."""
     with backup.open("rb") as handle:
         head = handle.read(len(SQLITE_MAGIC))
     if head == SQLITE_MAGIC:
         return _restore_sqlite(backup, settings, force=force)
-    from .app import open_service
-
-    service = open_service(settings, create=True)
+    service = open_service(settings)
     try:
         with backup.open("r", encoding="utf-8") as handle:
-            summary: Summary = import_store(service.store, handle, service.embedder)
+            summary: Summary = service.admin.import_from(handle)
     finally:
         service.close()
     return BackupResult(

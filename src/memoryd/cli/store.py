@@ -148,10 +148,11 @@ def restore(ctx: click.Context, backup_path: str, force: bool, as_json: bool) ->
     """Restore a backup into the store chosen by --db (stop memoryd first). An SQLite backup
     replaces the file after its integrity is checked; an export is imported into an empty
     store."""
+    from ..app import open_service
     from ..backup import restore_backup
 
     settings = resolve_settings(db_option_of(ctx))
-    result = restore_backup(Path(backup_path), settings, force=force)
+    result = restore_backup(Path(backup_path), settings, force=force, open_service=open_service)
     if as_json:
         print_json(result.to_json())
     else:
