@@ -43,7 +43,7 @@ def audit_from_row(row: Sequence[Any], dialect: RowDialect) -> AuditEntry:
 
 
 class AuditRows:
-    """The audit_log table; a backend adds ``for_memories`` (how it passes a list of ids)."""
+    """The audit_log table, the same on both backends."""
 
     def __init__(self, connection: SqlConnection, dialect: RowDialect) -> None:
         self._db = connection
@@ -52,3 +52,9 @@ class AuditRows:
     def append(self, entry: AuditEntry) -> None:
         """Record one change."""
         self._db.execute(self._dialect.sql(_INSERT), audit_params(entry, self._dialect))
+
+    def for_memories(self, memory_ids: Sequence[str]) -> list[AuditEntry]:
+        """Entries of these memories in write order."""
+        rows = self._db.select_in(SELECT_AUDIT, "memory_id", memory_ids)
+        rows.sort(key=lambda row: row[-1])
+        return [audit_from_row(row, self._dialect) for row in rows]

@@ -3,6 +3,8 @@ adds how it creates an entity, counts mentions and ranks memories by entities.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..entities import normalize_name
 from .row_dialect import RowDialect, SqlConnection
 
@@ -15,11 +17,18 @@ _ADD_ALIAS = (
 
 
 class EntityRows:
-    """Entity names and aliases; a backend adds ``_entity_id`` and its ranking queries."""
+    """Entity names and aliases; a backend adds its counting and ranking queries and passes
+    how it finds or creates an entity."""
 
-    def __init__(self, connection: SqlConnection, dialect: RowDialect) -> None:
+    def __init__(
+        self,
+        connection: SqlConnection,
+        dialect: RowDialect,
+        entity_id: Callable[[SqlConnection, str], int],
+    ) -> None:
         self._db = connection
         self._dialect = dialect
+        self._entity_id = entity_id
 
     def aliases(self) -> list[tuple[str, int]]:
         """Every (alias or name, entity id)."""
@@ -28,14 +37,10 @@ class EntityRows:
 
     def add_alias(self, name: str, alias: str) -> None:
         """Make ``alias`` another name of the entity called ``name`` (created if new)."""
-        entity_id = self._entity_id(name)
+        entity_id = self._entity_id(self._db, name)
         self._db.execute(self._dialect.sql(_ADD_ALIAS), (normalize_name(alias), alias, entity_id))
 
     def alias_pairs(self) -> list[tuple[str, str]]:
         """Every (entity name, alias), sorted."""
         rows = self._db.execute(_ALIAS_PAIRS).fetchall()
         return sorted((str(row[0]), str(row[1])) for row in rows)
-
-    def _entity_id(self, name: str) -> int:
-        """The id of the entity ``name`` refers to, created when new (backend SQL)."""
-        raise NotImplementedError

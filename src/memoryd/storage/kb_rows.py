@@ -79,7 +79,8 @@ def chunk_from_row(row: Sequence[Any]) -> Chunk:
     )
 
 
-_DOCUMENT_BY_ID = f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = ?"
+_SELECT_DOCUMENTS = f"SELECT {DOCUMENT_COLUMNS} FROM documents"
+_DOCUMENT_BY_ID = _SELECT_DOCUMENTS + " WHERE id = ?"
 _DOCUMENT_BY_URI = f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE source_uri = ?"
 _SAVE_DOCUMENT = (
     f"INSERT INTO documents ({DOCUMENT_COLUMNS}) VALUES ({', '.join(['?'] * 15)}) "
@@ -129,6 +130,12 @@ class DocumentRows:
             params.append(int(limit))
         rows = self._db.execute(sql, params).fetchall()
         return [document_from_row(row, self._dialect.read_time) for row in rows]
+
+    def documents_by_id(self, document_ids: Sequence[str]) -> dict[str, Document]:
+        """Documents by id."""
+        read_time = self._dialect.read_time
+        rows = self._db.select_in(_SELECT_DOCUMENTS, "id", sorted(set(document_ids)))
+        return {row[0]: document_from_row(row, read_time) for row in rows}
 
     def chunks(self, document_id: str, first: int = 0, last: int | None = None) -> list[Chunk]:
         """Chunks in position order."""

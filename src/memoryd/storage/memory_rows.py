@@ -4,13 +4,15 @@ parameters and back, and the statements both run alike. Each backend adds what t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
+from ..embedding import Vector
 from ..entities import normalize_name
 from ..model import Importance, Kind, Memory, Source, Status
-from .row_dialect import RowDialect, SqlConnection
+from .protocols import VectorHit
+from .row_dialect import RowDialect, SqlConnection, VectorTables
 
 MEMORY_COLUMNS = (
     "id, kind, status, content, subject, predicate, object, slot, entities, confidence, "
@@ -106,11 +108,23 @@ def memory_from_row(row: Sequence[Any], dialect: RowDialect) -> Memory:
 
 class MemoryRows:
     """The memory-table reads and writes both backends run alike. A backend subclasses it
-    with its indexes (full text, vectors), id lists and ``_entity_id``."""
+    with its indexes (full text, vectors) and passes how it finds or creates an entity."""
 
-    def __init__(self, connection: SqlConnection, dialect: RowDialect) -> None:
+    def __init__(
+        self,
+        connection: SqlConnection,
+        dialect: RowDialect,
+        entity_id: Callable[[SqlConnection, str], int],
+    ) -> None:
         self._db = connection
         self._dialect = dialect
+        self._entity_id = entity_id
+
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        """Memories by id."""
+        dialect = self._dialect
+        rows = self._db.select_in(SELECT_MEMORIES, "id", memory_ids)
+        return {row[0]: memory_from_row(row, dialect) for row in rows}
 
     def get(self, memory_id: str) -> Memory | None:
         """One memory by id."""
@@ -191,13 +205,38 @@ class MemoryRows:
         statement = self._dialect.sql(_TAG_ENTITY)
         for name in names:
             if normalize_name(name):
-                self._db.execute(statement, (memory_id, self._entity_id(name)))
+                self._db.execute(statement, (memory_id, self._entity_id(self._db, name)))
 
     def _untag_purged(self, memory_id: str) -> None:
         """Drop the memory's entity links, and entities no other memory mentions."""
         self._db.execute(self._dialect.sql(_UNTAG_MEMORY), (memory_id,))
         self._db.execute(_DROP_UNMENTIONED_ENTITIES)
 
-    def _entity_id(self, name: str) -> int:
-        """The id of the entity ``name`` refers to, created when new (backend SQL)."""
+
+ConnectionT = TypeVar("ConnectionT", bound=SqlConnection)
+
+
+class MemoryVectorSearch(Generic[ConnectionT]):
+    """Nearest memories by vector: what both backends answer without a query (no vectors
+    yet, nothing wanted); a backend adds ``_search``, its index's KNN."""
+
+    def __init__(self, connection: ConnectionT, vector_tables: VectorTables) -> None:
+        self._db = connection
+        self._vector_tables = vector_tables
+
+    def nearest(
+        self,
+        vector: Vector,
+        statuses: Sequence[Status],
+        k: int,
+        kinds: Sequence[Kind] = (),
+    ) -> list[VectorHit]:
+        """Up to k memories in the given statuses (and kinds, when given), closest first."""
+        if not self._vector_tables.has_vectors() or k <= 0 or not statuses:
+            return []
+        return self._search(vector, statuses, k, kinds)
+
+    def _search(
+        self, vector: Vector, statuses: Sequence[Status], k: int, kinds: Sequence[Kind]
+    ) -> list[VectorHit]:
         raise NotImplementedError

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import StoreUnavailableError
+from .audit_rows import AuditRows
 from .meta_rows import RECORD_SIGNATURE, MetaAndLeases
 from .postgres_connection import (
     MIGRATION_LOCK_KEY,
@@ -26,7 +27,6 @@ from .postgres_connection import (
 from .postgres_jobs import PostgresJobQueue
 from .postgres_kb import PostgresKnowledgeStore
 from .postgres_memories import (
-    PostgresAuditLog,
     PostgresEntityIndex,
     PostgresMemoryRecords,
     PostgresVectorSearch,
@@ -56,7 +56,7 @@ class PostgresStore(MetaAndLeases[PostgresDatabase]):
             self._db.close()
             raise
         self.memories = PostgresMemoryRecords(self._db, self)
-        self.audit = PostgresAuditLog(self._db)
+        self.audit = AuditRows(self._db, POSTGRES_ROWS)
         self.vectors = PostgresVectorSearch(self._db, self)
         # Read when the store opens, so a benchmark can turn it off first.
         self.text = PostgresTextSearch(self._db, idf_weighting=IDF_WEIGHTING)

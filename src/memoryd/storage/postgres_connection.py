@@ -73,6 +73,15 @@ class PostgresDatabase:
             # Rows must be read before the connection goes back to the pool.
             return _Buffered(cursor.fetchall() if cursor.description else [], cursor.rowcount)
 
+    def select_in(self, select: str, column: str, values: Sequence[Any]) -> list[Any]:
+        """The rows of ``select`` whose ``column`` is one of ``values`` (one array parameter)."""
+        if not values:
+            return []
+        rows: list[Any] = self.execute(
+            f"{select} WHERE {column} = ANY(%s)", (list(values),)
+        ).fetchall()
+        return rows
+
     @contextmanager
     def transaction(self, *, write_lock: bool = True) -> Iterator[None]:
         if self.current is not None:

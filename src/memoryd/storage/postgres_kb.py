@@ -7,14 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..embedding import Vector
-from ..kb.model import Chunk, ChunkKey, Document
+from ..kb.model import Chunk, ChunkKey
 from .kb_rows import (
     CHUNK_COLUMNS,
-    DOCUMENT_COLUMNS,
     DocumentRows,
     chunk_from_row,
     chunk_params,
-    document_from_row,
 )
 from .postgres_connection import (
     EF_SEARCH,
@@ -37,16 +35,6 @@ class PostgresKnowledgeStore(DocumentRows):
         self._database = db
         self._vector_tables = vector_tables
         self._idf_weighting = idf_weighting
-
-    def documents_by_id(self, document_ids: Sequence[str]) -> dict[str, Document]:
-        """Documents by id."""
-        if not document_ids:
-            return {}
-        rows = self._db.execute(
-            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = ANY(%s)",
-            (sorted(set(document_ids)),),
-        ).fetchall()
-        return {row[0]: document_from_row(row, POSTGRES_ROWS.read_time) for row in rows}
 
     def replace_chunks(
         self, document_id: str, chunks: Sequence[Chunk], vectors: Sequence[Vector]

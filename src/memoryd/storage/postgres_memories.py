@@ -9,15 +9,13 @@ from typing import Any
 
 from ..embedding import Vector
 from ..entities import normalize_name
-from ..model import AuditEntry, Kind, Memory, Status, indexed_text
-from .audit_rows import SELECT_AUDIT, AuditRows, audit_from_row
+from ..model import Kind, Memory, Status, indexed_text
 from .entity_rows import EntityRows
 from .memory_rows import (
     MEMORY_COLUMNS,
     PURGE_ASSIGNMENTS,
-    SELECT_MEMORIES,
     MemoryRows,
-    memory_from_row,
+    MemoryVectorSearch,
     memory_params,
 )
 from .postgres_connection import (
@@ -35,7 +33,7 @@ class PostgresMemoryRecords(MemoryRows):
     """Memory rows; their text index (a generated tsvector) and vector live in the row."""
 
     def __init__(self, db: PostgresDatabase, vector_tables: VectorTables) -> None:
-        super().__init__(db, POSTGRES_ROWS)
+        super().__init__(db, POSTGRES_ROWS, _entity_id)
         self._vector_tables = vector_tables
 
     def insert(self, memory: Memory, vector: Vector | None) -> None:
@@ -54,15 +52,6 @@ class PostgresMemoryRecords(MemoryRows):
         )
         if memory.entities and not purged:
             self._tag_entities(memory.id, memory.entities)
-
-    def get_many(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
-        """Memories by id."""
-        if not memory_ids:
-            return {}
-        rows = self._db.execute(
-            f"{SELECT_MEMORIES} WHERE id = ANY(%s)", (list(memory_ids),)
-        ).fetchall()
-        return {row[0]: memory_from_row(row, POSTGRES_ROWS) for row in rows}
 
     def purge(self, memory_id: str, at: datetime) -> None:
         """Blank every field that could hold the owner's words, the vector and the index."""
@@ -93,43 +82,14 @@ class PostgresMemoryRecords(MemoryRows):
                 (at, list(memory_ids)),
             )
 
-    def _entity_id(self, name: str) -> int:
-        return _entity_id(self._db, name)
 
+class PostgresVectorSearch(MemoryVectorSearch[PostgresDatabase]):
+    """HNSW (cosine) over memory vectors, filtered by status and kind; iterative scans keep
+    filtered queries full."""
 
-class PostgresAuditLog(AuditRows):
-    """The audit_log table."""
-
-    def __init__(self, db: PostgresDatabase) -> None:
-        super().__init__(db, POSTGRES_ROWS)
-
-    def for_memories(self, memory_ids: Sequence[str]) -> list[AuditEntry]:
-        """Entries of these memories in write order."""
-        if not memory_ids:
-            return []
-        rows = self._db.execute(
-            f"{SELECT_AUDIT} WHERE memory_id = ANY(%s) ORDER BY id", (list(memory_ids),)
-        ).fetchall()
-        return [audit_from_row(row, POSTGRES_ROWS) for row in rows]
-
-
-class PostgresVectorSearch:
-    """HNSW (cosine) over memory vectors, filtered by status and kind."""
-
-    def __init__(self, db: PostgresDatabase, vector_tables: VectorTables) -> None:
-        self._db = db
-        self._vector_tables = vector_tables
-
-    def nearest(
-        self,
-        vector: Vector,
-        statuses: Sequence[Status],
-        k: int,
-        kinds: Sequence[Kind] = (),
+    def _search(
+        self, vector: Vector, statuses: Sequence[Status], k: int, kinds: Sequence[Kind]
     ) -> list[VectorHit]:
-        """Up to k memories, closest first; iterative scans keep filtered queries full."""
-        if not self._vector_tables.has_vectors() or k <= 0 or not statuses:
-            return []
         sql = (
             "SELECT id, embedding <=> %s AS distance FROM memories "
             "WHERE embedding IS NOT NULL AND status = ANY(%s)"
@@ -154,7 +114,7 @@ class PostgresEntityIndex(EntityRows):
     """Entity names, aliases, and which active memories mention them."""
 
     def __init__(self, db: PostgresDatabase) -> None:
-        super().__init__(db, POSTGRES_ROWS)
+        super().__init__(db, POSTGRES_ROWS, _entity_id)
 
     def version(self) -> tuple[int, int]:
         """Changes whenever a name or alias is added or removed."""
@@ -190,9 +150,6 @@ class PostgresEntityIndex(EntityRows):
             (ids, values, int(limit)),
         ).fetchall()
         return [row[0] for row in rows]
-
-    def _entity_id(self, name: str) -> int:
-        return _entity_id(self._db, name)
 
 
 def _entity_id(db: SqlConnection, name: str) -> int:

@@ -15,10 +15,15 @@ from typing import Any, Protocol
 
 
 class SqlConnection(Protocol):
-    """The one method shared row code needs from a backend's connection."""
+    """What shared row code needs from a backend's connection."""
 
     def execute(self, sql: str, params: Sequence[Any] = ...) -> Any:
         """Run one statement; the result has ``fetchone``, ``fetchall`` and ``rowcount``."""
+        ...
+
+    def select_in(self, select: str, column: str, values: Sequence[Any]) -> list[Any]:
+        """The rows of ``select`` (no WHERE of its own) whose ``column`` is one of ``values``,
+        passed as the backend passes a list."""
         ...
 
 

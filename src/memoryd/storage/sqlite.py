@@ -15,12 +15,13 @@ from typing import Any
 import sqlean as sqlite3
 
 from ..errors import StoreUnavailableError
+from .audit_rows import AuditRows
 from .meta_rows import RECORD_SIGNATURE, MetaAndLeases
 from .protocols import EmbeddingSignature
 from .sqlite_connection import SQLITE_ROWS, SqliteConnection
 from .sqlite_jobs import SqliteJobQueue
 from .sqlite_kb import SqliteKnowledgeStore
-from .sqlite_memories import SqliteAuditLog, SqliteEntityIndex, SqliteMemoryRecords
+from .sqlite_memories import SqliteEntityIndex, SqliteMemoryRecords
 from .sqlite_schema import MIGRATIONS, chunk_vector_sql, vector_index_sql
 from .sqlite_search import SqliteTextSearch, SqliteVectorSearch
 
@@ -42,7 +43,7 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
         self._vectors_ready: bool | None = None
         self._migrate()
         self.memories = SqliteMemoryRecords(self._db, self)
-        self.audit = SqliteAuditLog(self._db)
+        self.audit = AuditRows(self._db, SQLITE_ROWS)
         self.vectors = SqliteVectorSearch(self._db, self)
         self.text = SqliteTextSearch(self._db)
         self.entities = SqliteEntityIndex(self._db)

@@ -30,8 +30,20 @@ class SqliteConnection:
         self.raw = _connect(path)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Run one statement under the connection's lock."""
         with self.lock:
             return self.raw.execute(sql, params)
+
+    def select_in(self, select: str, column: str, values: Sequence[Any]) -> list[Any]:
+        """The rows of ``select`` whose ``column`` is one of ``values``, IN lists of at most
+        500 marks so statements stay under SQLite's variable limit."""
+        found: list[Any] = []
+        values = list(values)
+        for start in range(0, len(values), 500):
+            group = values[start : start + 500]
+            marks = ", ".join("?" * len(group))
+            found.extend(self.execute(f"{select} WHERE {column} IN ({marks})", group).fetchall())
+        return found
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -7,14 +7,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..embedding import Vector
-from ..kb.model import Chunk, ChunkKey, Document
+from ..kb.model import Chunk, ChunkKey
 from .kb_rows import (
     CHUNK_COLUMNS,
-    DOCUMENT_COLUMNS,
     DocumentRows,
     chunk_from_row,
     chunk_params,
-    document_from_row,
 )
 from .protocols import chunks as id_groups
 from .row_dialect import VectorTables
@@ -27,20 +25,6 @@ class SqliteKnowledgeStore(DocumentRows):
     def __init__(self, connection: SqliteConnection, vector_tables: VectorTables) -> None:
         super().__init__(connection, SQLITE_ROWS)
         self._vector_tables = vector_tables
-
-    def documents_by_id(self, document_ids: Sequence[str]) -> dict[str, Document]:
-        """Documents by id."""
-        found: dict[str, Document] = {}
-        for group in id_groups(sorted(set(document_ids))):
-            rows = self._db.execute(
-                f"SELECT {DOCUMENT_COLUMNS} FROM documents "
-                f"WHERE id IN ({SQLITE_ROWS.marks(len(group))})",
-                tuple(group),
-            ).fetchall()
-            for row in rows:
-                document = document_from_row(row, SQLITE_ROWS.read_time)
-                found[document.id] = document
-        return found
 
     def replace_chunks(
         self, document_id: str, chunks: Sequence[Chunk], vectors: Sequence[Vector]

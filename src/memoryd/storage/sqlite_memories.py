@@ -13,15 +13,12 @@ import numpy as np
 from ..clock import to_db
 from ..embedding import Vector
 from ..entities import normalize_name
-from ..model import AuditEntry, Memory, Status, indexed_text
-from .audit_rows import SELECT_AUDIT, AuditRows, audit_from_row
+from ..model import Memory, Status, indexed_text
 from .entity_rows import EntityRows
 from .memory_rows import (
     MEMORY_COLUMNS,
     PURGE_ASSIGNMENTS,
-    SELECT_MEMORIES,
     MemoryRows,
-    memory_from_row,
     memory_params,
 )
 from .protocols import chunks
@@ -35,7 +32,7 @@ class SqliteMemoryRecords(MemoryRows):
     """Memory rows, their FTS5 text and their sqlite-vec vectors, written together."""
 
     def __init__(self, connection: SqliteConnection, vector_tables: VectorTables) -> None:
-        super().__init__(connection, SQLITE_ROWS)
+        super().__init__(connection, SQLITE_ROWS, _entity_id)
         self._vector_tables = vector_tables
 
     def insert(self, memory: Memory, vector: Vector | None) -> None:
@@ -60,18 +57,6 @@ class SqliteMemoryRecords(MemoryRows):
             )
         if memory.entities and memory.purged_at is None:
             self._tag_entities(memory.id, memory.entities)
-
-    def get_many(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
-        """Memories by id."""
-        found: dict[str, Memory] = {}
-        for group in chunks(list(memory_ids)):
-            rows = self._db.execute(
-                f"{SELECT_MEMORIES} WHERE id IN ({SQLITE_ROWS.marks(len(group))})", tuple(group)
-            ).fetchall()
-            for row in rows:
-                memory = memory_from_row(row, SQLITE_ROWS)
-                found[memory.id] = memory
-        return found
 
     def set_status(self, memory_id: str, status: Status) -> None:
         """Change status in the row and in the vector metadata."""
@@ -132,29 +117,6 @@ class SqliteMemoryRecords(MemoryRows):
                 (to_db(at), *group),
             )
 
-    def _entity_id(self, name: str) -> int:
-        return _entity_id(self._db, name)
-
-
-class SqliteAuditLog(AuditRows):
-    """The audit_log table."""
-
-    def __init__(self, connection: SqliteConnection) -> None:
-        super().__init__(connection, SQLITE_ROWS)
-
-    def for_memories(self, memory_ids: Sequence[str]) -> list[AuditEntry]:
-        """Entries of these memories in write order."""
-        rows: list[Any] = []
-        for group in chunks(list(memory_ids)):
-            rows.extend(
-                self._db.execute(
-                    f"{SELECT_AUDIT} WHERE memory_id IN ({SQLITE_ROWS.marks(len(group))})",
-                    tuple(group),
-                ).fetchall()
-            )
-        rows.sort(key=lambda row: row[-1])
-        return [audit_from_row(row, SQLITE_ROWS) for row in rows]
-
 
 def _entity_id(db: SqlConnection, name: str) -> int:
     """The id of the entity a name or alias refers to, creating the entity when new."""
@@ -175,7 +137,7 @@ class SqliteEntityIndex(EntityRows):
     """Entity names, aliases, and which active memories mention them."""
 
     def __init__(self, connection: SqliteConnection) -> None:
-        super().__init__(connection, SQLITE_ROWS)
+        super().__init__(connection, SQLITE_ROWS, _entity_id)
 
     def version(self) -> tuple[int, int]:
         """Changes whenever a name or alias is added or removed (to refresh cached matchers)."""
@@ -207,6 +169,3 @@ class SqliteEntityIndex(EntityRows):
             (*params, *weights.keys(), int(limit)),
         ).fetchall()
         return [row[0] for row in rows]
-
-    def _entity_id(self, name: str) -> int:
-        return _entity_id(self._db, name)

@@ -11,8 +11,8 @@ import numpy as np
 
 from ..embedding import Vector
 from ..model import Kind, Status
+from .memory_rows import MemoryVectorSearch
 from .protocols import TextHit, TextResult, VectorHit
-from .row_dialect import VectorTables
 from .sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
 
 # The bit prefilter keeps this many candidates per wanted result (and at least PREFILTER_MIN)
@@ -21,24 +21,13 @@ PREFILTER_OVERSAMPLE = 2
 PREFILTER_MIN = 64
 
 
-class SqliteVectorSearch:
-    """KNN over memory vectors with sqlite-vec, filtered by status metadata."""
+class SqliteVectorSearch(MemoryVectorSearch[SqliteConnection]):
+    """KNN over memory vectors with sqlite-vec, filtered by status metadata: a Hamming
+    prefilter over the bit index, then the exact cosine on the candidates."""
 
-    def __init__(self, connection: SqliteConnection, vector_tables: VectorTables) -> None:
-        self._db = connection
-        self._vector_tables = vector_tables
-
-    def nearest(
-        self,
-        vector: Vector,
-        statuses: Sequence[Status],
-        k: int,
-        kinds: Sequence[Kind] = (),
+    def _search(
+        self, vector: Vector, statuses: Sequence[Status], k: int, kinds: Sequence[Kind]
     ) -> list[VectorHit]:
-        """Up to k memories in the given statuses (and kinds, when given), closest first:
-        a Hamming prefilter over the bit index, then the exact cosine on the candidates."""
-        if not self._vector_tables.has_vectors() or k <= 0 or not statuses:
-            return []
         query = vector_blob(vector)
         pool = max(k * PREFILTER_OVERSAMPLE, PREFILTER_MIN)
         candidates: list[int] = []
