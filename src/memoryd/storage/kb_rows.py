@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..kb.model import Chunk, Document, DocumentStatus, SourceType
+from ..kb.model import Chunk, ChunkKey, Document, DocumentStatus, SourceType
 from .row_dialect import RowDialect, SqlConnection
 
 DOCUMENT_COLUMNS = (
@@ -77,6 +77,15 @@ def chunk_from_row(row: Sequence[Any]) -> Chunk:
         overlap_chars=int(row[6]),
         pages=tuple((int(p), int(o)) for p, o in json.loads(row[7] or "[]")),
     )
+
+
+def chunks_by_key(rows: Sequence[Sequence[Any]]) -> dict[ChunkKey, Chunk]:
+    """CHUNK_COLUMNS rows as chunks by (document, position)."""
+    found: dict[ChunkKey, Chunk] = {}
+    for row in rows:
+        chunk = chunk_from_row(row)
+        found[ChunkKey(chunk.document_id, chunk.position)] = chunk
+    return found
 
 
 _SELECT_DOCUMENTS = f"SELECT {DOCUMENT_COLUMNS} FROM documents"

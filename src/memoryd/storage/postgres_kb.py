@@ -11,8 +11,8 @@ from ..kb.model import Chunk, ChunkKey
 from .kb_rows import (
     CHUNK_COLUMNS,
     DocumentRows,
-    chunk_from_row,
     chunk_params,
+    chunks_by_key,
 )
 from .postgres_connection import (
     EF_SEARCH,
@@ -63,11 +63,7 @@ class PostgresKnowledgeStore(DocumentRows):
             "AS k(document_id, position) USING (document_id, position)",
             ([k.document_id for k in keys], [k.position for k in keys]),
         ).fetchall()
-        found = {}
-        for row in rows:
-            chunk = chunk_from_row(row)
-            found[ChunkKey(chunk.document_id, chunk.position)] = chunk
-        return found
+        return chunks_by_key(rows)
 
     def nearest_chunks(self, vector: Vector, k: int) -> list[tuple[ChunkKey, float]]:
         """HNSW cosine KNN over chunks of ready documents."""

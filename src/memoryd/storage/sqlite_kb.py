@@ -11,8 +11,8 @@ from ..kb.model import Chunk, ChunkKey
 from .kb_rows import (
     CHUNK_COLUMNS,
     DocumentRows,
-    chunk_from_row,
     chunk_params,
+    chunks_by_key,
 )
 from .protocols import chunks as id_groups
 from .row_dialect import VectorTables
@@ -62,9 +62,7 @@ class SqliteKnowledgeStore(DocumentRows):
             rows = self._db.execute(
                 f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE {where}", params
             ).fetchall()
-            for row in rows:
-                chunk = chunk_from_row(row)
-                found[ChunkKey(chunk.document_id, chunk.position)] = chunk
+            found.update(chunks_by_key(rows))
         return found
 
     def nearest_chunks(self, vector: Vector, k: int) -> list[tuple[ChunkKey, float]]:
