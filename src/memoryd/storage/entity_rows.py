@@ -30,6 +30,11 @@ class EntityRows:
         self._dialect = dialect
         self._entity_id = entity_id
 
+    def entity_id(self, name: str) -> int:
+        """The id of the entity ``name`` refers to, created (with ``name`` as its alias) when
+        new."""
+        return self._entity_id(self._db, name)
+
     def aliases(self) -> list[tuple[str, int]]:
         """Every (alias or name, entity id)."""
         rows = self._db.execute(_ALIASES).fetchall()
@@ -37,7 +42,7 @@ class EntityRows:
 
     def add_alias(self, name: str, alias: str) -> None:
         """Make ``alias`` another name of the entity called ``name`` (created if new)."""
-        entity_id = self._entity_id(self._db, name)
+        entity_id = self.entity_id(name)
         self._db.execute(self._dialect.sql(_ADD_ALIAS), (normalize_name(alias), alias, entity_id))
 
     def alias_pairs(self) -> list[tuple[str, str]]:

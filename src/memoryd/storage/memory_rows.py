@@ -4,13 +4,14 @@ parameters and back, and the statements both run alike. Each backend adds what t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 from ..embedding import Vector
 from ..entities import normalize_name
 from ..model import Importance, Kind, Memory, Source, Status
+from .entity_rows import EntityRows
 from .protocols import VectorHit
 from .row_dialect import RowDialect, SqlConnection, VectorTables
 
@@ -108,17 +109,14 @@ def memory_from_row(row: Sequence[Any], dialect: RowDialect) -> Memory:
 
 class MemoryRows:
     """The memory-table reads and writes both backends run alike. A backend subclasses it
-    with its indexes (full text, vectors) and passes how it finds or creates an entity."""
+    with its indexes (full text, vectors); names are tagged through the entity index."""
 
     def __init__(
-        self,
-        connection: SqlConnection,
-        dialect: RowDialect,
-        entity_id: Callable[[SqlConnection, str], int],
+        self, connection: SqlConnection, dialect: RowDialect, entities: EntityRows
     ) -> None:
         self._db = connection
         self._dialect = dialect
-        self._entity_id = entity_id
+        self._entities = entities
 
     def get_many(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
         """Memories by id."""
@@ -205,7 +203,7 @@ class MemoryRows:
         statement = self._dialect.sql(_TAG_ENTITY)
         for name in names:
             if normalize_name(name):
-                self._db.execute(statement, (memory_id, self._entity_id(self._db, name)))
+                self._db.execute(statement, (memory_id, self._entities.entity_id(name)))
 
     def _untag_purged(self, memory_id: str) -> None:
         """Drop the memory's entity links, and entities no other memory mentions."""

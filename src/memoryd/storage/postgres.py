@@ -55,12 +55,12 @@ class PostgresStore(MetaAndLeases[PostgresDatabase]):
         except BaseException:
             self._db.close()
             raise
-        self.memories = PostgresMemoryRecords(self._db, self)
+        self.entities = PostgresEntityIndex(self._db)
+        self.memories = PostgresMemoryRecords(self._db, self, self.entities)
         self.audit = AuditRows(self._db, POSTGRES_ROWS)
         self.vectors = PostgresVectorSearch(self._db, self)
         # Read when the store opens, so a benchmark can turn it off first.
         self.text = PostgresTextSearch(self._db, idf_weighting=IDF_WEIGHTING)
-        self.entities = PostgresEntityIndex(self._db)
         self.jobs = PostgresJobQueue(self._db)
         self.kb = PostgresKnowledgeStore(self._db, self, idf_weighting=IDF_WEIGHTING)
 

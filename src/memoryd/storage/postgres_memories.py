@@ -32,8 +32,10 @@ from .row_dialect import SqlConnection, VectorTables
 class PostgresMemoryRecords(MemoryRows):
     """Memory rows; their text index (a generated tsvector) and vector live in the row."""
 
-    def __init__(self, db: PostgresDatabase, vector_tables: VectorTables) -> None:
-        super().__init__(db, POSTGRES_ROWS, _entity_id)
+    def __init__(
+        self, db: PostgresDatabase, vector_tables: VectorTables, entities: EntityRows
+    ) -> None:
+        super().__init__(db, POSTGRES_ROWS, entities)
         self._vector_tables = vector_tables
 
     def insert(self, memory: Memory, vector: Vector | None) -> None:

@@ -42,11 +42,11 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
         self._dialect = SQLITE_ROWS
         self._vectors_ready: bool | None = None
         self._migrate()
-        self.memories = SqliteMemoryRecords(self._db, self)
+        self.entities = SqliteEntityIndex(self._db)
+        self.memories = SqliteMemoryRecords(self._db, self, self.entities)
         self.audit = AuditRows(self._db, SQLITE_ROWS)
         self.vectors = SqliteVectorSearch(self._db, self)
         self.text = SqliteTextSearch(self._db)
-        self.entities = SqliteEntityIndex(self._db)
         self.jobs = SqliteJobQueue(self._db)
         self.kb = SqliteKnowledgeStore(self._db, self)
 

@@ -31,8 +31,10 @@ _INSERT = f"INSERT INTO memories ({MEMORY_COLUMNS}) VALUES ({SQLITE_ROWS.marks(2
 class SqliteMemoryRecords(MemoryRows):
     """Memory rows, their FTS5 text and their sqlite-vec vectors, written together."""
 
-    def __init__(self, connection: SqliteConnection, vector_tables: VectorTables) -> None:
-        super().__init__(connection, SQLITE_ROWS, _entity_id)
+    def __init__(
+        self, connection: SqliteConnection, vector_tables: VectorTables, entities: EntityRows
+    ) -> None:
+        super().__init__(connection, SQLITE_ROWS, entities)
         self._vector_tables = vector_tables
 
     def insert(self, memory: Memory, vector: Vector | None) -> None:
