@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from ..embedding import Vector
 from ..entities import normalize_name
@@ -108,14 +108,17 @@ def memory_from_row(row: Sequence[Any], dialect: RowDialect) -> Memory:
 
 
 class MemoryRows:
-    """The memory-table reads and writes both backends run alike. A backend subclasses it
-    with its indexes (full text, vectors); names are tagged through the entity index."""
+    """The memory-table reads and writes both backends run alike. A backend subclasses it,
+    names its ``_dialect`` and adds its indexes (full text, vectors); names are tagged through
+    the entity index."""
+
+    _dialect: ClassVar[RowDialect]
 
     def __init__(
-        self, connection: SqlConnection, dialect: RowDialect, entities: EntityRows
+        self, connection: SqlConnection, vector_tables: VectorTables, entities: EntityRows
     ) -> None:
         self._db = connection
-        self._dialect = dialect
+        self._vector_tables = vector_tables
         self._entities = entities
 
     def get_many(self, memory_ids: Sequence[str]) -> dict[str, Memory]:

@@ -84,32 +84,36 @@ class PostgresDatabase:
 
     @contextmanager
     def transaction(self, *, write_lock: bool = True) -> Iterator[None]:
+        """This thread's transaction (joined when one is open), holding the memoryd write
+        lock unless ``write_lock`` is off."""
         if self.current is not None:
             yield
             return
-        with self.pool.connection() as connection:
-            self._local.connection = connection
-            try:
-                with connection.transaction():
-                    if write_lock:
-                        connection.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
-                    yield
-            finally:
-                self._local.connection = None
+        with self._thread_connection() as connection, connection.transaction():
+            if write_lock:
+                connection.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+            yield
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
+        """A read-only REPEATABLE READ transaction for this thread (joins an open one)."""
         if self.current is not None:
             yield
             return
+        with self._thread_connection() as connection:
+            connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            try:
+                yield
+            finally:
+                connection.execute("COMMIT")
+
+    @contextmanager
+    def _thread_connection(self) -> Iterator[Any]:
+        """A pooled connection that this thread's statements use until the block ends."""
         with self.pool.connection() as connection:
             self._local.connection = connection
             try:
-                connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                try:
-                    yield
-                finally:
-                    connection.execute("COMMIT")
+                yield connection
             finally:
                 self._local.connection = None
 

@@ -26,17 +26,13 @@ from .postgres_connection import (
     vector_param,
 )
 from .protocols import VectorHit
-from .row_dialect import SqlConnection, VectorTables
+from .row_dialect import SqlConnection
 
 
 class PostgresMemoryRecords(MemoryRows):
     """Memory rows; their text index (a generated tsvector) and vector live in the row."""
 
-    def __init__(
-        self, db: PostgresDatabase, vector_tables: VectorTables, entities: EntityRows
-    ) -> None:
-        super().__init__(db, POSTGRES_ROWS, entities)
-        self._vector_tables = vector_tables
+    _dialect = POSTGRES_ROWS
 
     def insert(self, memory: Memory, vector: Vector | None) -> None:
         """Insert the row (with its vector when given) and link its entities."""

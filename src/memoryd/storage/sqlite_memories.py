@@ -22,20 +22,19 @@ from .memory_rows import (
     memory_params,
 )
 from .protocols import chunks
-from .row_dialect import SqlConnection, VectorTables
+from .row_dialect import SqlConnection
 from .sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
 
+_SELECT_VECTORS = (
+    "SELECT m.id, e.embedding FROM memory_embeddings e JOIN memories m ON m.rowid = e.rowid"
+)
 _INSERT = f"INSERT INTO memories ({MEMORY_COLUMNS}) VALUES ({SQLITE_ROWS.marks(24)})"
 
 
 class SqliteMemoryRecords(MemoryRows):
     """Memory rows, their FTS5 text and their sqlite-vec vectors, written together."""
 
-    def __init__(
-        self, connection: SqliteConnection, vector_tables: VectorTables, entities: EntityRows
-    ) -> None:
-        super().__init__(connection, SQLITE_ROWS, entities)
-        self._vector_tables = vector_tables
+    _dialect = SQLITE_ROWS
 
     def insert(self, memory: Memory, vector: Vector | None) -> None:
         """Insert the row, its full-text entry and (when given) its vector."""
@@ -99,16 +98,8 @@ class SqliteMemoryRecords(MemoryRows):
 
     def vectors(self, memory_ids: Sequence[str]) -> dict[str, Vector]:
         """Stored vectors by memory id (memories without one are absent)."""
-        found: dict[str, Vector] = {}
-        for group in chunks(list(memory_ids)):
-            rows = self._db.execute(
-                "SELECT m.id, e.embedding FROM memory_embeddings e JOIN memories m "
-                f"ON m.rowid = e.rowid WHERE m.id IN ({SQLITE_ROWS.marks(len(group))})",
-                tuple(group),
-            ).fetchall()
-            for row in rows:
-                found[row[0]] = np.frombuffer(row[1], dtype=np.float32).copy()
-        return found
+        rows = self._db.select_in(_SELECT_VECTORS, "m.id", memory_ids)
+        return {row[0]: np.frombuffer(row[1], dtype=np.float32).copy() for row in rows}
 
     def stamp_retrieved(self, memory_ids: Sequence[str], at: datetime) -> None:
         """Record that recall packed these memories."""

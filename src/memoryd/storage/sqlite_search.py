@@ -45,17 +45,14 @@ class SqliteVectorSearch(MemoryVectorSearch[SqliteConnection]):
             return []
         ids: list[str] = []
         blobs: list[bytes] = []
-        for start in range(0, len(candidates), 500):
-            group = candidates[start : start + 500]
-            marks = SQLITE_ROWS.marks(len(group))
-            rows = self._db.execute(
-                "SELECT m.id, e.embedding FROM memory_embeddings e "
-                f"JOIN memories m ON m.rowid = e.rowid WHERE e.rowid IN ({marks})",
-                tuple(group),
-            ).fetchall()
-            for row in rows:
-                ids.append(row[0])
-                blobs.append(row[1])
+        for row in self._db.select_in(
+            "SELECT m.id, e.embedding FROM memory_embeddings e "
+            "JOIN memories m ON m.rowid = e.rowid",
+            "e.rowid",
+            candidates,
+        ):
+            ids.append(row[0])
+            blobs.append(row[1])
         matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
         cosines = matrix @ np.asarray(vector, dtype=np.float32)
         order = np.argsort(-cosines, kind="stable")[:k]
