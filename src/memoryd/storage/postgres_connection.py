@@ -61,6 +61,7 @@ class PostgresDatabase:
 
     @property
     def current(self) -> Any | None:
+        """The connection of this thread's open transaction, if any."""
         return getattr(self._local, "connection", None)
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
@@ -128,6 +129,7 @@ class PostgresDatabase:
         )  # fmt: skip
 
     def close(self) -> None:
+        """Close the pool."""
         self.pool.close()
 
 

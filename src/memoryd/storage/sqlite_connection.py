@@ -47,6 +47,7 @@ class SqliteConnection:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
+        """BEGIN IMMEDIATE … COMMIT (ROLLBACK on any exception); nested calls join it."""
         with self.lock:
             if self.depth:
                 self.depth += 1
