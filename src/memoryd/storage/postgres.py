@@ -7,7 +7,7 @@ with ``FOR UPDATE SKIP LOCKED``. The full-text leg compensates ``ts_rank``'s mis
 weighting each query term with its BM25 inverse document frequency.
 
 The store's parts live one module per store: postgres_connection (the pool and how PostgreSQL
-holds values), postgres_memories (memories, audit, entities, vectors), postgres_text,
+holds values), postgres_memories (memories, entities, vectors), postgres_text,
 postgres_jobs and postgres_kb; the rows they share with SQLite live in the *_rows modules.
 """
 

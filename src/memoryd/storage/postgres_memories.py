@@ -1,5 +1,5 @@
 """Memories in the PostgreSQL store: the rows (shared statements in memory_rows) with their
-generated tsvector and pgvector column, HNSW search, the audit log and the entity index."""
+generated tsvector and pgvector column, HNSW search, and the entity index."""
 
 from __future__ import annotations
 

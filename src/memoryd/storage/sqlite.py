@@ -1,7 +1,7 @@
 """The embedded SQLite backend: one file, WAL, FTS5 for BM25, sqlite-vec for vectors.
 
 The store's parts live one module per store: sqlite_connection (the connection and how SQLite
-holds values), sqlite_memories (memories, audit, entities), sqlite_search (recall's legs),
+holds values), sqlite_memories (memories, entities), sqlite_search (recall's legs),
 sqlite_jobs and sqlite_kb; the rows they share with PostgreSQL live in the *_rows modules.
 """
 

@@ -1,6 +1,6 @@
 """Memories in the SQLite store: the rows (shared statements in memory_rows), their FTS5
-entry and sqlite-vec vectors (float and bit index) under the row's rowid, the audit log and
-the entity index."""
+entry and sqlite-vec vectors (float and bit index) under the row's rowid, and the entity
+index."""
 
 from __future__ import annotations
 
