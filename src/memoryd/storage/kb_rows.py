@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..kb.model import Chunk, Document, DocumentStatus, SourceType
+from ..kb.model import Chunk, ChunkKey, Document, DocumentStatus, SourceType
+from .row_dialect import RowDialect, SqlConnection
 
 DOCUMENT_COLUMNS = (
     "id, source_uri, collection, source_type, title, status, content_hash, document_type, "
@@ -76,3 +77,85 @@ def chunk_from_row(row: Sequence[Any]) -> Chunk:
         overlap_chars=int(row[6]),
         pages=tuple((int(p), int(o)) for p, o in json.loads(row[7] or "[]")),
     )
+
+
+def chunks_by_key(rows: Sequence[Sequence[Any]]) -> dict[ChunkKey, Chunk]:
+    """CHUNK_COLUMNS rows as chunks by (document, position)."""
+    found: dict[ChunkKey, Chunk] = {}
+    for row in rows:
+        chunk = chunk_from_row(row)
+        found[ChunkKey(chunk.document_id, chunk.position)] = chunk
+    return found
+
+
+_SELECT_DOCUMENTS = f"SELECT {DOCUMENT_COLUMNS} FROM documents"
+_DOCUMENT_BY_ID = _SELECT_DOCUMENTS + " WHERE id = ?"
+_DOCUMENT_BY_URI = f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE source_uri = ?"
+_SAVE_DOCUMENT = (
+    f"INSERT INTO documents ({DOCUMENT_COLUMNS}) VALUES ({', '.join(['?'] * 15)}) "
+    + DOCUMENT_UPSERT
+)
+_CHUNKS_FROM = f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? AND position >= ?"
+
+
+class DocumentRows:
+    """The knowledge-base statements both backends run alike; a backend adds its chunk
+    indexes (full text, vectors) and id lists."""
+
+    def __init__(self, connection: SqlConnection, dialect: RowDialect) -> None:
+        self._db = connection
+        self._dialect = dialect
+
+    def save_document(self, document: Document) -> None:
+        """Insert the document row, or update every column but id and created_at."""
+        dialect = self._dialect
+        self._db.execute(
+            dialect.sql(_SAVE_DOCUMENT), document_params(document, dialect.stored_time)
+        )
+
+    def get_document(self, document_id: str) -> Document | None:
+        """One document by id."""
+        row = self._db.execute(self._dialect.sql(_DOCUMENT_BY_ID), (document_id,)).fetchone()
+        return document_from_row(row, self._dialect.read_time) if row else None
+
+    def document_by_uri(self, source_uri: str) -> Document | None:
+        """The document of one source."""
+        row = self._db.execute(self._dialect.sql(_DOCUMENT_BY_URI), (source_uri,)).fetchone()
+        return document_from_row(row, self._dialect.read_time) if row else None
+
+    def documents(
+        self, *, collection: str | None = None, limit: int | None = None
+    ) -> list[Document]:
+        """Documents, newest first."""
+        mark = self._dialect.mark
+        sql = f"SELECT {DOCUMENT_COLUMNS} FROM documents"
+        params: list[Any] = []
+        if collection is not None:
+            sql += f" WHERE collection = {mark}"
+            params.append(collection)
+        sql += " ORDER BY id DESC"
+        if limit is not None:
+            sql += f" LIMIT {mark}"
+            params.append(int(limit))
+        rows = self._db.execute(sql, params).fetchall()
+        return [document_from_row(row, self._dialect.read_time) for row in rows]
+
+    def documents_by_id(self, document_ids: Sequence[str]) -> dict[str, Document]:
+        """Documents by id."""
+        read_time = self._dialect.read_time
+        rows = self._db.select_in(_SELECT_DOCUMENTS, "id", sorted(set(document_ids)))
+        return {row[0]: document_from_row(row, read_time) for row in rows}
+
+    def chunks(self, document_id: str, first: int = 0, last: int | None = None) -> list[Chunk]:
+        """Chunks in position order."""
+        sql = self._dialect.sql(_CHUNKS_FROM)
+        params: list[Any] = [document_id, first]
+        if last is not None:
+            sql += f" AND position <= {self._dialect.mark}"
+            params.append(last)
+        rows = self._db.execute(sql + " ORDER BY position", params).fetchall()
+        return [chunk_from_row(row) for row in rows]
+
+    def chunk_count(self) -> int:
+        """How many chunks."""
+        return int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])

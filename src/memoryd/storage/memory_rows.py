@@ -1,0 +1,243 @@
+"""Memory rows, shared by the SQLite and PostgreSQL backends: the columns, a memory as
+parameters and back, and the statements both run alike. Each backend adds what truly differs
+(its text and vector indexes, id lists, entity creation)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, ClassVar, Generic, TypeVar
+
+from ..embedding import Vector
+from ..entities import normalize_name
+from ..model import Importance, Kind, Memory, Source, Status
+from .entity_rows import EntityRows
+from .protocols import VectorHit
+from .row_dialect import RowDialect, SqlConnection, VectorTables
+
+MEMORY_COLUMNS = (
+    "id, kind, status, content, subject, predicate, object, slot, entities, confidence, "
+    "importance, changes_behavior, occurred_at, source, source_ref, extractor_model, "
+    "prompt_version, created_at, last_confirmed_at, last_retrieved_at, retrieval_hits, "
+    "supersedes, superseded_by, purged_at"
+)
+SELECT_MEMORIES = f"SELECT {MEMORY_COLUMNS} FROM memories"
+_BY_ID = SELECT_MEMORIES + " WHERE id = ?"
+_IN_SLOT = SELECT_MEMORIES + " WHERE slot = ? AND status = ? ORDER BY id"
+_EVENTS_BETWEEN = (
+    SELECT_MEMORIES + " WHERE status = 'active' AND kind = 'event' "
+    "AND occurred_at >= ? AND occurred_at < ? ORDER BY occurred_at DESC LIMIT ?"
+)
+_STANDING_LESSONS = (
+    SELECT_MEMORIES + " WHERE status = 'active' AND kind = 'lesson' "
+    "AND importance IN ('high', 'critical') ORDER BY (importance = 'critical') DESC, id DESC"
+)
+_COUNT_ALL = "SELECT sum(n) FROM memory_counts"
+_COUNT_STATUS = "SELECT n FROM memory_counts WHERE status = ?"
+_SET_STATUS = "UPDATE memories SET status = ? WHERE id = ?"
+_LINK_FORWARD = "UPDATE memories SET superseded_by = ? WHERE id = ?"
+_LINK_BACK = "UPDATE memories SET supersedes = ? WHERE id = ?"
+_MARK_CONFIRMED = "UPDATE memories SET last_confirmed_at = ? WHERE id = ?"
+_TAG_ENTITY = (
+    "INSERT INTO memory_entities(memory_id, entity_id) VALUES (?, ?) ON CONFLICT DO NOTHING"
+)
+_UNTAG_MEMORY = "DELETE FROM memory_entities WHERE memory_id = ?"
+# A name only a purged memory mentioned is private too.
+_DROP_UNMENTIONED_ENTITIES = (
+    "DELETE FROM entities WHERE NOT EXISTS "
+    "(SELECT 1 FROM memory_entities me WHERE me.entity_id = entities.id)"
+)
+# Every field that could hold the owner's words; the backend appends its own index columns.
+PURGE_ASSIGNMENTS = (
+    "content = '', subject = NULL, predicate = NULL, object = NULL, entities = '[]', "
+    "source_ref = NULL, purged_at = "
+)
+
+
+def memory_params(memory: Memory, dialect: RowDialect) -> tuple[Any, ...]:
+    """A memory as row values, in MEMORY_COLUMNS order."""
+    stored_time = dialect.stored_time
+    return (
+        memory.id, memory.kind.value, memory.status.value, memory.content, memory.subject,
+        memory.predicate, memory.object, memory.slot, dialect.stored_json(list(memory.entities)),
+        memory.confidence, memory.importance.value if memory.importance else None,
+        memory.changes_behavior, stored_time(memory.occurred_at), memory.source.value,
+        memory.source_ref, memory.extractor_model, memory.prompt_version,
+        stored_time(memory.created_at), stored_time(memory.last_confirmed_at),
+        stored_time(memory.last_retrieved_at), memory.retrieval_hits, memory.supersedes,
+        memory.superseded_by, stored_time(memory.purged_at),
+    )  # fmt: skip
+
+
+# Recall converts a hundred-odd rows per message: plain dict lookups beat Enum() calls.
+_KINDS = {kind.value: kind for kind in Kind}
+_STATUSES = {status.value: status for status in Status}
+_SOURCES = {source.value: source for source in Source}
+_IMPORTANCES = {importance.value: importance for importance in Importance}
+
+
+def memory_from_row(row: Sequence[Any], dialect: RowDialect) -> Memory:
+    """A MEMORY_COLUMNS row as a memory."""
+    read_time = dialect.read_time
+    return Memory(
+        id=row[0],
+        kind=_KINDS[row[1]],
+        status=_STATUSES[row[2]],
+        content=row[3],
+        subject=row[4],
+        predicate=row[5],
+        object=row[6],
+        slot=row[7],
+        entities=dialect.read_names(row[8]) if row[8] and row[8] != "[]" else (),
+        confidence=float(row[9]),
+        importance=_IMPORTANCES[row[10]] if row[10] else None,
+        changes_behavior=bool(row[11]),
+        occurred_at=read_time(row[12]) if row[12] else None,
+        source=_SOURCES[row[13]],
+        source_ref=row[14],
+        extractor_model=row[15],
+        prompt_version=row[16],
+        created_at=read_time(row[17]),
+        last_confirmed_at=read_time(row[18]),
+        last_retrieved_at=read_time(row[19]) if row[19] else None,
+        retrieval_hits=int(row[20]),
+        supersedes=row[21],
+        superseded_by=row[22],
+        purged_at=read_time(row[23]) if row[23] else None,
+    )
+
+
+class MemoryRows:
+    """The memory-table reads and writes both backends run alike. A backend subclasses it,
+    names its ``_dialect`` and adds its indexes (full text, vectors); names are tagged through
+    the entity index."""
+
+    _dialect: ClassVar[RowDialect]
+
+    def __init__(
+        self, connection: SqlConnection, vector_tables: VectorTables, entities: EntityRows
+    ) -> None:
+        self._db = connection
+        self._vector_tables = vector_tables
+        self._entities = entities
+
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        """Memories by id."""
+        dialect = self._dialect
+        rows = self._db.select_in(SELECT_MEMORIES, "id", memory_ids)
+        return {row[0]: memory_from_row(row, dialect) for row in rows}
+
+    def get(self, memory_id: str) -> Memory | None:
+        """One memory by id."""
+        dialect = self._dialect
+        row = self._db.execute(dialect.sql(_BY_ID), (memory_id,)).fetchone()
+        return memory_from_row(row, dialect) if row else None
+
+    def query(
+        self,
+        *,
+        status: Status | None = None,
+        kind: Kind | None = None,
+        limit: int | None = None,
+        newest_first: bool = True,
+    ) -> list[Memory]:
+        """Memories filtered by status and kind, by id (= creation time)."""
+        dialect = self._dialect
+        clauses, params = [], []
+        if status is not None:
+            clauses.append(f"status = {dialect.mark}")
+            params.append(status.value)
+        if kind is not None:
+            clauses.append(f"kind = {dialect.mark}")
+            params.append(kind.value)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        order = "DESC" if newest_first else "ASC"
+        limit_sql = f"LIMIT {int(limit)}" if limit is not None else ""
+        rows = self._db.execute(
+            f"{SELECT_MEMORIES} {where} ORDER BY id {order} {limit_sql}", params
+        ).fetchall()
+        return [memory_from_row(row, dialect) for row in rows]
+
+    def count(self, *, status: Status | None = None) -> int:
+        """How many memories."""
+        if status is None:
+            row = self._db.execute(_COUNT_ALL).fetchone()
+        else:
+            row = self._db.execute(self._dialect.sql(_COUNT_STATUS), (status.value,)).fetchone()
+        return int(row[0] or 0) if row else 0
+
+    def in_slot(self, slot: str, status: Status) -> list[Memory]:
+        """Memories of one slot in one status, oldest first."""
+        dialect = self._dialect
+        rows = self._db.execute(dialect.sql(_IN_SLOT), (slot, status.value)).fetchall()
+        return [memory_from_row(row, dialect) for row in rows]
+
+    def set_status(self, memory_id: str, status: Status) -> None:
+        """Change the row's status."""
+        self._db.execute(self._dialect.sql(_SET_STATUS), (status.value, memory_id))
+
+    def link_supersede(self, old_id: str, new_id: str, *, back_link: bool = True) -> None:
+        """Point old → new (and new → old when ``back_link``)."""
+        self._db.execute(self._dialect.sql(_LINK_FORWARD), (new_id, old_id))
+        if back_link:
+            self._db.execute(self._dialect.sql(_LINK_BACK), (old_id, new_id))
+
+    def mark_confirmed(self, memory_id: str, at: datetime) -> None:
+        """Set last_confirmed_at."""
+        dialect = self._dialect
+        self._db.execute(dialect.sql(_MARK_CONFIRMED), (dialect.stored_time(at), memory_id))
+
+    def events_between(self, start: datetime, end: datetime, limit: int) -> list[Memory]:
+        """Active events with start ≤ occurred_at < end, newest first."""
+        dialect = self._dialect
+        rows = self._db.execute(
+            dialect.sql(_EVENTS_BETWEEN),
+            (dialect.stored_time(start), dialect.stored_time(end), int(limit)),
+        ).fetchall()
+        return [memory_from_row(row, dialect) for row in rows]
+
+    def standing_lessons(self) -> list[Memory]:
+        """Active lessons of importance high or critical, critical first, newest first."""
+        rows = self._db.execute(_STANDING_LESSONS).fetchall()
+        return [memory_from_row(row, self._dialect) for row in rows]
+
+    def _tag_entities(self, memory_id: str, names: Sequence[str]) -> None:
+        """Link the memory to the entity of each name (created when new)."""
+        statement = self._dialect.sql(_TAG_ENTITY)
+        for name in names:
+            if normalize_name(name):
+                self._db.execute(statement, (memory_id, self._entities.entity_id(name)))
+
+    def _untag_purged(self, memory_id: str) -> None:
+        """Drop the memory's entity links, and entities no other memory mentions."""
+        self._db.execute(self._dialect.sql(_UNTAG_MEMORY), (memory_id,))
+        self._db.execute(_DROP_UNMENTIONED_ENTITIES)
+
+
+ConnectionT = TypeVar("ConnectionT", bound=SqlConnection)
+
+
+class MemoryVectorSearch(Generic[ConnectionT]):
+    """Nearest memories by vector: what both backends answer without a query (no vectors
+    yet, nothing wanted); a backend adds ``_search``, its index's KNN."""
+
+    def __init__(self, connection: ConnectionT, vector_tables: VectorTables) -> None:
+        self._db = connection
+        self._vector_tables = vector_tables
+
+    def nearest(
+        self,
+        vector: Vector,
+        statuses: Sequence[Status],
+        k: int,
+        kinds: Sequence[Kind] = (),
+    ) -> list[VectorHit]:
+        """Up to k memories in the given statuses (and kinds, when given), closest first."""
+        if not self._vector_tables.has_vectors() or k <= 0 or not statuses:
+            return []
+        return self._search(vector, statuses, k, kinds)
+
+    def _search(
+        self, vector: Vector, statuses: Sequence[Status], k: int, kinds: Sequence[Kind]
+    ) -> list[VectorHit]:
+        raise NotImplementedError

@@ -1,0 +1,119 @@
+"""The knowledge base in the PostgreSQL store: documents, and chunks whose tsvector and
+vector live in the row (shared statements in kb_rows)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..embedding import Vector
+from ..kb.model import Chunk, ChunkKey
+from .kb_rows import (
+    CHUNK_COLUMNS,
+    DocumentRows,
+    chunk_params,
+    chunks_by_key,
+)
+from .postgres_connection import (
+    EF_SEARCH,
+    POSTGRES_ROWS,
+    PostgresDatabase,
+    stored_vector,
+    vector_param,
+)
+from .postgres_text import idf_ranked_sql
+from .row_dialect import VectorTables
+
+
+class PostgresKnowledgeStore(DocumentRows):
+    """Documents and chunks; a chunk's tsvector and vector live in its row."""
+
+    def __init__(
+        self, db: PostgresDatabase, vector_tables: VectorTables, *, idf_weighting: bool = True
+    ) -> None:
+        super().__init__(db, POSTGRES_ROWS)
+        self._database = db
+        self._vector_tables = vector_tables
+        self._idf_weighting = idf_weighting
+
+    def replace_chunks(
+        self, document_id: str, chunks: Sequence[Chunk], vectors: Sequence[Vector]
+    ) -> None:
+        """Drop the old chunks and write the new ones with their vectors."""
+        self._vector_tables.require_vectors()
+        self._db.execute("DELETE FROM chunks WHERE document_id = %s", (document_id,))
+        for chunk, vector in zip(chunks, vectors, strict=True):
+            self._db.execute(
+                f"INSERT INTO chunks ({CHUNK_COLUMNS}, embedding) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (*chunk_params(chunk), vector_param(vector)),
+            )
+
+    def delete_document(self, document_id: str) -> None:
+        """The document and its chunks."""
+        self._db.execute("DELETE FROM chunks WHERE document_id = %s", (document_id,))
+        self._db.execute("DELETE FROM documents WHERE id = %s", (document_id,))
+
+    def chunks_by_key(self, keys: Sequence[ChunkKey]) -> dict[ChunkKey, Chunk]:
+        """Chunks by (document, position)."""
+        if not keys:
+            return {}
+        rows = self._db.execute(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN unnest(%s::text[], %s::int[]) "
+            "AS k(document_id, position) USING (document_id, position)",
+            ([k.document_id for k in keys], [k.position for k in keys]),
+        ).fetchall()
+        return chunks_by_key(rows)
+
+    def nearest_chunks(self, vector: Vector, k: int) -> list[tuple[ChunkKey, float]]:
+        """HNSW cosine KNN over chunks of ready documents."""
+        if k <= 0 or not self._vector_tables.has_vectors():
+            return []
+        query = vector_param(vector)
+        with self._database.transaction(write_lock=False):
+            self._db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, int(k) * 2)}")
+            self._db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            rows = self._db.execute(
+                "SELECT c.document_id, c.position, c.embedding <=> %s AS distance FROM chunks c "
+                "JOIN documents d ON d.id = c.document_id WHERE d.status = 'ready' "
+                "ORDER BY c.embedding <=> %s LIMIT %s",
+                (query, query, int(k)),
+            ).fetchall()
+        hits = [(ChunkKey(row[0], int(row[1])), 1.0 - float(row[2])) for row in rows]
+        return sorted(hits, key=lambda hit: -hit[1])
+
+    def keyword_chunks(self, terms: Sequence[str], k: int) -> list[ChunkKey]:
+        """IDF-weighted full-text ranking over breadcrumb and text, any term matching."""
+        if not terms or k <= 0:
+            return []
+        sql = idf_ranked_sql(
+            table="chunks",
+            key="(document_id, position)",
+            where="document_id IN (SELECT id FROM documents WHERE status = 'ready')",
+            total="(SELECT count(*) FROM chunks)",
+            terms=len(terms),
+            idf_weighting=self._idf_weighting,
+        )
+        rows = self._db.execute(sql, (*terms, int(k))).fetchall()
+        keys = []
+        for row in rows:
+            document_id, position = _record_pair(row[0])
+            keys.append(ChunkKey(document_id, position))
+        return keys
+
+    def chunk_vectors(self, document_id: str) -> list[Vector]:
+        """Chunk vectors in position order."""
+        rows = self._db.execute(
+            "SELECT embedding FROM chunks WHERE document_id = %s ORDER BY position",
+            (document_id,),
+        ).fetchall()
+        return [stored_vector(row[0]) for row in rows]
+
+
+def _record_pair(value: Any) -> tuple[str, int]:
+    """A (document_id, position) row value, as psycopg returns a record."""
+    if isinstance(value, tuple):
+        return str(value[0]), int(value[1])
+    text = str(value).strip("()")
+    document_id, position = text.rsplit(",", 1)
+    return document_id.strip('"'), int(position)

@@ -1,0 +1,170 @@
+"""Memories in the PostgreSQL store: the rows (shared statements in memory_rows) with their
+generated tsvector and pgvector column, HNSW search, and the entity index."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from ..embedding import Vector
+from ..entities import normalize_name
+from ..model import Kind, Memory, Status, indexed_text
+from .entity_rows import EntityRows
+from .memory_rows import (
+    MEMORY_COLUMNS,
+    PURGE_ASSIGNMENTS,
+    MemoryRows,
+    MemoryVectorSearch,
+    memory_params,
+)
+from .postgres_connection import (
+    EF_SEARCH,
+    POSTGRES_ROWS,
+    PostgresDatabase,
+    stored_vector,
+    vector_param,
+)
+from .protocols import VectorHit
+from .row_dialect import SqlConnection
+
+
+class PostgresMemoryRecords(MemoryRows):
+    """Memory rows; their text index (a generated tsvector) and vector live in the row."""
+
+    _dialect = POSTGRES_ROWS
+
+    def insert(self, memory: Memory, vector: Vector | None) -> None:
+        """Insert the row (with its vector when given) and link its entities."""
+        purged = memory.purged_at is not None
+        stored = vector if vector is not None and not purged else None
+        if stored is not None:
+            self._vector_tables.require_vectors()
+        columns = MEMORY_COLUMNS + ", indexed_text" + (", embedding" if stored is not None else "")
+        params = [*memory_params(memory, POSTGRES_ROWS), "" if purged else indexed_text(memory)]
+        if stored is not None:
+            params.append(vector_param(stored))
+        self._db.execute(
+            f"INSERT INTO memories ({columns}) VALUES ({POSTGRES_ROWS.marks(len(params))})",
+            params,
+        )
+        if memory.entities and not purged:
+            self._tag_entities(memory.id, memory.entities)
+
+    def purge(self, memory_id: str, at: datetime) -> None:
+        """Blank every field that could hold the owner's words, the vector and the index."""
+        self._db.execute(
+            f"UPDATE memories SET {PURGE_ASSIGNMENTS}%s, indexed_text = ''"
+            + (", embedding = NULL" if self._vector_tables.has_vectors() else "")
+            + " WHERE id = %s",
+            (at, memory_id),
+        )
+        self._untag_purged(memory_id)
+
+    def vectors(self, memory_ids: Sequence[str]) -> dict[str, Vector]:
+        """Stored vectors by memory id."""
+        if not memory_ids or not self._vector_tables.has_vectors():
+            return {}
+        rows = self._db.execute(
+            "SELECT id, embedding FROM memories WHERE id = ANY(%s) AND embedding IS NOT NULL",
+            (list(memory_ids),),
+        ).fetchall()
+        return {row[0]: stored_vector(row[1]) for row in rows}
+
+    def stamp_retrieved(self, memory_ids: Sequence[str], at: datetime) -> None:
+        """Record that recall packed these memories."""
+        if memory_ids:
+            self._db.execute(
+                "UPDATE memories SET last_retrieved_at = %s, retrieval_hits = retrieval_hits + 1 "
+                "WHERE id = ANY(%s)",
+                (at, list(memory_ids)),
+            )
+
+
+class PostgresVectorSearch(MemoryVectorSearch[PostgresDatabase]):
+    """HNSW (cosine) over memory vectors, filtered by status and kind; iterative scans keep
+    filtered queries full."""
+
+    def _search(
+        self, vector: Vector, statuses: Sequence[Status], k: int, kinds: Sequence[Kind]
+    ) -> list[VectorHit]:
+        sql = (
+            "SELECT id, embedding <=> %s AS distance FROM memories "
+            "WHERE embedding IS NOT NULL AND status = ANY(%s)"
+        )
+        query = vector_param(vector)
+        params: list[Any] = [query, [s.value for s in statuses]]
+        if kinds:
+            sql += " AND kind = ANY(%s)"
+            params.append([k.value for k in kinds])
+        sql += " ORDER BY embedding <=> %s LIMIT %s"
+        params += [query, int(k)]
+        with self._db.transaction(write_lock=False):
+            self._db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, int(k) * 2)}")
+            self._db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            rows = self._db.execute(sql, params).fetchall()
+        hits = [VectorHit(memory_id=row[0], cosine=1.0 - float(row[1])) for row in rows]
+        # relaxed_order may return near-ties slightly out of order: restore exact order.
+        return sorted(hits, key=lambda hit: -hit.cosine)
+
+
+class PostgresEntityIndex(EntityRows):
+    """Entity names, aliases, and which active memories mention them."""
+
+    def __init__(self, db: PostgresDatabase) -> None:
+        super().__init__(db, POSTGRES_ROWS, _entity_id)
+
+    def version(self) -> tuple[int, int]:
+        """Changes whenever a name or alias is added or removed."""
+        row = self._db.execute(
+            "SELECT count(*), coalesce(max(seq), 0) FROM entity_aliases"
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
+    def mention_counts(self, entity_ids: Sequence[int]) -> dict[int, int]:
+        """How many memories (any status) each entity tags."""
+        if not entity_ids:
+            return {}
+        rows = self._db.execute(
+            "SELECT entity_id, count(*) FROM memory_entities WHERE entity_id = ANY(%s) "
+            "GROUP BY entity_id",
+            (list(entity_ids),),
+        ).fetchall()
+        found = {int(row[0]): int(row[1]) for row in rows}
+        return {entity_id: found.get(entity_id, 0) for entity_id in entity_ids}
+
+    def rank_by_entities(self, weights: Mapping[int, float], limit: int) -> list[str]:
+        """Active memories tagged with the weighted entities, by summed weight, then newest."""
+        if not weights or limit <= 0:
+            return []
+        ids = list(weights)
+        values = [float(weights[i]) for i in ids]
+        rows = self._db.execute(
+            "SELECT me.memory_id, sum(w.weight) AS score FROM memory_entities me "
+            "JOIN unnest(%s::bigint[], %s::float8[]) AS w(entity_id, weight) "
+            "ON w.entity_id = me.entity_id "
+            "JOIN memories m ON m.id = me.memory_id WHERE m.status = 'active' "
+            "GROUP BY me.memory_id ORDER BY score DESC, me.memory_id DESC LIMIT %s",
+            (ids, values, int(limit)),
+        ).fetchall()
+        return [row[0] for row in rows]
+
+
+def _entity_id(db: SqlConnection, name: str) -> int:
+    """The entity for ``name`` (created with its own alias when new)."""
+    key = normalize_name(name)
+    row = db.execute("SELECT entity_id FROM entity_aliases WHERE key = %s", (key,)).fetchone()
+    if row is not None:
+        return int(row[0])
+    row = db.execute(
+        "INSERT INTO entities(name, key) VALUES (%s, %s) "
+        "ON CONFLICT (key) DO UPDATE SET name = entities.name RETURNING id",
+        (name, key),
+    ).fetchone()
+    entity_id = int(row[0])
+    db.execute(
+        "INSERT INTO entity_aliases(key, alias, entity_id) VALUES (%s, %s, %s) "
+        "ON CONFLICT (key) DO NOTHING",
+        (key, name, entity_id),
+    )
+    return entity_id

@@ -1,0 +1,106 @@
+"""Recall's search legs in the SQLite store: a sqlite-vec Hamming prefilter re-ranked by
+exact cosine, and BM25 over FTS5."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..embedding import Vector
+from ..model import Kind, Status
+from .memory_rows import MemoryVectorSearch
+from .protocols import TextHit, TextResult, VectorHit
+from .sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
+
+# The bit prefilter keeps this many candidates per wanted result (and at least PREFILTER_MIN)
+# for the exact re-rank; measured on MiniLM vectors it recovers the float top-k almost whole.
+PREFILTER_OVERSAMPLE = 2
+PREFILTER_MIN = 64
+
+
+class SqliteVectorSearch(MemoryVectorSearch[SqliteConnection]):
+    """KNN over memory vectors with sqlite-vec, filtered by status metadata: a Hamming
+    prefilter over the bit index, then the exact cosine on the candidates."""
+
+    def _search(
+        self, vector: Vector, statuses: Sequence[Status], k: int, kinds: Sequence[Kind]
+    ) -> list[VectorHit]:
+        query = vector_blob(vector)
+        pool = max(k * PREFILTER_OVERSAMPLE, PREFILTER_MIN)
+        candidates: list[int] = []
+        for status in statuses:
+            sql = (
+                "SELECT rowid FROM memory_bits WHERE bits MATCH vec_quantize_binary(?) "
+                "AND k = ? AND status = ?"
+            )
+            params: list[Any] = [query, pool, status.value]
+            if kinds:
+                sql += f" AND kind IN ({SQLITE_ROWS.marks(len(kinds))})"
+                params.extend(kind.value for kind in kinds)
+            candidates.extend(row[0] for row in self._db.execute(sql, params).fetchall())
+        if not candidates:
+            return []
+        ids: list[str] = []
+        blobs: list[bytes] = []
+        for row in self._db.select_in(
+            "SELECT m.id, e.embedding FROM memory_embeddings e "
+            "JOIN memories m ON m.rowid = e.rowid",
+            "e.rowid",
+            candidates,
+        ):
+            ids.append(row[0])
+            blobs.append(row[1])
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+        cosines = matrix @ np.asarray(vector, dtype=np.float32)
+        order = np.argsort(-cosines, kind="stable")[:k]
+        return [VectorHit(memory_id=ids[i], cosine=float(cosines[i])) for i in order]
+
+
+class SqliteTextSearch:
+    """BM25 over active memories with FTS5."""
+
+    def __init__(self, connection: SqliteConnection) -> None:
+        self._db = connection
+
+    def search(self, terms: Sequence[str], k: int, kinds: Sequence[Kind] = ()) -> TextResult:
+        """Active memories containing any of ``terms``, best BM25 first, with the terms each
+        contains and every term's document frequency among active memories."""
+        if not terms:
+            return TextResult((), {})
+        phrases = ['"' + term.replace('"', '""') + '"' for term in terms]
+        hits: list[tuple[str, int]] = []
+        if k > 0:
+            sql = (
+                "SELECT m.id, m.rowid FROM memory_fts JOIN memories m "
+                "ON m.rowid = memory_fts.rowid WHERE memory_fts MATCH ? AND m.status = 'active'"
+            )
+            params: list[Any] = [" OR ".join(phrases)]
+            if kinds:
+                sql += f" AND m.kind IN ({SQLITE_ROWS.marks(len(kinds))})"
+                params.extend(kind.value for kind in kinds)
+            rows = self._db.execute(sql + " ORDER BY bm25(memory_fts) LIMIT ?", (*params, k))
+            hits = [(row[0], row[1]) for row in rows.fetchall()]
+        marks = ", ".join("?" * len(hits))
+        contains: dict[int, set[str]] = {rowid: set() for _, rowid in hits}
+        frequency: dict[str, int] = {}
+        for term, phrase in zip(terms, phrases, strict=True):
+            # One pass over the term's postings: how many active memories hold it, and which
+            # of the hits do.
+            found = (
+                f", json_group_array(m.rowid) FILTER (WHERE m.rowid IN ({marks}))" if hits else ""
+            )
+            row = self._db.execute(
+                f"SELECT count(*){found} FROM memory_fts JOIN memories m "
+                "ON m.rowid = memory_fts.rowid WHERE memory_fts MATCH ? AND m.status = 'active'",
+                (*(rowid for _, rowid in hits), phrase),
+            ).fetchone()
+            frequency[term] = int(row[0])
+            for rowid in json.loads(row[1]) if hits else ():
+                contains[rowid].add(term)
+        return TextResult(
+            tuple(TextHit(memory_id, frozenset(contains[rowid])) for memory_id, rowid in hits),
+            frequency,
+        )
