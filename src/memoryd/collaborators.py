@@ -61,9 +61,7 @@ class Collaborators:
         """One memory, or MemoryNotFoundError."""
         memory = self.store.memories.get(memory_id.strip())
         if memory is None:
-            raise MemoryNotFoundError(
-                f"no memory with id {memory_id!r}; list ids with `memoryd list`"
-            )
+            raise MemoryNotFoundError(f"no memory with id {memory_id!r}")
         return memory
 
     def slot_holder(self, memory: Memory) -> Memory | None:

@@ -1,10 +1,18 @@
-"""The project's exceptions: one root, each message says what to do next."""
+"""The project's exceptions: one root, each message says what is wrong in words that fit every
+surface (Python, CLI, HTTP, MCP); each surface adds its own hint (a CLI option, a route)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 class MemorydError(Exception):
     """Root of every error memoryd raises on purpose; its message is meant for the user."""
+
+    def __init__(self, message: str, *, fields: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        # The arguments at fault, by their Python and HTTP names; the CLI shows them as options.
+        self.fields = tuple(fields)
 
 
 class StoreUnavailableError(MemorydError):

@@ -72,7 +72,7 @@ class Retriever:
         if not query.strip():
             raise InvalidInputError("the search query is empty; say what to look for")
         if limit < 1:
-            raise InvalidInputError("--limit must be at least 1")
+            raise InvalidInputError("the limit must be at least 1", fields=("limit",))
         since, until = span
         window = find_time_window(query, at, parts.zone)
         ranged = since is not None or until is not None
@@ -80,7 +80,9 @@ class Retriever:
             start = since or datetime.min.replace(tzinfo=at.tzinfo)
             end = until or at.replace(year=9999)
             if start >= end:
-                raise InvalidInputError("--since must be earlier than --until")
+                raise InvalidInputError(
+                    "since must be earlier than until", fields=("since", "until")
+                )
             window = TimeWindow(start, end, "explicit range")
         kinds = (kind,) if kind else ()
         evidence = self._gather(query, window, kinds)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .clock import parse_instant
-from .errors import InvalidInputError, MemorydError
+from .errors import DocumentNotFoundError, InvalidInputError, MemorydError
 from .fence import escape_data
 from .model import Actor, Importance, Kind, parse_kind
 from .textutil import has_lone_surrogate
@@ -164,7 +164,19 @@ def dispatch(
     except json.JSONDecodeError as error:
         return {"error": f"tool arguments are not valid JSON: {error.msg}"}
     except MemorydError as error:
-        return {"error": str(error)}
+        return _tool_error(error)
+
+
+def _tool_error(error: MemorydError) -> dict[str, Any]:
+    """The error for the model: what is wrong, the arguments at fault, and for an unknown
+    document where its ids come from."""
+    message = str(error)
+    if isinstance(error, DocumentNotFoundError):
+        message += "; document ids come from search_kb results"
+    reply: dict[str, Any] = {"error": message}
+    if error.fields:
+        reply["fields"] = list(error.fields)
+    return reply
 
 
 def _check(args: dict[str, Any], schema: dict[str, Any]) -> None:

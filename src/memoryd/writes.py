@@ -75,7 +75,10 @@ class MemoryWriter:
         at = self.parts.now(now)
         content = clean_text(asked.content, "memory text")
         if (asked.subject is None) != (asked.predicate is None):
-            raise InvalidInputError("a fact slot needs both --subject and --predicate, or neither")
+            raise InvalidInputError(
+                "a fact slot needs both a subject and a predicate, or neither",
+                fields=("subject", "predicate"),
+            )
         kind = asked.kind
         proposal = Proposal(
             kind=kind,

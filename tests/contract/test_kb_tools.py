@@ -95,3 +95,20 @@ def test_read_kb_tool_errors_name_the_problem(corpus: Corpus) -> None:
     assert "Keeper Routines" in bad_section["error"]
     extra = corpus.service.call_tool("search_kb", {"query": "x", "collections": ["a"]})
     assert "collections" in extra["error"]
+
+
+def test_an_unknown_document_tells_the_model_where_ids_come_from(service: MemoryService) -> None:
+    reply = service.call_tool("read_kb", {"doc": "01NOSUCHDOCUMENT000000000"})
+
+    assert reply["error"].startswith("no document with id '01NOSUCHDOCUMENT000000000'")
+    assert "search_kb" in reply["error"]
+    assert "memoryd" not in reply["error"]  # no CLI command for a model that cannot run one
+
+
+def test_a_bad_tool_argument_is_named_in_the_models_words(service: MemoryService) -> None:
+    reply = service.call_tool(
+        "search_memory", {"query": "lamps", "since": "2026-05-01", "until": "2026-04-01"}
+    )
+
+    assert reply["error"] == "since must be earlier than until"
+    assert reply["fields"] == ["since", "until"]

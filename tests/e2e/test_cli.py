@@ -448,3 +448,18 @@ def test_bad_input_changes_nothing(cli: Cli, seeded: Callable[[], Any], case: st
     assert all(word in line for word in mentions), line
     assert cli.json("list") == before
     assert len(before) == 2
+
+
+def test_errors_name_the_options_at_fault_and_the_next_command(cli: Cli) -> None:
+    cli.ok("init")
+
+    half_slot = cli.fails("remember", "the owner's desk is oak", "--subject", "desk")
+    unknown = cli.fails("show", "01ABSENTABSENTABSENTABSENT")
+
+    assert half_slot.strip() == (
+        "error: a fact slot needs both a subject and a predicate, or neither "
+        "(--subject, --predicate)"
+    )
+    assert unknown.strip() == (
+        "error: no memory with id '01ABSENTABSENTABSENTABSENT'; list ids with `memoryd list`"
+    )

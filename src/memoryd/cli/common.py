@@ -13,7 +13,7 @@ import click
 
 from ..app import open_service
 from ..clock import parse_instant, utc_now
-from ..errors import MemorydError
+from ..errors import DocumentNotFoundError, MemorydError, MemoryNotFoundError
 from ..model import AuditEntry, Memory
 from ..service import MemoryService, WriteResult
 from ..settings import resolve_settings
@@ -29,8 +29,25 @@ class ErrorMappingGroup(click.Group):
         try:
             return super().invoke(ctx)
         except MemorydError as error:
-            click.echo(f"error: {error}", err=True)
+            click.echo(f"error: {cli_message(error)}", err=True)
             ctx.exit(1)
+
+
+# What a CLI user does next when an id is unknown.
+_CLI_HINTS: tuple[tuple[type[MemorydError], str], ...] = (
+    (MemoryNotFoundError, "list ids with `memoryd list`"),
+    (DocumentNotFoundError, "`memoryd kb list` shows the ids"),
+)
+
+
+def cli_message(error: MemorydError) -> str:
+    """The error's words, with the arguments at fault named as options and the CLI's next
+    step for an unknown id."""
+    message = str(error)
+    if error.fields:
+        message += " (" + ", ".join("--" + name.replace("_", "-") for name in error.fields) + ")"
+    hint = next((hint for kind, hint in _CLI_HINTS if isinstance(error, kind)), None)
+    return f"{message}; {hint}" if hint else message
 
 
 def db_option_of(ctx: click.Context) -> str | None:

@@ -6,7 +6,15 @@ from __future__ import annotations
 import click
 
 from ..errors import MemorydError
-from .common import json_option, memory_line, now_from, now_option, open_store_service, print_json
+from .common import (
+    cli_message,
+    json_option,
+    memory_line,
+    now_from,
+    now_option,
+    open_store_service,
+    print_json,
+)
 
 
 def _owner_action(name: str, doc: str) -> click.Command:
@@ -101,4 +109,4 @@ def review(ctx: click.Context, now_text: str | None, as_json: bool) -> None:
                 elif choice == "q":
                     break
             except MemorydError as error:
-                click.echo(f"    error: {error}", err=True)
+                click.echo(f"    error: {cli_message(error)}", err=True)

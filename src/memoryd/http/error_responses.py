@@ -35,13 +35,32 @@ _STATUS_BY_ERROR: tuple[tuple[type[Exception], int], ...] = (
 )
 
 
+# What an HTTP caller does next when an id is unknown.
+_HTTP_HINTS: tuple[tuple[type[MemorydError], str], ...] = (
+    (MemoryNotFoundError, "GET /v1/memories lists the ids"),
+    (DocumentNotFoundError, "GET /v1/kb/documents lists the ids"),
+)
+
+
+def http_error_body(error: MemorydError) -> dict[str, object]:
+    """``{"error": …}`` with the HTTP caller's next step, and ``fields`` naming the body or
+    query fields at fault when the error knows them."""
+    message = str(error)
+    hint = next((hint for kind, hint in _HTTP_HINTS if isinstance(error, kind)), None)
+    body: dict[str, object] = {"error": f"{message}; {hint}" if hint else message}
+    if error.fields:
+        body["fields"] = list(error.fields)
+    return body
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Every error as ``{"error": …}`` with a status that says whose fault it is, never a
     stack trace: the project's errors by kind, validation as 422, the rest as 500."""
 
     async def memoryd_error(request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, MemorydError)
         status = next(code for kind, code in _STATUS_BY_ERROR if isinstance(error, kind))
-        return JSONResponse({"error": str(error)}, status_code=status)
+        return JSONResponse(http_error_body(error), status_code=status)
 
     async def validation_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, RequestValidationError)

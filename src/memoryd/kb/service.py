@@ -247,9 +247,7 @@ class KnowledgeBase:
         """One document, or a clear error."""
         document = self.store.kb.get_document(document_id.strip())
         if document is None:
-            raise DocumentNotFoundError(
-                f"no document with id {document_id!r}; `memoryd kb list` shows the ids"
-            )
+            raise DocumentNotFoundError(f"no document with id {document_id!r}")
         return document
 
     def list_documents(

@@ -114,3 +114,21 @@ def test_a_small_chunked_body_is_accepted(server: Server) -> None:
     )
 
     assert response.status_code == 200, response.text
+
+
+def test_errors_name_fields_and_routes_never_cli_options(server: Server) -> None:
+    half_slot = server.http.post(
+        "/v1/memories", json={"content": "the owner's desk is oak", "subject": "desk"}
+    )
+    unknown = server.http.get(f"/v1/memories/{ABSENT_ID}")
+
+    assert half_slot.status_code == 400, half_slot.text
+    assert half_slot.json() == {
+        "error": "a fact slot needs both a subject and a predicate, or neither",
+        "fields": ["subject", "predicate"],
+    }
+    assert unknown.status_code == 404, unknown.text
+    assert unknown.json()["error"] == (
+        f"no memory with id '{ABSENT_ID}'; GET /v1/memories lists the ids"
+    )
+    assert "--" not in half_slot.text + unknown.text
