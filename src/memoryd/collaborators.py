@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
+from typing import Generic, TypeVar, cast, overload
 
 from .clock import Clock
 from .embedding import Embedder, Vector
@@ -29,6 +30,8 @@ from .recall import RecallPolicy
 from .storage.protocols import EmbeddingSignature, Store
 from .textutil import has_lone_surrogate
 from .tokens import TokenCodec
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -114,76 +117,45 @@ def clean_text(text: str, what: str) -> str:
     return cleaned
 
 
+class Shared(Generic[T]):
+    """An attribute of the service that lives in its :class:`Collaborators`, so every part
+    sees a replacement (``service.gateway = ...``). Read-only unless ``settable``."""
+
+    def __init__(self, doc: str, *, settable: bool = True, field: str | None = None) -> None:
+        self.__doc__ = doc
+        self.settable = settable
+        self.field = field or ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.field = self.field or name
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> Shared[T]: ...
+    @overload
+    def __get__(self, instance: CollaboratorAccess, owner: type) -> T: ...
+    def __get__(self, instance: CollaboratorAccess | None, owner: type) -> Shared[T] | T:
+        if instance is None:
+            return self
+        return cast(T, getattr(instance.parts, self.field))
+
+    def __set__(self, instance: CollaboratorAccess, value: T) -> None:
+        if not self.settable:
+            raise AttributeError(f"{self.field} cannot be replaced on a running service")
+        setattr(instance.parts, self.field, value)
+
+
 class CollaboratorAccess:
     """The service's collaborators as attributes (``service.gateway = ...`` reaches every
     part that shares them)."""
 
     parts: Collaborators
 
-    @property
-    def store(self) -> Store:
-        """The storage backend."""
-        return self.parts.store
-
-    @property
-    def embedder(self) -> Embedder:
-        """The embedding model."""
-        return self.parts.embedder
-
-    @embedder.setter
-    def embedder(self, embedder: Embedder) -> None:
-        self.parts.embedder = embedder
-
-    @property
-    def gateway(self) -> Gateway:
-        """The LLM routes (extract, merge, reflect, caption)."""
-        return self.parts.gateway
-
-    @gateway.setter
-    def gateway(self, gateway: Gateway) -> None:
-        self.parts.gateway = gateway
-
-    @property
-    def policy(self) -> PromotionPolicy:
-        """The promotion policy."""
-        return self.parts.policy
-
-    @policy.setter
-    def policy(self, policy: PromotionPolicy) -> None:
-        self.parts.policy = policy
-
-    @property
-    def recall_policy(self) -> RecallPolicy:
-        """The recall policy."""
-        return self.parts.recall_policy
-
-    @recall_policy.setter
-    def recall_policy(self, policy: RecallPolicy) -> None:
-        self.parts.recall_policy = policy
-
-    @property
-    def retry_policy(self) -> RetryPolicy:
-        """When failed extraction jobs are tried again."""
-        return self.parts.retry_policy
-
-    @retry_policy.setter
-    def retry_policy(self, policy: RetryPolicy) -> None:
-        self.parts.retry_policy = policy
-
-    @property
-    def tokenizer(self) -> TokenCodec:
-        """The tokenizer recall packs its budget with."""
-        return self.parts.tokenizer
-
-    @property
-    def zone(self) -> tzinfo:
-        """The owner's time zone."""
-        return self.parts.zone
-
-    @property
-    def _clock(self) -> Clock:
-        return self.parts.clock
-
-    @_clock.setter
-    def _clock(self, clock: Clock) -> None:
-        self.parts.clock = clock
+    store: Shared[Store] = Shared("The storage backend.", settable=False)
+    embedder: Shared[Embedder] = Shared("The embedding model.")
+    gateway: Shared[Gateway] = Shared("The LLM routes (extract, merge, reflect, caption).")
+    policy: Shared[PromotionPolicy] = Shared("The promotion policy.")
+    recall_policy: Shared[RecallPolicy] = Shared("The recall policy.")
+    retry_policy: Shared[RetryPolicy] = Shared("When failed extraction jobs are tried again.")
+    tokenizer: Shared[TokenCodec] = Shared("The tokenizer recall packs with.", settable=False)
+    zone: Shared[tzinfo] = Shared("The owner's time zone.", settable=False)
+    _clock: Shared[Clock] = Shared("The service's clock (tests replace it).", field="clock")
