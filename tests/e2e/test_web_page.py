@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -73,7 +74,19 @@ def _submit(driver: WebDriver, button: Any) -> None:
     """Click a form's button and wait until the next page has replaced this one."""
     page = driver.find_element(By.TAG_NAME, "html")
     button.click()
-    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(page))
+    WebDriverWait(driver, 30).until(lambda _: _replaced(page))
+
+
+def _replaced(element: Any) -> bool:
+    """Whether ``element``'s page is gone. Chromium answers a look at a node of a page it is
+    leaving either "stale" or, mid-navigation, "does not belong to the document": both mean
+    the page was replaced."""
+    try:
+        return bool(expected_conditions.staleness_of(element)(None))
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
 
 
 def _row_with(driver: WebDriver, text: str) -> Any:
