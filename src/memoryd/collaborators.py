@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import Generic, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Generic, TypeVar, cast, overload
 
 from .clock import Clock
-from .embedding import Embedder, Vector
+from .embedding import Embedder
 from .errors import (
     InvalidInputError,
     InvalidOperationError,
@@ -30,6 +30,9 @@ from .recall import RecallPolicy
 from .storage.protocols import EmbeddingSignature, Store
 from .textutil import has_lone_surrogate
 from .tokens import TokenCodec
+
+if TYPE_CHECKING:
+    from .embedding import Vector
 
 T = TypeVar("T")
 

@@ -5,15 +5,30 @@ from __future__ import annotations
 import importlib.util
 import threading
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import EmbeddingUnavailableError
 
-Vector = npt.NDArray[np.float32]
-Matrix = npt.NDArray[np.float32]
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    import numpy as np
+    import numpy.typing as npt
+
+    Vector: TypeAlias = npt.NDArray[np.float32]
+    Matrix: TypeAlias = npt.NDArray[np.float32]
+else:
+
+    def __getattr__(name: str) -> Any:
+        """``Vector`` and ``Matrix`` at run time, importing numpy only when they are asked
+        for: memoryd's own modules name them under ``TYPE_CHECKING``, so importing memoryd
+        loads no numpy."""
+        if name in ("Vector", "Matrix"):
+            import numpy as np
+            import numpy.typing as npt
+
+            return npt.NDArray[np.float32]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Embedder(Protocol):
@@ -65,6 +80,8 @@ class LocalMiniLM:
 
     def embed(self, texts: list[str]) -> Matrix:
         """Embed texts; texts longer than 256 word pieces are windowed and averaged."""
+        import numpy as np
+
         if not texts:
             return np.zeros((0, LOCAL_DIMENSION), dtype=np.float32)
         self._load()
@@ -80,6 +97,8 @@ class LocalMiniLM:
         return _normalize(sums)
 
     def _run_windows(self, windows: list[list[int]]) -> Matrix:
+        import numpy as np
+
         # Sorting by length keeps padding (wasted work) small inside each batch.
         order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
         out = np.zeros((len(windows), LOCAL_DIMENSION), dtype=np.float32)
@@ -159,6 +178,8 @@ def minilm_tokenizer_file() -> Path:
 
 
 def _normalize(matrix: Matrix) -> Matrix:
+    import numpy as np
+
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     result: Matrix = (matrix / np.clip(norms, 1e-12, None)).astype(np.float32)
     return result

@@ -17,12 +17,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .embedding import Vector
 from .ids import IdGenerator
 from .model import Actor, AuditEntry, Memory, Status
 from .storage.protocols import Store
+
+if TYPE_CHECKING:
+    from .embedding import Vector
 
 
 @dataclass(frozen=True)

@@ -6,16 +6,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from .embedding import Embedder, Vector
+from .embedding import Embedder
 from .entities import EntityMatcher, names_within_sentences, normalize_name, without_names
 from .model import Kind, Memory, Status
 from .recall import RecallPolicy, plain_word_names
 from .storage.protocols import Store, TextResult, VectorHit
 from .textutil import query_terms
 from .timewindow import TimeWindow
+
+if TYPE_CHECKING:
+    from .embedding import Vector
 
 # At most this many events of one day are read for the episode leg.
 EPISODE_READ = 500
@@ -168,6 +170,8 @@ def cosines_of(
 ) -> dict[str, float]:
     """Every memory's cosine to the query vector: ``known`` ones as given, the others from
     their stored vectors (memories without one are left out)."""
+    import numpy as np
+
     result = dict(known)
     missing = [i for i in memory_ids if i not in result]
     if missing:

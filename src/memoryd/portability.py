@@ -16,16 +16,19 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .clock import parse_instant
-from .embedding import Embedder, Vector
+from .embedding import Embedder
 from .errors import InvalidInputError, MemorydError
 from .jobs import Job, JobStatus
 from .kb.model import Chunk, Document
 from .model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
 from .storage.kb_rows import DOCUMENT_COLUMNS, document_from_row, document_params
 from .storage.protocols import EmbeddingSignature, Store
+
+if TYPE_CHECKING:
+    from .embedding import Vector
 
 FORMAT = "memoryd-export"
 VERSION = 1

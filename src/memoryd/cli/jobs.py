@@ -3,14 +3,12 @@ the queue, and ``jobs``, the queue's state."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import ExtractionFailedError, ExtractionOffError
-from ..extraction import parse_mission, parse_turns
 from ..jobs import JobStatus
-from ..service import MemoryService, Observation, WorkRound
 from .common import (
     echo_write_result,
     json_option,
@@ -20,6 +18,9 @@ from .common import (
     print_json,
     trigger_options,
 )
+
+if TYPE_CHECKING:
+    from ..service import MemoryService, Observation, WorkRound
 
 
 @click.command()
@@ -47,6 +48,8 @@ def compact(
     ctx: click.Context, turns_file: Any, wait: bool, now_text: str | None, as_json: bool
 ) -> None:
     """Extract from turns about to be compacted: a JSON array of {"role", "content"}."""
+    from ..extraction import parse_turns
+
     turns = parse_turns(turns_file.read())
     with open_store_service(ctx) as service:
         observation = service.before_compaction(turns, now=now_from(now_text))
@@ -61,6 +64,8 @@ def mission(
 ) -> None:
     """Extract discoveries from a finished mission's digest: JSON {"title", "goal",
     "outcome"}, or text whose first line is the title."""
+    from ..extraction import parse_mission
+
     digest = parse_mission(digest_file.read())
     with open_store_service(ctx) as service:
         observation = service.mission_finished(digest, now=now_from(now_text))

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..errors import InvalidInputError
-from ..kb.convert import Limits
+from ..kb.converted import Limits
 from ..kb.model import Document, SourceType, parse_source_type
 from ..kb.service import DEFAULT_COLLECTION, IngestResult
 from ..tools import parse_chunk_range

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from ..embedding import Vector
 from ..entities import normalize_name
 from ..model import Importance, Kind, Memory, Source, Status
 from .entity_rows import EntityRows
 from .protocols import VectorHit
 from .row_dialect import RowDialect, SqlConnection, VectorTables
+
+if TYPE_CHECKING:
+    from ..embedding import Vector
 
 MEMORY_COLUMNS = (
     "id, kind, status, content, subject, predicate, object, slot, entities, confidence, "

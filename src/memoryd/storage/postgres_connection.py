@@ -6,14 +6,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from psycopg.types.json import Jsonb
 
-from ..embedding import Vector
 from ..errors import StoreUnavailableError
 from .row_dialect import RowDialect
+
+if TYPE_CHECKING:
+    from ..embedding import Vector
 
 # One key for "a memoryd write transaction is open" (pg_advisory_xact_lock), another for
 # "migrations are running".

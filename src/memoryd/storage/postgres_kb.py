@@ -4,9 +4,8 @@ vector live in the row (shared statements in kb_rows)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..embedding import Vector
 from ..kb.model import Chunk, ChunkKey
 from .kb_rows import (
     CHUNK_COLUMNS,
@@ -23,6 +22,9 @@ from .postgres_connection import (
 )
 from .postgres_text import idf_ranked_sql
 from .row_dialect import VectorTables
+
+if TYPE_CHECKING:
+    from ..embedding import Vector
 
 
 class PostgresKnowledgeStore(DocumentRows):

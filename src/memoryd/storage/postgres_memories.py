@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..embedding import Vector
 from ..entities import normalize_name
 from ..model import Kind, Memory, Status, indexed_text
 from .entity_rows import EntityRows
@@ -27,6 +26,9 @@ from .postgres_connection import (
 )
 from .protocols import VectorHit
 from .row_dialect import SqlConnection
+
+if TYPE_CHECKING:
+    from ..embedding import Vector
 
 
 class PostgresMemoryRecords(MemoryRows):

@@ -9,12 +9,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..embedding import Vector
 from ..jobs import Job
 from ..kb.model import Chunk, ChunkKey, Document
 from ..model import AuditEntry, Kind, Memory, Status
+
+if TYPE_CHECKING:
+    from ..embedding import Vector
 
 
 @dataclass(frozen=True)

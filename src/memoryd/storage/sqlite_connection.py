@@ -3,22 +3,23 @@ SQLite holds values the shared row code writes: ISO-8601 text times and JSON tex
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import sqlean as sqlite3
-import sqlite_vec
 
 from ..clock import to_db
-from ..embedding import Vector
 from ..errors import StoreUnavailableError
 from .row_dialect import RowDialect
+
+if TYPE_CHECKING:
+    from ..embedding import Vector
 
 
 class SqliteConnection:
@@ -84,7 +85,7 @@ def _connect(path: Path) -> Any:
     try:
         raw = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         raw.enable_load_extension(True)
-        sqlite_vec.load(raw)
+        raw.load_extension(sqlite_vec_extension())
         raw.enable_load_extension(False)
         raw.execute("PRAGMA busy_timeout = 10000")
     except sqlite3.DatabaseError as error:
@@ -95,8 +96,22 @@ def _connect(path: Path) -> Any:
     return raw
 
 
+def sqlite_vec_extension() -> str:
+    """The sqlite-vec loadable extension that the sqlite_vec package ships (what its
+    ``loadable_path()`` returns), found without importing the package: its ``__init__``
+    imports numpy, which opening a store does not need."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise StoreUnavailableError(
+            "the sqlite-vec extension is not installed; reinstall memoryd (pip install memoryd)"
+        )
+    return str(Path(next(iter(spec.submodule_search_locations))) / "vec0")
+
+
 def vector_blob(vector: Vector) -> bytes:
     """A vector as sqlite-vec's float32 blob."""
+    import numpy as np
+
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..embedding import Vector
 from ..kb.model import Chunk, ChunkKey
 from .kb_rows import (
     CHUNK_COLUMNS,
@@ -17,6 +15,9 @@ from .kb_rows import (
 from .protocols import chunks as id_groups
 from .row_dialect import VectorTables
 from .sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
+
+if TYPE_CHECKING:
+    from ..embedding import Vector
 
 
 class SqliteKnowledgeStore(DocumentRows):
@@ -93,6 +94,8 @@ class SqliteKnowledgeStore(DocumentRows):
 
     def chunk_vectors(self, document_id: str) -> list[Vector]:
         """Chunk vectors in position order."""
+        import numpy as np
+
         rows = self._db.execute(
             "SELECT v.embedding FROM chunks c JOIN chunk_vectors v ON v.rowid = c.rowid "
             "WHERE c.document_id = ? ORDER BY c.position",

@@ -6,12 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..clock import to_db
-from ..embedding import Vector
 from ..entities import normalize_name
 from ..model import Memory, Status, indexed_text
 from .entity_rows import EntityRows
@@ -24,6 +21,9 @@ from .memory_rows import (
 from .protocols import chunks
 from .row_dialect import SqlConnection
 from .sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
+
+if TYPE_CHECKING:
+    from ..embedding import Vector
 
 _SELECT_VECTORS = (
     "SELECT m.id, e.embedding FROM memory_embeddings e JOIN memories m ON m.rowid = e.rowid"
@@ -98,6 +98,8 @@ class SqliteMemoryRecords(MemoryRows):
 
     def vectors(self, memory_ids: Sequence[str]) -> dict[str, Vector]:
         """Stored vectors by memory id (memories without one are absent)."""
+        import numpy as np
+
         rows = self._db.select_in(_SELECT_VECTORS, "m.id", memory_ids)
         return {row[0]: np.frombuffer(row[1], dtype=np.float32).copy() for row in rows}
 

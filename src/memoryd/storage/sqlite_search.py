@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from ..embedding import Vector
 from ..model import Kind, Status
 from .memory_rows import MemoryVectorSearch
 from .protocols import TextHit, TextResult, VectorHit
 from .sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
+
+if TYPE_CHECKING:
+    from ..embedding import Vector
 
 # The bit prefilter keeps this many candidates per wanted result (and at least PREFILTER_MIN)
 # for the exact re-rank; measured on MiniLM vectors it recovers the float top-k almost whole.
@@ -28,6 +28,8 @@ class SqliteVectorSearch(MemoryVectorSearch[SqliteConnection]):
     def _search(
         self, vector: Vector, statuses: Sequence[Status], k: int, kinds: Sequence[Kind]
     ) -> list[VectorHit]:
+        import numpy as np
+
         query = vector_blob(vector)
         pool = max(k * PREFILTER_OVERSAMPLE, PREFILTER_MIN)
         candidates: list[int] = []
