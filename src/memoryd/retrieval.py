@@ -85,9 +85,12 @@ def gather(
 
     vector: Vector | None = None
     cosines: dict[str, float] = {}
+    active = store.memories.count(status=Status.ACTIVE)
     try:
-        vector = query_vector(embedder, query)
-        hits = vector_leg(store, vector, depth, kinds)
+        # No active memory, nothing to find: the model is not loaded (a cold recall on a new
+        # store costs no embedding).
+        vector = query_vector(embedder, query) if active else None
+        hits = vector_leg(store, vector, depth, kinds) if vector is not None else []
         rankings["vector"] = [hit.memory_id for hit in hits]
         cosines = {hit.memory_id: hit.cosine for hit in hits}
     except Exception as error:  # each leg may fail alone; the others still answer
@@ -131,7 +134,7 @@ def gather(
     facts = QueryFacts(
         words=tuple(query_terms(query)),
         word_frequency=dict(text.document_frequency) if text is not None else {},
-        memory_count=store.memories.count(status=Status.ACTIVE),
+        memory_count=active,
         unknown_names=unknown_names(message, known, text) if known is not None else (),
         window=window,
         window_events=len(rankings.get("time", [])),

@@ -5,15 +5,18 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import InvalidInputError
 from ..kb.converted import Limits
-from ..kb.model import Document, SourceType, parse_source_type
-from ..kb.service import DEFAULT_COLLECTION, IngestResult
+from ..kb.model import DEFAULT_COLLECTION, Document, SourceType, parse_source_type
 from ..tools import parse_chunk_range
 from .common import json_option, now_from, now_option, open_store_service, print_json
+
+if TYPE_CHECKING:
+    from ..kb.results import IngestResult
 
 
 @click.group()

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ..clock import parse_instant
 from ..model import kind_from_user
-from ..recall import LEGS
-from ..service import RecallResult
 from .common import json_option, memory_line, now_from, now_option, open_store_service, print_json
+
+if TYPE_CHECKING:
+    from ..results import RecallResult
 
 
 @click.command()
@@ -82,6 +85,8 @@ def search(
 
 
 def _echo_explain(result: RecallResult) -> None:
+    from ..recall import LEGS
+
     click.echo("legs: " + ", ".join(f"{leg} {state}" for leg, state in result.legs.items()))
     if result.window is not None:
         click.echo(

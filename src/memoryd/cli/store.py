@@ -10,7 +10,6 @@ from typing import Any
 
 import click
 
-from ..doctor import run_doctor
 from ..errors import MemorydError
 from ..settings import resolve_settings
 from .common import db_option_of, json_option, open_store_service, print_json, service_at
@@ -47,6 +46,8 @@ def init(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def doctor(ctx: click.Context, as_json: bool) -> None:
     """Check the store, the embedder, the tokenizer and every configured LLM route."""
+    from ..doctor import run_doctor
+
     checks = run_doctor(resolve_settings(db_option_of(ctx)))
     if as_json:
         print_json([c.to_json() for c in checks])

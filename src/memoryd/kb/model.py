@@ -43,6 +43,10 @@ def parse_source_type(value: str) -> SourceType:
         raise InvalidInputError(f"unknown source type {value!r}; use one of {choices}") from None
 
 
+# The collection a document joins when none is named.
+DEFAULT_COLLECTION = "default"
+
+
 def check_collection(value: str) -> str:
     """A collection name: 1–64 letters, digits, '-', '_' or '.'."""
     name = value.strip()

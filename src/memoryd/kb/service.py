@@ -29,7 +29,7 @@ from .failures import JOB_KIND, KB_RETRY, Filing
 from .fetch import is_url
 from .images import ImageReader
 from .ingest import Ingester, IngestRequest, expand_sources
-from .model import Document, SourceType, check_collection
+from .model import DEFAULT_COLLECTION, Document, SourceType, check_collection
 from .results import IngestResult, KbHit, KbReadResult, KbSearchResult
 from .search import (
     READ_DEFAULT_TOKENS,
@@ -62,7 +62,6 @@ __all__ = [
     "KnowledgeBase",
 ]
 
-DEFAULT_COLLECTION = "default"
 MAX_TITLE_CHARS = 200
 
 
