@@ -1,0 +1,86 @@
+"""Start-up stays light: what opening a store and recalling from an empty one do without the
+heavy parts (numpy's sqlite_vec import, the tokenizer, the embedding model)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import sqlite_vec
+
+from memoryd.app import open_service
+from memoryd.embedding import LOCAL_DIMENSION, LOCAL_MODEL_ID, LocalMiniLM, Matrix
+from memoryd.model import Kind
+from memoryd.recall import pack_block
+from memoryd.settings import resolve_settings
+from memoryd.storage.sqlite_connection import sqlite_vec_extension
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+class _RefusingCounter:
+    """A token counter that fails the test if anything is counted."""
+
+    def count(self, text: str) -> int:
+        raise AssertionError(f"counted {text!r}")
+
+
+class _CountingEmbedder:
+    """The real model, counting its calls."""
+
+    def __init__(self, model: LocalMiniLM) -> None:
+        self.inner = model
+        self.calls = 0
+
+    @property
+    def model(self) -> str:
+        return LOCAL_MODEL_ID
+
+    @property
+    def dimension(self) -> int:
+        return LOCAL_DIMENSION
+
+    def embed(self, texts: list[str]) -> Matrix:
+        self.calls += 1
+        return self.inner.embed(texts)
+
+
+def test_the_extension_path_is_the_one_the_sqlite_vec_package_names() -> None:
+    assert Path(sqlite_vec_extension()) == Path(sqlite_vec.loadable_path())
+
+
+def test_packing_nothing_is_the_empty_block_without_counting() -> None:
+    packed = pack_block([], [], _RefusingCounter(), 1500)
+    assert (packed.text, packed.tokens, packed.lessons, packed.items, packed.dropped) == (
+        "",
+        0,
+        (),
+        (),
+        (),
+    )
+
+
+@pytest.mark.parametrize("operation", ["recall", "search"])
+def test_an_empty_store_is_searched_without_embedding_the_query(
+    tmp_path: Path, embedder: LocalMiniLM, operation: str
+) -> None:
+    counting = _CountingEmbedder(embedder)
+    service = open_service(resolve_settings(str(tmp_path / "m.db"), {}), embedder=counting)
+    try:
+        if operation == "recall":
+            result = service.recall("what do I like to drink?", now=NOW)
+            assert result.text == "" and result.legs["vector"] == "empty"
+        else:
+            found = service.search_memory("drink", now=NOW)
+            assert found.items == () and found.legs["vector"] == "empty"
+        assert counting.calls == 0
+        service.remember("I drink green tea every morning", kind=Kind.FACT, now=NOW)
+        calls = counting.calls
+        if operation == "recall":
+            assert "green tea" in service.recall("what do I like to drink?", now=NOW).text
+        else:
+            assert service.search_memory("drink", now=NOW).items
+        assert counting.calls == calls + 1
+    finally:
+        service.close()
