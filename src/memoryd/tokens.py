@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, Protocol
 from .errors import MemorydError
 
 if TYPE_CHECKING:
-    from importlib import resources
-
     import tiktoken
 
 # The sha256 tiktoken itself pins for o200k_base.tiktoken: the file we load must be that file.
