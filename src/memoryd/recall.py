@@ -519,10 +519,6 @@ def pack_block(
 ) -> Packed:
     """Lessons first, then candidates best first, until the next one would not fit; a
     higher-scored item is never left out for a lower one. Counted exactly, fence included."""
-    if not lessons and not scored:
-        # Nothing to say: the empty block, uncounted (a recall on a new store loads no
-        # tokenizer).
-        return Packed(text="", tokens=0, lessons=(), items=(), dropped=())
     # Lines are costed one by one (o200k never merges across a newline here, since every line
     # is whitespace-collapsed); the finished block is then counted whole and trimmed if needed.
     lines: dict[int, str] = {}  # keyed by object identity: rendered once per call

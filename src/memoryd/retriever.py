@@ -13,7 +13,7 @@ from .collaborators import Collaborators
 from .entities import EntityMatcher
 from .errors import InvalidInputError
 from .model import Kind, Memory
-from .recall import Candidate, pack_block, relative_cut
+from .recall import Candidate, Packed, pack_block, relative_cut
 from .results import RecallResult, SearchResult
 from .retrieval import Evidence, gather, rank
 from .timewindow import TimeWindow, find_time_window
@@ -21,6 +21,8 @@ from .timewindow import TimeWindow, find_time_window
 log = logging.getLogger("memoryd")
 Span = tuple[datetime | None, datetime | None]
 """An explicit (since, until) range; either end may be open."""
+# Nothing to say: the empty block, uncounted, so a recall on a new store loads no tokenizer.
+EMPTY_BLOCK = Packed(text="", tokens=0, lessons=(), items=(), dropped=())
 
 
 class Retriever:
@@ -46,7 +48,9 @@ class Retriever:
         ranking, evidence = rank(parts.store, evidence, at, policy, parts.zone)
         kept, cut = relative_cut(ranking.items, policy)
         lessons = parts.store.memories.standing_lessons()
-        packed = pack_block(lessons, kept, parts.tokenizer, limit)
+        packed = EMPTY_BLOCK
+        if lessons or kept:
+            packed = pack_block(lessons, kept, parts.tokenizer, limit)
         packed_ids = [m.id for m in packed.lessons] + [s.memory.id for s in packed.items]
         if packed_ids:
             self._stamp_later(packed_ids, at)

@@ -1,5 +1,6 @@
 """Start-up stays light: what opening a store and recalling from an empty one do without the
-heavy parts (numpy's sqlite_vec import, the tokenizer, the embedding model)."""
+heavy parts (numpy's sqlite_vec import, the tokenizer, the embedding model). That they are not
+imported at all is tests/e2e/test_cli_startup.py's."""
 
 from __future__ import annotations
 
@@ -13,17 +14,12 @@ from memoryd.app import open_service
 from memoryd.embedding import LOCAL_DIMENSION, LOCAL_MODEL_ID, LocalMiniLM, Matrix
 from memoryd.model import Kind
 from memoryd.recall import pack_block
+from memoryd.retriever import EMPTY_BLOCK
 from memoryd.settings import resolve_settings
 from memoryd.storage.sqlite_connection import sqlite_vec_extension
+from memoryd.tokens import O200kTokenizer
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-
-
-class _RefusingCounter:
-    """A token counter that fails the test if anything is counted."""
-
-    def count(self, text: str) -> int:
-        raise AssertionError(f"counted {text!r}")
 
 
 class _CountingEmbedder:
@@ -50,15 +46,9 @@ def test_the_extension_path_is_the_one_the_sqlite_vec_package_names() -> None:
     assert Path(sqlite_vec_extension()) == Path(sqlite_vec.loadable_path())
 
 
-def test_packing_nothing_is_the_empty_block_without_counting() -> None:
-    packed = pack_block([], [], _RefusingCounter(), 1500)
-    assert (packed.text, packed.tokens, packed.lessons, packed.items, packed.dropped) == (
-        "",
-        0,
-        (),
-        (),
-        (),
-    )
+def test_the_block_recall_skips_packing_for_is_the_one_packing_nothing_gives() -> None:
+    for budget in (0, 1500):
+        assert pack_block([], [], O200kTokenizer(), budget) == EMPTY_BLOCK
 
 
 @pytest.mark.parametrize("operation", ["recall", "search"])
