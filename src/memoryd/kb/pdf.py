@@ -20,7 +20,8 @@ from .converted import ConversionError, Converted, DocumentType, Limits
 from .hygiene import clean_char, repair_unknown_glyphs
 from .images import ImageReader
 from .layout import layout_markdown
-from .pages import Line, OutlineEntry, Page, Picture, Span
+from .pages import Line, OutlineEntry, Page, Span
+from .picture_reads import PictureReads
 from .titles import document_title
 
 # Pictures smaller than this (points, either side) are logos and rules.
@@ -65,18 +66,23 @@ def pdf_to_markdown(data: bytes, stem: str, reader: ImageReader, limits: Limits)
                 )
             metadata_title = str(document.get_metadata_value("Title") or "").strip()
             outline = _outline(document)
-            pages: list[Page] = []
-            read = 0
-            for index in range(len(document)):
-                page = document[index]
-                try:
-                    height = float(page.get_height())
-                    lines = _page_lines(page)
-                    pictures, count = _read_images(page, lines, reader, limits)
-                finally:
-                    page.close()
-                pages.append(Page(index + 1, tuple(lines), tuple(pictures), height))
-                read += count
+            texts: list[tuple[tuple[Line, ...], float]] = []
+            with PictureReads(reader) as reads:
+                for index in range(len(document)):
+                    page = document[index]
+                    try:
+                        height = float(page.get_height())
+                        lines = _page_lines(page)
+                        _read_images(page, index + 1, lines, reads, limits)
+                    finally:
+                        page.close()
+                    texts.append((tuple(lines), height))
+                pictures = reads.pictures()
+                read = reads.count
+            pages = [
+                Page(number, lines, pictures.get(number, ()), height)
+                for number, (lines, height) in enumerate(texts, start=1)
+            ]
         except ConversionError:
             raise
         except Exception as error:  # pdfium raises on damaged objects in many ways
@@ -260,31 +266,24 @@ def _close_line(glyphs: list[_Glyph], height: float, lines: list[Line]) -> None:
 
 
 def _read_images(
-    page: Any, lines: list[Line], reader: ImageReader, limits: Limits
-) -> tuple[list[Picture], int]:
+    page: Any, number: int, lines: list[Line], reads: PictureReads, limits: Limits
+) -> None:
     """A scanned page read whole; otherwise each sizeable picture read from its region."""
     text_chars = sum(len(line.text) for line in lines)
     images, paths = _drawn_objects(page)
     if text_chars < limits.scan_text_chars:
-        if not images and paths < MIN_DRAWN_TEXT_PATHS:
-            # Nothing on the page an image reader could read: a blank page with a page
-            # number (OCR of a full page costs seconds).
-            return [], 0
-        text = reader.read(_render(page, None))
-        return ([Picture(0.0, text)] if text.strip() else []), 1
-    pictures: list[Picture] = []
-    count = 0
+        if images or paths >= MIN_DRAWN_TEXT_PATHS:
+            reads.submit(number, 0.0, _render(page, None))
+        # else nothing on the page an image reader could read: a blank page with its number
+        # (OCR of a full page costs seconds).
+        return
     width, height = float(page.get_width()), float(page.get_height())
     for x0, bottom, x1, top in images:
         x0, x1 = max(0.0, x0), min(width, x1)
         bottom, top = max(0.0, bottom), min(height, top)
         if x1 - x0 < MIN_PICTURE_POINTS or top - bottom < MIN_PICTURE_POINTS:
             continue
-        text = reader.read(_render(page, (x0, bottom, width - x1, height - top)))
-        count += 1
-        if text.strip():
-            pictures.append(Picture(height - top, text))
-    return pictures, count
+        reads.submit(number, height - top, _render(page, (x0, bottom, width - x1, height - top)))
 
 
 def _drawn_objects(page: Any) -> tuple[list[tuple[float, float, float, float]], int]:
