@@ -187,9 +187,8 @@ def print_conversion(
                 ]
             )
         if "old" in rates:
-            rows.append(
-                [path.name, "**new/old**", "", "", f"**{rates['new'] / rates['old']:.2f}×**"]
-            )
+            ratio = rates["new"] / rates["old"]
+            rows.append([path.name, "**new/old**", "", "", f"**{ratio:.2f}×**", "", ""])
     headers = ["filing", "code", "pages", "convert s", "pages/s", "peak RSS MB", "images read"]
     print_table(headers, rows, numeric_right=True)
 
