@@ -9,6 +9,7 @@ without a caption route.
 
     python bench/bench_ingest.py                      # every filing, 2 rounds, old beside new
     python bench/bench_ingest.py --only ORACLE --rounds 3 --embed
+    python bench/bench_ingest.py --no-ocr             # the text layer alone, pictures unread
     python bench/bench_ingest.py --filings DIR --old /path/to/old/src
 
 Writing to a store is not timed here (the ingest pipeline owns it).
@@ -41,7 +42,17 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure_one(path: Path, embed: bool) -> dict[str, Any]:
+class NoPictures:
+    """An image reader that reads nothing: the text layer's cost alone (``--no-ocr``)."""
+
+    name = "none"
+
+    def read(self, image: bytes) -> str:
+        """Nothing."""
+        return ""
+
+
+def measure_one(path: Path, embed: bool, ocr: bool) -> dict[str, Any]:
     """Convert ``path`` (and, with ``embed``, chunk and embed it) in this process."""
     import memoryd
     from memoryd.kb.convert import convert
@@ -49,7 +60,7 @@ def measure_one(path: Path, embed: bool) -> dict[str, Any]:
 
     data = path.read_bytes()
     started = time.perf_counter()
-    converted = convert(data, path.name, LocalOCR())
+    converted = convert(data, path.name, LocalOCR() if ocr else NoPictures())
     result: dict[str, Any] = {
         "code": memoryd.__file__,
         "pages": converted.pages or 0,
@@ -106,12 +117,14 @@ def chunk_and_embed(title: str, markdown: str) -> dict[str, Any]:
     }
 
 
-def run_child(source: Path, path: Path, embed: bool) -> dict[str, Any]:
+def run_child(source: Path, path: Path, embed: bool, ocr: bool) -> dict[str, Any]:
     """One measurement in a fresh interpreter importing memoryd from ``source``."""
     env = {**os.environ, "PYTHONPATH": str(source)}
     command = [sys.executable, str(Path(__file__).resolve()), "--child", str(path)]
     if embed:
         command.append("--embed")
+    if not ocr:
+        command.append("--no-ocr")
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"child failed on {path.name} ({source}):\n{done.stderr[-2000:]}")
@@ -139,10 +152,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--only", default="", help="only filings whose name contains this")
     parser.add_argument("--embed", action="store_true", help="also chunk and embed (slow)")
+    parser.add_argument(
+        "--no-ocr", action="store_true", help="read no pictures: the text layer's cost alone"
+    )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(measure_one(args.child, args.embed)))
+        print(json.dumps(measure_one(args.child, args.embed, not args.no_ocr)))
         return
     paths = sorted(p for p in args.filings.glob("*.pdf") if args.only.lower() in p.name.lower())
     if not paths:
@@ -154,7 +170,7 @@ def main() -> None:
         for round_number in range(args.rounds):
             for label, source in versions:
                 progress(f"{path.name} round {round_number + 1} {label}")
-                runs.setdefault((path.name, label), []).append(run_child(source, path, args.embed))
+                runs.setdefault((path.name, label), []).append(run_child(source, path, args.embed, not args.no_ocr))
     print_conversion(paths, versions, runs)
     if args.embed:
         print()
