@@ -170,7 +170,8 @@ def main() -> None:
         for round_number in range(args.rounds):
             for label, source in versions:
                 progress(f"{path.name} round {round_number + 1} {label}")
-                runs.setdefault((path.name, label), []).append(run_child(source, path, args.embed, not args.no_ocr))
+                result = run_child(source, path, args.embed, not args.no_ocr)
+                runs.setdefault((path.name, label), []).append(result)
     print_conversion(paths, versions, runs)
     if args.embed:
         print()
