@@ -9,6 +9,7 @@ Pages are read one at a time and closed: only their lines are kept, never a page
 from __future__ import annotations
 
 import ctypes
+import functools
 import io
 import statistics
 import threading
@@ -19,11 +20,15 @@ from .converted import ConversionError, Converted, DocumentType, Limits
 from .hygiene import clean_char, repair_unknown_glyphs
 from .images import ImageReader
 from .layout import layout_markdown
-from .pages import Line, OutlineEntry, Page, Picture, Span
+from .pages import Line, OutlineEntry, Page, Span
+from .picture_reads import PictureReads
 from .titles import document_title
 
 # Pictures smaller than this (points, either side) are logos and rules.
 MIN_PICTURE_POINTS = 40.0
+# A page without text or images is read by OCR only when it draws at least this many paths:
+# text converted to outlines takes a path per glyph; a blank page's rules take a handful.
+MIN_DRAWN_TEXT_PATHS = 50
 # Render scale for reading: 2 × 72 dpi = 144 dpi is enough for OCR of body text.
 RENDER_SCALE = 2.0
 # Characters further apart than this many font sizes are in different cells or columns.
@@ -61,18 +66,23 @@ def pdf_to_markdown(data: bytes, stem: str, reader: ImageReader, limits: Limits)
                 )
             metadata_title = str(document.get_metadata_value("Title") or "").strip()
             outline = _outline(document)
-            pages: list[Page] = []
-            read = 0
-            for index in range(len(document)):
-                page = document[index]
-                try:
-                    height = float(page.get_height())
-                    lines = _page_lines(page)
-                    pictures, count = _read_images(page, lines, reader, limits)
-                finally:
-                    page.close()
-                pages.append(Page(index + 1, tuple(lines), tuple(pictures), height))
-                read += count
+            texts: list[tuple[tuple[Line, ...], float]] = []
+            with PictureReads(reader) as reads:
+                for index in range(len(document)):
+                    page = document[index]
+                    try:
+                        height = float(page.get_height())
+                        lines = _page_lines(page)
+                        _read_images(page, index + 1, lines, reads, limits)
+                    finally:
+                        page.close()
+                    texts.append((tuple(lines), height))
+                pictures = reads.pictures()
+                read = reads.count
+            pages = [
+                Page(number, lines, pictures.get(number, ()), height)
+                for number, (lines, height) in enumerate(texts, start=1)
+            ]
         except ConversionError:
             raise
         except Exception as error:  # pdfium raises on damaged objects in many ways
@@ -114,31 +124,41 @@ def _page_lines(page: Any) -> list[Line]:
     """The page's text lines in reading (content) order, each cut into spans at wide gaps."""
     import pypdfium2.raw as pdfium_c
 
+    get_unicode, get_box = pdfium_c.FPDFText_GetUnicode, pdfium_c.FPDFText_GetCharBox
+    text_object = _text_object_function()
     textpage = page.get_textpage()
     try:
         height = float(page.get_height())
         count = pdfium_c.FPDFText_CountChars(textpage)
         left, right = ctypes.c_double(), ctypes.c_double()
         bottom, top = ctypes.c_double(), ctypes.c_double()
-        name, flags = ctypes.create_string_buffer(128), ctypes.c_int()
         lines: list[Line] = []
         glyphs: list[_Glyph] = []
+        # Every character of a text object shares its font, size and weight: ask once per
+        # object, not once per character (two ctypes calls a character were a third of the time).
+        styles: dict[int, tuple[float, float]] = {}
         for index in range(count):
-            code = pdfium_c.FPDFText_GetUnicode(textpage, index)
+            code = get_unicode(textpage, index)
             char = chr(code) if code else "\x00"
             if char in "\r\n":
                 _close_line(glyphs, height, lines)
                 continue
-            if char.isspace() or pdfium_c.FPDFText_IsGenerated(textpage, index) == 1:
+            # A character pdfium generated (a space or line break it inferred) has no text
+            # object: the same test as FPDFText_IsGenerated, one call fewer.
+            owner = text_object(textpage, index)
+            if char.isspace() or not owner:
                 if glyphs and glyphs[-1][0] != " ":
                     last = glyphs[-1]
                     glyphs.append((" ", last[2], last[2], last[3], last[4], last[5], last[6]))
                 continue
-            cleaned = clean_char(char)
+            cleaned = _clean(char)
             if not cleaned:
                 continue
-            pdfium_c.FPDFText_GetCharBox(textpage, index, left, right, bottom, top)
-            size = float(pdfium_c.FPDFText_GetFontSize(textpage, index))
+            get_box(textpage, index, left, right, bottom, top)
+            style = styles.get(owner)
+            if style is None:
+                style = styles[owner] = _char_style(textpage, index)
+            size = style[0]
             if glyphs:
                 last = glyphs[-1]
                 if abs(bottom.value - last[3]) > LINE_DROP * max(size, 1.0) and (
@@ -146,10 +166,9 @@ def _page_lines(page: Any) -> list[Line]:
                 ):
                     # pdfium put no break between two lines: a new line starts here.
                     _close_line(glyphs, height, lines)
-            weight = float(pdfium_c.FPDFText_GetFontWeight(textpage, index))
-            if weight <= 0:  # the standard fonts give none: the font's name says it
-                weight = _named_weight(textpage, index, name, flags)
-            glyphs.append((cleaned, left.value, right.value, bottom.value, top.value, size, weight))
+            glyphs.append(
+                (cleaned, left.value, right.value, bottom.value, top.value, size, style[1])
+            )
         _close_line(glyphs, height, lines)
     finally:
         textpage.close()
@@ -157,13 +176,40 @@ def _page_lines(page: Any) -> list[Line]:
     return _same_baseline_joined(lines)
 
 
+@functools.cache
+def _text_object_function() -> Any:
+    """FPDFText_GetTextObject answering the object's address (an int, usable as a key)."""
+    import pypdfium2.raw as pdfium_c
+
+    prototype = ctypes.CFUNCTYPE(ctypes.c_void_p, pdfium_c.FPDF_TEXTPAGE, ctypes.c_int)
+    return prototype(ctypes.cast(pdfium_c.FPDFText_GetTextObject, ctypes.c_void_p).value or 0)
+
+
+@functools.lru_cache(maxsize=8192)
+def _clean(char: str) -> str:
+    """:func:`clean_char`, remembered: a document repeats a few hundred distinct characters."""
+    return clean_char(char)
+
+
+def _char_style(textpage: Any, index: int) -> tuple[float, float]:
+    """The font size and weight of the character at ``index``."""
+    import pypdfium2.raw as pdfium_c
+
+    size = float(pdfium_c.FPDFText_GetFontSize(textpage, index))
+    weight = float(pdfium_c.FPDFText_GetFontWeight(textpage, index))
+    if weight <= 0:  # the standard fonts give none: the font's name says it
+        weight = _named_weight(textpage, index)
+    return size, weight
+
+
 _HEAVY = (b"bold", b"black", b"heavy", b"semibold", b"demi")
 
 
-def _named_weight(textpage: Any, index: int, name: Any, flags: Any) -> float:
+def _named_weight(textpage: Any, index: int) -> float:
     """700 for a font named bold (or black, heavy, semibold), else 400."""
     import pypdfium2.raw as pdfium_c
 
+    name, flags = ctypes.create_string_buffer(128), ctypes.c_int()
     size = pdfium_c.FPDFText_GetFontInfo(textpage, index, name, len(name), flags)
     font = bytes(name.raw[: max(0, min(size, len(name)) - 1)]).lower()
     return 700.0 if any(word in font for word in _HEAVY) else 400.0
@@ -220,29 +266,56 @@ def _close_line(glyphs: list[_Glyph], height: float, lines: list[Line]) -> None:
 
 
 def _read_images(
-    page: Any, lines: list[Line], reader: ImageReader, limits: Limits
-) -> tuple[list[Picture], int]:
+    page: Any, number: int, lines: list[Line], reads: PictureReads, limits: Limits
+) -> None:
     """A scanned page read whole; otherwise each sizeable picture read from its region."""
-    import pypdfium2.raw as pdfium_c
-
     text_chars = sum(len(line.text) for line in lines)
+    images, paths = _drawn_objects(page)
     if text_chars < limits.scan_text_chars:
-        text = reader.read(_render(page, None))
-        return ([Picture(0.0, text)] if text.strip() else []), 1
-    pictures: list[Picture] = []
-    count = 0
+        if images or paths >= MIN_DRAWN_TEXT_PATHS:
+            reads.submit(number, 0.0, _render(page, None))
+        # else nothing on the page an image reader could read: a blank page with its number
+        # (OCR of a full page costs seconds).
+        return
     width, height = float(page.get_width()), float(page.get_height())
-    for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=2):
-        x0, bottom, x1, top = (float(v) for v in obj.get_bounds())
+    for x0, bottom, x1, top in images:
         x0, x1 = max(0.0, x0), min(width, x1)
         bottom, top = max(0.0, bottom), min(height, top)
         if x1 - x0 < MIN_PICTURE_POINTS or top - bottom < MIN_PICTURE_POINTS:
             continue
-        text = reader.read(_render(page, (x0, bottom, width - x1, height - top)))
-        count += 1
-        if text.strip():
-            pictures.append(Picture(height - top, text))
-    return pictures, count
+        reads.submit(number, height - top, _render(page, (x0, bottom, width - x1, height - top)))
+
+
+def _drawn_objects(page: Any) -> tuple[list[tuple[float, float, float, float]], int]:
+    """Left, bottom, right, top of the page's images (and of those one form deep) in content
+    order, and how many paths it draws. Raw pdfium calls: a filing page holds thousands of
+    text and path objects, and wrapping each in a Python object only to skip it cost a third
+    of the conversion."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    left, bottom = ctypes.c_float(), ctypes.c_float()
+    right, top = ctypes.c_float(), ctypes.c_float()
+    images: list[tuple[float, float, float, float]] = []
+    paths = 0
+
+    def visit(objects: list[Any], inside_form: bool) -> None:
+        nonlocal paths
+        for obj in objects:
+            kind = pdfium_c.FPDFPageObj_GetType(obj)
+            if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+                if not pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
+                    raise pdfium.PdfiumError("Failed to locate pageobject.")
+                images.append((left.value, bottom.value, right.value, top.value))
+            elif kind == pdfium_c.FPDF_PAGEOBJ_PATH:
+                paths += 1
+            elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and not inside_form:
+                count = pdfium_c.FPDFFormObj_CountObjects(obj)
+                visit([pdfium_c.FPDFFormObj_GetObject(obj, i) for i in range(count)], True)
+
+    count = pdfium_c.FPDFPage_CountObjects(page.raw)
+    visit([pdfium_c.FPDFPage_GetObject(page.raw, i) for i in range(count)], False)
+    return images, paths
 
 
 def _render(page: Any, crop: tuple[float, float, float, float] | None) -> bytes:

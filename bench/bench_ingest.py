@@ -1,0 +1,249 @@
+"""Ingest speed on real SEC filings: PDF conversion (pages/s, peak RSS) and, with ``--embed``,
+chunking and embedding (chunks/s), old code beside new in one run.
+
+Each measurement runs in a fresh subprocess (``--child``) with ``PYTHONPATH`` pointing at the
+code under test, so its peak RSS (``ru_maxrss``) belongs to one document and one version.
+Rounds interleave old and new (old, new, old, new …): on a shared machine the ratio is stable
+and an absolute time is not. The conversion uses the local OCR reader, as ``kb ingest`` does
+without a caption route.
+
+    python bench/bench_ingest.py                      # every filing, 2 rounds, old beside new
+    python bench/bench_ingest.py --only ORACLE --rounds 3 --embed
+    python bench/bench_ingest.py --no-ocr             # the text layer alone, pictures unread
+    python bench/bench_ingest.py --filings DIR --old /path/to/old/src
+
+Writing to a store is not timed here (the ingest pipeline owns it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from report import percentile, print_table, progress
+
+HERE = Path(__file__).resolve().parent
+NEW_SOURCE = HERE.parent / "src"
+FILINGS = HERE.parents[1] / "shared" / "data" / "filings"
+OLD_SOURCE = Path("/work/old/src")
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set so far, in MB (Linux reports kilobytes)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class NoPictures:
+    """An image reader that reads nothing: the text layer's cost alone (``--no-ocr``)."""
+
+    name = "none"
+
+    def read(self, image: bytes) -> str:
+        """Nothing."""
+        return ""
+
+
+def measure_one(path: Path, embed: bool, ocr: bool) -> dict[str, Any]:
+    """Convert ``path`` (and, with ``embed``, chunk and embed it) in this process."""
+    import memoryd
+    from memoryd.kb.convert import convert
+    from memoryd.kb.images import LocalOCR
+
+    data = path.read_bytes()
+    started = time.perf_counter()
+    converted = convert(data, path.name, LocalOCR() if ocr else NoPictures())
+    result: dict[str, Any] = {
+        "code": memoryd.__file__,
+        "pages": converted.pages or 0,
+        "convert_s": time.perf_counter() - started,
+        "convert_rss_mb": peak_rss_mb(),
+        "images": converted.images_read,
+        "markdown_chars": len(converted.markdown),
+    }
+    if embed:
+        result.update(chunk_and_embed(converted.title, converted.markdown))
+    return result
+
+
+def chunk_and_embed(title: str, markdown: str) -> dict[str, Any]:
+    """Chunk the Markdown as ingest does and embed every chunk (the model loaded first)."""
+    from memoryd.embedding import LocalMiniLM
+    from memoryd.kb.chunking import ChunkPolicy, breadcrumb, chunk_markdown
+    from memoryd.kb.model import Chunk
+    from memoryd.tokens import O200kTokenizer
+
+    tokenizer = O200kTokenizer()
+
+    def tail(text: str, tokens: int) -> str:
+        if tokens <= 0:
+            return ""
+        ids = tokenizer.encode(text)
+        return tokenizer.decode(ids[-tokens:]) if tokens < len(ids) else text
+
+    started = time.perf_counter()
+    drafts = chunk_markdown(markdown, tokenizer.count, tail, ChunkPolicy())
+    chunks = [
+        Chunk(
+            document_id="",
+            position=d.position,
+            headings=d.headings,
+            breadcrumb=breadcrumb(title, d.headings),
+            text=d.text,
+            tokens=d.tokens,
+            overlap_chars=d.overlap_chars,
+            pages=d.pages,
+        )
+        for d in drafts
+    ]
+    chunk_s = time.perf_counter() - started
+    embedder = LocalMiniLM()
+    list(embedder.embed(["warm the model up"]))
+    started = time.perf_counter()
+    list(embedder.embed([c.embedded_text for c in chunks]))
+    return {
+        "chunks": len(chunks),
+        "chunk_s": chunk_s,
+        "embed_s": time.perf_counter() - started,
+        "total_rss_mb": peak_rss_mb(),
+    }
+
+
+def run_child(source: Path, path: Path, embed: bool, ocr: bool) -> dict[str, Any]:
+    """One measurement in a fresh interpreter importing memoryd from ``source``."""
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", str(path)]
+    if embed:
+        command.append("--embed")
+    if not ocr:
+        command.append("--no-ocr")
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"child failed on {path.name} ({source}):\n{done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    if not str(result["code"]).startswith(str(source)):
+        raise SystemExit(f"child imported {result['code']}, not the code under {source}")
+    return result
+
+
+def spread(values: list[float], digits: int = 1) -> str:
+    """'median (min–max)' of repeated measurements."""
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return (
+        f"{percentile(values, 0.5):.{digits}f} ({min(values):.{digits}f}–{max(values):.{digits}f})"
+    )
+
+
+def main() -> None:
+    """Measure every filing with old and new code, interleaved, and print the tables."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--filings", type=Path, default=FILINGS)
+    parser.add_argument("--old", type=Path, default=OLD_SOURCE, help="old code's src directory")
+    parser.add_argument("--new", type=Path, default=NEW_SOURCE, help="new code's src directory")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--only", default="", help="only filings whose name contains this")
+    parser.add_argument("--embed", action="store_true", help="also chunk and embed (slow)")
+    parser.add_argument(
+        "--no-ocr", action="store_true", help="read no pictures: the text layer's cost alone"
+    )
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure_one(args.child, args.embed, not args.no_ocr)))
+        return
+    paths = sorted(p for p in args.filings.glob("*.pdf") if args.only.lower() in p.name.lower())
+    if not paths:
+        raise SystemExit(f"no filings (*.pdf) under {args.filings}")
+    versions = [("old", args.old.resolve())] if args.old.exists() else []
+    versions.append(("new", args.new.resolve()))
+    runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for path in paths:
+        for round_number in range(args.rounds):
+            for label, source in versions:
+                progress(f"{path.name} round {round_number + 1} {label}")
+                result = run_child(source, path, args.embed, not args.no_ocr)
+                runs.setdefault((path.name, label), []).append(result)
+    print_conversion(paths, versions, runs)
+    if args.embed:
+        print()
+        print_split(paths, versions, runs)
+
+
+def print_conversion(
+    paths: list[Path],
+    versions: list[tuple[str, Path]],
+    runs: dict[tuple[str, str], list[dict[str, Any]]],
+) -> None:
+    """Conversion alone: seconds, pages/s, peak RSS, images read; new/old speed-up."""
+    rows = []
+    for path in paths:
+        rates: dict[str, float] = {}
+        for label, _ in versions:
+            results = runs[(path.name, label)]
+            pages = results[0]["pages"]
+            per_second = [r["pages"] / r["convert_s"] for r in results]
+            rates[label] = percentile(per_second, 0.5)
+            rows.append(
+                [
+                    path.name,
+                    label,
+                    pages,
+                    spread([r["convert_s"] for r in results]),
+                    spread(per_second),
+                    spread([r["convert_rss_mb"] for r in results], 0),
+                    results[0]["images"],
+                ]
+            )
+        if "old" in rates:
+            ratio = rates["new"] / rates["old"]
+            rows.append([path.name, "**new/old**", "", "", f"**{ratio:.2f}×**", "", ""])
+    headers = ["filing", "code", "pages", "convert s", "pages/s", "peak RSS MB", "images read"]
+    print_table(headers, rows, numeric_right=True)
+
+
+def print_split(
+    paths: list[Path],
+    versions: list[tuple[str, Path]],
+    runs: dict[tuple[str, str], list[dict[str, Any]]],
+) -> None:
+    """The time split convert / chunk / embed and the chunks per second of embedding."""
+    rows = []
+    for path in paths:
+        for label, _ in versions:
+            results = runs[(path.name, label)]
+            convert_s = percentile([r["convert_s"] for r in results], 0.5)
+            chunk_s = percentile([r["chunk_s"] for r in results], 0.5)
+            embed_s = percentile([r["embed_s"] for r in results], 0.5)
+            total = convert_s + chunk_s + embed_s
+            pages = results[0]["pages"]
+            rows.append(
+                [
+                    path.name,
+                    label,
+                    results[0]["chunks"],
+                    f"{convert_s:.1f} ({convert_s / total:.0%})",
+                    f"{chunk_s:.1f} ({chunk_s / total:.0%})",
+                    f"{embed_s:.1f} ({embed_s / total:.0%})",
+                    f"{results[0]['chunks'] / embed_s:.1f}",
+                    f"{pages / total:.2f}",
+                    spread([r["total_rss_mb"] for r in results], 0),
+                ]
+            )
+    headers = [
+        "filing", "code", "chunks", "convert s", "chunk s", "embed s", "chunks/s (embed)",
+        "pages/s (all three)", "peak RSS MB",
+    ]  # fmt: skip
+    print_table(headers, rows, numeric_right=True)
+
+
+if __name__ == "__main__":
+    main()
