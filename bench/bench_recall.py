@@ -4,7 +4,11 @@ Each store is filled straight through the storage layer (the write path is measu
 bench_write.py), with real MiniLM vectors; then ``MemoryService.recall`` is timed end to end in
 a warm process: query embedding, the legs, fusion, packing with o200k and the retrieval stamp.
 
-    .venv/bin/python bench/bench_recall.py [--sizes 1000,10000,100000] [--queries 200]
+    .venv/bin/python bench/bench_recall.py [--sizes 1000,10000,100000] [--queries 200] [--split]
+
+``--split`` then recalls every question once more with perf_counter hooks on each step
+(query embedding, each leg's SQL, candidate fetch, fusion, packing, tokenising, fencing, the
+stamp) and prints where the time goes; the latency table is measured before, unhooked.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import Item, memories, questions
+from recall_split import Split, hooked
 from report import percentile, print_table, progress, stamp
 from stores import open_with_store
 
@@ -61,6 +66,9 @@ def main() -> int:
     parser.add_argument(
         "--vectors-cache", type=Path, help="reuse (or save) the corpus vectors in this .npy file"
     )
+    parser.add_argument(
+        "--split", action="store_true", help="also print the time per recall step (hooked)"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     embedder = LocalMiniLM()
@@ -79,6 +87,7 @@ def main() -> int:
             np.save(cache, vectors)
     asked = questions(args.queries, seed=11)
     rows = []
+    splits: list[tuple[int, Split]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
             path = Path(tmp) / f"recall-{size}.db"
@@ -93,6 +102,11 @@ def main() -> int:
                 timings.append((time.perf_counter() - begin) * 1000)
                 tokens.append(result.packed.tokens)
                 counts.append(len(result.packed.items) + len(result.packed.lessons))
+            if args.split:
+                with hooked() as split:
+                    for message in asked:
+                        split.time_recall(lambda m=message: service.recall(m, now=NOW))
+                splits.append((size, split))
             search = []
             for message in asked[:50]:
                 begin = time.perf_counter()
@@ -128,6 +142,9 @@ def main() -> int:
             for size, timings, search, tokens, counts, size_mb in rows
         ],
     )
+    for size, split in splits:
+        print(f"\nWhere a warm recall's time goes at {size:,} active memories (self time)\n")
+        print_table(("step", "ms per recall", "share"), split.rows())
     return 0
 
 
