@@ -30,6 +30,7 @@ STEPS: tuple[tuple[Any, str, str], ...] = (
     (memoryd.retrieval, "vector_leg", "vector leg SQL"),
     (memoryd.retrieval, "text_leg", "text leg SQL"),
     (memoryd.retrieval, "entity_leg", "entity leg SQL"),
+    (memoryd.retrieval, "time_leg_events", "time leg SQL"),
     (memoryd.retrieval, "time_leg", "time leg SQL"),
     (sqlite_memories.SqliteMemoryRecords, "get_many", "candidate fetch"),
     (memoryd.retrieval, "cosines_of", "text-hit cosines"),
