@@ -105,7 +105,7 @@ def main() -> int:
             if args.split:
                 with hooked() as split:
                     for message in asked:
-                        split.time_recall(lambda m=message: service.recall(m, now=NOW))
+                        split.time_recall(lambda m=message, s=service: s.recall(m, now=NOW))
                 splits.append((size, split))
             search = []
             for message in asked[:50]:
