@@ -3,13 +3,15 @@ what they find is judged by the gates in :mod:`memoryd.recall`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
 import numpy as np
 
-from .embedding import Embedder, Vector
+from .embedding import Embedder, Matrix, Vector
 from .entities import EntityMatcher, names_within_sentences, normalize_name, without_names
 from .model import Kind, Memory, Status
 from .recall import RecallPolicy, plain_word_names
@@ -19,6 +21,8 @@ from .timewindow import TimeWindow
 
 # At most this many events of one day are read for the episode leg.
 EPISODE_READ = 500
+# Query vectors kept by QueryEmbedder (1.5 kB each at 384 dimensions).
+QUERY_VECTORS_KEPT = 256
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,52 @@ def query_vector(embedder: Embedder, query: str) -> Vector:
     measured against)."""
     vector: Vector = embedder.embed([query])[0]
     return vector
+
+
+class QueryEmbedder:
+    """An embedder that keeps the vectors of the last few single-text queries: the same
+    message recalled twice (recall then ``search_memory``, a retried turn) embeds once.
+    Embedding is deterministic; the cache follows ``embedder()``, so replacing the service's
+    embedder empties it."""
+
+    def __init__(self, embedder: Callable[[], Embedder], kept: int = QUERY_VECTORS_KEPT) -> None:
+        self._embedder = embedder
+        self._kept = kept
+        self._owner: Embedder | None = None
+        self._vectors: OrderedDict[str, Vector] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> str:
+        """The current embedder's model id."""
+        return self._embedder().model
+
+    @property
+    def dimension(self) -> int:
+        """The current embedder's dimension."""
+        return self._embedder().dimension
+
+    def embed(self, texts: list[str]) -> Matrix:
+        """The current embedder's vectors; one text is answered from the cache when seen."""
+        embedder = self._embedder()
+        if len(texts) != 1:
+            return embedder.embed(texts)
+        text = texts[0]
+        with self._lock:
+            if self._owner is not embedder:
+                self._owner, self._vectors = embedder, OrderedDict()
+            found = self._vectors.get(text)
+            if found is not None:
+                self._vectors.move_to_end(text)
+        if found is None:
+            found = np.array(embedder.embed([text])[0], dtype=np.float32)
+            found.setflags(write=False)
+            with self._lock:
+                if self._owner is embedder:
+                    self._vectors[text] = found
+                    while len(self._vectors) > self._kept:
+                        self._vectors.popitem(last=False)
+        return np.asarray([found])
 
 
 def vector_leg(
