@@ -31,11 +31,11 @@ from recall_split import Split, hooked
 from report import percentile, print_table, progress, stamp
 from stores import open_with_store
 
-from memoryd import MemoryService
 from memoryd.embedding import LocalMiniLM
 from memoryd.entities import extract_entities
 from memoryd.ids import IdGenerator
 from memoryd.model import Memory, Source, Status
+from memoryd.service import MemoryService
 from memoryd.storage.protocols import Store
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -115,6 +115,7 @@ def main() -> int:
                 timings.append((time.perf_counter() - begin) * 1000)
                 tokens.append(result.packed.tokens)
                 counts.append(len(result.packed.items) + len(result.packed.lessons))
+            size_mb = sum(p.stat().st_size for p in Path(tmp).glob(f"recall-{size}.db*")) / 1e6
             service.close()
             # Each further pass on a fresh service (no query vectors kept), warmed up alike.
             service = warmed(path, embedder, warm)
@@ -131,7 +132,6 @@ def main() -> int:
                         split.time_recall(lambda m=message, s=service: s.recall(m, now=NOW))
                 service.close()
                 splits.append((size, split))
-            size_mb = sum(p.stat().st_size for p in Path(tmp).glob(f"recall-{size}.db*")) / 1e6
             rows.append((size, timings, search, tokens, counts, size_mb))
             progress(f"  {size}: done")
     print(
