@@ -31,6 +31,7 @@ from recall_split import Split, hooked
 from report import percentile, print_table, progress, stamp
 from stores import open_with_store
 
+import memoryd.legs
 from memoryd.embedding import LocalMiniLM
 from memoryd.entities import extract_entities
 from memoryd.ids import IdGenerator
@@ -79,7 +80,14 @@ def main() -> int:
     parser.add_argument(
         "--split", action="store_true", help="also print the time per recall step (hooked)"
     )
+    parser.add_argument(
+        "--no-query-vectors",
+        action="store_true",
+        help="keep no query vectors (sets memoryd.legs.QUERY_VECTORS_KEPT = 0)",
+    )
     args = parser.parse_args()
+    if args.no_query_vectors:
+        memoryd.legs.QUERY_VECTORS_KEPT = 0
     sizes = [int(s) for s in args.sizes.split(",")]
     embedder = LocalMiniLM()
     items = list(memories(max(sizes), seed=7, now=NOW))

@@ -21,7 +21,7 @@ from .timewindow import TimeWindow
 
 # At most this many events of one day are read for the episode leg.
 EPISODE_READ = 500
-# Query vectors kept by QueryEmbedder (1.5 kB each at 384 dimensions).
+# Query vectors kept by QueryEmbedder (1.5 kB each at 384 dimensions); 0 keeps none.
 QUERY_VECTORS_KEPT = 256
 
 
@@ -115,9 +115,9 @@ class QueryEmbedder:
     Embedding is deterministic; the cache follows ``embedder()``, so replacing the service's
     embedder empties it."""
 
-    def __init__(self, embedder: Callable[[], Embedder], kept: int = QUERY_VECTORS_KEPT) -> None:
+    def __init__(self, embedder: Callable[[], Embedder], kept: int | None = None) -> None:
         self._embedder = embedder
-        self._kept = kept
+        self._kept = QUERY_VECTORS_KEPT if kept is None else kept
         self._owner: Embedder | None = None
         self._vectors: OrderedDict[str, Vector] = OrderedDict()
         self._lock = threading.Lock()
@@ -148,7 +148,7 @@ class QueryEmbedder:
             found = np.array(embedder.embed([text])[0], dtype=np.float32)
             found.setflags(write=False)
             with self._lock:
-                if self._owner is embedder:
+                if self._owner is embedder and self._kept > 0:
                     self._vectors[text] = found
                     while len(self._vectors) > self._kept:
                         self._vectors.popitem(last=False)

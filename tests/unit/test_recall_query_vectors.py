@@ -75,3 +75,11 @@ def test_token_counts_are_the_same_counted_again_or_at_length() -> None:
     assert tokenizer.count(line) == tokenizer.count(line) == len(tokenizer.encode(line))
     long_text = line * 100  # past the cached length: counted directly
     assert tokenizer.count(long_text) == len(tokenizer.encode(long_text))
+
+
+def test_keeping_none_embeds_every_time() -> None:
+    inner = CountingEmbedder()
+    embedder = QueryEmbedder(lambda: inner, kept=0)
+    embedder.embed(["same"])
+    embedder.embed(["same"])
+    assert inner.seen == ["same", "same"]
