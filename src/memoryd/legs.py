@@ -3,7 +3,9 @@ what they find is judged by the gates in :mod:`memoryd.recall`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
@@ -17,10 +19,12 @@ from .textutil import query_terms
 from .timewindow import TimeWindow
 
 if TYPE_CHECKING:
-    from .embedding import Vector
+    from .embedding import Matrix, Vector
 
 # At most this many events of one day are read for the episode leg.
 EPISODE_READ = 500
+# Query vectors kept by QueryEmbedder (1.5 kB each at 384 dimensions); 0 keeps none.
+QUERY_VECTORS_KEPT = 256
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,54 @@ def query_vector(embedder: Embedder, query: str) -> Vector:
     return vector
 
 
+class QueryEmbedder:
+    """An embedder that keeps the vectors of the last few single-text queries: the same
+    message recalled twice (recall then ``search_memory``, a retried turn) embeds once.
+    Embedding is deterministic; the cache follows ``embedder()``, so replacing the service's
+    embedder empties it."""
+
+    def __init__(self, embedder: Callable[[], Embedder], kept: int | None = None) -> None:
+        self._embedder = embedder
+        self._kept = QUERY_VECTORS_KEPT if kept is None else kept
+        self._owner: Embedder | None = None
+        self._vectors: OrderedDict[str, Vector] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> str:
+        """The current embedder's model id."""
+        return self._embedder().model
+
+    @property
+    def dimension(self) -> int:
+        """The current embedder's dimension."""
+        return self._embedder().dimension
+
+    def embed(self, texts: list[str]) -> Matrix:
+        """The current embedder's vectors; one text is answered from the cache when seen."""
+        import numpy as np
+
+        embedder = self._embedder()
+        if len(texts) != 1:
+            return embedder.embed(texts)
+        text = texts[0]
+        with self._lock:
+            if self._owner is not embedder:
+                self._owner, self._vectors = embedder, OrderedDict()
+            found = self._vectors.get(text)
+            if found is not None:
+                self._vectors.move_to_end(text)
+        if found is None:
+            found = np.array(embedder.embed([text])[0], dtype=np.float32)
+            found.setflags(write=False)
+            with self._lock:
+                if self._owner is embedder and self._kept > 0:
+                    self._vectors[text] = found
+                    while len(self._vectors) > self._kept:
+                        self._vectors.popitem(last=False)
+        return np.asarray([found])
+
+
 def vector_leg(
     store: Store, vector: Vector, depth: int, kinds: Sequence[Kind] = ()
 ) -> list[VectorHit]:
@@ -131,8 +183,14 @@ def entity_leg(store: Store, names: NameContext, depth: int) -> list[str]:
 
 def time_leg(store: Store, window: TimeWindow, depth: int) -> list[str]:
     """Active events inside the window, closest to its middle first."""
+    return [m.id for m in time_leg_events(store, window, depth)]
+
+
+def time_leg_events(store: Store, window: TimeWindow, depth: int) -> list[Memory]:
+    """The time leg's events themselves, closest to the window's middle first (recall keeps
+    them as candidates instead of reading their rows again)."""
     events = store.memories.events_between(window.start, window.end, max(depth * 4, depth))
-    return [m.id for m in sorted(events, key=lambda m: _distance(m, window.middle))][:depth]
+    return sorted(events, key=lambda m: _distance(m, window.middle))[:depth]
 
 
 def episode_leg(

@@ -24,7 +24,7 @@ from .legs import (
     query_vector,
     selective_names,
     text_leg,
-    time_leg,
+    time_leg_events,
     unknown_names,
     vector_leg,
 )
@@ -107,16 +107,21 @@ def gather(
             rankings["entity"] = entity_leg(store, names, depth)
         except Exception as error:
             _failed(legs, "entity", error)
+    # Rows a leg already read are not read again.
+    read: dict[str, Memory] = {}
     if window is not None:
         try:
-            rankings["time"] = time_leg(store, window, depth)
+            events = time_leg_events(store, window, depth)
+            rankings["time"] = [m.id for m in events]
+            read.update((m.id, m) for m in events)
         except Exception as error:
             _failed(legs, "time", error)
     for leg, ids in rankings.items():
         legs[leg] = "ok" if ids else "empty"
 
     ids = sorted({i for ranked in rankings.values() for i in ranked})
-    memories = store.memories.get_many(ids)
+    fetched = store.memories.get_many([i for i in ids if i not in read])
+    memories = {i: read.get(i) or fetched[i] for i in ids if i in read or i in fetched}
     if vector is not None and text is not None:
         # The text gate weighs meaning too; entity and time hits need no cosine.
         cosines = cosines_of(store, vector, [hit.memory_id for hit in text.hits], cosines)

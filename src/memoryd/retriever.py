@@ -12,6 +12,7 @@ from datetime import datetime
 from .collaborators import Collaborators
 from .entities import EntityMatcher
 from .errors import InvalidInputError
+from .legs import QueryEmbedder
 from .model import Kind, Memory
 from .recall import Candidate, Packed, pack_block, relative_cut
 from .results import RecallResult, SearchResult
@@ -34,6 +35,7 @@ class Retriever:
         self._stamper: ThreadPoolExecutor | None = None
         self._last_stamp: Future[None] | None = None
         self._stamp_lock = threading.Lock()
+        self._query_embedder = QueryEmbedder(lambda: self.parts.embedder)
 
     def recall(self, message: str, budget: int | None, now: datetime | None) -> RecallResult:
         """See :meth:`memoryd.service.MemoryService.recall`."""
@@ -129,7 +131,7 @@ class Retriever:
         parts = self.parts
         return gather(
             parts.store,
-            parts.embedder,
+            self._query_embedder,
             self._entity_matcher,
             message,
             window,

@@ -49,6 +49,12 @@ class TokenCodec(TokenCounter, Protocol):
         ...
 
 
+# Recall costs every candidate's rendered line on each call, and the same memories come back
+# again and again: counts of texts up to this long are kept (a line is one memory's content).
+COUNT_CACHE_MAX_CHARS = 2000
+COUNT_CACHE_SIZE = 8192
+
+
 class O200kTokenizer:
     """o200k_base, loaded once on first use (about 0.3 s)."""
 
@@ -56,6 +62,8 @@ class O200kTokenizer:
 
     def count(self, text: str) -> int:
         """Number of o200k_base tokens in ``text`` (special-token text counted as plain text)."""
+        if len(text) <= COUNT_CACHE_MAX_CHARS:
+            return _cached_count(text)
         return len(_encoding().encode_ordinary(text))
 
     def encode(self, text: str) -> list[int]:
@@ -65,6 +73,11 @@ class O200kTokenizer:
     def decode(self, ids: list[int]) -> str:
         """Text of token ids."""
         return _encoding().decode(ids)
+
+
+@functools.lru_cache(maxsize=COUNT_CACHE_SIZE)
+def _cached_count(text: str) -> int:
+    return len(_encoding().encode_ordinary(text))
 
 
 @functools.cache

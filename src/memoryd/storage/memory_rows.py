@@ -30,10 +30,11 @@ _EVENTS_BETWEEN = (
     SELECT_MEMORIES + " WHERE status = 'active' AND kind = 'event' "
     "AND occurred_at >= ? AND occurred_at < ? ORDER BY occurred_at DESC LIMIT ?"
 )
-_STANDING_LESSONS = (
-    SELECT_MEMORIES + " WHERE status = 'active' AND kind = 'lesson' "
+STANDING_LESSONS_WHERE = (
+    " WHERE status = 'active' AND kind = 'lesson' "
     "AND importance IN ('high', 'critical') ORDER BY (importance = 'critical') DESC, id DESC"
 )
+_STANDING_LESSONS = SELECT_MEMORIES + STANDING_LESSONS_WHERE
 _COUNT_ALL = "SELECT sum(n) FROM memory_counts"
 _COUNT_STATUS = "SELECT n FROM memory_counts WHERE status = ?"
 _SET_STATUS = "UPDATE memories SET status = ? WHERE id = ?"
@@ -198,9 +199,11 @@ class MemoryRows:
         ).fetchall()
         return [memory_from_row(row, dialect) for row in rows]
 
+    _standing_lessons_sql: ClassVar[str] = _STANDING_LESSONS
+
     def standing_lessons(self) -> list[Memory]:
         """Active lessons of importance high or critical, critical first, newest first."""
-        rows = self._db.execute(_STANDING_LESSONS).fetchall()
+        rows = self._db.execute(self._standing_lessons_sql).fetchall()
         return [memory_from_row(row, self._dialect) for row in rows]
 
     def _tag_entities(self, memory_id: str, names: Sequence[str]) -> None:

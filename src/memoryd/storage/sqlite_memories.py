@@ -15,6 +15,8 @@ from .entity_rows import EntityRows
 from .memory_rows import (
     MEMORY_COLUMNS,
     PURGE_ASSIGNMENTS,
+    SELECT_MEMORIES,
+    STANDING_LESSONS_WHERE,
     MemoryRows,
     memory_params,
 )
@@ -35,6 +37,11 @@ class SqliteMemoryRecords(MemoryRows):
     """Memory rows, their FTS5 text and their sqlite-vec vectors, written together."""
 
     _dialect = SQLITE_ROWS
+    # Without statistics SQLite reads every active lesson through (status, kind, …) to find
+    # the few standing ones (0.7 ms at 10k memories); the partial index holds just those.
+    _standing_lessons_sql = (
+        SELECT_MEMORIES + " INDEXED BY memories_standing_lessons" + STANDING_LESSONS_WHERE
+    )
 
     def insert(self, memory: Memory, vector: Vector | None) -> None:
         """Insert the row, its full-text entry and (when given) its vector."""

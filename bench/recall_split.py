@@ -1,0 +1,112 @@
+"""Where a warm recall's time goes: perf_counter hooks patched over memoryd's recall steps.
+
+Used by ``bench_recall.py --split``; the hooks are installed only then, so the normal path is
+timed unpatched. Steps nest (the text leg's SQL is inside "text leg"), so the "self" time of
+each step is its time minus the time of the steps inside it.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import memoryd.fence
+import memoryd.legs
+import memoryd.recall
+import memoryd.retrieval
+import memoryd.retriever
+import memoryd.tokens
+from memoryd.storage import sqlite_memories
+
+# (owner, attribute, step name); the owner is the module or class the caller looks it up in.
+STEPS: tuple[tuple[Any, str, str], ...] = (
+    (memoryd.retriever, "find_time_window", "time window"),
+    (memoryd.retrieval, "name_context", "names (entity lookup)"),
+    (memoryd.retrieval, "query_vector", "query embedding"),
+    (memoryd.retrieval, "vector_leg", "vector leg SQL"),
+    (memoryd.retrieval, "text_leg", "text leg SQL"),
+    (memoryd.retrieval, "entity_leg", "entity leg SQL"),
+    (memoryd.retrieval, "time_leg_events", "time leg SQL"),
+    (memoryd.retrieval, "time_leg", "time leg SQL"),
+    (sqlite_memories.SqliteMemoryRecords, "get_many", "candidate fetch"),
+    (memoryd.retrieval, "cosines_of", "text-hit cosines"),
+    (memoryd.retrieval, "unknown_names", "unknown names"),
+    (memoryd.retrieval, "rank_candidates", "gates + fusion"),
+    (memoryd.retrieval, "extend_ranking", "gates + fusion"),
+    (memoryd.retrieval, "episode_leg", "episode leg"),
+    (memoryd.retriever, "relative_cut", "relative cut"),
+    (sqlite_memories.SqliteMemoryRecords, "standing_lessons", "standing lessons SQL"),
+    (memoryd.retriever, "pack_block", "packing"),
+    (memoryd.recall, "render_item", "rendering lines"),
+    (memoryd.tokens.O200kTokenizer, "count", "tokenising"),
+    (memoryd.recall, "fence", "fencing"),
+    (memoryd.retriever.Retriever, "_stamp_later", "retrieval stamp (queue)"),
+)
+
+
+class Split:
+    """Accumulated self time per step, in milliseconds, over the recalls it watched."""
+
+    def __init__(self) -> None:
+        self.self_ms: dict[str, float] = defaultdict(float)
+        self.total_ms = 0.0
+        self.recalls = 0
+        self._stack: list[list[float]] = []
+
+    def wrap(self, name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        """``function`` timed as step ``name``; time spent in nested steps is not its own."""
+
+        @functools.wraps(function)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            self._stack.append([0.0])
+            begin = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent = (time.perf_counter() - begin) * 1000
+                inner = self._stack.pop()[0]
+                self.self_ms[name] += spent - inner
+                if self._stack:
+                    self._stack[-1][0] += spent
+
+        return timed
+
+    def time_recall(self, call: Callable[[], Any]) -> Any:
+        """Run one recall, adding its wall time to the total."""
+        begin = time.perf_counter()
+        result = call()
+        self.total_ms += (time.perf_counter() - begin) * 1000
+        self.recalls += 1
+        return result
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """(step, mean ms per recall, share of the recall) rows, largest first, with the rest."""
+        n = max(1, self.recalls)
+        steps = sorted(self.self_ms.items(), key=lambda item: -item[1])
+        rest = self.total_ms - sum(self.self_ms.values())
+        out = [(name, f"{ms / n:.2f}", f"{ms / self.total_ms:.0%}") for name, ms in steps]
+        out.append(("other (service, dataclasses, glue)", f"{rest / n:.2f}", ""))
+        out.append(("**recall, total**", f"{self.total_ms / n:.2f}", "100%"))
+        return out
+
+
+@contextmanager
+def hooked() -> Iterator[Split]:
+    """Install the hooks for the duration of the block."""
+    split = Split()
+    saved = []
+    for owner, attribute, name in STEPS:
+        original = getattr(owner, attribute, None)
+        if original is None:
+            continue
+        saved.append((owner, attribute, original))
+        setattr(owner, attribute, split.wrap(name, original))
+    try:
+        yield split
+    finally:
+        for owner, attribute, original in reversed(saved):
+            setattr(owner, attribute, original)
