@@ -34,7 +34,6 @@ from report import percentile, print_table, progress
 HERE = Path(__file__).resolve().parent
 NEW_SOURCE = HERE.parent / "src"
 FILINGS = HERE.parents[1] / "shared" / "data" / "filings"
-OLD_SOURCE = Path("/work/old/src")
 
 
 def peak_rss_mb() -> float:
@@ -147,7 +146,9 @@ def main() -> None:
     """Measure every filing with old and new code, interleaved, and print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--filings", type=Path, default=FILINGS)
-    parser.add_argument("--old", type=Path, default=OLD_SOURCE, help="old code's src directory")
+    parser.add_argument(
+        "--old", type=Path, help="another checkout's src directory, measured beside this one"
+    )
     parser.add_argument("--new", type=Path, default=NEW_SOURCE, help="new code's src directory")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--only", default="", help="only filings whose name contains this")
@@ -163,7 +164,7 @@ def main() -> None:
     paths = sorted(p for p in args.filings.glob("*.pdf") if args.only.lower() in p.name.lower())
     if not paths:
         raise SystemExit(f"no filings (*.pdf) under {args.filings}")
-    versions = [("old", args.old.resolve())] if args.old.exists() else []
+    versions = [("old", args.old.resolve())] if args.old is not None else []
     versions.append(("new", args.new.resolve()))
     runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for path in paths:
