@@ -8,7 +8,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from memoryd.embedding import LOCAL_DIMENSION, LocalMiniLM, minilm_tokenizer_file
+from memoryd.embedding import (
+    ATTENTION_BUDGET,
+    BATCH_SIZE,
+    LOCAL_DIMENSION,
+    WINDOW_PIECES,
+    LocalMiniLM,
+    minilm_tokenizer_file,
+    plan_batches,
+)
 
 COOKING = (
     "We chopped onions and garlic, browned them slowly in olive oil, added tomatoes and basil, "
@@ -117,3 +125,19 @@ def test_a_vector_does_not_depend_on_its_batch(
     alone = embedder.embed([text])[0]
     batched = embedder.embed([*others, text])[-1]
     assert cosine(alone, batched) > 0.999
+
+
+@given(st.lists(st.integers(min_value=1, max_value=WINDOW_PIECES), max_size=200))
+def test_batches_cover_every_window_once_within_the_attention_budget(lengths: list[int]) -> None:
+    batches = plan_batches(lengths)
+
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    for batch in batches:
+        width = max(lengths[i] for i in batch)
+        assert len(batch) <= BATCH_SIZE
+        assert len(batch) == 1 or len(batch) * width**2 <= ATTENTION_BUDGET
+
+
+def test_full_windows_go_eight_a_call_and_short_ones_thirty_two() -> None:
+    assert [len(b) for b in plan_batches([WINDOW_PIECES] * 20)] == [8, 8, 4]
+    assert [len(b) for b in plan_batches([12] * 40)] == [32, 8]
