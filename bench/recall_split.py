@@ -31,7 +31,7 @@ STEPS: tuple[tuple[Any, str, str], ...] = (
     (memoryd.retrieval, "text_leg", "text leg SQL"),
     (memoryd.retrieval, "entity_leg", "entity leg SQL"),
     (memoryd.retrieval, "time_leg_events", "time leg SQL"),
-    (memoryd.retrieval, "time_leg", "time leg SQL"),
+    (memoryd.retrieval, "time_leg", "time leg SQL"),  # its name in older code (--old runs)
     (sqlite_memories.SqliteMemoryRecords, "get_many", "candidate fetch"),
     (memoryd.retrieval, "cosines_of", "text-hit cosines"),
     (memoryd.retrieval, "unknown_names", "unknown names"),

@@ -181,14 +181,9 @@ def entity_leg(store: Store, names: NameContext, depth: int) -> list[str]:
     return store.entities.rank_by_entities(weights, depth)
 
 
-def time_leg(store: Store, window: TimeWindow, depth: int) -> list[str]:
-    """Active events inside the window, closest to its middle first."""
-    return [m.id for m in time_leg_events(store, window, depth)]
-
-
 def time_leg_events(store: Store, window: TimeWindow, depth: int) -> list[Memory]:
-    """The time leg's events themselves, closest to the window's middle first (recall keeps
-    them as candidates instead of reading their rows again)."""
+    """Active events inside the window, closest to its middle first (recall keeps them as
+    candidates instead of reading their rows again)."""
     events = store.memories.events_between(window.start, window.end, max(depth * 4, depth))
     return sorted(events, key=lambda m: _distance(m, window.middle))[:depth]
 
