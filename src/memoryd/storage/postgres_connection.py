@@ -8,7 +8,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from psycopg.types.json import Jsonb
 
 from ..errors import StoreUnavailableError
@@ -169,6 +168,8 @@ def _cause(error: BaseException) -> str:
 
 def stored_vector(value: Any) -> Vector:
     """A stored vector as float32 numpy (pgvector returns its own Vector type)."""
+    import numpy as np
+
     if hasattr(value, "to_numpy"):
         value = value.to_numpy()
     return np.asarray(value, dtype=np.float32).copy()
@@ -176,6 +177,8 @@ def stored_vector(value: Any) -> Vector:
 
 def vector_param(vector: Vector) -> Any:
     """A vector as the float32 array pgvector adapts."""
+    import numpy as np
+
     return np.asarray(vector, dtype=np.float32)
 
 

@@ -7,8 +7,6 @@ sqlite_jobs and sqlite_kb; the rows they share with PostgreSQL live in the *_row
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -54,21 +52,10 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
         """BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any exception."""
         return self._db.transaction()
 
-    @contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """One read transaction on the store's connection, holding its lock: other threads of
-        this process wait, other processes keep writing to the WAL without being seen."""
-        with self._db.lock:
-            if self._db.depth:
-                yield
-                return
-            self._db.raw.execute("BEGIN")
-            self._db.depth = 1
-            try:
-                yield
-            finally:
-                self._db.depth = 0
-                self._db.raw.execute("COMMIT")
+    def snapshot(self) -> Any:
+        """One read transaction for this thread: its reads see one committed state while
+        other threads and processes keep writing."""
+        return self._db.snapshot()
 
     def backup_to(self, target: Path) -> None:
         """A consistent online copy of the whole file (SQLite's backup API, in one step)."""
@@ -124,9 +111,8 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
         return problems
 
     def close(self) -> None:
-        """Close the connection."""
-        with self._db.lock:
-            self._db.raw.close()
+        """Close the writer and the readers."""
+        self._db.close()
 
     def _migrate(self) -> None:
         raw = self._db.raw

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -23,15 +24,43 @@ if TYPE_CHECKING:
 
 
 class SqliteConnection:
-    """One sqlite connection, serialised by a re-entrant lock, with nestable transactions."""
+    """One writer connection, serialised by a re-entrant lock, with nestable transactions;
+    and, for a file store, one read connection per thread, so readers run side by side.
+
+    WAL lets readers and the writer proceed at once: a statement that only reads, from a
+    thread that is not inside a write transaction, runs on that thread's own reader and sees
+    the last committed state — never half of a transaction. A thread inside ``transaction``
+    reads its own uncommitted writes on the writer. An in-memory store has one connection."""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         self.lock = threading.RLock()
-        self.depth = 0
         self.raw = _connect(path)
+        self._threads = threading.local()
+        self._readers: list[Any] = []
+        self._readers_lock = threading.Lock()
+        self._parallel = str(path) != ":memory:"
+        self._closed = False
+
+    @property
+    def writing(self) -> bool:
+        """Whether this thread is inside a write transaction."""
+        return bool(getattr(self._threads, "write_depth", 0))
+
+    @property
+    def reading(self) -> bool:
+        """Whether this thread is inside a snapshot on its reader."""
+        return bool(getattr(self._threads, "read_depth", 0))
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        """Run one statement under the connection's lock."""
+        """Run one statement: a read on this thread's reader (rows fetched at once, so no
+        read transaction stays open behind a half-read cursor), anything else on the writer
+        under its lock."""
+        reader = self._reader_for(sql)
+        if reader is not None:
+            if self.reading:
+                return reader.execute(sql, params)
+            return _Fetched(reader.execute(sql, params).fetchall())
         with self.lock:
             return self.raw.execute(sql, params)
 
@@ -50,24 +79,100 @@ class SqliteConnection:
     def transaction(self) -> Iterator[None]:
         """BEGIN IMMEDIATE … COMMIT (ROLLBACK on any exception); nested calls join it."""
         with self.lock:
-            if self.depth:
-                self.depth += 1
+            depth = getattr(self._threads, "write_depth", 0)
+            self._threads.write_depth = depth + 1
+            try:
+                if depth:
+                    yield
+                    return
+                self.raw.execute("BEGIN IMMEDIATE")
+                try:
+                    yield
+                except BaseException:
+                    self.raw.execute("ROLLBACK")
+                    raise
+                self.raw.execute("COMMIT")
+            finally:
+                self._threads.write_depth = depth
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction for this thread: every read inside it sees the same committed
+        state while other threads and processes go on writing. Inside a write transaction it
+        joins that transaction; nested snapshots join the outer one."""
+        if self.writing or self.reading:
+            yield
+            return
+        if not self._parallel:
+            with self.lock:
+                self.raw.execute("BEGIN")
+                self._threads.write_depth = 1
                 try:
                     yield
                 finally:
-                    self.depth -= 1
-                return
-            self.raw.execute("BEGIN IMMEDIATE")
-            self.depth = 1
-            try:
-                yield
-            except BaseException:
-                self.raw.execute("ROLLBACK")
-                raise
-            else:
-                self.raw.execute("COMMIT")
-            finally:
-                self.depth = 0
+                    self._threads.write_depth = 0
+                    self.raw.execute("COMMIT")
+            return
+        reader = self._own_reader()
+        reader.execute("BEGIN")
+        self._threads.read_depth = 1
+        try:
+            yield
+        finally:
+            self._threads.read_depth = 0
+            reader.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the writer and every thread's reader."""
+        with self.lock, self._readers_lock:
+            self._closed = True
+            for reader in self._readers:
+                reader.close()
+            self._readers.clear()
+            self.raw.close()
+
+    def _reader_for(self, sql: str) -> Any | None:
+        if not self._parallel or self.writing or not _reads_only(sql):
+            return None
+        return self._own_reader()
+
+    def _own_reader(self) -> Any:
+        reader = getattr(self._threads, "reader", None)
+        if reader is None:
+            with self._readers_lock:
+                if self._closed:
+                    raise StoreUnavailableError(f"store {self.path} is closed")
+                reader = _connect(self.path)
+                reader.execute("PRAGMA query_only = ON")
+                self._readers.append(reader)
+            self._threads.reader = reader
+        return reader
+
+
+# A statement is served by a reader when it starts with SELECT (or WITH … SELECT) and names
+# no writing verb; everything else — PRAGMAs included — goes to the writer.
+_READ_START = re.compile(r"\s*(SELECT|WITH)\b", re.IGNORECASE)
+_WRITE_VERB = re.compile(r"\b(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
+
+
+def _reads_only(sql: str) -> bool:
+    return _READ_START.match(sql) is not None and _WRITE_VERB.search(sql) is None
+
+
+class _Fetched:
+    """The rows of a read, already fetched."""
+
+    def __init__(self, rows: list[Any]) -> None:
+        self._rows = rows
+
+    def fetchone(self) -> Any:
+        return self._rows[0] if self._rows else None
+
+    def fetchall(self) -> list[Any]:
+        return self._rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._rows)
 
 
 def _connect(path: Path) -> Any:
