@@ -16,6 +16,11 @@ log = logging.getLogger(__name__)
 MIN_IMAGE_SIDE = 32
 # Large images are scaled down first: OCR time grows with pixels, and text stays legible.
 MAX_IMAGE_SIDE = 2400
+# Text detection enlarges a picture until its short side is this long (rapidocr's default, 736,
+# made a 486×176 chart 2,048×736 and cost seconds). Measured on the six charts in three SEC
+# filings: 480 reads them a third faster and as well or better (a rotated axis title kept, a
+# chart subtitle read that 736 garbled). Pages rendered for OCR are larger and never enlarged.
+DETECTION_SHORT_SIDE = 480
 # OCR lines read with less confidence than this are noise (textures, photos).
 MIN_OCR_SCORE = 0.6
 
@@ -109,7 +114,9 @@ def _load_rapidocr() -> Any:
 
     # rapidocr logs every model path at INFO on load; keep the owner's terminal quiet.
     logging.getLogger("RapidOCR").setLevel(logging.WARNING)
-    return RapidOCR()
+    return RapidOCR(
+        params={"Det.limit_side_len": DETECTION_SHORT_SIDE, "Global.log_level": "warning"}
+    )
 
 
 def _prepared_png(image: bytes) -> bytes | None:
