@@ -1,15 +1,18 @@
-"""Recall's search legs in the SQLite store: a sqlite-vec Hamming prefilter re-ranked by
-exact cosine, and BM25 over FTS5."""
+"""Recall's search legs in the SQLite store: a Hamming prefilter over the sign-bit index
+(sqlite-vec's, or its in-process copy) re-ranked by exact cosine, and BM25 over FTS5."""
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..model import Kind, Status
 from .memory_rows import MemoryVectorSearch
 from .protocols import TextHit, TextResult, VectorHit
+from .row_dialect import VectorTables
+from .sqlite_bits import BitIndexCopy, query_bits
 from .sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
 
 if TYPE_CHECKING:
@@ -22,27 +25,28 @@ PREFILTER_MIN = 64
 
 
 class SqliteVectorSearch(MemoryVectorSearch[SqliteConnection]):
-    """KNN over memory vectors with sqlite-vec, filtered by status metadata: a Hamming
-    prefilter over the bit index, then the exact cosine on the candidates."""
+    """KNN over memory vectors, filtered by status metadata: a Hamming prefilter over the bit
+    index, then the exact cosine on the candidates. The prefilter runs on an in-process copy
+    of the bit index (:mod:`.sqlite_bits`), which answers what sqlite-vec's KNN answers, or on
+    sqlite-vec itself when the copy cannot be used."""
+
+    # Whether the prefilter may use the in-process copy of the bit index (the equality tests
+    # and the bench turn it off to time or compare sqlite-vec's own KNN).
+    in_process_bits = True
+
+    def __init__(self, connection: SqliteConnection, vector_tables: VectorTables) -> None:
+        super().__init__(connection, vector_tables)
+        self._copy_lock = threading.Lock()
+        self._copy: BitIndexCopy | None = None
+        self._copy_checked = False
 
     def _search(
         self, vector: Vector, statuses: Sequence[Status], k: int, kinds: Sequence[Kind]
     ) -> list[VectorHit]:
         import numpy as np
 
-        query = vector_blob(vector)
         pool = max(k * PREFILTER_OVERSAMPLE, PREFILTER_MIN)
-        candidates: list[int] = []
-        for status in statuses:
-            sql = (
-                "SELECT rowid FROM memory_bits WHERE bits MATCH vec_quantize_binary(?) "
-                "AND k = ? AND status = ?"
-            )
-            params: list[Any] = [query, pool, status.value]
-            if kinds:
-                sql += f" AND kind IN ({SQLITE_ROWS.marks(len(kinds))})"
-                params.extend(kind.value for kind in kinds)
-            candidates.extend(row[0] for row in self._db.execute(sql, params).fetchall())
+        candidates = self._prefilter(vector, statuses, pool, kinds)
         if not candidates:
             return []
         ids: list[str] = []
@@ -59,6 +63,53 @@ class SqliteVectorSearch(MemoryVectorSearch[SqliteConnection]):
         cosines = matrix @ np.asarray(vector, dtype=np.float32)
         order = np.argsort(-cosines, kind="stable")[:k]
         return [VectorHit(memory_id=ids[i], cosine=float(cosines[i])) for i in order]
+
+    def _prefilter(
+        self, vector: Vector, statuses: Sequence[Status], pool: int, kinds: Sequence[Kind]
+    ) -> list[int]:
+        """The ``pool`` rowids nearest by Hamming distance in each status, status by status."""
+        copy = self._bit_copy() if self.in_process_bits else None
+        if copy is not None:
+            bits = query_bits(vector)
+            candidates: list[int] = []
+            for status in statuses:
+                found = copy.nearest(bits, status, pool, kinds)
+                if found is None:
+                    break
+                candidates.extend(found)
+            else:
+                return candidates
+        return self.sqlite_vec_prefilter(vector, statuses, pool, kinds)
+
+    def sqlite_vec_prefilter(
+        self, vector: Vector, statuses: Sequence[Status], pool: int, kinds: Sequence[Kind]
+    ) -> list[int]:
+        """What :meth:`_prefilter` answers, from sqlite-vec's KNN over ``memory_bits``."""
+        query = vector_blob(vector)
+        candidates: list[int] = []
+        for status in statuses:
+            sql = (
+                "SELECT rowid FROM memory_bits WHERE bits MATCH vec_quantize_binary(?) "
+                "AND k = ? AND status = ?"
+            )
+            params: list[Any] = [query, pool, status.value]
+            if kinds:
+                sql += f" AND kind IN ({SQLITE_ROWS.marks(len(kinds))})"
+                params.extend(kind.value for kind in kinds)
+            candidates.extend(row[0] for row in self._db.execute(sql, params).fetchall())
+        return candidates
+
+    def bit_copy_bytes(self) -> int:
+        """Memory held by the in-process copy of the bit index (0 before its first use)."""
+        return self._copy.bytes_held() if self._copy is not None else 0
+
+    def _bit_copy(self) -> BitIndexCopy | None:
+        with self._copy_lock:
+            if not self._copy_checked:
+                if BitIndexCopy.usable(self._db):
+                    self._copy = BitIndexCopy(self._db)
+                self._copy_checked = True
+            return self._copy
 
 
 class SqliteTextSearch:
