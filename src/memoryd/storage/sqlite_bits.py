@@ -89,10 +89,11 @@ class _Partition:
     starts: tuple[int, ...]
     valid: NDArray[np.bool_]
     ids: NDArray[np.int64]
+    # (words, slots): word w of every slot's bits side by side.
     bits: NDArray[Any]
     kinds: NDArray[np.uint8]
     # Ties at equal distance go in sqlite-vec's order: the earlier chunk, then the later slot.
-    tie_order: NDArray[np.int64]
+    tie_order: NDArray[np.int32]
 
     def chunk(self, rank: int) -> _Chunk:
         """The ``rank``-th chunk's slots, as held."""
@@ -104,7 +105,7 @@ class _Partition:
             rowids,
             self.valid[start:end],
             self.ids[start:end],
-            self.bits[start:end],
+            self.bits[:, start:end].T,
             self.kinds[start:end],
         )
 
@@ -145,11 +146,19 @@ class BitIndexCopy:
             return None
         if k <= 0 or not len(partition.ids):
             return []
+        # Word by word over the column-major bits: a sum across each row's words costs
+        # three times as much at 100k.
         query = np.frombuffer(bits, dtype=partition.bits.dtype)
-        distances = np.bitwise_count(partition.bits ^ query).sum(axis=1, dtype=np.int64)
+        counts = np.zeros(len(partition.ids), dtype=np.uint16)
+        word = np.empty(len(partition.ids), dtype=partition.bits.dtype)
+        for column, query_word in zip(partition.bits, query, strict=True):
+            counts += np.bitwise_count(np.bitwise_xor(column, query_word, out=word))
+        distances = counts.astype(np.int64)
         wanted = partition.valid
         if kinds:
-            wanted = wanted & np.isin(partition.kinds, [KIND_CODES[kind] for kind in kinds])
+            asked = np.zeros(256, dtype=bool)
+            asked[[KIND_CODES[kind] for kind in kinds]] = True
+            wanted = wanted & asked[partition.kinds]
         found = int(np.count_nonzero(wanted))
         k = min(k, found)
         if k == 0:
@@ -249,14 +258,14 @@ def _stack(chunk_ids: tuple[int, ...], chunks: Sequence[_Chunk]) -> _Partition:
     # Within a chunk the later slot wins a tie, so count its slots down from the chunk's end.
     tie_order = np.concatenate(
         [start + np.arange(len(c.ids) - 1, -1, -1) for start, c in zip(starts, chunks, strict=True)]
-    ).astype(np.int64)
+    ).astype(np.int32)
     return _Partition(
         chunk_ids=chunk_ids,
         blobs=tuple((c.validity, c.rowids) for c in chunks),
         starts=tuple(starts),
         valid=np.concatenate([c.valid for c in chunks]),
         ids=np.concatenate([c.ids for c in chunks]),
-        bits=np.concatenate([c.bits for c in chunks]),
+        bits=np.ascontiguousarray(np.concatenate([c.bits for c in chunks]).T),
         kinds=np.concatenate([c.kinds for c in chunks]),
         tie_order=tie_order,
     )
@@ -271,7 +280,7 @@ def _empty() -> _Partition:
         (),
         np.zeros(0, dtype=bool),
         np.zeros(0, dtype=np.int64),
-        np.zeros((0, 1), dtype=np.uint8),
+        np.zeros((1, 0), dtype=np.uint8),
         np.zeros(0, dtype=np.uint8),
-        np.zeros(0, dtype=np.int64),
+        np.zeros(0, dtype=np.int32),
     )
