@@ -203,3 +203,46 @@ def test_query_bits_are_packed_as_vec_quantize_binary_packs_them(filled: _Filled
             "SELECT vec_quantize_binary(?)", (np.asarray(vector).tobytes(),)
         ).fetchone()
         assert query_bits(vector) == row[0]
+
+
+def test_searches_inside_write_transactions_beside_other_searches(filled: _Filled) -> None:
+    # A writer that searches inside its transaction holds the connection while readers
+    # refresh the copy: neither may wait on the other for good.
+    import threading
+
+    search = _search(filled.store)
+    queries = filled.queries(8)
+    failures: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            for _ in range(15):
+                for query in queries:
+                    search.nearest(query, [Status.ACTIVE], 10)
+        except BaseException as error:  # reported by the assertion below
+            failures.append(error)
+
+    def write() -> None:
+        try:
+            for vector in _vectors(filled.rng, 30):
+                with filled.store.transaction():
+                    memory = Memory(
+                        id=filled.ids.new_id(NOW), kind=Kind.FACT, status=Status.ACTIVE,
+                        content="written", source=Source.OWNER, created_at=NOW,
+                        last_confirmed_at=NOW, confidence=0.9,
+                    )  # fmt: skip
+                    filled.store.memories.insert(memory, vector)
+                    found = search.nearest(vector, [Status.ACTIVE], 1)
+                    assert [hit.memory_id for hit in found] == [memory.id]
+        except BaseException as error:  # reported by the assertion below
+            failures.append(error)
+
+    threads = [threading.Thread(target=read, daemon=True) for _ in range(3)]
+    threads.append(threading.Thread(target=write, daemon=True))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads), "a search waited for good"
+    assert failures == []
+    _assert_same_as_sqlite_vec(filled, 3)

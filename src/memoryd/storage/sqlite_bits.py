@@ -182,33 +182,36 @@ class BitIndexCopy:
 
     def _current(self, status: str) -> _Partition | None:
         # Read the listing until every chunk held matches it: then the copy is the state of
-        # that one listing, even if writes committed while changed chunks were being read.
+        # that one listing (one committed state, or this thread's open transaction), even if
+        # writes committed while changed chunks were being read. No lock is held while SQL
+        # runs: a thread inside a write transaction holds the connection and may search too.
         with self._lock:
             held = self._partitions.get(status) or _empty()
-            ranks = {chunk_id: rank for rank, chunk_id in enumerate(held.chunk_ids)}
-            fresh: dict[int, _Chunk] = {}
-            for _ in range(REFRESH_ROUNDS):
-                listing = self._db.execute(_LISTING, (status,)).fetchall()
-                stale = []
-                for chunk_id, validity, rowids in listing:
-                    if chunk_id in fresh:
-                        blobs = (fresh[chunk_id].validity, fresh[chunk_id].rowids)
-                    elif chunk_id in ranks:
-                        blobs = held.blobs[ranks[chunk_id]]
-                    else:
-                        blobs = None
-                    if blobs != (validity, rowids):
-                        stale.append(chunk_id)
-                if stale:
-                    fresh.update(self._read(status, stale))
-                    continue
-                listed = tuple(row[0] for row in listing)
-                if fresh or listed != held.chunk_ids:
-                    chunks = [fresh.get(c) or held.chunk(ranks[c]) for c in listed]
-                    held = _stack(listed, chunks)
+        ranks = {chunk_id: rank for rank, chunk_id in enumerate(held.chunk_ids)}
+        fresh: dict[int, _Chunk] = {}
+        for _ in range(REFRESH_ROUNDS):
+            listing = self._db.execute(_LISTING, (status,)).fetchall()
+            stale = []
+            for chunk_id, validity, rowids in listing:
+                if chunk_id in fresh:
+                    blobs = (fresh[chunk_id].validity, fresh[chunk_id].rowids)
+                elif chunk_id in ranks:
+                    blobs = held.blobs[ranks[chunk_id]]
+                else:
+                    blobs = None
+                if blobs != (validity, rowids):
+                    stale.append(chunk_id)
+            if stale:
+                fresh.update(self._read(status, stale))
+                continue
+            listed = tuple(row[0] for row in listing)
+            if fresh or listed != held.chunk_ids:
+                chunks = [fresh.get(c) or held.chunk(ranks[c]) for c in listed]
+                held = _stack(listed, chunks)
+                with self._lock:
                     self._partitions[status] = held
-                return held
-            return None
+            return held
+        return None
 
     def _read(self, status: str, chunk_ids: list[int]) -> dict[int, _Chunk]:
         read: dict[int, _Chunk] = {}

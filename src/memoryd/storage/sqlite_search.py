@@ -104,11 +104,15 @@ class SqliteVectorSearch(MemoryVectorSearch[SqliteConnection]):
         return self._copy.bytes_held() if self._copy is not None else 0
 
     def _bit_copy(self) -> BitIndexCopy | None:
+        # The check runs SQL outside the lock: a thread inside a write transaction holds the
+        # connection and may search too.
+        with self._copy_lock:
+            if self._copy_checked:
+                return self._copy
+        copy = BitIndexCopy(self._db) if BitIndexCopy.usable(self._db) else None
         with self._copy_lock:
             if not self._copy_checked:
-                if BitIndexCopy.usable(self._db):
-                    self._copy = BitIndexCopy(self._db)
-                self._copy_checked = True
+                self._copy, self._copy_checked = copy, True
             return self._copy
 
 
