@@ -246,3 +246,16 @@ def test_searches_inside_write_transactions_beside_other_searches(filled: _Fille
     assert not any(thread.is_alive() for thread in threads), "a search waited for good"
     assert failures == []
     _assert_same_as_sqlite_vec(filled, 3)
+
+
+def test_a_bit_index_made_by_another_sqlite_vec_is_searched_by_sqlite_vec(
+    filled: _Filled,
+) -> None:
+    filled.store._db.execute(
+        "UPDATE memory_bits_info SET value = 'v0.1.6' WHERE key = 'CREATE_VERSION'"
+    )
+    search = _search(filled.store)
+    query = filled.queries(2)[0]
+    expected = search.sqlite_vec_prefilter(query, [Status.ACTIVE], 100, ())
+    assert search._prefilter(query, [Status.ACTIVE], 100, ()) == expected
+    assert search.bit_copy_bytes() == 0

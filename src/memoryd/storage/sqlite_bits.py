@@ -123,9 +123,14 @@ class BitIndexCopy:
         """Whether both the loaded sqlite-vec and the one that created ``memory_bits`` are the
         version whose layout and tie order this copy reproduces."""
         loaded = connection.execute("SELECT vec_version()").fetchone()
+        # Tables made by sqlite-vec before 0.1.6 have no info table (and another layout).
         created = connection.execute(
-            "SELECT value FROM memory_bits_info WHERE key = 'CREATE_VERSION'"
+            "SELECT 1 FROM sqlite_master WHERE name = 'memory_bits_info'"
         ).fetchone()
+        if created is not None:
+            created = connection.execute(
+                "SELECT value FROM memory_bits_info WHERE key = 'CREATE_VERSION'"
+            ).fetchone()
         return (
             loaded is not None
             and created is not None
