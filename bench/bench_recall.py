@@ -6,28 +6,40 @@ a warm process over distinct messages: query embedding, the legs, fusion, packin
 and the retrieval stamp.
 
     .venv/bin/python bench/bench_recall.py [--sizes 1000,10000,100000] [--queries 200] [--split]
+    .venv/bin/python bench/bench_recall.py --tree old=../old/src --tree new=src --rounds 2 \
+        --vectors-cache /tmp/vectors.npy --store-dir /tmp/recall-stores
 
 ``--split`` then recalls every question once more with perf_counter hooks on each step
 (query embedding, each leg's SQL, candidate fetch, fusion, packing, tokenising, fencing, the
 stamp) and prints where the time goes; the latency table is measured before, unhooked.
+
+``--tree NAME=SRC`` (repeated) runs the whole measurement in a child process per checkout,
+``--rounds`` times, interleaved (old, new, old, new …), and prints one table with every round's
+figures side by side: on a shared machine a ratio holds where an absolute time does not.
+``--store-dir`` fills each size's store once and gives every run a fresh copy of it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import Item, memories, questions
-from recall_split import Split, hooked
+from recall_split import hooked
 from report import percentile, print_table, progress, stamp
 from stores import open_with_store
 
@@ -69,6 +81,139 @@ def warmed(path: Path, embedder: LocalMiniLM, warm: list[str]) -> MemoryService:
     return service
 
 
+def corpus_vectors(embedder: LocalMiniLM, items: list[Item], cache: Path | None) -> np.ndarray:
+    """The corpus's vectors: from ``cache`` when it holds enough, else embedded (and saved)."""
+    if cache is not None and cache.exists():
+        vectors = np.load(cache)
+        if len(vectors) >= len(items):
+            return vectors[: len(items)]
+    started = time.perf_counter()
+    vectors = embedder.embed([item.content for item in items])
+    seconds = time.perf_counter() - started
+    progress(f"embedded {len(items)} memories in {seconds:.0f} s ({len(items) / seconds:.0f}/s)")
+    if cache is not None:
+        np.save(cache, vectors)
+    return vectors
+
+
+def filled_store(
+    path: Path, kept: Path | None, embedder: LocalMiniLM, items: list[Item], vectors: np.ndarray
+) -> None:
+    """A store of ``items`` at ``path``: a copy of ``kept`` when that file exists, else filled
+    (and, when ``kept`` is given, kept there for the next run, checkpointed and closed)."""
+    if kept is not None and kept.exists():
+        shutil.copyfile(kept, path)
+        return
+    store, service = open_with_store(str(kept or path), embedder=embedder, environ={})
+    fill(store, items, vectors)
+    service.close()
+    if kept is not None:
+        shutil.copyfile(kept, path)
+
+
+def measure(
+    path: Path, embedder: LocalMiniLM, asked: list[str], warm: list[str], split: bool
+) -> dict[str, Any]:
+    """Recall and search_memory timings over the store at ``path`` (each pass on a fresh,
+    warmed service), with the block sizes, the store's size and, when asked, the split."""
+    store, service = open_with_store(str(path), embedder=embedder, environ={})
+    for message in warm:
+        service.recall(message, now=NOW)
+    timings, tokens, counts = [], [], []
+    for message in asked:
+        begin = time.perf_counter()
+        result = service.recall(message, now=NOW)
+        timings.append((time.perf_counter() - begin) * 1000)
+        tokens.append(result.packed.tokens)
+        counts.append(len(result.packed.items) + len(result.packed.lessons))
+    size_mb = sum(p.stat().st_size for p in path.parent.glob(path.name + "*")) / 1e6
+    copy_bytes = getattr(store.vectors, "bit_copy_bytes", lambda: 0)()
+    service.close()
+    service = warmed(path, embedder, warm)
+    search = []
+    for message in asked[:50]:
+        begin = time.perf_counter()
+        service.search_memory(message, limit=10, now=NOW)
+        search.append((time.perf_counter() - begin) * 1000)
+    service.close()
+    split_rows: list[tuple[str, str, str]] = []
+    if split:
+        service = warmed(path, embedder, warm)
+        with hooked() as hooks:
+            for message in asked:
+                hooks.time_recall(lambda m=message, s=service: s.recall(m, now=NOW))
+        service.close()
+        split_rows = hooks.rows()
+    return {
+        "recall": timings,
+        "search": search,
+        "tokens": statistics.fmean(tokens),
+        "items": statistics.fmean(counts),
+        "store_mb": size_mb,
+        "bit_copy_mb": copy_bytes / 1e6,
+        "split": split_rows,
+    }
+
+
+def run_tree(src: Path, options: list[str]) -> dict[str, dict[str, Any]]:
+    """This script's measurements in a fresh interpreter importing memoryd from ``src``."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    command = [sys.executable, str(Path(__file__).resolve()), *options, "--json"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{src}: exit {done.returncode}\n{done.stderr[-3000:]}")
+    results: dict[str, dict[str, Any]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return results
+
+
+def compare_trees(trees: dict[str, Path], rounds: int, options: list[str]) -> None:
+    """Run every tree ``rounds`` times, interleaved (a, b, c, a, b, c …), and print one table:
+    per size and tree, each round's p50 and p95, and the blocks (identical means the same
+    memories were packed)."""
+    runs: dict[str, list[dict[str, dict[str, Any]]]] = {name: [] for name in trees}
+    for round_number in range(rounds):
+        for name, src in trees.items():
+            progress(f"round {round_number + 1}: {name} ({src})")
+            runs[name].append(run_tree(src, options))
+    sizes = list(next(iter(runs.values()))[0])
+    print(f"\nRecall latency by tree, {rounds} interleaved rounds, {stamp()}\n")
+    rows = []
+    for size in sizes:
+        for name in trees:
+            per_round = [r[size] for r in runs[name]]
+            rows.append(
+                (
+                    f"{int(size):,}",
+                    name,
+                    " / ".join(f"{percentile(r['recall'], 0.5):.1f}" for r in per_round),
+                    " / ".join(f"{percentile(r['recall'], 0.95):.1f}" for r in per_round),
+                    " / ".join(f"{percentile(r['search'], 0.5):.1f}" for r in per_round),
+                    " / ".join(f"{percentile(r['search'], 0.95):.1f}" for r in per_round),
+                    f"{per_round[0]['tokens']:.0f} / {per_round[0]['items']:.1f}",
+                    f"{per_round[0]['bit_copy_mb']:.1f}",
+                )
+            )
+    print_table(
+        (
+            "active memories",
+            "tree",
+            "recall p50 ms",
+            "recall p95 ms",
+            "search p50 ms",
+            "search p95 ms",
+            "mean tokens / items",
+            "bit copy MB",
+        ),
+        rows,
+    )
+    for size in sizes:
+        for name in trees:
+            for round_number, result in enumerate(r[size] for r in runs[name]):
+                if result["split"]:
+                    print(f"\nSplit at {int(size):,}, {name}, round {round_number + 1}\n")
+                    print_table(("step", "ms per recall", "share"), result["split"])
+
+
 def main() -> int:
     """Fill one store per size, time recall and search_memory, print the table."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -78,6 +223,9 @@ def main() -> int:
         "--vectors-cache", type=Path, help="reuse (or save) the corpus vectors in this .npy file"
     )
     parser.add_argument(
+        "--store-dir", type=Path, help="keep the filled stores here and copy them for each run"
+    )
+    parser.add_argument(
         "--split", action="store_true", help="also print the time per recall step (hooked)"
     )
     parser.add_argument(
@@ -85,63 +233,53 @@ def main() -> int:
         action="store_true",
         help="keep no query vectors (sets memoryd.legs.QUERY_VECTORS_KEPT = 0)",
     )
+    parser.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        metavar="NAME=SRC",
+        help="measure this checkout's src in a child process (repeat; interleaved by round)",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of --tree runs")
+    parser.add_argument("--json", action="store_true", help="print the results as one JSON line")
     args = parser.parse_args()
+    if args.tree:
+        trees = {
+            name: Path(src).resolve() for name, _, src in (t.partition("=") for t in args.tree)
+        }
+        options = ["--sizes", args.sizes, "--queries", str(args.queries)]
+        for flag, value in (
+            ("--vectors-cache", args.vectors_cache),
+            ("--store-dir", args.store_dir),
+        ):
+            if value is not None:
+                options += [flag, str(value.resolve())]
+        options += ["--split"] * args.split + ["--no-query-vectors"] * args.no_query_vectors
+        compare_trees(trees, args.rounds, options)
+        return 0
     if args.no_query_vectors:
         memoryd.legs.QUERY_VECTORS_KEPT = 0
     sizes = [int(s) for s in args.sizes.split(",")]
     embedder = LocalMiniLM()
     items = list(memories(max(sizes), seed=7, now=NOW))
-    cache: Path | None = args.vectors_cache
-    if cache is not None and cache.exists():
-        vectors = np.load(cache)[: len(items)]
-    else:
-        started = time.perf_counter()
-        vectors = embedder.embed([item.content for item in items])
-        seconds = time.perf_counter() - started
-        progress(
-            f"embedded {len(items)} memories in {seconds:.0f} s ({len(items) / seconds:.0f}/s)"
-        )
-        if cache is not None:
-            np.save(cache, vectors)
+    vectors = corpus_vectors(embedder, items, args.vectors_cache)
     # Distinct messages, warmed up with others: recall keeps recent query vectors, and a
     # repeated message would time the cache instead of the embedder.
     distinct = list(dict.fromkeys(questions(5000, seed=11)))
     asked, warm = distinct[: args.queries], distinct[args.queries : args.queries + 20]
-    rows = []
-    splits: list[tuple[int, Split]] = []
+    results: dict[int, dict[str, Any]] = {}
+    if args.store_dir is not None:
+        args.store_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
             path = Path(tmp) / f"recall-{size}.db"
-            store, service = open_with_store(str(path), embedder=embedder, environ={})
-            fill(store, items[:size], vectors[:size])
-            for message in warm:
-                service.recall(message, now=NOW)
-            timings, tokens, counts = [], [], []
-            for message in asked:
-                begin = time.perf_counter()
-                result = service.recall(message, now=NOW)
-                timings.append((time.perf_counter() - begin) * 1000)
-                tokens.append(result.packed.tokens)
-                counts.append(len(result.packed.items) + len(result.packed.lessons))
-            size_mb = sum(p.stat().st_size for p in Path(tmp).glob(f"recall-{size}.db*")) / 1e6
-            service.close()
-            # Each further pass on a fresh service (no query vectors kept), warmed up alike.
-            service = warmed(path, embedder, warm)
-            search = []
-            for message in asked[:50]:
-                begin = time.perf_counter()
-                service.search_memory(message, limit=10, now=NOW)
-                search.append((time.perf_counter() - begin) * 1000)
-            service.close()
-            if args.split:
-                service = warmed(path, embedder, warm)
-                with hooked() as split:
-                    for message in asked:
-                        split.time_recall(lambda m=message, s=service: s.recall(m, now=NOW))
-                service.close()
-                splits.append((size, split))
-            rows.append((size, timings, search, tokens, counts, size_mb))
+            kept = args.store_dir / f"recall-{size}.db" if args.store_dir is not None else None
+            filled_store(path, kept, embedder, items[:size], vectors[:size])
+            results[size] = measure(path, embedder, asked, warm, args.split)
             progress(f"  {size}: done")
+    if args.json:
+        print(json.dumps(results))
+        return 0
     print(
         f"\nRecall latency, SQLite store, warm process, {len(asked)} distinct queries, {stamp()}\n"
     )
@@ -155,24 +293,28 @@ def main() -> int:
             "mean block tokens",
             "mean items",
             "store MB",
+            "bit copy MB",
         ),
         [
             (
                 f"{size:,}",
-                f"{percentile(timings, 0.5):.1f}",
-                f"{percentile(timings, 0.95):.1f}",
-                f"{percentile(search, 0.5):.1f}",
-                f"{percentile(search, 0.95):.1f}",
-                f"{statistics.fmean(tokens):.0f}",
-                f"{statistics.fmean(counts):.1f}",
-                f"{size_mb:.0f}",
+                f"{percentile(r['recall'], 0.5):.1f}",
+                f"{percentile(r['recall'], 0.95):.1f}",
+                f"{percentile(r['search'], 0.5):.1f}",
+                f"{percentile(r['search'], 0.95):.1f}",
+                f"{r['tokens']:.0f}",
+                f"{r['items']:.1f}",
+                f"{r['store_mb']:.0f}",
+                f"{r['bit_copy_mb']:.1f}",
             )
-            for size, timings, search, tokens, counts, size_mb in rows
+            for size, r in results.items()
         ],
     )
-    for size, split in splits:
+    for size, r in results.items():
+        if not r["split"]:
+            continue
         print(f"\nWhere a warm recall's time goes at {size:,} active memories (self time)\n")
-        print_table(("step", "ms per recall", "share"), split.rows())
+        print_table(("step", "ms per recall", "share"), r["split"])
     return 0
 
 

@@ -20,7 +20,12 @@ import memoryd.recall
 import memoryd.retrieval
 import memoryd.retriever
 import memoryd.tokens
-from memoryd.storage import sqlite_memories
+from memoryd.storage import sqlite_memories, sqlite_search
+
+try:  # the in-process bit index copy; older code has none
+    from memoryd.storage import sqlite_bits
+except ImportError:
+    sqlite_bits = None  # type: ignore[assignment]
 
 # (owner, attribute, step name); the owner is the module or class the caller looks it up in.
 STEPS: tuple[tuple[Any, str, str], ...] = (
@@ -28,6 +33,12 @@ STEPS: tuple[tuple[Any, str, str], ...] = (
     (memoryd.retrieval, "name_context", "names (entity lookup)"),
     (memoryd.retrieval, "query_vector", "query embedding"),
     (memoryd.retrieval, "vector_leg", "vector leg SQL"),
+    # Inside the vector leg, where the code has them: the Hamming prefilter (sqlite-vec's KNN,
+    # or the in-process copy with its check against the chunks table); the rest of the leg is
+    # the candidates' float vectors and the exact cosine.
+    (sqlite_search.SqliteVectorSearch, "sqlite_vec_prefilter", "vector prefilter (sqlite-vec)"),
+    (getattr(sqlite_bits, "BitIndexCopy", None), "nearest", "vector prefilter (in-process bits)"),
+    (getattr(sqlite_bits, "BitIndexCopy", None), "_current", "bit copy check"),
     (memoryd.retrieval, "text_leg", "text leg SQL"),
     (memoryd.retrieval, "entity_leg", "entity leg SQL"),
     (memoryd.retrieval, "time_leg_events", "time leg SQL"),

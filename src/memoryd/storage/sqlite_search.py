@@ -1,15 +1,18 @@
-"""Recall's search legs in the SQLite store: a sqlite-vec Hamming prefilter re-ranked by
-exact cosine, and BM25 over FTS5."""
+"""Recall's search legs in the SQLite store: a Hamming prefilter over the sign-bit index
+(sqlite-vec's, or its in-process copy) re-ranked by exact cosine, and BM25 over FTS5."""
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..model import Kind, Status
 from .memory_rows import MemoryVectorSearch
 from .protocols import TextHit, TextResult, VectorHit
+from .row_dialect import VectorTables
+from .sqlite_bits import BitIndexCopy, query_bits
 from .sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
 
 if TYPE_CHECKING:
@@ -22,27 +25,28 @@ PREFILTER_MIN = 64
 
 
 class SqliteVectorSearch(MemoryVectorSearch[SqliteConnection]):
-    """KNN over memory vectors with sqlite-vec, filtered by status metadata: a Hamming
-    prefilter over the bit index, then the exact cosine on the candidates."""
+    """KNN over memory vectors, filtered by status metadata: a Hamming prefilter over the bit
+    index, then the exact cosine on the candidates. The prefilter runs on an in-process copy
+    of the bit index (:mod:`.sqlite_bits`), which answers what sqlite-vec's KNN answers, or on
+    sqlite-vec itself when the copy cannot be used."""
+
+    # Whether the prefilter may use the in-process copy of the bit index (the equality tests
+    # and the bench turn it off to time or compare sqlite-vec's own KNN).
+    in_process_bits = True
+
+    def __init__(self, connection: SqliteConnection, vector_tables: VectorTables) -> None:
+        super().__init__(connection, vector_tables)
+        self._copy_lock = threading.Lock()
+        self._copy: BitIndexCopy | None = None
+        self._copy_checked = False
 
     def _search(
         self, vector: Vector, statuses: Sequence[Status], k: int, kinds: Sequence[Kind]
     ) -> list[VectorHit]:
         import numpy as np
 
-        query = vector_blob(vector)
         pool = max(k * PREFILTER_OVERSAMPLE, PREFILTER_MIN)
-        candidates: list[int] = []
-        for status in statuses:
-            sql = (
-                "SELECT rowid FROM memory_bits WHERE bits MATCH vec_quantize_binary(?) "
-                "AND k = ? AND status = ?"
-            )
-            params: list[Any] = [query, pool, status.value]
-            if kinds:
-                sql += f" AND kind IN ({SQLITE_ROWS.marks(len(kinds))})"
-                params.extend(kind.value for kind in kinds)
-            candidates.extend(row[0] for row in self._db.execute(sql, params).fetchall())
+        candidates = self._prefilter(vector, statuses, pool, kinds)
         if not candidates:
             return []
         ids: list[str] = []
@@ -60,12 +64,77 @@ class SqliteVectorSearch(MemoryVectorSearch[SqliteConnection]):
         order = np.argsort(-cosines, kind="stable")[:k]
         return [VectorHit(memory_id=ids[i], cosine=float(cosines[i])) for i in order]
 
+    def _prefilter(
+        self, vector: Vector, statuses: Sequence[Status], pool: int, kinds: Sequence[Kind]
+    ) -> list[int]:
+        """The ``pool`` rowids nearest by Hamming distance in each status, status by status."""
+        copy = self._bit_copy() if self.in_process_bits else None
+        if copy is not None:
+            bits = query_bits(vector)
+            candidates: list[int] = []
+            for status in statuses:
+                found = copy.nearest(bits, status, pool, kinds)
+                if found is None:
+                    break
+                candidates.extend(found)
+            else:
+                return candidates
+        return self.sqlite_vec_prefilter(vector, statuses, pool, kinds)
+
+    def sqlite_vec_prefilter(
+        self, vector: Vector, statuses: Sequence[Status], pool: int, kinds: Sequence[Kind]
+    ) -> list[int]:
+        """What :meth:`_prefilter` answers, from sqlite-vec's KNN over ``memory_bits``."""
+        query = vector_blob(vector)
+        candidates: list[int] = []
+        for status in statuses:
+            sql = (
+                "SELECT rowid FROM memory_bits WHERE bits MATCH vec_quantize_binary(?) "
+                "AND k = ? AND status = ?"
+            )
+            params: list[Any] = [query, pool, status.value]
+            if kinds:
+                sql += f" AND kind IN ({SQLITE_ROWS.marks(len(kinds))})"
+                params.extend(kind.value for kind in kinds)
+            candidates.extend(row[0] for row in self._db.execute(sql, params).fetchall())
+        return candidates
+
+    def bit_copy_bytes(self) -> int:
+        """Memory held by the in-process copy of the bit index (0 before its first use)."""
+        return self._copy.bytes_held() if self._copy is not None else 0
+
+    def _bit_copy(self) -> BitIndexCopy | None:
+        # The check runs SQL outside the lock: a thread inside a write transaction holds the
+        # connection and may search too.
+        with self._copy_lock:
+            if self._copy_checked:
+                return self._copy
+        copy = BitIndexCopy(self._db) if BitIndexCopy.usable(self._db) else None
+        with self._copy_lock:
+            if not self._copy_checked:
+                self._copy, self._copy_checked = copy, True
+            return self._copy
+
+
+# Statuses a memory can have besides active, as SQL: the text leg leaves these rows out.
+_INACTIVE = tuple(status.value for status in Status if status is not Status.ACTIVE)
+_INACTIVE_ROWIDS = (
+    f"SELECT rowid FROM memories WHERE status IN ({SQLITE_ROWS.marks(len(_INACTIVE))})"
+)
+# Up to this many memories that are not active, the text leg leaves them out by rowid (SQLite
+# keeps the few rowids in a set for the statement) instead of reading every match's row for
+# its status: at 100k memories a query's ~8,000 matches cost ~12 ms of row reads that way, and
+# a set of 1,000 rowids costs ~0.2 ms a statement. Both forms feed the same rows, in the same
+# order, to the same ORDER BY, so they answer alike.
+INACTIVE_SET_MAX = 1000
+
 
 class SqliteTextSearch:
     """BM25 over active memories with FTS5."""
 
     def __init__(self, connection: SqliteConnection) -> None:
         self._db = connection
+        self.inactive_set_max = INACTIVE_SET_MAX
 
     def search(self, terms: Sequence[str], k: int, kinds: Sequence[Kind] = ()) -> TextResult:
         """Active memories containing any of ``terms``, best BM25 first, with the terms each
@@ -73,36 +142,74 @@ class SqliteTextSearch:
         if not terms:
             return TextResult((), {})
         phrases = ['"' + term.replace('"', '""') + '"' for term in terms]
-        hits: list[tuple[str, int]] = []
-        if k > 0:
-            sql = (
-                "SELECT m.id, m.rowid FROM memory_fts JOIN memories m "
-                "ON m.rowid = memory_fts.rowid WHERE memory_fts MATCH ? AND m.status = 'active'"
-            )
-            params: list[Any] = [" OR ".join(phrases)]
-            if kinds:
-                sql += f" AND m.kind IN ({SQLITE_ROWS.marks(len(kinds))})"
-                params.extend(kind.value for kind in kinds)
-            rows = self._db.execute(sql + " ORDER BY bm25(memory_fts) LIMIT ?", (*params, k))
-            hits = [(row[0], row[1]) for row in rows.fetchall()]
+        by_set = not kinds and self._few_inactive()
+        hits = self._hits(phrases, k, kinds, by_set) if k > 0 else []
         marks = ", ".join("?" * len(hits))
         contains: dict[int, set[str]] = {rowid: set() for _, rowid in hits}
         frequency: dict[str, int] = {}
+        if by_set:
+            counted = (
+                f"FROM memory_fts WHERE memory_fts MATCH ? AND rowid NOT IN ({_INACTIVE_ROWIDS})"
+            )
+            inactive: tuple[str, ...] = _INACTIVE
+            rowid_column = "rowid"
+        else:
+            counted = (
+                "FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid "
+                "WHERE memory_fts MATCH ? AND m.status = 'active'"
+            )
+            inactive, rowid_column = (), "m.rowid"
         for term, phrase in zip(terms, phrases, strict=True):
             # One pass over the term's postings: how many active memories hold it, and which
             # of the hits do.
             found = (
-                f", json_group_array(m.rowid) FILTER (WHERE m.rowid IN ({marks}))" if hits else ""
+                f", json_group_array({rowid_column}) FILTER (WHERE {rowid_column} IN ({marks}))"
+                if hits
+                else ""
             )
             row = self._db.execute(
-                f"SELECT count(*){found} FROM memory_fts JOIN memories m "
-                "ON m.rowid = memory_fts.rowid WHERE memory_fts MATCH ? AND m.status = 'active'",
-                (*(rowid for _, rowid in hits), phrase),
+                f"SELECT count(*){found} {counted}",
+                (*(rowid for _, rowid in hits), phrase, *inactive),
             ).fetchone()
             frequency[term] = int(row[0])
-            for rowid in json.loads(row[1]) if hits else ():
-                contains[rowid].add(term)
+            for hit in json.loads(row[1]) if hits else ():
+                contains[hit].add(term)
         return TextResult(
             tuple(TextHit(memory_id, frozenset(contains[rowid])) for memory_id, rowid in hits),
             frequency,
         )
+
+    def _hits(
+        self, phrases: list[str], k: int, kinds: Sequence[Kind], by_set: bool
+    ) -> list[tuple[str, int]]:
+        """(memory id, rowid) of the k best active matches of any phrase, best BM25 first."""
+        query = " OR ".join(phrases)
+        if by_set:
+            rowids = [
+                row[0]
+                for row in self._db.execute(
+                    "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
+                    f"AND rowid NOT IN ({_INACTIVE_ROWIDS}) ORDER BY bm25(memory_fts) LIMIT ?",
+                    (query, *_INACTIVE, k),
+                ).fetchall()
+            ]
+            ids = dict(self._db.select_in("SELECT rowid, id FROM memories", "rowid", rowids))
+            return [(ids[rowid], rowid) for rowid in rowids if rowid in ids]
+        sql = (
+            "SELECT m.id, m.rowid FROM memory_fts JOIN memories m "
+            "ON m.rowid = memory_fts.rowid WHERE memory_fts MATCH ? AND m.status = 'active'"
+        )
+        params: list[Any] = [query]
+        if kinds:
+            sql += f" AND m.kind IN ({SQLITE_ROWS.marks(len(kinds))})"
+            params.extend(kind.value for kind in kinds)
+        rows = self._db.execute(sql + " ORDER BY bm25(memory_fts) LIMIT ?", (*params, k))
+        return [(row[0], row[1]) for row in rows.fetchall()]
+
+    def _few_inactive(self) -> bool:
+        """Whether at most ``inactive_set_max`` memories are not active (counted no further)."""
+        row = self._db.execute(
+            f"SELECT count(*) FROM ({_INACTIVE_ROWIDS} LIMIT ?)",
+            (*_INACTIVE, self.inactive_set_max + 1),
+        ).fetchone()
+        return int(row[0]) <= self.inactive_set_max
