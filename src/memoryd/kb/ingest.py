@@ -236,8 +236,9 @@ class Ingester:
                 job = self.filler.job_for(document.id, at)
                 self.store.jobs.enqueue(job)
         elapsed = time.perf_counter() - request.started
+        pages = max((c.page_range[1] for c in chunks if c.page_range), default=0)
         return IngestResult(
-            filing.uri, "ok", document, None, elapsed, elapsed, job.id if job else None
+            filing.uri, "ok", document, None, elapsed, elapsed, job.id if job else None, pages
         )
 
     def finish_vectors(

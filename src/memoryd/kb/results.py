@@ -24,6 +24,8 @@ class IngestResult:
     searchable_seconds: float | None = None
     # The persisted job that fills the document's missing vectors, when this ingest made one.
     vector_job: str | None = None
+    # The last page the chunks cite (0: no pages, or nothing written).
+    pages: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """JSON shape for the CLI and API."""
