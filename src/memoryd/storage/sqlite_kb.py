@@ -37,8 +37,9 @@ class SqliteKnowledgeStore(DocumentRows):
         self._drop_chunks(document_id)
         for chunk, vector in zip(chunks, vectors, strict=True):
             cursor = self._db.execute(
-                f"INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                chunk_params(chunk),
+                f"INSERT INTO chunks ({CHUNK_COLUMNS}, embedded) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*chunk_params(chunk), int(vector is not None)),
             )
             rowid = cursor.lastrowid
             self._db.execute(
@@ -52,14 +53,12 @@ class SqliteKnowledgeStore(DocumentRows):
                 )
 
     def pending_chunks(self, document_id: str, limit: int) -> list[Chunk]:
-        """Up to ``limit`` chunks without a vector row, in position order."""
+        """Up to ``limit`` chunks still waiting for their vector row, in position order."""
         if limit <= 0:
             return []
-        if not self._vector_tables.has_vectors():
-            return self.chunks(document_id)[:limit]
         rows = self._db.execute(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.document_id = ? AND NOT EXISTS "
-            "(SELECT 1 FROM chunk_vectors v WHERE v.rowid = c.rowid) ORDER BY c.position LIMIT ?",
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? AND embedded = 0 "
+            "ORDER BY position LIMIT ?",
             (document_id, int(limit)),
         ).fetchall()
         return [chunk_from_row(row) for row in rows]
@@ -70,9 +69,8 @@ class SqliteKnowledgeStore(DocumentRows):
         stored = 0
         for chunk, vector in zip(chunks, vectors, strict=True):
             row = self._db.execute(
-                "SELECT c.rowid FROM chunks c WHERE c.document_id = ? AND c.position = ? "
-                "AND c.breadcrumb = ? AND c.text = ? AND NOT EXISTS "
-                "(SELECT 1 FROM chunk_vectors v WHERE v.rowid = c.rowid)",
+                "SELECT rowid FROM chunks WHERE document_id = ? AND position = ? "
+                "AND breadcrumb = ? AND text = ? AND embedded = 0",
                 (chunk.document_id, chunk.position, chunk.breadcrumb, chunk.text),
             ).fetchone()
             if row is None:
@@ -81,21 +79,18 @@ class SqliteKnowledgeStore(DocumentRows):
                 "INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)",
                 (int(row[0]), vector_blob(vector)),
             )
+            self._db.execute("UPDATE chunks SET embedded = 1 WHERE rowid = ?", (int(row[0]),))
             stored += 1
         return stored
 
     def vector_counts(self, document_ids: Sequence[str]) -> dict[str, int]:
         """Chunks with a vector row, per document that has chunks."""
         counts: dict[str, int] = {}
-        vectors = self._vector_tables.has_vectors()
         for group in id_groups(sorted(set(document_ids))):
             marks = ", ".join("?" * len(group))
-            with_vector = (
-                "EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.rowid = c.rowid)" if vectors else "0"
-            )
             rows = self._db.execute(
-                f"SELECT c.document_id, sum({with_vector}) FROM chunks c "
-                f"WHERE c.document_id IN ({marks}) GROUP BY c.document_id",
+                f"SELECT document_id, sum(embedded) FROM chunks "
+                f"WHERE document_id IN ({marks}) GROUP BY document_id",
                 tuple(group),
             ).fetchall()
             counts.update({str(row[0]): int(row[1]) for row in rows})
