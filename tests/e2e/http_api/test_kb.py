@@ -85,6 +85,7 @@ def test_kb_ingest_a_path_on_disk_and_reingest_it(server: Server) -> None:
     assert [r["outcome"] for r in results] == ["ok"], results
     doc_id = results[0]["document"]["id"]
     assert results[0]["document"]["source_uri"].endswith("boatyard.md")
+    server.embedded(results[0]["document"])
     found = server.ok("POST", "/v1/kb/search", json={"query": BOATYARD_KEY, "explain": True})
     assert found["results"][0]["doc"] == doc_id
     assert found["results"][0]["explain"] is not None
