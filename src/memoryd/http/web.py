@@ -267,8 +267,11 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
                 wait=False,
             )
             service.worker.wake.set()  # the worker embeds the chunks just written
-            outcome["text"] = f"{file.filename}: {result.outcome}" + (
-                f" ({result.reason})" if result.reason else ""
+            pending = result.document.embedding_label if result.document else ""
+            outcome["text"] = (
+                f"{file.filename}: {result.outcome}"
+                + (f" ({result.reason})" if result.reason else "")
+                + (f", keyword-searchable now, {pending}" if pending else "")
             )
 
         response = act("/documents", ingest, "uploaded")
