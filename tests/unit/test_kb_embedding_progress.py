@@ -59,11 +59,17 @@ def test_progress_lines_give_pages_chunks_rate_and_time_left() -> None:
         "/filings/oracle.pdf", "ok", _document(347, 0), None, 6.6, 6.55, "job", pages=131
     )
     assert written_line("oracle.pdf", result) == (
-        "oracle.pdf: 131 pages, 20.0 pages/s, 347 chunks written in 7 s, keyword-searchable; "
+        "oracle.pdf: 131 pages, 20.0 pages/s, 347 chunks written in 6.5 s, keyword-searchable; "
         "embedding 0/347"
     )
     assert written_line("oracle.pdf", IngestResult("x", "skipped", _document(3, 3))) is None
-    assert [duration(s) for s in (0.4, 59.4, 61, 3725)] == ["0 s", "59 s", "1:01", "1:02:05"]
+    assert [duration(s) for s in (0.42, 9.97, 59.4, 61, 3725)] == [
+        "0.4 s",
+        "10 s",
+        "59 s",
+        "1:01",
+        "1:02:05",
+    ]
 
 
 def test_off_a_terminal_every_update_is_a_line_and_on_one_it_is_redrawn() -> None:

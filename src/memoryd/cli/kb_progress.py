@@ -16,8 +16,10 @@ if TYPE_CHECKING:
 
 
 def duration(seconds: float) -> str:
-    """ "42 s", "3:05" or "1:02:09": a short time for a progress line."""
-    whole = max(round(seconds), 0)
+    """ "4.2 s", "42 s", "3:05" or "1:02:09": a short time for a progress line."""
+    if seconds < 9.95:
+        return f"{max(seconds, 0.0):.1f} s"
+    whole = round(seconds)
     if whole < 60:
         return f"{whole} s"
     hours, rest = divmod(whole, 3600)
