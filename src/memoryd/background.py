@@ -173,7 +173,9 @@ class WorkerLoop:
         of documents written without them."""
         reports = self.queue.run_jobs(now=now)
         retried = self.kb.run_retries(now=now)
-        for filled in self.kb.run_vector_jobs(now=now):
+        # A long document's vectors yield to a new trigger (the wake-up) between batches: the
+        # job goes back to the queue and the next round, run at once, takes the trigger first.
+        for filled in self.kb.run_vector_jobs(now=now, pause=self.wake.is_set):
             log.info(
                 "memoryd worker: %d vectors embedded for document %s (%d still missing)",
                 filled.embedded,

@@ -195,3 +195,19 @@ def test_a_folder_converts_ahead_and_every_document_ends_embedded(
         assert document.embedded_chunks == document.chunk_count
     assert all(d.embedding_label == "" for d in service.kb.list_documents())
     assert set(_embed_jobs(service)) == {JobStatus.DONE}
+
+
+def test_the_worker_yields_to_other_work_between_batches_and_resumes(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    path = _write_doc(tmp_path / "notes.md", _sections(3))
+    document = only_ok(service.kb.ingest([path], now=NOW, wait=False)[0])
+    service.kb._ingester.filler.batch = 1  # one chunk a batch, so a pause falls mid-way
+    reports = service.kb.run_vector_jobs(pause=lambda: True)
+    assert [(r.embedded, r.remaining) for r in reports] == [(1, document.chunk_count - 1)]
+    assert _embed_jobs(service) == [JobStatus.QUEUED]  # back in the queue, due at once
+    assert service.kb.get(document.id).embedding_label == f"embedding 1/{document.chunk_count}"
+
+    service.worker.tick()
+    assert service.kb.get(document.id).embedding_label == ""
+    assert _embed_jobs(service) == [JobStatus.DONE]

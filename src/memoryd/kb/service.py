@@ -214,10 +214,15 @@ class KnowledgeBase:
         return self.get(document.id)
 
     def run_vector_jobs(
-        self, *, now: datetime | None = None, limit: int | None = None
+        self,
+        *,
+        now: datetime | None = None,
+        limit: int | None = None,
+        pause: Callable[[], bool] | None = None,
     ) -> list[FillReport]:
-        """Fill the vectors of documents written without them (called by the worker)."""
-        return self._ingester.filler.run_jobs(now, limit)
+        """Fill the vectors of documents written without them (called by the worker, whose
+        ``pause`` says when other jobs wait: the job then goes back to the queue)."""
+        return self._ingester.filler.run_jobs(now, limit, pause)
 
     def run_retries(
         self, *, now: datetime | None = None, limit: int | None = None

@@ -34,7 +34,8 @@ log = logging.getLogger("memoryd")
 EMBED_JOB_KIND = "kb_embed"
 # Why these steps: embedding fails only when the model cannot load or run (a full disk, memory);
 # a minute later is soon enough to try again, and a killed run is re-claimed after the lease.
-EMBED_RETRY = RetryPolicy(steps_seconds=(60, 300, 1800), max_attempts=10, lease_seconds=300)
+# A job paused for other work is claimed again, so attempts count pauses too: hence 48.
+EMBED_RETRY = RetryPolicy(steps_seconds=(60, 300, 1800), max_attempts=48, lease_seconds=300)
 # Chunks embedded and committed together: small enough that a crash loses little work and the
 # "embedding n/m" count moves often, large enough to keep the embedder's batches full.
 FILL_BATCH = 32
@@ -144,8 +145,14 @@ class VectorFiller:
             created_at=at,
         )
 
-    def fill(self, document_id: str, progress: FillListener | None = None) -> int:
-        """Embed every pending chunk of the document; how many vectors this call stored."""
+    def fill(
+        self,
+        document_id: str,
+        progress: FillListener | None = None,
+        pause: Callable[[], bool] | None = None,
+    ) -> int:
+        """Embed every pending chunk of the document (or stop after a batch once ``pause()``
+        is true); how many vectors this call stored."""
         started = time.perf_counter()
         document = self.store.kb.get_document(document_id)
         total = document.chunk_count if document else 0
@@ -178,6 +185,8 @@ class VectorFiller:
                         time.perf_counter() - started,
                     )
                 )
+            if pause is not None and pause():
+                break
         return embedded
 
     def fill_with_job(
@@ -195,8 +204,15 @@ class VectorFiller:
                 self.store.jobs.finish(claimed.id, {"embedded": embedded}, self._clock())
         return embedded
 
-    def run_jobs(self, now: datetime | None, limit: int | None = None) -> list[FillReport]:
-        """Claim and run the due embedding jobs, at most ``limit`` (None: all due)."""
+    def run_jobs(
+        self,
+        now: datetime | None,
+        limit: int | None = None,
+        pause: Callable[[], bool] | None = None,
+    ) -> list[FillReport]:
+        """Claim and run the due embedding jobs, at most ``limit`` (None: all due). Once
+        ``pause()`` is true (other work waits: the worker's wake-up), the job being run goes
+        back to the queue, due at once, after its current batch, and no other is claimed."""
         reports: list[FillReport] = []
         while limit is None or len(reports) < limit:
             at = now or self._clock()
@@ -204,13 +220,15 @@ class VectorFiller:
                 job = self.store.jobs.claim([EMBED_JOB_KIND], at, self.retry_policy.lease_seconds)
             if job is None:
                 break
-            reports.append(self._run_job(job))
+            reports.append(self._run_job(job, at, pause))
+            if pause is not None and pause():
+                break
         return reports
 
-    def _run_job(self, job: Job) -> FillReport:
+    def _run_job(self, job: Job, at: datetime, pause: Callable[[], bool] | None) -> FillReport:
         document_id = str(job.payload["document_id"])
         try:
-            embedded = self.fill(document_id)
+            embedded = self.fill(document_id, None, pause)
         except Exception as error:  # recorded on the job, which runs again or fails
             log.exception("embedding the chunks of document %s failed", document_id)
             at = self._clock()
@@ -221,9 +239,13 @@ class VectorFiller:
                 else:
                     self.store.jobs.retry(job.id, f"embedding failed: {error}", retry_at)
             return FillReport(document_id, 0, self._remaining(document_id))
+        remaining = self._remaining(document_id)
         with self.store.transaction():
-            self.store.jobs.finish(job.id, {"embedded": embedded}, self._clock())
-        return FillReport(document_id, embedded, self._remaining(document_id))
+            if remaining and pause is not None and pause():
+                self.store.jobs.retry(job.id, "paused while other jobs run", at)
+            else:
+                self.store.jobs.finish(job.id, {"embedded": embedded}, self._clock())
+        return FillReport(document_id, embedded, remaining)
 
     def _remaining(self, document_id: str) -> int:
         document = self.store.kb.get_document(document_id)
