@@ -159,7 +159,8 @@ class DailyConsolidation:
 
 
 class WorkerLoop:
-    """Drains the extraction queue and the document retries, round by round."""
+    """Drains the extraction queue, the document retries and the missing chunk vectors, round
+    by round."""
 
     def __init__(self, queue: ExtractionQueue, kb: KnowledgeBase, store: Store) -> None:
         self.queue = queue
@@ -168,9 +169,19 @@ class WorkerLoop:
         self.wake = threading.Event()
 
     def tick(self, now: datetime | None = None) -> WorkRound:
-        """One round: every due extraction job, then every due document retry."""
+        """One round: every due extraction job, every due document retry, then the vectors
+        of documents written without them."""
         reports = self.queue.run_jobs(now=now)
         retried = self.kb.run_retries(now=now)
+        # A long document's vectors yield to a new trigger (the wake-up) between batches: the
+        # job goes back to the queue and the next round, run at once, takes the trigger first.
+        for filled in self.kb.run_vector_jobs(now=now, pause=self.wake.is_set):
+            log.info(
+                "memoryd worker: %d vectors embedded for document %s (%d still missing)",
+                filled.embedded,
+                filled.document_id,
+                filled.remaining,
+            )
         return WorkRound(tuple(reports), tuple(retried), self.store.jobs.counts())
 
     def run(

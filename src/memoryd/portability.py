@@ -82,11 +82,11 @@ def export_records(store: Store, *, with_vectors: bool) -> Iterator[dict[str, An
     for document in documents:
         yield {"type": "document", **_document_json(document)}
         chunks = store.kb.chunks(document.id)
-        vectors_of = store.kb.chunk_vectors(document.id) if with_vectors else []
-        for index, chunk in enumerate(chunks):
+        vectors_of = store.kb.vectors_by_position(document.id) if with_vectors else {}
+        for chunk in chunks:
             record = {"type": "chunk", **_chunk_json(chunk)}
-            if with_vectors and index < len(vectors_of):
-                record["vector"] = _vector_json(vectors_of[index])
+            if chunk.position in vectors_of:
+                record["vector"] = _vector_json(vectors_of[chunk.position])
             yield record
     for job in sorted(store.jobs.recent(1 << 62), key=lambda j: j.id):
         yield {"type": "job", **_job_json(job)}

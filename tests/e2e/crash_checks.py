@@ -15,6 +15,7 @@ from typing import Any
 from memoryd.clock import utc_now
 from memoryd.jobs import JobStatus, RetryPolicy
 from memoryd.kb.model import ChunkKey, DocumentStatus
+from memoryd.kb.vector_fill import EMBED_RETRY
 from memoryd.model import Memory, Status
 from memoryd.service import MemoryService
 from memoryd.textutil import query_terms
@@ -73,8 +74,20 @@ class KbIngest(Operation):
         events: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
         for word, payload in victim.lines:
             events[payload["uri"]].append((word, payload))
-        for uri, seen in events.items():
-            self._check_document(service, uri, seen)
+        checked = [self._check_document(service, uri, seen) for uri, seen in events.items()]
+        # A kill between the chunks' commit and their last vector leaves chunks pending:
+        # keyword-searchable, invisible to the vector leg, and owned by a persisted job that a
+        # later worker finishes (the dead victim's claim is taken back after its lease).
+        later = utc_now() + timedelta(seconds=EMBED_RETRY.lease_seconds + 1)
+        service.kb.run_vector_jobs(now=later)
+        for document in kb.documents():
+            if document.status is DocumentStatus.READY:
+                assert kb.pending_chunks(document.id, 1) == [], f"{document.id}: vectors lost"
+                counted = kb.vector_counts([document.id]).get(document.id, 0)
+                assert counted == document.chunk_count, (document.id, counted)
+        for document_id in checked:
+            if document_id is not None:
+                self._check_search(service, document_id)
         # Nothing half ingested anywhere: the chunks of ready documents are all there is.
         documents = kb.documents()
         ready = [d for d in documents if d.status is DocumentStatus.READY]
@@ -85,7 +98,9 @@ class KbIngest(Operation):
 
     def _check_document(
         self, service: MemoryService, uri: str, seen: list[tuple[str, dict[str, Any]]]
-    ) -> None:
+    ) -> str | None:
+        """The document's row and chunks; its id when it is ready (searched once its
+        vectors are filled)."""
         kb = service.store.kb
         hashes = {self.ready[uri]} if uri in self.ready else set()
         must_exist = uri in self.ready or uri in self.failed
@@ -106,12 +121,12 @@ class KbIngest(Operation):
         document = kb.document_by_uri(uri)
         if document is None:
             assert not must_exist, f"acknowledged document {uri} is gone"
-            return
+            return None
         chunks = kb.chunks(document.id)
         if document.status is DocumentStatus.FAILED:
             assert uri not in self.ready and chunks == [], (document, len(chunks))
             self.failed.add(uri)
-            return
+            return None
         assert document.status is DocumentStatus.READY, document
         assert document.content_hash in hashes, (uri, document.content_hash, hashes)
         if acked is not None:
@@ -120,16 +135,32 @@ class KbIngest(Operation):
                 assert document.chunk_count == acked["chunks"]
         assert document.chunk_count > 0
         assert [c.position for c in chunks] == list(range(document.chunk_count)), uri
+        pending = kb.pending_chunks(document.id, document.chunk_count)
+        if acked is not None and document.content_hash == acked["hash"]:
+            assert pending == [], f"{uri}: acknowledged (waited for) but vectors missing"
+        if pending:
+            self.tally.extra["pending chunks"] = self.tally.extra.get("pending chunks", 0) + len(
+                pending
+            )
+            vector = EMBEDDER.embed([pending[0].embedded_text])[0]
+            hidden = ChunkKey(document.id, pending[0].position)
+            assert hidden not in [k for k, _ in kb.nearest_chunks(vector, 10)], hidden
+        self.ready[uri] = document.content_hash or ""
+        return document.id
+
+    def _check_search(self, service: MemoryService, document_id: str) -> None:
+        """Every chunk of a ready document is found by the vector and the keyword search."""
+        kb = service.store.kb
+        chunks = kb.chunks(document_id)
         vectors = EMBEDDER.embed([c.embedded_text for c in chunks])
         for chunk, vector in zip(chunks, vectors, strict=True):
-            key = ChunkKey(document.id, chunk.position)
+            key = ChunkKey(document_id, chunk.position)
             assert key in [k for k, _ in kb.nearest_chunks(vector, 3)], f"{key}: no vector hit"
             # The victim's made-up words, not the headings' words that every chunk shares.
             terms = [
                 t for t in query_terms(chunk.text[chunk.overlap_chars :]) if MADE_UP.fullmatch(t)
             ]
             assert key in kb.keyword_chunks(terms[:6], 10), f"{key}: no keyword hit"
-        self.ready[uri] = document.content_hash or ""
         self.tally.extra["chunks checked"] = self.tally.extra.get("chunks checked", 0) + len(chunks)
 
     def finish(self) -> None:

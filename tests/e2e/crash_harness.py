@@ -52,6 +52,10 @@ class ForkServer:
         }
         if "XDG_RUNTIME_DIR" in os.environ:
             env["XDG_RUNTIME_DIR"] = os.environ["XDG_RUNTIME_DIR"]
+        # A worktree tested with another checkout's environment: victims import the code
+        # under test.
+        if os.environ.get("PYTHONPATH"):
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         with self.log.open("w") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "tests.crash_child", "serve"],

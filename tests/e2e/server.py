@@ -31,13 +31,18 @@ POLL_INTERVAL = 0.1
 def login_env(home: Path) -> dict[str, str]:
     """What a fresh login shell has: PATH, ``home`` as HOME and a UTF-8 locale; no MEMORYD_*
     from the caller's shell."""
-    return {
+    env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
         "LC_ALL": "C.UTF-8",
         "LANG": "C.UTF-8",
         "PYTHONIOENCODING": "utf-8",
     }
+    # A checkout tested against another checkout's installed environment (a git worktree):
+    # the subprocesses import the code under test, not the installed copy.
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
 
 
 def store_env(root: Path) -> dict[str, str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -14,6 +13,7 @@ from ..kb.converted import Limits
 from ..kb.model import DEFAULT_COLLECTION, Document, SourceType, parse_source_type
 from ..tools import parse_chunk_range
 from .common import json_option, now_from, now_option, open_store_service, print_json
+from .kb_progress import IngestProgress
 
 if TYPE_CHECKING:
     from ..kb.results import IngestResult
@@ -40,6 +40,20 @@ def kb() -> None:
     show_default=True,
     help="Refuse files (and pages) larger than this many MB.",
 )
+@click.option(
+    "--wait/--no-wait",
+    default=True,
+    show_default=True,
+    help="Embed each document's chunks before finishing (the next file converts meanwhile). "
+    "--no-wait: finish once the chunks are written (keyword-searchable at once) and leave "
+    "the vectors to `memoryd serve` or `memoryd worker`; `kb list` shows 'embedding n/m'.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress on stderr: pages and chunks written, then vectors with rate and time "
+    "left. Default: on a terminal, without --json.",
+)
 @now_option
 @json_option
 @click.pass_context
@@ -49,33 +63,39 @@ def ingest(
     collection: str,
     source_type: str | None,
     max_size: float,
+    wait: bool,
+    progress: bool | None,
     now_text: str | None,
     as_json: bool,
 ) -> None:
     """Ingest files, folders (recursively) and http(s) URLs. Exit code 1 if any failed."""
     kind = parse_source_type(source_type) if source_type else None
+    shown = progress if progress is not None else (sys.stderr.isatty() and not as_json)
+    watcher = IngestProgress(sys.stderr, redraw=sys.stderr.isatty()) if shown else None
     with open_store_service(ctx) as service:
         service.kb.limits = replace(service.kb.limits, max_bytes=int(max_size * 1e6))
         files = service.kb.expand(list(sources))
         if not files:
             raise InvalidInputError("nothing to ingest: the folders given hold no files")
-        results: list[IngestResult] = []
         at = now_from(now_text) if now_text else None
-        with click.progressbar(
-            files,
-            label="ingesting",
-            hidden=as_json,
-            file=sys.stderr,
-            item_show_func=_file_name,
-        ) as bar:
-            for file in bar:
-                results.extend(
-                    service.kb.ingest([file], collection=collection, source_type=kind, now=at)
-                )
+        try:
+            results = service.kb.ingest(
+                files, collection=collection, source_type=kind, now=at, wait=wait, watcher=watcher
+            )
+        finally:
+            if watcher is not None:
+                watcher.close()
     if as_json:
         print_json([r.to_json() for r in results])
     else:
         _echo_summary(results)
+        waiting = [r for r in results if r.document and r.document.pending_vectors]
+        if waiting:
+            click.echo(
+                f"{len(waiting)} document(s) keyword-searchable now; their vectors are filled "
+                "by `memoryd serve` or `memoryd worker` (`memoryd kb list` shows progress, "
+                "`memoryd kb ingest --wait` embeds them here)"
+            )
     if any(r.outcome == "failed" for r in results):
         ctx.exit(1)
 
@@ -202,7 +222,8 @@ def delete(ctx: click.Context, document_ids: tuple[str, ...], as_json: bool) -> 
 @json_option
 @click.pass_context
 def reingest(ctx: click.Context, document_id: str, now_text: str | None, as_json: bool) -> None:
-    """Read a document's file or URL again, even if unchanged."""
+    """Read a document's file or URL again, even if unchanged (chunks whose text is unchanged
+    keep their vectors; the others are embedded here)."""
     with open_store_service(ctx) as service:
         result = service.kb.reingest(document_id, now=now_from(now_text) if now_text else None)
     if as_json:
@@ -233,15 +254,13 @@ def _echo_summary(results: list[IngestResult]) -> None:
     )
 
 
-def _file_name(source: str | None) -> str | None:
-    return Path(source).name if source else None
-
-
 def _document_line(document: Document) -> str:
+    embedding = f"{document.embedding_label}  " if document.embedding_label else ""
     error = f"  error: {document.error}" if document.error else ""
     return (
         f"{document.id}  {document.status.value:<6} {document.collection:<12} "
-        f"{document.source_type.value:<7} {document.chunk_count:>5} chunks  {document.title}"
+        f"{document.source_type.value:<7} {document.chunk_count:>5} chunks  {embedding}"
+        f"{document.title}"
         f"  ({document.source_uri}){error}"
     )
 

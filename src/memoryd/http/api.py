@@ -208,7 +208,9 @@ def create_app(
             body.sources,
             collection=body.collection,
             source_type=parse_source_type(body.source_type) if body.source_type else None,
+            wait=False,
         )
+        service.worker.wake.set()  # the worker embeds the chunks just written
         return [r.to_json() for r in results]
 
     @app.post(UPLOAD_PATH, response_model=s.IngestOut, tags=["knowledge base"])
@@ -225,7 +227,9 @@ def create_app(
             collection=collection,
             source_type=parse_source_type(source_type),
             content_type=file.content_type,
+            wait=False,
         )
+        service.worker.wake.set()  # the worker embeds the chunks just written
         return result.to_json()
 
     @app.post("/v1/kb/search", response_model=s.KbSearchOut, tags=["knowledge base"])
@@ -291,7 +295,9 @@ def create_app(
     )
     def kb_reingest(document_id: str) -> dict[str, Any]:
         """Read a document's file or URL again."""
-        return service.kb.reingest(document_id).to_json()
+        result = service.kb.reingest(document_id, wait=False)
+        service.worker.wake.set()  # the worker embeds the chunks that changed
+        return result.to_json()
 
     # ------------------------------------------------------------ model tools
 

@@ -290,6 +290,12 @@ class DocumentOut(BaseModel):
     bytes: int
     created_at: str
     updated_at: str
+    embedded_chunks: int | None = Field(
+        default=None, description="chunks whose vector is stored; the rest are keyword-only"
+    )
+    embedding: str | None = Field(
+        default=None, description='"embedding 120/347" while the worker fills the vectors'
+    )
 
 
 class IngestOut(BaseModel):
@@ -298,6 +304,9 @@ class IngestOut(BaseModel):
     reason: str | None
     document: DocumentOut | None
     seconds: float
+    searchable_seconds: float | None = Field(
+        default=None, description="seconds until the chunks were written (keyword-searchable)"
+    )
 
 
 class KbHitOut(BaseModel):

@@ -125,6 +125,11 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
         separator = "&" if "?" in location else "?"
         return RedirectResponse(f"{location}{separator}flash={quote(message)}", status_code=303)
 
+    def _reingest(document_id: str) -> None:
+        # The page returns once the chunks are written; the worker embeds those that changed.
+        service.kb.reingest(document_id, wait=False)
+        service.worker.wake.set()
+
     # ---------------------------------------------------------------- login
 
     @app.get("/login", include_in_schema=False)
@@ -259,9 +264,14 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
                 collection=collection or "default",
                 source_type=parse_source_type(source_type),
                 content_type=file.content_type,
+                wait=False,
             )
-            outcome["text"] = f"{file.filename}: {result.outcome}" + (
-                f" ({result.reason})" if result.reason else ""
+            service.worker.wake.set()  # the worker embeds the chunks just written
+            pending = result.document.embedding_label if result.document else ""
+            outcome["text"] = (
+                f"{file.filename}: {result.outcome}"
+                + (f" ({result.reason})" if result.reason else "")
+                + (f", keyword-searchable now, {pending}" if pending else "")
             )
 
         response = act("/documents", ingest, "uploaded")
@@ -297,7 +307,7 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
         if action == "delete":
             return act("/documents", lambda: service.kb.delete(document_id), "deleted")
         if action == "reingest":
-            return act("/documents", lambda: service.kb.reingest(document_id), "re-ingested")
+            return act("/documents", lambda: _reingest(document_id), "re-ingested")
         if action == "rename":
             return act("/documents", lambda: service.kb.rename(document_id, title), "renamed")
         return act("/documents", lambda: None, f"error: unknown action {action!r}")

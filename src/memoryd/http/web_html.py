@@ -209,7 +209,8 @@ def documents_html(
         f'{csrf_field(csrf)}<label>title <input name="title" value="{escape(d.title)}" size=30>'
         "</label> <button>Rename</button></form></td>"
         f"<td>{escape(d.collection)}</td><td>{d.source_type.value}</td>"
-        f"<td>{d.status.value}{error_html(d.error)}</td><td>{d.chunk_count}</td><td>"
+        f"<td>{d.status.value}{embedding_html(d)}{error_html(d.error)}</td>"
+        f"<td>{d.chunk_count}</td><td>"
         + button_html(f"/documents/{d.id}/reingest", "Re-ingest", csrf)
         + button_html(f"/documents/{d.id}/delete", "Delete", csrf)
         + "</td></tr>"
@@ -233,6 +234,12 @@ def result_html(result: dict[str, Any]) -> str:
             f"{escape(result['cite'])}</a>"
         )
     return f"<p class=muted>{where}</p><pre>{escape(result['content'])}</pre>"
+
+
+def embedding_html(document: Document) -> str:
+    """ "embedding 120/347" under a document whose vectors are still being filled in."""
+    label = document.embedding_label
+    return f"<br><span class=muted>{escape(label)}</span>" if label else ""
 
 
 def error_html(error: str | None) -> str:

@@ -1,5 +1,8 @@
-"""The ingest pipeline: a file, URL or upload read, converted, chunked and embedded outside any
-transaction, then its document row and all of its chunks written in one (SPEC §6).
+"""The ingest pipeline: a file, URL or upload read, converted and chunked outside any
+transaction, then its document row and all of its chunks written in one (SPEC §6), keyword-
+searchable from that commit; the vectors follow batch by batch (:mod:`memoryd.kb.vector_fill`),
+in this process when the caller waits, else by the worker. A re-ingest keeps the vector of every
+chunk whose embedded text is unchanged.
 
 A source that cannot be read leaves what was stored before untouched; one that failed for a
 passing reason (a URL timing out) is retried from the persisted job queue
@@ -31,6 +34,7 @@ from .fetch import FetchUnavailableError, check_url, fetch, is_url
 from .images import ImageReader
 from .model import Chunk, Document, DocumentStatus, SourceType
 from .results import IngestResult
+from .vector_fill import IngestWatcher, VectorFiller, reusable_vectors, vectors_kept
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,7 @@ class Ingester:
         self.embedder = embedder
         self.tokenizer = tokenizer
         self.failures = IngestFailures(store, ids, settings)
+        self.filler = VectorFiller(store, embedder, ids, clock=clock)
         self._settings = settings
         self._reader_factory = reader
         self._reader: ImageReader | None = None
@@ -93,9 +98,12 @@ class Ingester:
         *,
         force: bool = False,
         job: Job | None = None,
+        wait: bool = True,
+        watcher: IngestWatcher | None = None,
     ) -> IngestResult:
         """Read one file or URL (``filing.uri`` as the caller gave it) and store it; a passing
-        failure is queued for retry unless this is the retry ``job`` (then it is raised)."""
+        failure is queued for retry unless this is the retry ``job`` (then it is raised).
+        ``wait``: embed the chunks here before returning (else the worker's job does)."""
         started = time.perf_counter()
         source = filing.uri
         if "\x00" in source:
@@ -127,13 +135,13 @@ class Ingester:
                 request = IngestRequest(
                     filing, fetched.name, fetched.data, fetched.content_type, now, started, force
                 )
-                return self.store_converted(request)
+                return self.store_converted(request, wait=wait, watcher=watcher)
             path = Path(source).expanduser().resolve()
             data = read_file(path, self._settings.limits)
             request = IngestRequest(
                 replace(filing, uri=str(path)), path.name, data, None, now, started, force
             )
-            return self.store_converted(request)
+            return self.store_converted(request, wait=wait, watcher=watcher)
         except FetchUnavailableError as error:
             if job is not None:
                 raise
@@ -142,9 +150,26 @@ class Ingester:
             failed = replace(filing, uri=_uri_of(source))
             return self.failures.record(failed, str(error), now or self._clock(), started)
 
-    def store_converted(self, request: IngestRequest) -> IngestResult:
-        """Convert, chunk and embed the request's bytes, then write the document and its
-        chunks in one transaction (skipped when the stored copy is the same)."""
+    def store_converted(
+        self,
+        request: IngestRequest,
+        *,
+        wait: bool = True,
+        watcher: IngestWatcher | None = None,
+    ) -> IngestResult:
+        """Convert and chunk the request's bytes, write the document and its chunks in one
+        transaction (skipped when the stored copy is the same), then, when ``wait``, embed
+        the chunks still without a vector."""
+        result = self.write_chunks(request)
+        if watcher is not None:
+            watcher.written(result)
+        if not wait:
+            return result
+        return self.finish_vectors(result, watcher)
+
+    def write_chunks(self, request: IngestRequest) -> IngestResult:
+        """Convert and chunk, then commit the document and its chunks (with the vectors kept
+        from the stored copy) and a job for the missing vectors; keyword-searchable then."""
         filing = request.filing
         at = request.now or self._clock()
         digest = hashlib.sha256(request.data).hexdigest()
@@ -161,7 +186,7 @@ class Ingester:
             return IngestResult(
                 filing.uri,
                 "skipped",
-                existing,
+                self.counted(existing),
                 "unchanged since the last ingest",
                 time.perf_counter() - request.started,
             )
@@ -178,7 +203,8 @@ class Ingester:
         chunks = self._chunk(converted)
         if not chunks:
             return self._failed(request, "the document has no text to index")
-        vectors = list(self.embedder.embed([c.embedded_text for c in chunks]))
+        kept = reusable_vectors(self.store, existing.id) if existing else {}
+        vectors = vectors_kept(chunks, kept)
         document = Document(
             id=existing.id if existing else self._ids.new_id(at),
             source_uri=filing.uri,
@@ -194,7 +220,9 @@ class Ingester:
             token_count=sum(c.tokens for c in chunks),
             images_read=converted.images_read,
             byte_size=len(request.data),
+            embedded_chunks=sum(v is not None for v in vectors),
         )
+        job = None
         with self.store.transaction():
             # Another ingest of the same source may have finished meanwhile: take its id, so
             # the source keeps one document whatever the race.
@@ -204,7 +232,37 @@ class Ingester:
             chunks = [replace(c, document_id=document.id) for c in chunks]
             self.store.kb.save_document(document)
             self.store.kb.replace_chunks(document.id, chunks, vectors)
-        return IngestResult(filing.uri, "ok", document, None, time.perf_counter() - request.started)
+            if document.pending_vectors:
+                job = self.filler.job_for(document.id, at)
+                self.store.jobs.enqueue(job)
+        elapsed = time.perf_counter() - request.started
+        pages = max((c.page_range[1] for c in chunks if c.page_range), default=0)
+        return IngestResult(
+            filing.uri, "ok", document, None, elapsed, elapsed, job.id if job else None, pages
+        )
+
+    def finish_vectors(
+        self, result: IngestResult, watcher: IngestWatcher | None = None
+    ) -> IngestResult:
+        """Embed the result's document's missing vectors here (its job, if still queued,
+        ends done); the result with the document counted again and the time added."""
+        document = result.document
+        if document is None or result.outcome == "failed" or not document.pending_vectors:
+            return result
+        started = time.perf_counter()
+        listener = watcher.embedding if watcher is not None else None
+        self.filler.fill_with_job(document.id, result.vector_job, listener)
+        return replace(
+            result,
+            document=self.counted(document),
+            seconds=result.seconds + time.perf_counter() - started,
+            vector_job=None,
+        )
+
+    def counted(self, document: Document) -> Document:
+        """The document with how many of its chunks have their vector."""
+        done = self.store.kb.vector_counts([document.id]).get(document.id, 0)
+        return replace(document, embedded_chunks=done)
 
     def run_retries(self, now: datetime | None, limit: int | None) -> list[IngestResult]:
         """Claim and run the due ingest retries, at most ``limit`` (None: all due)."""

@@ -76,6 +76,22 @@ class Document:
     token_count: int = 0
     images_read: int = 0
     byte_size: int = 0
+    # How many chunks have their vector (the rest wait for the worker); None: not counted.
+    embedded_chunks: int | None = None
+
+    @property
+    def pending_vectors(self) -> int:
+        """Chunks still without a vector: keyword-searchable, not yet vector-searchable."""
+        if self.embedded_chunks is None:
+            return 0
+        return max(self.chunk_count - self.embedded_chunks, 0)
+
+    @property
+    def embedding_label(self) -> str:
+        """ "embedding 120/347" while vectors are missing, '' once all are there."""
+        if not self.pending_vectors:
+            return ""
+        return f"embedding {self.embedded_chunks}/{self.chunk_count}"
 
     def to_json(self) -> dict[str, Any]:
         """JSON shape for the CLI and API."""
@@ -93,6 +109,8 @@ class Document:
             "tokens": self.token_count,
             "images_read": self.images_read,
             "bytes": self.byte_size,
+            "embedded_chunks": self.embedded_chunks,
+            "embedding": self.embedding_label or None,
             "created_at": self.created_at.isoformat(),
             "updated_at": self.updated_at.isoformat(),
         }

@@ -20,6 +20,12 @@ class IngestResult:
     document: Document | None = None
     reason: str | None = None
     seconds: float = 0.0
+    # Seconds from the start until the chunks were committed (keyword-searchable from then).
+    searchable_seconds: float | None = None
+    # The persisted job that fills the document's missing vectors, when this ingest made one.
+    vector_job: str | None = None
+    # The last page the chunks cite (0: no pages, or nothing written).
+    pages: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """JSON shape for the CLI and API."""
@@ -29,6 +35,9 @@ class IngestResult:
             "reason": self.reason,
             "document": self.document.to_json() if self.document else None,
             "seconds": round(self.seconds, 3),
+            "searchable_seconds": (
+                None if self.searchable_seconds is None else round(self.searchable_seconds, 3)
+            ),
         }
 
 

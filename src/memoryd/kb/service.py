@@ -10,7 +10,8 @@ answers.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +48,7 @@ from .search import (
     shared_words,
     weighting,
 )
+from .vector_fill import FillListener, FillProgress, FillReport, IngestWatcher
 
 __all__ = [
     "DEFAULT_COLLECTION",
@@ -55,7 +57,9 @@ __all__ = [
     "MAX_TITLE_CHARS",
     "READ_DEFAULT_TOKENS",
     "READ_MAX_TOKENS",
+    "FillProgress",
     "IngestResult",
+    "IngestWatcher",
     "KbHit",
     "KbReadResult",
     "KbSearchResult",
@@ -114,18 +118,56 @@ class KnowledgeBase:
         source_type: SourceType | None = None,
         now: datetime | None = None,
         progress: Callable[[IngestResult], None] | None = None,
+        wait: bool = True,
+        watcher: IngestWatcher | None = None,
     ) -> list[IngestResult]:
         """Ingest files, folders and URLs; one result per file, failures included. Without a
-        ``source_type``, URLs are web clips and files are curated."""
+        ``source_type``, URLs are web clips and files are curated. Each document is keyword-
+        searchable once its chunks are written; ``wait`` (the default) embeds its chunks
+        before its result is given (converting the next file meanwhile), else the worker's
+        job fills the vectors."""
         collection = check_collection(collection)
+        filings = [
+            Filing(
+                source,
+                collection,
+                source_type or (SourceType.WEB if is_url(source) else SourceType.CURATED),
+            )
+            for source in self.expand(sources)
+        ]
         results = []
-        for source in self.expand(sources):
-            kind = source_type or (SourceType.WEB if is_url(source) else SourceType.CURATED)
-            result = self._ingester.ingest_source(Filing(source, collection, kind), now)
+        for result in self._ingest_each(filings, now, wait, watcher):
             results.append(result)
             if progress is not None:
                 progress(result)
         return results
+
+    def _ingest_each(
+        self,
+        filings: Sequence[Filing],
+        now: datetime | None,
+        wait: bool,
+        watcher: IngestWatcher | None,
+    ) -> Iterator[IngestResult]:
+        ingester = self._ingester
+        if not wait or len(filings) < 2:
+            for filing in filings:
+                yield ingester.ingest_source(filing, now, wait=wait, watcher=watcher)
+            return
+
+        def write(filing: Filing) -> IngestResult:
+            return ingester.ingest_source(filing, now, wait=False, watcher=watcher)
+
+        # One file ahead: the next file is converted and its chunks written on this thread
+        # while the current one's vectors are embedded (the converter and the embedder each
+        # keep a core busy; the embedder releases the GIL).
+        with ThreadPoolExecutor(1, thread_name_prefix="memoryd-convert") as pool:
+            ahead = pool.submit(write, filings[0])
+            for index in range(len(filings)):
+                written = ahead.result()
+                if index + 1 < len(filings):
+                    ahead = pool.submit(write, filings[index + 1])
+                yield ingester.finish_vectors(written, watcher)
 
     def ingest_bytes(
         self,
@@ -137,8 +179,10 @@ class KnowledgeBase:
         source_uri: str | None = None,
         content_type: str | None = None,
         now: datetime | None = None,
+        wait: bool = True,
     ) -> IngestResult:
-        """Ingest given bytes (an upload); ``source_uri`` defaults to ``upload:<name>``."""
+        """Ingest given bytes (an upload); ``source_uri`` defaults to ``upload:<name>``.
+        ``wait`` (the default) embeds the chunks before returning, else the worker does."""
         collection = check_collection(collection)
         if not name.strip():
             raise InvalidInputError("an upload needs a file name (it decides the type)")
@@ -146,18 +190,39 @@ class KnowledgeBase:
         started = time.perf_counter()
         filing = Filing(uri, collection, source_type)
         return self._ingester.store_converted(
-            IngestRequest(filing, name, data, content_type, now, started)
+            IngestRequest(filing, name, data, content_type, now, started), wait=wait
         )
 
-    def reingest(self, document_id: str, *, now: datetime | None = None) -> IngestResult:
-        """Read a document's source again (a file or URL), even if unchanged."""
+    def reingest(
+        self, document_id: str, *, now: datetime | None = None, wait: bool = True
+    ) -> IngestResult:
+        """Read a document's source again (a file or URL), even if unchanged; chunks whose
+        embedded text is unchanged keep their vectors."""
         document = self.get(document_id)
         if document.source_uri.startswith("upload:"):
             raise InvalidInputError(
                 f"document {document_id} was uploaded; upload the new version instead"
             )
         filing = Filing(document.source_uri, document.collection, document.source_type)
-        return self._ingester.ingest_source(filing, now, force=True)
+        return self._ingester.ingest_source(filing, now, force=True, wait=wait)
+
+    def fill_vectors(self, document_id: str, *, progress: FillListener | None = None) -> Document:
+        """Embed a document's chunks that still have no vector, here and now (``kb ingest
+        --wait`` after a ``--no-wait``); the document, counted."""
+        document = self.get(document_id)
+        self._ingester.filler.fill(document.id, progress)
+        return self.get(document.id)
+
+    def run_vector_jobs(
+        self,
+        *,
+        now: datetime | None = None,
+        limit: int | None = None,
+        pause: Callable[[], bool] | None = None,
+    ) -> list[FillReport]:
+        """Fill the vectors of documents written without them (called by the worker, whose
+        ``pause`` says when other jobs wait: the job then goes back to the queue)."""
+        return self._ingester.filler.run_jobs(now, limit, pause)
 
     def run_retries(
         self, *, now: datetime | None = None, limit: int | None = None
@@ -243,17 +308,19 @@ class KnowledgeBase:
     # ------------------------------------------------------------------- owner
 
     def get(self, document_id: str) -> Document:
-        """One document, or a clear error."""
+        """One document (with how many of its chunks have their vector), or a clear error."""
         document = self.store.kb.get_document(document_id.strip())
         if document is None:
             raise DocumentNotFoundError(f"no document with id {document_id!r}")
-        return document
+        return self._ingester.counted(document)
 
     def list_documents(
         self, *, collection: str | None = None, limit: int | None = None
     ) -> list[Document]:
-        """Documents, newest first."""
-        return self.store.kb.documents(collection=collection, limit=limit)
+        """Documents, newest first, each with how many of its chunks have their vector."""
+        documents = self.store.kb.documents(collection=collection, limit=limit)
+        counts = self.store.kb.vector_counts([d.id for d in documents])
+        return [replace(d, embedded_chunks=counts.get(d.id, 0)) for d in documents]
 
     def rename(self, document_id: str, title: str, *, now: datetime | None = None) -> Document:
         """The owner's title for a document: every chunk's breadcrumb (embedded with it) is

@@ -10,6 +10,7 @@ from ..kb.model import Chunk, ChunkKey
 from .kb_rows import (
     CHUNK_COLUMNS,
     DocumentRows,
+    chunk_from_row,
     chunk_params,
     chunks_by_key,
 )
@@ -39,17 +40,72 @@ class PostgresKnowledgeStore(DocumentRows):
         self._idf_weighting = idf_weighting
 
     def replace_chunks(
-        self, document_id: str, chunks: Sequence[Chunk], vectors: Sequence[Vector]
+        self, document_id: str, chunks: Sequence[Chunk], vectors: Sequence[Vector | None]
     ) -> None:
-        """Drop the old chunks and write the new ones with their vectors."""
+        """Drop the old chunks and write the new ones with their vectors (NULL: pending)."""
         self._vector_tables.require_vectors()
         self._db.execute("DELETE FROM chunks WHERE document_id = %s", (document_id,))
         for chunk, vector in zip(chunks, vectors, strict=True):
             self._db.execute(
                 f"INSERT INTO chunks ({CHUNK_COLUMNS}, embedding) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (*chunk_params(chunk), vector_param(vector)),
+                (*chunk_params(chunk), None if vector is None else vector_param(vector)),
             )
+
+    def pending_chunks(self, document_id: str, limit: int) -> list[Chunk]:
+        """Up to ``limit`` chunks whose vector is NULL, in position order."""
+        if limit <= 0:
+            return []
+        if not self._vector_tables.has_vectors():
+            return self.chunks(document_id)[:limit]
+        rows = self._db.execute(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = %s AND embedding IS NULL "
+            "ORDER BY position LIMIT %s",
+            (document_id, int(limit)),
+        ).fetchall()
+        return [chunk_from_row(row) for row in rows]
+
+    def save_chunk_vectors(self, chunks: Sequence[Chunk], vectors: Sequence[Vector]) -> int:
+        """Set the vector of each chunk still stored with the same text and without one."""
+        self._vector_tables.require_vectors()
+        stored = 0
+        for chunk, vector in zip(chunks, vectors, strict=True):
+            cursor = self._db.execute(
+                "UPDATE chunks SET embedding = %s WHERE document_id = %s AND position = %s "
+                "AND breadcrumb = %s AND text = %s AND embedding IS NULL",
+                (
+                    vector_param(vector),
+                    chunk.document_id,
+                    chunk.position,
+                    chunk.breadcrumb,
+                    chunk.text,
+                ),
+            )
+            stored += max(int(cursor.rowcount), 0)
+        return stored
+
+    def vector_counts(self, document_ids: Sequence[str]) -> dict[str, int]:
+        """Chunks with a vector, per document that has chunks."""
+        if not document_ids:
+            return {}
+        counted = "count(embedding)" if self._vector_tables.has_vectors() else "0"
+        rows = self._db.execute(
+            f"SELECT document_id, {counted} FROM chunks WHERE document_id = ANY(%s) "
+            "GROUP BY document_id",
+            (sorted(set(document_ids)),),
+        ).fetchall()
+        return {str(row[0]): int(row[1]) for row in rows}
+
+    def vectors_by_position(self, document_id: str) -> dict[int, Vector]:
+        """Chunk vectors by position (pending chunks absent)."""
+        if not self._vector_tables.has_vectors():
+            return {}
+        rows = self._db.execute(
+            "SELECT position, embedding FROM chunks WHERE document_id = %s "
+            "AND embedding IS NOT NULL",
+            (document_id,),
+        ).fetchall()
+        return {int(row[0]): stored_vector(row[1]) for row in rows}
 
     def delete_document(self, document_id: str) -> None:
         """The document and its chunks."""
@@ -78,7 +134,7 @@ class PostgresKnowledgeStore(DocumentRows):
             rows = self._db.execute(
                 "SELECT c.document_id, c.position, c.embedding <=> %s AS distance FROM chunks c "
                 "JOIN documents d ON d.id = c.document_id WHERE d.status = 'ready' "
-                "ORDER BY c.embedding <=> %s LIMIT %s",
+                "AND c.embedding IS NOT NULL ORDER BY c.embedding <=> %s LIMIT %s",
                 (query, query, int(k)),
             ).fetchall()
         hits = [(ChunkKey(row[0], int(row[1])), 1.0 - float(row[2])) for row in rows]
@@ -106,7 +162,8 @@ class PostgresKnowledgeStore(DocumentRows):
     def chunk_vectors(self, document_id: str) -> list[Vector]:
         """Chunk vectors in position order."""
         rows = self._db.execute(
-            "SELECT embedding FROM chunks WHERE document_id = %s ORDER BY position",
+            "SELECT embedding FROM chunks WHERE document_id = %s AND embedding IS NOT NULL "
+            "ORDER BY position",
             (document_id,),
         ).fetchall()
         return [stored_vector(row[0]) for row in rows]

@@ -249,9 +249,27 @@ class KnowledgeStore(Protocol):
         ...
 
     def replace_chunks(
-        self, document_id: str, chunks: Sequence[Chunk], vectors: Sequence[Vector]
+        self, document_id: str, chunks: Sequence[Chunk], vectors: Sequence[Vector | None]
     ) -> None:
-        """Drop the document's chunks and store these (call inside a transaction)."""
+        """Drop the document's chunks and store these (call inside a transaction); a chunk
+        whose vector is None is stored without one, pending (keyword-searchable only)."""
+        ...
+
+    def pending_chunks(self, document_id: str, limit: int) -> list[Chunk]:
+        """Up to ``limit`` of a document's chunks still without a vector, in position order."""
+        ...
+
+    def save_chunk_vectors(self, chunks: Sequence[Chunk], vectors: Sequence[Vector]) -> int:
+        """Store each chunk's vector if that chunk is still stored with the same text and has
+        none yet (call inside a transaction); how many were stored."""
+        ...
+
+    def vector_counts(self, document_ids: Sequence[str]) -> dict[str, int]:
+        """How many of each document's chunks have their vector (documents with chunks)."""
+        ...
+
+    def vectors_by_position(self, document_id: str) -> dict[int, Vector]:
+        """A document's chunk vectors by chunk position (pending chunks absent)."""
         ...
 
     def delete_document(self, document_id: str) -> None:
@@ -279,7 +297,7 @@ class KnowledgeStore(Protocol):
         ...
 
     def chunk_vectors(self, document_id: str) -> list[Vector]:
-        """The vectors of a document's chunks, in position order (for export)."""
+        """The vectors of a document's chunks that have one, in position order."""
         ...
 
 

@@ -9,6 +9,7 @@ from ..kb.model import Chunk, ChunkKey
 from .kb_rows import (
     CHUNK_COLUMNS,
     DocumentRows,
+    chunk_from_row,
     chunk_params,
     chunks_by_key,
 )
@@ -28,25 +29,85 @@ class SqliteKnowledgeStore(DocumentRows):
         self._vector_tables = vector_tables
 
     def replace_chunks(
-        self, document_id: str, chunks: Sequence[Chunk], vectors: Sequence[Vector]
+        self, document_id: str, chunks: Sequence[Chunk], vectors: Sequence[Vector | None]
     ) -> None:
-        """Drop the old chunks (rows, FTS, vectors) and write the new ones."""
+        """Drop the old chunks (rows, FTS, vectors) and write the new ones; a chunk whose
+        vector is None gets no vector row (pending)."""
         self._vector_tables.require_vectors()
         self._drop_chunks(document_id)
         for chunk, vector in zip(chunks, vectors, strict=True):
             cursor = self._db.execute(
-                f"INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                chunk_params(chunk),
+                f"INSERT INTO chunks ({CHUNK_COLUMNS}, embedded) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*chunk_params(chunk), int(vector is not None)),
             )
             rowid = cursor.lastrowid
             self._db.execute(
                 "INSERT INTO chunk_fts(rowid, breadcrumb, text) VALUES (?, ?, ?)",
                 (rowid, chunk.breadcrumb, chunk.text),
             )
+            if vector is not None:
+                self._db.execute(
+                    "INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)",
+                    (rowid, vector_blob(vector)),
+                )
+
+    def pending_chunks(self, document_id: str, limit: int) -> list[Chunk]:
+        """Up to ``limit`` chunks still waiting for their vector row, in position order."""
+        if limit <= 0:
+            return []
+        rows = self._db.execute(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? AND embedded = 0 "
+            "ORDER BY position LIMIT ?",
+            (document_id, int(limit)),
+        ).fetchall()
+        return [chunk_from_row(row) for row in rows]
+
+    def save_chunk_vectors(self, chunks: Sequence[Chunk], vectors: Sequence[Vector]) -> int:
+        """A vector row for each chunk still stored with the same text and without one."""
+        self._vector_tables.require_vectors()
+        stored = 0
+        for chunk, vector in zip(chunks, vectors, strict=True):
+            row = self._db.execute(
+                "SELECT rowid FROM chunks WHERE document_id = ? AND position = ? "
+                "AND breadcrumb = ? AND text = ? AND embedded = 0",
+                (chunk.document_id, chunk.position, chunk.breadcrumb, chunk.text),
+            ).fetchone()
+            if row is None:
+                continue
             self._db.execute(
                 "INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)",
-                (rowid, vector_blob(vector)),
+                (int(row[0]), vector_blob(vector)),
             )
+            self._db.execute("UPDATE chunks SET embedded = 1 WHERE rowid = ?", (int(row[0]),))
+            stored += 1
+        return stored
+
+    def vector_counts(self, document_ids: Sequence[str]) -> dict[str, int]:
+        """Chunks with a vector row, per document that has chunks."""
+        counts: dict[str, int] = {}
+        for group in id_groups(sorted(set(document_ids))):
+            marks = ", ".join("?" * len(group))
+            rows = self._db.execute(
+                f"SELECT document_id, sum(embedded) FROM chunks "
+                f"WHERE document_id IN ({marks}) GROUP BY document_id",
+                tuple(group),
+            ).fetchall()
+            counts.update({str(row[0]): int(row[1]) for row in rows})
+        return counts
+
+    def vectors_by_position(self, document_id: str) -> dict[int, Vector]:
+        """Chunk vectors by position (pending chunks absent)."""
+        import numpy as np
+
+        if not self._vector_tables.has_vectors():
+            return {}
+        rows = self._db.execute(
+            "SELECT c.position, v.embedding FROM chunks c JOIN chunk_vectors v "
+            "ON v.rowid = c.rowid WHERE c.document_id = ?",
+            (document_id,),
+        ).fetchall()
+        return {int(row[0]): np.frombuffer(row[1], dtype=np.float32).copy() for row in rows}
 
     def delete_document(self, document_id: str) -> None:
         """The document and everything indexed from it."""

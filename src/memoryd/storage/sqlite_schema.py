@@ -212,6 +212,16 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE chunks ADD COLUMN pages TEXT NOT NULL DEFAULT '[]';
         """,
     ),
+    (
+        "0010_chunks_pending_vectors",
+        """
+        -- 0 while a chunk waits for its vector (keyword-searchable only), 1 once its
+        -- chunk_vectors row exists: "embedding n/m" is then a count over the chunks' index
+        -- instead of a vector-table lookup per chunk. Chunks stored so far have their vector.
+        ALTER TABLE chunks ADD COLUMN embedded INTEGER NOT NULL DEFAULT 1;
+        CREATE INDEX chunks_pending_vectors ON chunks(document_id, position) WHERE embedded = 0;
+        """,
+    ),
 )
 
 

@@ -8,6 +8,7 @@ behind. The tests about start-up and shutdown (test_start_stop.py) run servers o
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,7 +73,8 @@ class Server:
         return shown
 
     def upload(self, name: str, text: str, **form: str) -> dict[str, Any]:
-        """Upload a Markdown document; the ready document."""
+        """Upload a Markdown document; the ready document, once the server's worker has
+        stored its vectors (the upload itself returns when the chunks are written)."""
         response = self.http.post(
             "/v1/kb/upload",
             files={"file": (name, text.encode(), "text/markdown")},
@@ -83,6 +85,15 @@ class Server:
         assert result["outcome"] == "ok", result
         document: dict[str, Any] = result["document"]
         assert document["status"] == "ready", document
+        return self.embedded(document)
+
+    def embedded(self, document: dict[str, Any]) -> dict[str, Any]:
+        """The document once the server's worker has stored all its vectors."""
+        deadline = time.monotonic() + 60
+        while document["embedded_chunks"] != document["chunks"]:
+            assert time.monotonic() < deadline, f"the worker never embedded {document}"
+            time.sleep(0.05)
+            document = self.ok("GET", f"/v1/kb/documents/{document['id']}")
         return document
 
 

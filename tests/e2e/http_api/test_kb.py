@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
+from tests.kb_corpus import filler_paragraph
+
 from .conftest import Server
 
 # ----------------------------------------------------------- knowledge base
@@ -81,6 +85,7 @@ def test_kb_ingest_a_path_on_disk_and_reingest_it(server: Server) -> None:
     assert [r["outcome"] for r in results] == ["ok"], results
     doc_id = results[0]["document"]["id"]
     assert results[0]["document"]["source_uri"].endswith("boatyard.md")
+    server.embedded(results[0]["document"])
     found = server.ok("POST", "/v1/kb/search", json={"query": BOATYARD_KEY, "explain": True})
     assert found["results"][0]["doc"] == doc_id
     assert found["results"][0]["explain"] is not None
@@ -92,3 +97,38 @@ def test_kb_ingest_a_path_on_disk_and_reingest_it(server: Server) -> None:
     read = server.ok("POST", "/v1/kb/read", json={"doc": doc_id})
     assert BOATYARD_NEW_KEY in read["content"]
     assert BOATYARD_KEY not in read["content"]
+
+
+def test_upload_returns_once_chunks_are_written_and_the_worker_fills_the_vectors(
+    server: Server,
+) -> None:
+    sections = "\n\n".join(
+        f"## Season {i}\n\n" + " ".join(filler_paragraph(500 + i * 10 + j) for j in range(6))
+        for i in range(12)
+    )
+    text = f"# Vineyard Almanac\n\n{sections}\n\nThe {ORCHARD_KEY} too.\n"
+    result = server.ok(
+        "POST",
+        "/v1/kb/upload",
+        files={"file": ("almanac.md", text.encode(), "text/markdown")},
+    )
+    assert result["outcome"] == "ok", result
+    document = result["document"]
+    total = document["chunks"]
+    assert total >= 12
+    # Written without waiting for the embedder: nothing of it is embedded in the reply.
+    assert document["embedded_chunks"] == 0
+    assert document["embedding"] == f"embedding 0/{total}"
+    assert 0 < result["searchable_seconds"] <= result["seconds"]
+    found = server.ok("POST", "/v1/kb/search", json={"query": ORCHARD_KEY})
+    assert document["id"] in {hit["doc"] for hit in found["results"]}
+
+    deadline = time.monotonic() + 120
+    while True:
+        listed = server.ok("GET", f"/v1/kb/documents/{document['id']}")
+        if listed["embedded_chunks"] == total:
+            break
+        assert listed["embedding"] == f"embedding {listed['embedded_chunks']}/{total}"
+        assert time.monotonic() < deadline, listed
+        time.sleep(0.2)
+    assert listed["embedding"] is None

@@ -1,0 +1,262 @@
+"""Chunk vectors filled in after the chunks are written (SPEC §6, issue 16).
+
+An ingest writes a document's chunks (text and full-text rows) in one transaction without
+waiting for the embedder; a chunk stored without a vector is *pending*: the keyword leg finds it,
+the vector leg does not. The pending chunks themselves are the state, so nothing is lost in a
+crash: each batch of vectors is its own transaction, a batch only fills chunks that are still
+stored with the text it embedded and still have no vector (nothing doubled), and a persisted job
+per document (:data:`EMBED_JOB_KIND`, claimed by the worker) finishes what a killed process left.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+from ..clock import Clock
+from ..embedding import Embedder
+from ..ids import IdGenerator
+from ..jobs import Job, JobStatus, RetryPolicy
+from ..storage.protocols import Store
+from .model import Chunk
+from .results import IngestResult
+
+if TYPE_CHECKING:
+    from ..embedding import Vector
+
+log = logging.getLogger("memoryd")
+
+EMBED_JOB_KIND = "kb_embed"
+# Why these steps: embedding fails only when the model cannot load or run (a full disk, memory);
+# a minute later is soon enough to try again, and a killed run is re-claimed after the lease.
+# A job paused for other work is claimed again, so attempts count pauses too: hence 48.
+EMBED_RETRY = RetryPolicy(steps_seconds=(60, 300, 1800), max_attempts=48, lease_seconds=300)
+# Chunks embedded and committed together: small enough that a crash loses little work and the
+# "embedding n/m" count moves often, large enough to keep the embedder's batches full.
+FILL_BATCH = 32
+
+
+@dataclass(frozen=True)
+class FillProgress:
+    """Where one document's vectors stand, reported after every committed batch."""
+
+    document_id: str
+    done: int
+    total: int
+    last_page: int
+    pages: int
+    embedded: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        """Chunks embedded per second by this fill (0 before the first batch)."""
+        return self.embedded / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Seconds until the last vector, at this fill's rate (None before the first batch)."""
+        rate = self.rate
+        return (self.total - self.done) / rate if rate > 0 else None
+
+
+FillListener = Callable[[FillProgress], None]
+
+
+class IngestWatcher(Protocol):
+    """Who follows an ingest as it goes (the CLI's progress lines)."""
+
+    def written(self, result: IngestResult) -> None:
+        """The source's chunks are committed (or it was skipped or failed)."""
+        ...
+
+    def embedding(self, progress: FillProgress) -> None:
+        """Another batch of the document's vectors is committed."""
+        ...
+
+
+def text_key(text: str) -> str:
+    """The key a vector is kept under for reuse: a hash of the text that was embedded."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def reusable_vectors(store: Store, document_id: str) -> dict[str, Vector]:
+    """A stored document's vectors by the hash of the text each embeds: a re-ingest keeps the
+    vector of every chunk whose embedded text did not change."""
+    by_position = store.kb.vectors_by_position(document_id)
+    if not by_position:
+        return {}
+    return {
+        text_key(chunk.embedded_text): by_position[chunk.position]
+        for chunk in store.kb.chunks(document_id)
+        if chunk.position in by_position
+    }
+
+
+def vectors_kept(chunks: Sequence[Chunk], kept: dict[str, Vector]) -> list[Vector | None]:
+    """Each chunk's kept vector, or None where its embedded text is new (pending)."""
+    return [kept.get(text_key(chunk.embedded_text)) for chunk in chunks]
+
+
+@dataclass(frozen=True)
+class FillReport:
+    """What one embedding job did."""
+
+    document_id: str
+    embedded: int
+    remaining: int
+
+
+class VectorFiller:
+    """Embeds a document's pending chunks batch by batch, each batch in one transaction."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        ids: IdGenerator,
+        *,
+        clock: Clock,
+        batch: int = FILL_BATCH,
+        retry_policy: RetryPolicy = EMBED_RETRY,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.batch = batch
+        self.retry_policy = retry_policy
+        self._ids = ids
+        self._clock = clock
+
+    def job_for(self, document_id: str, at: datetime) -> Job:
+        """The persisted job that fills ``document_id``'s vectors; enqueue it in the same
+        transaction as the chunks it fills."""
+        return Job(
+            id=self._ids.new_id(at),
+            kind=EMBED_JOB_KIND,
+            payload={"document_id": document_id},
+            status=JobStatus.QUEUED,
+            attempts=0,
+            next_attempt_at=at,
+            created_at=at,
+        )
+
+    def fill(
+        self,
+        document_id: str,
+        progress: FillListener | None = None,
+        pause: Callable[[], bool] | None = None,
+    ) -> int:
+        """Embed every pending chunk of the document (or stop after a batch once ``pause()``
+        is true); how many vectors this call stored."""
+        started = time.perf_counter()
+        document = self.store.kb.get_document(document_id)
+        total = document.chunk_count if document else 0
+        pages = self._page_count(document_id, total)
+        done = self.store.kb.vector_counts([document_id]).get(document_id, 0)
+        embedded = 0
+        while True:
+            pending = self.store.kb.pending_chunks(document_id, self.batch)
+            if not pending:
+                break
+            vectors = list(self.embedder.embed([c.embedded_text for c in pending]))
+            with self.store.transaction():
+                stored = self.store.kb.save_chunk_vectors(pending, vectors)
+            if stored == 0:
+                # The chunks changed under us (a re-ingest or a delete): its own job fills
+                # the new ones.
+                break
+            embedded += stored
+            done += stored
+            if progress is not None:
+                last = pending[-1].page_range
+                progress(
+                    FillProgress(
+                        document_id,
+                        min(done, total),
+                        total,
+                        last[1] if last else 0,
+                        pages,
+                        embedded,
+                        time.perf_counter() - started,
+                    )
+                )
+            if pause is not None and pause():
+                break
+        return embedded
+
+    def fill_with_job(
+        self, document_id: str, job_id: str | None, progress: FillListener | None = None
+    ) -> int:
+        """Fill the document's vectors in this process, and end its job (when the worker has
+        not claimed it meanwhile; the worker then finds nothing left to do)."""
+        claimed = None
+        if job_id is not None:
+            with self.store.transaction():
+                claimed = self.store.jobs.claim_one(job_id, self._clock())
+        embedded = self.fill(document_id, progress)
+        if claimed is not None:
+            with self.store.transaction():
+                self.store.jobs.finish(claimed.id, {"embedded": embedded}, self._clock())
+        return embedded
+
+    def run_jobs(
+        self,
+        now: datetime | None,
+        limit: int | None = None,
+        pause: Callable[[], bool] | None = None,
+    ) -> list[FillReport]:
+        """Claim and run the due embedding jobs, at most ``limit`` (None: all due). Once
+        ``pause()`` is true (other work waits: the worker's wake-up), the job being run goes
+        back to the queue, due at once, after its current batch, and no other is claimed."""
+        reports: list[FillReport] = []
+        while limit is None or len(reports) < limit:
+            at = now or self._clock()
+            with self.store.transaction():
+                job = self.store.jobs.claim([EMBED_JOB_KIND], at, self.retry_policy.lease_seconds)
+            if job is None:
+                break
+            reports.append(self._run_job(job, at, pause))
+            if pause is not None and pause():
+                break
+        return reports
+
+    def _run_job(self, job: Job, at: datetime, pause: Callable[[], bool] | None) -> FillReport:
+        document_id = str(job.payload["document_id"])
+        try:
+            embedded = self.fill(document_id, None, pause)
+        except Exception as error:  # recorded on the job, which runs again or fails
+            log.exception("embedding the chunks of document %s failed", document_id)
+            at = self._clock()
+            retry_at = self.retry_policy.next_attempt(job.attempts + 1, at)
+            with self.store.transaction():
+                if retry_at is None:
+                    self.store.jobs.fail(job.id, f"embedding failed: {error}", at)
+                else:
+                    self.store.jobs.retry(job.id, f"embedding failed: {error}", retry_at)
+            return FillReport(document_id, 0, self._remaining(document_id))
+        remaining = self._remaining(document_id)
+        with self.store.transaction():
+            if remaining and pause is not None and pause():
+                self.store.jobs.retry(job.id, "paused while other jobs run", at)
+            else:
+                self.store.jobs.finish(job.id, {"embedded": embedded}, self._clock())
+        return FillReport(document_id, embedded, remaining)
+
+    def _remaining(self, document_id: str) -> int:
+        document = self.store.kb.get_document(document_id)
+        if document is None:
+            return 0
+        done = self.store.kb.vector_counts([document_id]).get(document_id, 0)
+        return max(document.chunk_count - done, 0)
+
+    def _page_count(self, document_id: str, total: int) -> int:
+        if total <= 0:
+            return 0
+        last = self.store.kb.chunks(document_id, total - 1, total - 1)
+        pages = last[0].page_range if last else None
+        return pages[1] if pages else 0
