@@ -175,14 +175,15 @@ class WorkerLoop:
         retried = self.kb.run_retries(now=now)
         # A long document's vectors yield to a new trigger (the wake-up) between batches: the
         # job goes back to the queue and the next round, run at once, takes the trigger first.
-        for filled in self.kb.run_vector_jobs(now=now, pause=self.wake.is_set):
+        filled = self.kb.run_vector_jobs(now=now, pause=self.wake.is_set)
+        for fill in filled:
             log.info(
                 "memoryd worker: %d vectors embedded for document %s (%d still missing)",
-                filled.embedded,
-                filled.document_id,
-                filled.remaining,
+                fill.embedded,
+                fill.document_id,
+                fill.remaining,
             )
-        return WorkRound(tuple(reports), tuple(retried), self.store.jobs.counts())
+        return WorkRound(tuple(reports), tuple(retried), self.store.jobs.counts(), tuple(filled))
 
     def run(
         self,

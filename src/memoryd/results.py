@@ -15,6 +15,7 @@ from .timewindow import TimeWindow
 
 if TYPE_CHECKING:
     from .kb.service import IngestResult
+    from .kb.vector_fill import FillReport
 
 
 @dataclass(frozen=True)
@@ -189,14 +190,20 @@ def _lesson_json(memory: Memory) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class WorkRound:
-    """One round of the worker: the extraction jobs and document retries it ran, and the
-    queue's counts by status afterwards."""
+    """One round of the worker: the extraction jobs, document retries and vector fills it
+    ran, and the queue's counts by status afterwards."""
 
     reports: tuple[JobReport, ...]
     retried: tuple[IngestResult, ...]
     queue: dict[str, int]
+    filled: tuple[FillReport, ...] = ()
 
     @property
     def ran(self) -> int:
-        """How many jobs (extractions and retries) this round ran."""
-        return len(self.reports) + len(self.retried)
+        """How many jobs (extractions, retries and documents' vectors) this round ran."""
+        return len(self.reports) + len(self.retried) + len(self.filled)
+
+    @property
+    def vectors(self) -> int:
+        """How many document chunks this round embedded."""
+        return sum(filled.embedded for filled in self.filled)

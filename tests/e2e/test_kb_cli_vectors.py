@@ -53,7 +53,7 @@ def test_no_wait_leaves_vectors_to_the_worker_and_list_shows_the_progress(
     assert found and RARE in found[0]["content"]
 
     worked = cli.ok("worker", "--once")
-    assert "queue:" in worked
+    assert f"1 jobs run ({total} document vectors embedded)" in worked
     listed = cli.json("kb", "list")
     assert listed[0]["embedded_chunks"] == total and listed[0]["embedding"] is None
     assert "embedding" not in cli.ok("kb", "list")

@@ -143,7 +143,8 @@ def worker(
                 f"document retry {result.source}: {result.outcome}"
                 + (f" — {result.reason}" if result.reason else "")
             )
-        click.echo(f"{done.ran} jobs run; queue: {done.queue}")
+        vectors = f" ({done.vectors} document vectors embedded)" if done.filled else ""
+        click.echo(f"{done.ran} jobs run{vectors}; queue: {done.queue}")
 
     def print_round(done: WorkRound) -> None:
         for report in done.reports:

@@ -14,15 +14,12 @@ from dataclasses import dataclass
 from http.client import HTTPMessage
 from typing import IO, Any
 
-from ..errors import MemorydError
 from .converted import ConversionError
+from .urls import ALLOWED_SCHEMES, FetchUnavailableError, check_url, is_url
+
+__all__ = ["ALLOWED_SCHEMES", "FetchUnavailableError", "Fetched", "check_url", "fetch", "is_url"]
 
 USER_AGENT = "memoryd/0.1 (+knowledge base ingest)"
-ALLOWED_SCHEMES = ("http", "https")
-
-
-class FetchUnavailableError(MemorydError):
-    """The URL could not be fetched for a reason that may pass; try again later."""
 
 
 @dataclass(frozen=True)
@@ -33,27 +30,6 @@ class Fetched:
     data: bytes
     content_type: str | None
     name: str
-
-
-def is_url(text: str) -> bool:
-    """Whether ``text`` is meant as a URL (has a scheme), whatever the scheme."""
-    parsed = urllib.parse.urlparse(text)
-    return bool(parsed.scheme) and len(parsed.scheme) > 1 and "://" in text
-
-
-def check_url(url: str) -> str:
-    """The URL when memoryd may fetch it; a clear error otherwise (file://, ftp:, …)."""
-    parsed = urllib.parse.urlparse(url)
-    if not parsed.scheme:
-        raise ConversionError(f"{url!r} is not a URL; use http:// or https://, or a file path")
-    if parsed.scheme.lower() not in ALLOWED_SCHEMES:
-        raise ConversionError(
-            f"{parsed.scheme}:// URLs are not fetched; only http and https are "
-            "(ingest a local file by its path instead)"
-        )
-    if not parsed.hostname:
-        raise ConversionError(f"the URL {url!r} has no host")
-    return url
 
 
 class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):

@@ -28,12 +28,12 @@ from ..screening import find_credential, redact_credentials
 from ..storage.protocols import Store
 from ..tokens import TokenCodec
 from .chunking import ChunkPolicy, breadcrumb, chunk_markdown
-from .convert import ConversionError, Converted, Limits, convert
+from .converted import ConversionError, Converted, Limits
 from .failures import JOB_KIND, Filing, IngestFailures, RetrySettings
-from .fetch import FetchUnavailableError, check_url, fetch, is_url
 from .images import ImageReader
 from .model import Chunk, Document, DocumentStatus, SourceType
 from .results import IngestResult
+from .urls import FetchUnavailableError, check_url, is_url
 from .vector_fill import IngestWatcher, VectorFiller, reusable_vectors, vectors_kept
 
 
@@ -126,6 +126,8 @@ class Ingester:
             )
         try:
             if is_url(source):
+                from .fetch import fetch  # the HTTP client only when a URL is ingested
+
                 check_url(source)
                 fetched = fetch(
                     source,
@@ -190,6 +192,8 @@ class Ingester:
                 "unchanged since the last ingest",
                 time.perf_counter() - request.started,
             )
+        from .convert import convert  # the converters only when a document is read
+
         try:
             converted = convert(
                 request.data,

@@ -25,9 +25,8 @@ from ..storage.protocols import Store
 from ..textutil import query_terms
 from ..tokens import TokenCodec
 from .chunking import ChunkPolicy, breadcrumb
-from .convert import Limits
+from .converted import Limits
 from .failures import JOB_KIND, KB_RETRY, Filing
-from .fetch import is_url
 from .images import ImageReader
 from .ingest import Ingester, IngestRequest, expand_sources
 from .model import DEFAULT_COLLECTION, Document, SourceType, check_collection
@@ -48,6 +47,7 @@ from .search import (
     shared_words,
     weighting,
 )
+from .urls import is_url
 from .vector_fill import FillListener, FillProgress, FillReport, IngestWatcher
 
 __all__ = [
