@@ -119,13 +119,19 @@ def test_a_fill_cut_off_mid_way_shows_its_progress_and_resumes_without_doubles(
     class Killed(Exception):
         pass
 
+    filler = VectorFiller(service.store, service.kb.embedder, IdGenerator(), clock=utc_now, batch=1)
+    seen_running: list[dict[str, FillProgress]] = []
+
     def kill_after_two_batches(progress: FillProgress) -> None:
+        seen_running.append(filler.live())
         if progress.done >= 2:
             raise Killed
 
-    filler = VectorFiller(service.store, service.kb.embedder, IdGenerator(), clock=utc_now, batch=1)
     with pytest.raises(Killed):
         filler.fill(document.id, kill_after_two_batches)
+    # While it ran, the fill was listed with its count; once it stopped, it is not.
+    assert [running[document.id].done for running in seen_running] == [1, 2]
+    assert filler.live() == {}
     listed = service.kb.list_documents()
     assert [d.embedding_label for d in listed] == [f"embedding 2/{total}"]
     assert listed[0].to_json()["embedding"] == f"embedding 2/{total}"

@@ -46,6 +46,12 @@ def test_the_documents_page_shows_the_embedding_progress() -> None:
     assert "embedding 5/5" not in page
 
 
+def test_the_documents_page_gives_rate_and_time_left_of_a_fill_running_here() -> None:
+    running = FillProgress("doc1", 120, 347, 45, 131, embedded=112, seconds=20.0)
+    page = documents_html([_document(347, 120)], "", None, "token", {"doc1": running})
+    assert "embedding 120/347, 5.6 chunks/s, 41 s left" in page
+
+
 def test_progress_lines_give_pages_chunks_rate_and_time_left() -> None:
     progress = FillProgress("doc1", 120, 347, 45, 131, embedded=112, seconds=20.0)
     assert progress.rate == 5.6

@@ -10,21 +10,11 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from ..kb.vector_fill import duration, pace
+
 if TYPE_CHECKING:
     from ..kb.results import IngestResult
     from ..kb.vector_fill import FillProgress
-
-
-def duration(seconds: float) -> str:
-    """ "4.2 s", "42 s", "3:05" or "1:02:09": a short time for a progress line."""
-    if seconds < 9.95:
-        return f"{max(seconds, 0.0):.1f} s"
-    whole = round(seconds)
-    if whole < 60:
-        return f"{whole} s"
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def written_line(name: str, result: IngestResult) -> str | None:
@@ -53,12 +43,7 @@ def embedding_line(name: str, progress: FillProgress) -> str:
     parts = [f"embedding {name} {progress.done}/{progress.total} chunks"]
     if progress.pages:
         parts.append(f"p. {progress.last_page}/{progress.pages}")
-    if progress.rate > 0:
-        parts.append(f"{progress.rate:.1f} chunks/s")
-    eta = progress.eta_seconds
-    if eta is not None:
-        parts.append(f"{duration(eta)} left" if progress.done < progress.total else "done")
-    return ", ".join(parts)
+    return ", ".join(parts + pace(progress))
 
 
 class IngestProgress:

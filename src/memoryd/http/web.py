@@ -242,7 +242,9 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
         session = session_of(request)
         documents = service.kb.list_documents(limit=PAGE_LIMIT)
         results = service.kb.search(q, limit=10).to_json(True)["results"] if q.strip() else None
-        body = documents_html(documents, q, results, sessions.csrf(session))
+        body = documents_html(
+            documents, q, results, sessions.csrf(session), service.kb.fills_running()
+        )
         return page(request, "Documents", body, session)
 
     @app.post("/documents/upload", include_in_schema=False)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ..kb.model import Document
+from ..kb.vector_fill import FillProgress, pace
 from ..model import AuditEntry, Kind, Memory, Status
 
 if TYPE_CHECKING:
@@ -187,7 +188,11 @@ def reconfirm_html(queue: Sequence[Memory], csrf: str) -> str:
 
 
 def documents_html(
-    documents: Sequence[Document], query: str, results: list[dict[str, Any]] | None, csrf: str
+    documents: Sequence[Document],
+    query: str,
+    results: list[dict[str, Any]] | None,
+    csrf: str,
+    running: Mapping[str, FillProgress] | None = None,
 ) -> str:
     upload = (
         '<form method="post" action="/documents/upload" enctype="multipart/form-data">'
@@ -209,7 +214,8 @@ def documents_html(
         f'{csrf_field(csrf)}<label>title <input name="title" value="{escape(d.title)}" size=30>'
         "</label> <button>Rename</button></form></td>"
         f"<td>{escape(d.collection)}</td><td>{d.source_type.value}</td>"
-        f"<td>{d.status.value}{embedding_html(d)}{error_html(d.error)}</td>"
+        f"<td>{d.status.value}{embedding_html(d, (running or {}).get(d.id))}"
+        f"{error_html(d.error)}</td>"
         f"<td>{d.chunk_count}</td><td>"
         + button_html(f"/documents/{d.id}/reingest", "Re-ingest", csrf)
         + button_html(f"/documents/{d.id}/delete", "Delete", csrf)
@@ -236,10 +242,15 @@ def result_html(result: dict[str, Any]) -> str:
     return f"<p class=muted>{where}</p><pre>{escape(result['content'])}</pre>"
 
 
-def embedding_html(document: Document) -> str:
-    """ "embedding 120/347" under a document whose vectors are still being filled in."""
+def embedding_html(document: Document, running: FillProgress | None = None) -> str:
+    """ "embedding 120/347" under a document whose vectors are still being filled in, with
+    the rate and time left while this process fills them ("5.6 chunks/s, 40 s left")."""
     label = document.embedding_label
-    return f"<br><span class=muted>{escape(label)}</span>" if label else ""
+    if not label:
+        return ""
+    if running is not None:
+        label = ", ".join([label, *pace(running)])
+    return f"<br><span class=muted>{escape(label)}</span>"
 
 
 def error_html(error: str | None) -> str:

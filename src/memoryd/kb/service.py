@@ -224,6 +224,10 @@ class KnowledgeBase:
         ``pause`` says when other jobs wait: the job then goes back to the queue)."""
         return self._ingester.filler.run_jobs(now, limit, pause)
 
+    def fills_running(self) -> dict[str, FillProgress]:
+        """The vector fills this process runs now, by document id, as of their last batch."""
+        return self._ingester.filler.live()
+
     def run_retries(
         self, *, now: datetime | None = None, limit: int | None = None
     ) -> list[IngestResult]:

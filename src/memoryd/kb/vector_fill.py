@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -63,6 +64,30 @@ class FillProgress:
         """Seconds until the last vector, at this fill's rate (None before the first batch)."""
         rate = self.rate
         return (self.total - self.done) / rate if rate > 0 else None
+
+
+def duration(seconds: float) -> str:
+    """ "4.2 s", "42 s", "3:05" or "1:02:09": a short time for a progress line."""
+    if seconds < 9.95:
+        return f"{max(seconds, 0.0):.1f} s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def pace(progress: FillProgress) -> list[str]:
+    """ "5.6 chunks/s", "40 s left" (or "done"): the rate and time left of a fill, once its
+    first batch is in."""
+    parts = []
+    if progress.rate > 0:
+        parts.append(f"{progress.rate:.1f} chunks/s")
+    eta = progress.eta_seconds
+    if eta is not None:
+        parts.append(f"{duration(eta)} left" if progress.done < progress.total else "done")
+    return parts
 
 
 FillListener = Callable[[FillProgress], None]
@@ -131,6 +156,14 @@ class VectorFiller:
         self.retry_policy = retry_policy
         self._ids = ids
         self._clock = clock
+        self._live: dict[str, FillProgress] = {}
+        self._live_lock = threading.Lock()
+
+    def live(self) -> dict[str, FillProgress]:
+        """The fills running in this process now, by document id, as of their last batch
+        (the documents page shows their rate and time left)."""
+        with self._live_lock:
+            return dict(self._live)
 
     def job_for(self, document_id: str, at: datetime) -> Job:
         """The persisted job that fills ``document_id``'s vectors; enqueue it in the same
@@ -153,6 +186,18 @@ class VectorFiller:
     ) -> int:
         """Embed every pending chunk of the document (or stop after a batch once ``pause()``
         is true); how many vectors this call stored."""
+        try:
+            return self._fill(document_id, progress, pause)
+        finally:
+            with self._live_lock:
+                self._live.pop(document_id, None)
+
+    def _fill(
+        self,
+        document_id: str,
+        progress: FillListener | None,
+        pause: Callable[[], bool] | None,
+    ) -> int:
         started = time.perf_counter()
         document = self.store.kb.get_document(document_id)
         total = document.chunk_count if document else 0
@@ -172,19 +217,20 @@ class VectorFiller:
                 break
             embedded += stored
             done += stored
+            last = pending[-1].page_range
+            now = FillProgress(
+                document_id,
+                min(done, total),
+                total,
+                last[1] if last else 0,
+                pages,
+                embedded,
+                time.perf_counter() - started,
+            )
+            with self._live_lock:
+                self._live[document_id] = now
             if progress is not None:
-                last = pending[-1].page_range
-                progress(
-                    FillProgress(
-                        document_id,
-                        min(done, total),
-                        total,
-                        last[1] if last else 0,
-                        pages,
-                        embedded,
-                        time.perf_counter() - started,
-                    )
-                )
+                progress(now)
             if pause is not None and pause():
                 break
         return embedded
