@@ -25,8 +25,21 @@ from .common import db_option_of, open_store_service
     "zone_name",
     help="IANA time zone for --daily-at (default: MEMORYD_TZ, else the system's).",
 )
+@click.option(
+    "--threads",
+    type=click.IntRange(1, 256),
+    help="Requests handled at once; the rest wait in arrival order (default: 4 per core, "
+    "at least 8).",
+)
 @click.pass_context
-def serve(ctx: click.Context, host: str, port: int, daily_at: str, zone_name: str | None) -> None:
+def serve(
+    ctx: click.Context,
+    host: str,
+    port: int,
+    daily_at: str,
+    zone_name: str | None,
+    threads: int | None,
+) -> None:
     """The HTTP API, the background worker and the daily consolidation, until Ctrl-C."""
     from ..http.auth import ensure_token, load_token
     from ..http.server import ServeOptions, check_bind, is_loopback, local_zone
@@ -52,7 +65,8 @@ def serve(ctx: click.Context, host: str, port: int, daily_at: str, zone_name: st
             f" daily consolidation at {daily_at} {zone}",
             err=True,
         )
-        run_server(service, token, ServeOptions(host=host, port=port, daily_at=at, zone=zone))
+        options = ServeOptions(host=host, port=port, daily_at=at, zone=zone, threads=threads)
+        run_server(service, token, options)
 
 
 @click.command()

