@@ -102,9 +102,23 @@ class DocumentRows:
     """The knowledge-base statements both backends run alike; a backend adds its chunk
     indexes (full text, vectors) and id lists."""
 
+    # The condition that holds for a chunk still waiting for its vector (each backend's own).
+    PENDING_VECTOR = ""
+
     def __init__(self, connection: SqlConnection, dialect: RowDialect) -> None:
         self._db = connection
         self._dialect = dialect
+
+    def pending_chunks(self, document_id: str, limit: int) -> list[Chunk]:
+        """Up to ``limit`` chunks still waiting for their vector, in position order."""
+        if limit <= 0:
+            return []
+        sql = (
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? AND "
+            f"{self.PENDING_VECTOR} ORDER BY position LIMIT ?"
+        )
+        rows = self._db.execute(self._dialect.sql(sql), (document_id, int(limit))).fetchall()
+        return [chunk_from_row(row) for row in rows]
 
     def save_document(self, document: Document) -> None:
         """Insert the document row, or update every column but id and created_at."""

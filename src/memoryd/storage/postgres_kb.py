@@ -10,7 +10,6 @@ from ..kb.model import Chunk, ChunkKey
 from .kb_rows import (
     CHUNK_COLUMNS,
     DocumentRows,
-    chunk_from_row,
     chunk_params,
     chunks_by_key,
 )
@@ -30,6 +29,8 @@ if TYPE_CHECKING:
 
 class PostgresKnowledgeStore(DocumentRows):
     """Documents and chunks; a chunk's tsvector and vector live in its row."""
+
+    PENDING_VECTOR = "embedding IS NULL"
 
     def __init__(
         self, db: PostgresDatabase, vector_tables: VectorTables, *, idf_weighting: bool = True
@@ -53,17 +54,11 @@ class PostgresKnowledgeStore(DocumentRows):
             )
 
     def pending_chunks(self, document_id: str, limit: int) -> list[Chunk]:
-        """Up to ``limit`` chunks whose vector is NULL, in position order."""
-        if limit <= 0:
-            return []
+        """Up to ``limit`` chunks whose vector is NULL (every chunk before the store has its
+        vector column), in position order."""
         if not self._vector_tables.has_vectors():
-            return self.chunks(document_id)[:limit]
-        rows = self._db.execute(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = %s AND embedding IS NULL "
-            "ORDER BY position LIMIT %s",
-            (document_id, int(limit)),
-        ).fetchall()
-        return [chunk_from_row(row) for row in rows]
+            return self.chunks(document_id)[: max(limit, 0)]
+        return super().pending_chunks(document_id, limit)
 
     def save_chunk_vectors(self, chunks: Sequence[Chunk], vectors: Sequence[Vector]) -> int:
         """Set the vector of each chunk still stored with the same text and without one."""

@@ -9,7 +9,6 @@ from ..kb.model import Chunk, ChunkKey
 from .kb_rows import (
     CHUNK_COLUMNS,
     DocumentRows,
-    chunk_from_row,
     chunk_params,
     chunks_by_key,
 )
@@ -23,6 +22,8 @@ if TYPE_CHECKING:
 
 class SqliteKnowledgeStore(DocumentRows):
     """Documents and chunks; a chunk's row, FTS entry and vector share its rowid."""
+
+    PENDING_VECTOR = "embedded = 0"
 
     def __init__(self, connection: SqliteConnection, vector_tables: VectorTables) -> None:
         super().__init__(connection, SQLITE_ROWS)
@@ -51,17 +52,6 @@ class SqliteKnowledgeStore(DocumentRows):
                     "INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)",
                     (rowid, vector_blob(vector)),
                 )
-
-    def pending_chunks(self, document_id: str, limit: int) -> list[Chunk]:
-        """Up to ``limit`` chunks still waiting for their vector row, in position order."""
-        if limit <= 0:
-            return []
-        rows = self._db.execute(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? AND embedded = 0 "
-            "ORDER BY position LIMIT ?",
-            (document_id, int(limit)),
-        ).fetchall()
-        return [chunk_from_row(row) for row in rows]
 
     def save_chunk_vectors(self, chunks: Sequence[Chunk], vectors: Sequence[Vector]) -> int:
         """A vector row for each chunk still stored with the same text and without one."""
