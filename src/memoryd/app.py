@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .embedding import Embedder, LocalMiniLM
+from .embed_remote import configured_embedder
+from .embedding import Embedder
 from .llm import Gateway, load_routes
 from .promotion import PromotionPolicy
 from .service import MemoryService
@@ -35,13 +36,14 @@ def open_service(
     gateway: Gateway | None = None,
 ) -> MemoryService:
     """Open the store and the service over it; closes the store if the service refuses it.
-    The LLM routes come from the settings' home unless a gateway is given."""
+    The LLM routes and the embedder come from the settings' home (``memoryd.toml`` and the
+    environment) unless given."""
     gateway = gateway if gateway is not None else Gateway(load_routes(settings.home))
     store = open_store(settings, create=create)
     try:
         return MemoryService(
             store,
-            embedder or LocalMiniLM(),
+            embedder or configured_embedder(settings.home),
             policy=policy,
             gateway=gateway,
             zone=settings.zone,

@@ -83,16 +83,22 @@ class Collaborators:
 def check_embedding_signature(store: Store, embedder: Embedder) -> None:
     """Record the embedder's model and dimension in a new store; refuse a store whose
     vectors came from another embedder."""
-    wanted = EmbeddingSignature(embedder.model, embedder.dimension)
     found = store.embedding_signature()
     if found is None:
-        store.initialize_embeddings(wanted)
-    elif found != wanted:
-        raise StoreMismatchError(
-            f"this store holds {found.dimension}-dimension vectors from {found.model!r}, but "
-            f"memoryd is configured with {wanted.model!r} ({wanted.dimension} dimensions); "
-            "use the embedder the store was built with"
-        )
+        store.initialize_embeddings(EmbeddingSignature(embedder.model, embedder.dimension))
+        return
+    if found.model == embedder.model:
+        # An endpoint's embedder takes the recorded dimension instead of asking for it.
+        expect = getattr(embedder, "expect", None)
+        if callable(expect):
+            expect(found.dimension)
+        if embedder.dimension == found.dimension:
+            return
+    raise StoreMismatchError(
+        f"this store holds {found.dimension}-dimension vectors from {found.model!r}, but "
+        f"memoryd is configured with {embedder.model!r}; use the embedder the store was "
+        "built with (MEMORYD_EMBED_MODEL, or [embed] in memoryd.toml)"
+    )
 
 
 def require_status(memory: Memory, allowed: Sequence[Status], action: str) -> None:

@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .embedding import Embedder
 from .errors import MemorydError
 from .llm import Gateway, Message, load_routes
 from .settings import Settings
+
+DOCTOR_TIMEOUT = 5.0
 
 
 @dataclass(frozen=True)
@@ -29,8 +32,11 @@ def run_doctor(settings: Settings) -> list[Check]:
 
     checks: list[Check] = []
     try:
-        # The LLM configuration is checked on its own below, not as part of the store.
-        service = open_service(settings, create=False, gateway=Gateway({}))
+        # The LLM configuration is checked on its own below, not as part of the store; an
+        # embeddings endpoint gets one tiny call with a short timeout and no retries.
+        service = open_service(
+            settings, create=False, gateway=Gateway({}), embedder=_quick_embedder(settings)
+        )
     except MemorydError as error:
         checks.append(Check("store", False, str(error)))
     else:
@@ -46,8 +52,14 @@ def run_doctor(settings: Settings) -> list[Check]:
             )
             try:
                 vector = service.embedder.embed(["hello world"])[0]
+                where = getattr(getattr(service.embedder, "settings", None), "base_url", None)
+                at = f" at {where}" if where else ""
                 checks.append(
-                    Check("embedder", True, f"{service.embedder.model}, {len(vector)} dimensions")
+                    Check(
+                        "embedder",
+                        True,
+                        f"{service.embedder.model}{at}, {len(vector)} dimensions",
+                    )
                 )
             except MemorydError as error:
                 checks.append(Check("embedder", False, str(error)))
@@ -82,3 +94,18 @@ def run_doctor(settings: Settings) -> list[Check]:
         except MemorydError as error:
             checks.append(Check(f"llm {operation}", False, str(error)))
     return checks
+
+
+def _quick_embedder(settings: Settings) -> Embedder | None:
+    """The configured embeddings endpoint with a 5-second timeout and no retries (None for
+    the local model, which open_service builds as usual)."""
+    from dataclasses import replace
+
+    from .embed_remote import OpenAICompatibleEmbedder, load_embed_settings
+
+    found = load_embed_settings(settings.home)
+    if found is None:
+        return None
+    return OpenAICompatibleEmbedder(
+        replace(found, timeout=min(found.timeout, DOCTOR_TIMEOUT), max_retries=0)
+    )

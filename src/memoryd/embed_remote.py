@@ -1,0 +1,257 @@
+"""Embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint (Ollama, llama.cpp,
+vLLM, Text Embeddings Inference, hosted APIs), and where the owner says which embedder to use.
+
+Configuration, like the LLM routes': ``[embed]`` in ``$MEMORYD_HOME/memoryd.toml`` and
+``MEMORYD_EMBED_<SETTING>`` in the environment (which wins). Without a model, memoryd embeds
+locally with MiniLM. The API key comes from the environment or a file, never the store.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import EmbeddingUnavailableError, InvalidInputError
+
+if TYPE_CHECKING:
+    from .embedding import Embedder, Matrix
+
+CONFIG_FILE = "memoryd.toml"
+SETTINGS = (
+    "provider",
+    "base_url",
+    "model",
+    "api_key",
+    "api_key_file",
+    "dimensions",
+    "batch_size",
+    "timeout",
+    "max_retries",
+)
+DEFAULT_BATCH = 64
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_RETRIES = 2
+
+
+class EmbedConfigError(InvalidInputError):
+    """The embedder's settings are incomplete or malformed."""
+
+
+@dataclass(frozen=True)
+class EmbedSettings:
+    """How to reach an OpenAI-compatible embeddings endpoint."""
+
+    model: str
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    dimensions: int | None = None
+    batch_size: int = DEFAULT_BATCH
+    timeout: float = DEFAULT_TIMEOUT
+    max_retries: int = DEFAULT_RETRIES
+
+    def describe(self) -> str:
+        """A one-line description without the key."""
+        where = self.base_url or "the provider's default endpoint"
+        size = f", {self.dimensions} dimensions" if self.dimensions else ""
+        return f"embeddings: model {self.model!r} at {where}{size}"
+
+
+def load_embed_settings(
+    home: Path, environ: Mapping[str, str] | None = None
+) -> EmbedSettings | None:
+    """The configured endpoint, or None for the local MiniLM default."""
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = dict(_read_section(home / CONFIG_FILE))
+    for setting in SETTINGS:
+        value = env.get(f"MEMORYD_EMBED_{setting.upper()}")
+        if value:
+            values[setting] = value
+    provider = str(values.get("provider", "openai" if values.get("model") else "local")).lower()
+    if provider == "local":
+        return None
+    if provider != "openai":
+        raise EmbedConfigError(
+            f"embedding provider {provider!r} is unknown; use 'local' (MiniLM, the default) or "
+            "'openai' (any OpenAI-compatible /v1/embeddings endpoint)"
+        )
+    model = values.get("model")
+    if not model:
+        raise EmbedConfigError(
+            "the embeddings endpoint has no model; set MEMORYD_EMBED_MODEL (or model under "
+            "[embed] in memoryd.toml), e.g. nomic-embed-text"
+        )
+    return EmbedSettings(
+        model=str(model),
+        base_url=str(values["base_url"]) if values.get("base_url") else None,
+        api_key=_api_key(values),
+        dimensions=_number(values, "dimensions", int, None),
+        batch_size=max(1, _number(values, "batch_size", int, DEFAULT_BATCH) or DEFAULT_BATCH),
+        timeout=_number(values, "timeout", float, DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT,
+        max_retries=max(0, _number(values, "max_retries", int, DEFAULT_RETRIES) or 0),
+    )
+
+
+def configured_embedder(home: Path, environ: Mapping[str, str] | None = None) -> Embedder:
+    """The embedder the settings name: an endpoint, or the local MiniLM."""
+    settings = load_embed_settings(home, environ)
+    if settings is None:
+        from .embedding import LocalMiniLM
+
+        return LocalMiniLM()
+    return OpenAICompatibleEmbedder(settings)
+
+
+class OpenAICompatibleEmbedder:
+    """An OpenAI-compatible embeddings endpoint through the official ``openai`` SDK (which
+    retries timeouts, 429 and 5xx with backoff). Vectors come back L2-normalised; every answer
+    is checked for its count and dimension before anything uses it."""
+
+    def __init__(self, settings: EmbedSettings) -> None:
+        self.settings = settings
+        self._dimension = settings.dimensions
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> str:
+        """The configured model name, recorded in the store."""
+        return self.settings.model
+
+    @property
+    def dimension(self) -> int:
+        """The configured ``dimensions``, the store's recorded one (see :meth:`expect`), or
+        what one tiny call answers."""
+        if self._dimension is None:
+            self._dimension = len(self._request(["dimension probe"])[0])
+        return self._dimension
+
+    def expect(self, dimension: int) -> None:
+        """Take the store's recorded dimension instead of asking the endpoint; every answer is
+        then checked against it."""
+        if self._dimension is None:
+            self._dimension = dimension
+
+    def embed(self, texts: list[str]) -> Matrix:
+        """One unit-length row per text, in order, in calls of at most ``batch_size``."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self._dimension or 0), dtype=np.float32)
+        rows: list[list[float]] = []
+        size = self.settings.batch_size
+        for start in range(0, len(texts), size):
+            rows.extend(self._request(texts[start : start + size]))
+        matrix = np.asarray(rows, dtype=np.float32)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        if not np.all(norms > 0):
+            raise EmbeddingUnavailableError(
+                f"the embeddings endpoint ({self._where()}) answered a zero vector; check the model"
+            )
+        normalised: Matrix = (matrix / norms).astype(np.float32)
+        return normalised
+
+    def _request(self, texts: list[str]) -> list[list[float]]:
+        client = self._openai()
+        extra: dict[str, Any] = {}
+        if self.settings.dimensions:
+            extra["dimensions"] = self.settings.dimensions
+        try:
+            response = client.embeddings.create(
+                model=self.settings.model, input=texts, encoding_format="float", **extra
+            )
+        except self._errors.APIError as error:
+            raise EmbeddingUnavailableError(self._failure(error)) from None
+        data = sorted(response.data, key=lambda item: item.index)
+        if len(data) != len(texts):
+            raise EmbeddingUnavailableError(
+                f"the embeddings endpoint ({self._where()}) answered {len(data)} vectors for "
+                f"{len(texts)} texts"
+            )
+        rows = [list(item.embedding) for item in data]
+        wanted = self._dimension
+        for row in rows:
+            if wanted is not None and len(row) != wanted:
+                raise EmbeddingUnavailableError(
+                    f"the embeddings endpoint ({self._where()}) answered {len(row)}-dimension "
+                    f"vectors, but {wanted} are expected (the store's or the configured "
+                    "dimensions); check MEMORYD_EMBED_MODEL and MEMORYD_EMBED_DIMENSIONS"
+                )
+        return rows
+
+    def _openai(self) -> Any:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    import openai
+
+                    self._errors = openai
+                    self._client = openai.OpenAI(
+                        # Local servers (Ollama, llama.cpp) need no key, but the SDK wants one.
+                        api_key=self.settings.api_key or "not-needed",
+                        base_url=self.settings.base_url,
+                        timeout=self.settings.timeout,
+                        max_retries=self.settings.max_retries,
+                    )
+        return self._client
+
+    def _where(self) -> str:
+        return f"model {self.settings.model!r} at {self.settings.base_url or 'the default URL'}"
+
+    def _failure(self, error: Exception) -> str:
+        status = getattr(error, "status_code", None)
+        if status is None:
+            hint = "is the server running and the base URL right (e.g. http://localhost:11434/v1)?"
+            return f"cannot reach the embeddings endpoint ({self._where()}): {error}; {hint}"
+        if status in (401, 403):
+            hint = "check MEMORYD_EMBED_API_KEY (or api_key_file under [embed])"
+        elif status == 404:
+            hint = "check the model name and that the server serves /v1/embeddings"
+        else:
+            hint = "try again later"
+        return f"the embeddings endpoint ({self._where()}) answered {status}; {hint}"
+
+
+def _read_section(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise EmbedConfigError(
+            f"cannot read {path}: {error}; fix the TOML or remove the file"
+        ) from None
+    section = document.get("embed", {})
+    if not isinstance(section, dict):
+        raise EmbedConfigError(f"{path}: [embed] must be a table")
+    return {k: v for k, v in section.items() if k in SETTINGS}
+
+
+def _api_key(values: Mapping[str, Any]) -> str | None:
+    key = values.get("api_key")
+    key_file = values.get("api_key_file")
+    if not key and key_file:
+        try:
+            key = Path(str(key_file)).expanduser().read_text(encoding="utf-8").strip()
+        except OSError as error:
+            raise EmbedConfigError(
+                f"cannot read the embeddings API key file {key_file}: {error.strerror}"
+            ) from None
+    return str(key) if key else None
+
+
+def _number(values: Mapping[str, Any], name: str, kind: type, default: Any) -> Any:
+    value = values.get(name)
+    if value in (None, ""):
+        return default
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise EmbedConfigError(
+            f"the embeddings setting {name} must be a number, not {value!r} "
+            f"(MEMORYD_EMBED_{name.upper()} or {name} under [embed])"
+        ) from None
