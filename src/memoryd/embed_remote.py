@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import os
 import threading
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import EmbeddingUnavailableError, InvalidInputError
+from .settings import config_section
 
 if TYPE_CHECKING:
     from .embedding import Embedder, Matrix
 
-CONFIG_FILE = "memoryd.toml"
 SETTINGS = (
     "provider",
     "base_url",
@@ -66,7 +65,8 @@ def load_embed_settings(
 ) -> EmbedSettings | None:
     """The configured endpoint, or None for the local MiniLM default."""
     env = os.environ if environ is None else environ
-    values: dict[str, Any] = dict(_read_section(home / CONFIG_FILE))
+    section = config_section(home, "embed", EmbedConfigError)
+    values: dict[str, Any] = {k: v for k, v in section.items() if k in SETTINGS}
     for setting in SETTINGS:
         value = env.get(f"MEMORYD_EMBED_{setting.upper()}")
         if value:
@@ -214,21 +214,6 @@ class OpenAICompatibleEmbedder:
         else:
             hint = "try again later"
         return f"the embeddings endpoint ({self._where()}) answered {status}; {hint}"
-
-
-def _read_section(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise EmbedConfigError(
-            f"cannot read {path}: {error}; fix the TOML or remove the file"
-        ) from None
-    section = document.get("embed", {})
-    if not isinstance(section, dict):
-        raise EmbedConfigError(f"{path}: [embed] must be a table")
-    return {k: v for k, v in section.items() if k in SETTINGS}
 
 
 def _api_key(values: Mapping[str, Any]) -> str | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import os
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -18,9 +17,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .errors import MemorydError
+from .settings import CONFIG_FILE, config_section
 
 OPERATIONS = ("extract", "merge", "reflect", "caption")
-CONFIG_FILE = "memoryd.toml"
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 3
 SETTINGS = ("provider", "base_url", "model", "api_key", "api_key_file", "timeout", "max_retries")
@@ -85,7 +84,7 @@ def load_routes(home: Path, environ: Mapping[str, str] | None = None) -> dict[st
     over the file. Operations without a provider and a model are absent (off).
     """
     env = os.environ if environ is None else environ
-    file_config = _read_config(home / CONFIG_FILE)
+    file_config = config_section(home, "llm", LLMConfigError)
     base: dict[str, Any] = {k: v for k, v in file_config.items() if k in SETTINGS}
     for setting in SETTINGS:
         value = env.get(f"MEMORYD_LLM_{setting.upper()}")
@@ -105,21 +104,6 @@ def load_routes(home: Path, environ: Mapping[str, str] | None = None) -> dict[st
         if route is not None:
             routes[operation] = route
     return routes
-
-
-def _read_config(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise LLMConfigError(
-            f"cannot read {path}: {error}; fix the TOML or remove the file"
-        ) from None
-    section = document.get("llm", {})
-    if not isinstance(section, dict):
-        raise LLMConfigError(f"{path}: [llm] must be a table")
-    return section
 
 
 def _route(operation: str, values: Mapping[str, Any]) -> Route | None:

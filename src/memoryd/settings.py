@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .errors import InvalidInputError
+from .errors import InvalidInputError, MemorydError
 
 DEFAULT_DB_NAME = "memoryd.db"
+# The owner's settings file in $MEMORYD_HOME: [llm] routes and the [embed] endpoint.
+CONFIG_FILE = "memoryd.toml"
 
 
 @dataclass(frozen=True)
@@ -57,3 +61,19 @@ def owner_zone(name: str | None) -> tzinfo:
         raise InvalidInputError(
             f"unknown time zone {name!r} in MEMORYD_TZ; use an IANA name such as Europe/Lisbon"
         ) from None
+
+
+def config_section(home: Path, name: str, error: type[MemorydError]) -> dict[str, Any]:
+    """The ``[name]`` table of ``$MEMORYD_HOME/memoryd.toml`` (empty without the file); a file
+    that is not TOML, or a ``name`` that is not a table, raises ``error`` naming the file."""
+    path = home / CONFIG_FILE
+    if not path.is_file():
+        return {}
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as problem:
+        raise error(f"cannot read {path}: {problem}; fix the TOML or remove the file") from None
+    section = document.get(name, {})
+    if not isinstance(section, dict):
+        raise error(f"{path}: [{name}] must be a table")
+    return section
