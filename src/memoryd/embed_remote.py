@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import EmbeddingUnavailableError, InvalidInputError
-from .settings import config_section
+from .settings import api_key_of, config_section
 
 if TYPE_CHECKING:
     from .embedding import Embedder, Matrix
@@ -88,7 +88,7 @@ def load_embed_settings(
     return EmbedSettings(
         model=str(model),
         base_url=str(values["base_url"]) if values.get("base_url") else None,
-        api_key=_api_key(values),
+        api_key=api_key_of(values, EmbedConfigError, "the embeddings endpoint"),
         dimensions=_number(values, "dimensions", int, None),
         batch_size=max(1, _number(values, "batch_size", int, DEFAULT_BATCH) or DEFAULT_BATCH),
         timeout=_number(values, "timeout", float, DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT,
@@ -214,19 +214,6 @@ class OpenAICompatibleEmbedder:
         else:
             hint = "try again later"
         return f"the embeddings endpoint ({self._where()}) answered {status}; {hint}"
-
-
-def _api_key(values: Mapping[str, Any]) -> str | None:
-    key = values.get("api_key")
-    key_file = values.get("api_key_file")
-    if not key and key_file:
-        try:
-            key = Path(str(key_file)).expanduser().read_text(encoding="utf-8").strip()
-        except OSError as error:
-            raise EmbedConfigError(
-                f"cannot read the embeddings API key file {key_file}: {error.strerror}"
-            ) from None
-    return str(key) if key else None
 
 
 def _number(values: Mapping[str, Any], name: str, kind: type, default: Any) -> Any:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .errors import MemorydError
-from .settings import CONFIG_FILE, config_section
+from .settings import CONFIG_FILE, api_key_of, config_section
 
 OPERATIONS = ("extract", "merge", "reflect", "caption")
 DEFAULT_TIMEOUT = 60.0
@@ -122,15 +122,7 @@ def _route(operation: str, values: Mapping[str, Any]) -> Route | None:
             f"the {operation} route has a provider but no model; set MEMORYD_LLM_MODEL or "
             f"MEMORYD_LLM_{operation.upper()}_MODEL"
         )
-    api_key = values.get("api_key")
-    key_file = values.get("api_key_file")
-    if not api_key and key_file:
-        try:
-            api_key = Path(str(key_file)).expanduser().read_text(encoding="utf-8").strip()
-        except OSError as error:
-            raise LLMConfigError(
-                f"cannot read the API key file for {operation}: {error.strerror}"
-            ) from None
+    api_key = api_key_of(values, LLMConfigError, operation)
     try:
         timeout = float(values.get("timeout", DEFAULT_TIMEOUT))
         retries = int(values.get("max_retries", DEFAULT_RETRIES))

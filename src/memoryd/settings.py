@@ -77,3 +77,18 @@ def config_section(home: Path, name: str, error: type[MemorydError]) -> dict[str
     if not isinstance(section, dict):
         raise error(f"{path}: [{name}] must be a table")
     return section
+
+
+def api_key_of(values: Mapping[str, Any], error: type[MemorydError], whose: str) -> str | None:
+    """``api_key``, else the first line of the file ``api_key_file`` names (None when neither
+    is set); an unreadable file raises ``error`` naming ``whose`` key it was."""
+    key = values.get("api_key")
+    key_file = values.get("api_key_file")
+    if not key and key_file:
+        try:
+            key = Path(str(key_file)).expanduser().read_text(encoding="utf-8").strip()
+        except OSError as problem:
+            raise error(
+                f"cannot read the API key file {key_file} for {whose}: {problem.strerror}"
+            ) from None
+    return str(key) if key else None
