@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
-import secrets
-import socket
 import threading
 from collections.abc import Callable
 from datetime import datetime, time, tzinfo
@@ -22,6 +19,7 @@ from .consolidation_run import ConsolidationLeaseLost, ConsolidationRun
 from .errors import ConsolidationBusyError
 from .extraction_queue import ExtractionQueue
 from .kb.service import KnowledgeBase
+from .lease import StoreLease
 from .results import ConsolidationReport, WorkRound
 from .schedule import is_due
 from .storage.protocols import Store
@@ -33,9 +31,8 @@ CONSOLIDATION_LOCK = "consolidation"
 CONSOLIDATION_LEASE_SECONDS = 900
 
 
-class ConsolidationLease:
-    """The store-wide lease that keeps two consolidation runs from overlapping. Its times are
-    wall-clock times (``clock``), whatever ``now`` a run is given."""
+class ConsolidationLease(StoreLease):
+    """The store-wide lease that keeps two consolidation runs from overlapping."""
 
     def __init__(
         self,
@@ -45,45 +42,17 @@ class ConsolidationLease:
         seconds: int = CONSOLIDATION_LEASE_SECONDS,
         holder: str | None = None,
     ) -> None:
-        self.store = store
-        self.clock = clock
-        self.seconds = seconds
-        self.holder = holder or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
-
-    def take(self) -> bool:
-        """Take (or renew) the lease. A lease held by a process of this machine that no
-        longer exists (a crashed run) is taken over at once; on another machine, the lease
-        has to run out."""
-        with self.store.transaction():
-            now = self.clock()
-            if self.store.try_lock(CONSOLIDATION_LOCK, self.holder, now, self.seconds):
-                return True
-            previous = self.store.lock_holder(CONSOLIDATION_LOCK)
-            if previous is not None and _holder_is_dead(previous):
-                log.warning("consolidation: taking over the lease of dead process %s", previous)
-                return self.store.take_over_lock(
-                    CONSOLIDATION_LOCK, previous, self.holder, now, self.seconds
-                )
-            return False
+        super().__init__(store, CONSOLIDATION_LOCK, seconds, clock=clock, holder=holder)
 
     def renew(self) -> None:
         """Extend the lease this run holds, or raise :class:`ConsolidationLeaseLost` when
         another instance took it meanwhile."""
-        with self.store.transaction():
-            renewed = self.store.try_lock(
-                CONSOLIDATION_LOCK, self.holder, self.clock(), self.seconds
-            )
-            current = None if renewed else self.store.lock_holder(CONSOLIDATION_LOCK)
-        if not renewed:
+        current = self.renewed()
+        if current is not None:
             raise ConsolidationLeaseLost(
                 f"consolidation stopped: its lease lapsed and another run ({current}) holds "
                 "it now; nothing more was written, and the next scheduled run finishes the work"
             )
-
-    def release(self) -> None:
-        """Give the lease back (only if this holder still holds it)."""
-        with self.store.transaction():
-            self.store.unlock(CONSOLIDATION_LOCK, self.holder)
 
 
 class Consolidator:
@@ -240,18 +209,3 @@ class BackgroundThread:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
-
-
-def _holder_is_dead(holder: str) -> bool:
-    """Whether a lease holder ("host:pid:token") is a process of this machine that is gone."""
-    host, _, rest = holder.partition(":")
-    pid_text = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return False
-    try:
-        os.kill(int(pid_text), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # alive, owned by someone else
-        return False
-    return False

@@ -82,10 +82,13 @@ class Collaborators:
 
 def check_embedding_signature(store: Store, embedder: Embedder) -> None:
     """Record the embedder's model and dimension in a new store; refuse a store whose
-    vectors came from another embedder."""
+    vectors came from another embedder. Either way the store then refuses vector work from
+    this process if a re-embed switches it to another model while the process runs."""
     found = store.embedding_signature()
     if found is None:
-        store.initialize_embeddings(EmbeddingSignature(embedder.model, embedder.dimension))
+        signature = EmbeddingSignature(embedder.model, embedder.dimension)
+        store.initialize_embeddings(signature)
+        store.expect_signature(signature)
         return
     if found.model == embedder.model:
         # An endpoint's embedder takes the recorded dimension instead of asking for it.
@@ -93,11 +96,13 @@ def check_embedding_signature(store: Store, embedder: Embedder) -> None:
         if callable(expect):
             expect(found.dimension)
         if embedder.dimension == found.dimension:
+            store.expect_signature(found)
             return
     raise StoreMismatchError(
         f"this store holds {found.dimension}-dimension vectors from {found.model!r}, but "
         f"memoryd is configured with {embedder.model!r}; use the embedder the store was "
-        "built with (MEMORYD_EMBED_MODEL, or [embed] in memoryd.toml)"
+        "built with (MEMORYD_EMBED_MODEL, or [embed] in memoryd.toml), or move the store's "
+        f"vectors to {embedder.model!r} with `memoryd reembed`"
     )
 
 

@@ -106,6 +106,24 @@ def configured_embedder(home: Path, environ: Mapping[str, str] | None = None) ->
     return OpenAICompatibleEmbedder(settings)
 
 
+def embedder_with(
+    home: Path, overrides: Mapping[str, str], environ: Mapping[str, str] | None = None
+) -> Embedder:
+    """The configured embedder with some settings replaced (``reembed --model … --base-url
+    …``): the rest (key, timeout, batch size) still come from memoryd.toml and the
+    environment. ``model = "local"`` (or MiniLM's id) names the local model."""
+    from .embedding import LOCAL_MODEL_ID
+
+    env = dict(os.environ if environ is None else environ)
+    for setting, value in overrides.items():
+        env[f"MEMORYD_EMBED_{setting.upper()}"] = value
+    if overrides.get("model") in ("local", LOCAL_MODEL_ID):
+        env["MEMORYD_EMBED_PROVIDER"] = "local"
+    elif "provider" not in overrides and (overrides.get("model") or overrides.get("base_url")):
+        env["MEMORYD_EMBED_PROVIDER"] = "openai"
+    return configured_embedder(home, env)
+
+
 class OpenAICompatibleEmbedder:
     """An OpenAI-compatible embeddings endpoint through the official ``openai`` SDK (which
     retries timeouts, 429 and 5xx with backoff). Vectors come back L2-normalised; every answer

@@ -129,6 +129,8 @@ class Retriever:
 
     def _gather(self, message: str, window: TimeWindow | None, kinds: Sequence[Kind]) -> Evidence:
         parts = self.parts
+        # Refused whole, not answered from the legs that happen to survive another space.
+        parts.store.check_space()
         return gather(
             parts.store,
             self._query_embedder,

@@ -1,7 +1,7 @@
 """The ``memoryd`` command line: a thin adapter over the service object.
 
 The commands live in one module per group (memories, review, recall, jobs, consolidate, kb,
-store, serve); this module holds the root group and registers them.
+store, reembed, serve); this module holds the root group and registers them.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import os
 
 import click
 
-from . import consolidate, jobs, kb, memories, recall, review, serve, store
+from . import consolidate, jobs, kb, memories, recall, reembed, review, serve, store
 from .common import ErrorMappingGroup
 
 
@@ -58,6 +58,7 @@ for _command in (
     store.migrate_store,
     store.backup,
     store.restore,
+    reembed.reembed,
     serve.serve,
     serve.mcp,
     kb.kb,

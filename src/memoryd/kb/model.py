@@ -146,7 +146,12 @@ class Chunk:
     @property
     def embedded_text(self) -> str:
         """What the embedder reads: the breadcrumb, then the text."""
-        return f"{self.breadcrumb}\n\n{self.text}" if self.breadcrumb else self.text
+        return embedded_text(self.breadcrumb, self.text)
+
+
+def embedded_text(breadcrumb: str, text: str) -> str:
+    """What the embedder reads for a chunk: the breadcrumb, then the text."""
+    return f"{breadcrumb}\n\n{text}" if breadcrumb else text
 
 
 @dataclass(frozen=True)

@@ -240,6 +240,7 @@ class MemoryVectorSearch(Generic[ConnectionT]):
         """Up to k memories in the given statuses (and kinds, when given), closest first."""
         if not self._vector_tables.has_vectors() or k <= 0 or not statuses:
             return []
+        self._vector_tables.check_space()
         return self._search(vector, statuses, k, kinds)
 
     def _search(

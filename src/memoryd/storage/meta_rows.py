@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Generic, TypeVar
 
+from ..errors import StoreMismatchError
 from .protocols import EmbeddingSignature
 from .row_dialect import RowDialect, SqlConnection
 
@@ -36,6 +37,28 @@ class MetaAndLeases(Generic[ConnectionT]):
 
     _db: ConnectionT
     _dialect: RowDialect
+    # The signature of the embedder this process uses (None: the process embeds nothing).
+    _expected: EmbeddingSignature | None = None
+
+    def expect_signature(self, signature: EmbeddingSignature) -> None:
+        """Vector work in this process uses ``signature``'s model (see :meth:`check_space`)."""
+        self._expected = signature
+
+    def check_space(self) -> None:
+        """Refuse vector work once the store records another model than this process embeds
+        with: a re-embed switched it while the process ran, and its vectors would be from
+        the wrong space (one indexed read of the key-value table)."""
+        expected = self._expected
+        if expected is None:
+            return
+        found = self.embedding_signature()
+        if found is not None and found != expected:
+            raise StoreMismatchError(
+                f"the store was re-embedded with {found.model!r} ({found.dimension} "
+                f"dimensions) while this process embeds with {expected.model!r}; restart it "
+                f"with the embedder set to {found.model!r} (MEMORYD_EMBED_MODEL, or [embed] "
+                "in memoryd.toml)"
+            )
 
     def embedding_signature(self) -> EmbeddingSignature | None:
         """The recorded model and dimension."""

@@ -31,6 +31,7 @@ from .postgres_memories import (
     PostgresMemoryRecords,
     PostgresVectorSearch,
 )
+from .postgres_next import PostgresNextVectors
 from .postgres_schema import MIGRATIONS, vector_columns_sql
 from .postgres_text import PostgresTextSearch
 from .protocols import EmbeddingSignature
@@ -63,6 +64,7 @@ class PostgresStore(MetaAndLeases[PostgresDatabase]):
         self.text = PostgresTextSearch(self._db, idf_weighting=IDF_WEIGHTING)
         self.jobs = PostgresJobQueue(self._db)
         self.kb = PostgresKnowledgeStore(self._db, self, idf_weighting=IDF_WEIGHTING)
+        self.next_vectors = PostgresNextVectors(self._db)
 
     def transaction(self) -> Any:
         """One database transaction holding the memoryd write lock; nested calls join it."""
@@ -98,6 +100,7 @@ class PostgresStore(MetaAndLeases[PostgresDatabase]):
             raise StoreUnavailableError(
                 f"store {self.path} has no embedding signature yet; run `memoryd init`"
             )
+        self.check_space()
 
     def integrity_errors(self) -> list[str]:
         """Consistency checks PostgreSQL does not enforce by itself."""

@@ -122,6 +122,7 @@ class PostgresKnowledgeStore(DocumentRows):
         """HNSW cosine KNN over chunks of ready documents."""
         if k <= 0 or not self._vector_tables.has_vectors():
             return []
+        self._vector_tables.check_space()
         query = vector_param(vector)
         with self._database.transaction(write_lock=False):
             self._db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, int(k) * 2)}")

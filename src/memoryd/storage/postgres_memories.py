@@ -56,7 +56,7 @@ class PostgresMemoryRecords(MemoryRows):
     def purge(self, memory_id: str, at: datetime) -> None:
         """Blank every field that could hold the owner's words, the vector and the index."""
         self._db.execute(
-            f"UPDATE memories SET {PURGE_ASSIGNMENTS}%s, indexed_text = ''"
+            f"UPDATE memories SET {PURGE_ASSIGNMENTS}%s, indexed_text = '', embedding_next = NULL"
             + (", embedding = NULL" if self._vector_tables.has_vectors() else "")
             + " WHERE id = %s",
             (at, memory_id),

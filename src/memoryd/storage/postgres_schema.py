@@ -178,6 +178,16 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE chunks ADD COLUMN pages TEXT NOT NULL DEFAULT '[]';
         """,
     ),
+    (
+        "0005_next_vectors",
+        """
+        -- The vector `memoryd reembed` computes for another model, NULL otherwise. No
+        -- dimension: the target's is recorded in meta while the set is filled; the switch
+        -- gives the column that replaces `embedding` its dimension and HNSW index.
+        ALTER TABLE memories ADD COLUMN embedding_next vector;
+        ALTER TABLE chunks ADD COLUMN embedding_next vector;
+        """,
+    ),
 )
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..jobs import Job
 from ..kb.model import Chunk, ChunkKey, Document
@@ -25,6 +25,62 @@ class EmbeddingSignature:
 
     model: str
     dimension: int
+
+
+# The rows a re-embed gives a vector: every memory not purged, and every chunk.
+VectorSource = Literal["memories", "chunks"]
+VECTOR_SOURCES: tuple[VectorSource, ...] = ("memories", "chunks")
+
+
+@dataclass(frozen=True)
+class PendingText:
+    """A row still without its vector in the set a re-embed fills: its sequence number
+    (SQLite rowid, PostgreSQL seq), what the embedder reads, and the stored values the
+    vector is saved against (the row must still hold them)."""
+
+    key: int
+    text: str
+    match: tuple[str, ...]
+
+
+class NextVectors(Protocol):
+    """A second vector set, for another model, filled beside the live one while the store
+    keeps serving; switched in when complete. Writes go inside the caller's transaction."""
+
+    def target(self) -> EmbeddingSignature | None:
+        """The model the set is being filled for, or None when no re-embed is under way."""
+        ...
+
+    def begin(self, target: EmbeddingSignature) -> int:
+        """Record ``target``; a set filled for another target is dropped (returns how many
+        vectors were dropped)."""
+        ...
+
+    def missing(
+        self, source: VectorSource, after: int, limit: int, *, every: bool = False
+    ) -> list[PendingText]:
+        """Up to ``limit`` rows past ``after`` (in key order) that have no vector in the set
+        (``every``: all rows that need one, as a re-embed from scratch would send them)."""
+        ...
+
+    def save(
+        self, source: VectorSource, texts: Sequence[PendingText], vectors: Sequence[Vector]
+    ) -> int:
+        """Store each vector for its row if the row still holds what was embedded."""
+        ...
+
+    def counts(self) -> dict[VectorSource, tuple[int, int]]:
+        """(rows with a vector in the set, rows that need one) for each source."""
+        ...
+
+    def switch(self) -> int:
+        """Make the set the store's vectors and the target its recorded model, when no row
+        is missing one; else change nothing. Returns the rows still missing (0: switched)."""
+        ...
+
+    def abandon(self) -> int:
+        """Drop the set and the target (returns how many vectors were dropped)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -337,6 +393,21 @@ class Store(Protocol):
     @property
     def kb(self) -> KnowledgeStore:
         """The knowledge base's documents and chunks."""
+        ...
+
+    @property
+    def next_vectors(self) -> NextVectors:
+        """The vector set a re-embed fills for another model."""
+        ...
+
+    def expect_signature(self, signature: EmbeddingSignature) -> None:
+        """Vectors this process writes and searches come from ``signature``'s model: once
+        the store records another (a re-embed switched it), vector work here is refused."""
+        ...
+
+    def check_space(self) -> None:
+        """Raise StoreMismatchError once the store records another model than the one
+        :meth:`expect_signature` named."""
         ...
 
     def transaction(self) -> AbstractContextManager[None]:

@@ -35,7 +35,13 @@ class VectorTables(Protocol):
         ...
 
     def require_vectors(self) -> None:
-        """Raise StoreUnavailableError while there is no embedding signature."""
+        """Raise StoreUnavailableError while there is no embedding signature, and
+        StoreMismatchError once the store records another model than this process uses."""
+        ...
+
+    def check_space(self) -> None:
+        """Raise StoreMismatchError once the store records another model than this process
+        embeds with (a re-embed switched it)."""
         ...
 
 

@@ -20,6 +20,7 @@ from .sqlite_connection import SQLITE_ROWS, SqliteConnection
 from .sqlite_jobs import SqliteJobQueue
 from .sqlite_kb import SqliteKnowledgeStore
 from .sqlite_memories import SqliteEntityIndex, SqliteMemoryRecords
+from .sqlite_next import SqliteNextVectors
 from .sqlite_schema import MIGRATIONS, chunk_vector_sql, vector_index_sql
 from .sqlite_search import SqliteTextSearch, SqliteVectorSearch
 
@@ -47,6 +48,7 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
         self.text = SqliteTextSearch(self._db)
         self.jobs = SqliteJobQueue(self._db)
         self.kb = SqliteKnowledgeStore(self._db, self)
+        self.next_vectors = SqliteNextVectors(self._db, self.vectors.forget_bit_copy)
 
     def transaction(self) -> Any:
         """BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any exception."""
@@ -95,6 +97,7 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
             raise StoreUnavailableError(
                 f"store {self.path} has no embedding signature yet; run `memoryd init`"
             )
+        self.check_space()
 
     def integrity_errors(self) -> list[str]:
         """SQLite's own integrity check plus the FTS index's, as messages (empty when sound)."""

@@ -121,6 +121,7 @@ class SqliteKnowledgeStore(DocumentRows):
         """Exact cosine KNN over chunk vectors, then only chunks of ready documents."""
         if k <= 0 or not self._vector_tables.has_vectors():
             return []
+        self._vector_tables.check_space()
         rows = self._db.execute(
             "SELECT c.document_id, c.position, v.distance FROM "
             "(SELECT rowid, distance FROM chunk_vectors WHERE embedding MATCH ? AND k = ?) v "
@@ -167,4 +168,5 @@ class SqliteKnowledgeStore(DocumentRows):
             self._db.execute(f"DELETE FROM chunk_fts WHERE rowid IN ({marks})", params)
             if self._vector_tables.has_vectors():
                 self._db.execute(f"DELETE FROM chunk_vectors WHERE rowid IN ({marks})", params)
+            self._db.execute(f"DELETE FROM chunk_vectors_next WHERE rowid IN ({marks})", params)
             self._db.execute(f"DELETE FROM chunks WHERE rowid IN ({marks})", params)

@@ -101,6 +101,8 @@ class SqliteMemoryRecords(MemoryRows):
             # the slot is reused.
             self._db.execute("DELETE FROM memory_bits WHERE rowid = ?", (row[0],))
             self._db.execute("DELETE FROM memory_embeddings WHERE rowid = ?", (row[0],))
+        # A re-embed's vector for the memory goes too.
+        self._db.execute("DELETE FROM memory_embeddings_next WHERE rowid = ?", (row[0],))
         self._untag_purged(memory_id)
 
     def vectors(self, memory_ids: Sequence[str]) -> dict[str, Vector]:

@@ -222,6 +222,22 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX chunks_pending_vectors ON chunks(document_id, position) WHERE embedded = 0;
         """,
     ),
+    (
+        "0011_next_vectors",
+        """
+        -- The vector set `memoryd reembed` fills for another model (rowid = memories.rowid,
+        -- chunks.rowid), empty otherwise. They always exist so purging a memory or replacing
+        -- a document's chunks drops their row here too, whoever writes.
+        CREATE TABLE memory_embeddings_next (
+            rowid INTEGER PRIMARY KEY,
+            embedding BLOB NOT NULL
+        );
+        CREATE TABLE chunk_vectors_next (
+            rowid INTEGER PRIMARY KEY,
+            embedding BLOB NOT NULL
+        );
+        """,
+    ),
 )
 
 

@@ -99,6 +99,11 @@ class SqliteVectorSearch(MemoryVectorSearch[SqliteConnection]):
             candidates.extend(row[0] for row in self._db.execute(sql, params).fetchall())
         return candidates
 
+    def forget_bit_copy(self) -> None:
+        """Drop the in-process copy (the bit index was rebuilt for another model)."""
+        with self._copy_lock:
+            self._copy, self._copy_checked = None, False
+
     def bit_copy_bytes(self) -> int:
         """Memory held by the in-process copy of the bit index (0 before its first use)."""
         return self._copy.bytes_held() if self._copy is not None else 0

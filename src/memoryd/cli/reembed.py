@@ -1,0 +1,151 @@
+"""``memoryd reembed``: move the store's vectors to another embedding model while memoryd
+keeps serving, with a progress line (rate, time left) on stderr; ``--dry-run`` counts."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, TextIO
+
+import click
+
+from ..settings import resolve_settings
+from .common import db_option_of, json_option, print_json
+
+if TYPE_CHECKING:
+    from ..reembed import ReembedProgress, ReembedResult
+    from ..storage.protocols import Store
+
+
+@click.command()
+@click.option("--model", help="Target model: an endpoint's model name, or 'local' for MiniLM.")
+@click.option("--base-url", help="The target's OpenAI-compatible endpoint (…/v1).")
+@click.option("--dimensions", type=int, help="Ask the endpoint for vectors of this size.")
+@click.option("--api-key-file", type=click.Path(dir_okay=False), help="File holding its key.")
+@click.option("--batch-size", type=int, help="Texts per request to the endpoint.")
+@click.option("--dry-run", is_flag=True, help="Count the texts and tokens; change nothing.")
+@json_option
+@click.pass_context
+def reembed(
+    ctx: click.Context,
+    model: str | None,
+    base_url: str | None,
+    dimensions: int | None,
+    api_key_file: str | None,
+    batch_size: int | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Re-embed every memory and document chunk with another model (by default the one
+    memoryd.toml or MEMORYD_EMBED_* configure) into a second vector set, then switch the
+    store to it in one transaction. memoryd keeps serving meanwhile; Ctrl-C or a crash
+    keeps the work done, and running it again resumes."""
+    from ..app import open_store
+    from ..embed_remote import embedder_with
+    from ..reembed import plan_reembed
+    from ..tokens import O200kTokenizer
+
+    settings = resolve_settings(db_option_of(ctx))
+    overrides = {
+        name: str(value)
+        for name, value in (
+            ("model", model),
+            ("base_url", base_url),
+            ("dimensions", dimensions),
+            ("api_key_file", api_key_file),
+            ("batch_size", batch_size),
+        )
+        if value is not None
+    }
+    embedder = embedder_with(settings.home, overrides)
+    store = open_store(settings, create=False)
+    try:
+        if dry_run:
+            size = getattr(getattr(embedder, "settings", None), "batch_size", 64)
+            plan = plan_reembed(store, embedder.model, O200kTokenizer(), batch_size=size)
+            if as_json:
+                print_json(plan.to_json())
+                return
+            resumed = f"; {plan.already} already done" if plan.already else ""
+            click.echo(
+                f"would embed {plan.memories} memories and {plan.chunks} chunks ({plan.texts} "
+                f"texts, {plan.tokens} o200k tokens) with {plan.target_model!r} in "
+                f"{plan.calls} calls of up to {size}{resumed}; the store now holds "
+                f"{plan.source.dimension}-dimension vectors from {plan.source.model!r}. "
+                "Nothing was changed."
+            )
+            return
+        result = _run(store, embedder)
+    finally:
+        store.close()
+    if as_json:
+        print_json(result.to_json())
+        return
+    click.echo(
+        f"switched: the store now holds {result.target.dimension}-dimension vectors from "
+        f"{result.target.model!r} ({result.embedded} texts in {result.seconds:.1f} s, "
+        f"{result.rate:.0f} texts/s)"
+    )
+    from ..embed_remote import configured_embedder
+
+    if configured_embedder(settings.home).model != result.target.model:
+        click.echo(
+            f"next: set the embedder every memoryd process uses to {result.target.model!r} "
+            "([embed] in memoryd.toml, or MEMORYD_EMBED_MODEL and MEMORYD_EMBED_BASE_URL) and "
+            "restart `memoryd serve`; until then they refuse to embed"
+        )
+
+
+def _run(store: Store, embedder: object) -> ReembedResult:
+    from ..reembed import ReembedError, recorded_signature, reembed
+
+    line = ProgressLine(sys.stderr, redraw=sys.stderr.isatty())
+    try:
+        return reembed(store, embedder, progress=line.update)  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        line.close()
+        done, total = (sum(v) for v in zip(*store.next_vectors.counts().values(), strict=True))
+        raise ReembedError(
+            f"stopped: {done} of {total} new vectors are kept and the store still uses "
+            f"{recorded_signature(store).model!r}; run `memoryd reembed` again to resume"
+        ) from None
+    finally:
+        line.close()
+
+
+class ProgressLine:
+    """ "re-embedding 1280/10035 texts, 412.5 texts/s, 21 s left", redrawn in place on a
+    terminal, a line per update elsewhere (every 10th batch)."""
+
+    def __init__(self, out: TextIO, *, redraw: bool) -> None:
+        self._out = out
+        self._redraw = redraw
+        self._open = False
+        self._updates = 0
+
+    def update(self, progress: ReembedProgress) -> None:
+        """Another batch of vectors is committed."""
+        from ..kb.vector_fill import duration
+
+        self._updates += 1
+        if not self._redraw and self._updates % 10 != 1:
+            return
+        parts = [f"re-embedding {progress.done}/{progress.total} texts"]
+        if progress.rate > 0:
+            parts.append(f"{progress.rate:.1f} texts/s")
+        eta = progress.eta_seconds
+        if eta is not None:
+            parts.append(f"{duration(eta)} left")
+        text = ", ".join(parts)
+        if self._redraw:
+            self._out.write("\r\x1b[2K" + text)
+            self._open = True
+        else:
+            self._out.write(text + "\n")
+        self._out.flush()
+
+    def close(self) -> None:
+        """End a line still being redrawn."""
+        if self._open:
+            self._out.write("\n")
+            self._out.flush()
+            self._open = False
