@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
@@ -38,6 +39,8 @@ class FakeEmbeddingServer:
         self.dimension = dimension
         self.model = model
         self.answer_dimension: int | None = None
+        # Seconds each answer waits (a slow endpoint, so a test can stop a client mid-way).
+        self.delay = 0.0
         self.requests = 0
         self.texts = 0
         self._failures: list[int] = []
@@ -104,6 +107,8 @@ class FakeEmbeddingServer:
                 return status, {"error": {"message": "unavailable", "type": "server_error"}}
         if body.get("model") != self.model:
             return 404, {"error": {"message": f"model {body.get('model')!r} not found"}}
+        if self.delay:
+            time.sleep(self.delay)
         texts = body.get("input")
         if isinstance(texts, str):
             texts = [texts]

@@ -159,7 +159,7 @@ def test_round_trip_384_768_384_keeps_every_row_and_the_answers(
 def test_writes_during_the_fill_are_embedded_before_the_switch(
     location: str, embedder: LocalMiniLM, fake: FakeEmbeddingServer, tmp_path: Path
 ) -> None:
-    ids, document_id = populated(location, embedder, tmp_path)
+    ids, _document_id = populated(location, embedder, tmp_path)
     settings = resolve_settings(location, {})
     serving = open_service(settings, embedder=embedder)
     written: list[str] = []
