@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from memoryd.app import open_service, open_store
@@ -22,6 +23,7 @@ from tests.fake_embeddings import FakeEmbeddingServer
 from tests.pg import TestPostgres
 
 from .conftest import MEMORYD, Cli
+from .server import serving
 
 PEOPLE = ("Marta", "Joaquim", "Tomasz", "Priya", "Kofi", "Yuki", "Lars", "Amara")
 PLACES = ("Lisbon", "Porto", "Braga", "Faro", "Evora", "Coimbra", "Sintra", "Tavira")
@@ -144,3 +146,47 @@ def test_dry_run_then_sigkill_mid_way_then_a_rerun_finishes(
         assert len(on_target.json("list", "--limit", "1000")) == MEMORIES
         hits = on_target.json("kb", "search", "spring tide harbour dawn")["results"]
         assert hits and "spring tide" in hits[0]["content"]
+
+
+def test_a_server_still_on_the_old_model_answers_503_after_the_switch(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """A ``serve`` started before the switch keeps embedding with the old model: it refuses
+    with 503 and a message naming the new model and the restart, never a wrong answer; a
+    server started on the new model answers."""
+    location = str(tmp_path / "store.db")
+    with (
+        FakeEmbeddingServer(dimension=384, model="fake-small") as source,
+        FakeEmbeddingServer(dimension=768) as target,
+    ):
+        service = open_service(resolve_settings(location, {}), embedder=_endpoint(source))
+        try:
+            kept = service.remember("The owner's kayak is yellow and lives at the boathouse")
+        finally:
+            service.close()
+        env = {**cli.env, **source.env(), "MEMORYD_DB": location}
+        run = Cli(env=env, cwd=cli.cwd)
+        with serving(env, tmp_path) as running:
+            token = (Path(env["MEMORYD_HOME"]) / "token").read_text(encoding="ascii").strip()
+            headers = {"Authorization": f"Bearer {token}"}
+            recall = {"message": "where is the yellow kayak"}
+            before = httpx.post(f"{running.base_url}/v1/recall", json=recall, headers=headers)
+            assert before.status_code == 200, before.text
+            run.ok("reembed", "--model", target.model, "--base-url", target.base_url)
+            after = httpx.post(f"{running.base_url}/v1/recall", json=recall, headers=headers)
+            assert after.status_code == 503, after.text
+            message = after.json()["error"]
+            assert f"re-embedded with '{target.model}'" in message and "restart" in message
+            assert "Traceback" not in after.text
+            written = httpx.post(
+                f"{running.base_url}/v1/memories",
+                json={"content": "The owner's canoe is red"},
+                headers=headers,
+            )
+            assert written.status_code == 503, written.text
+        on_target = {**env, **target.env()}
+        with serving(on_target, tmp_path) as running:
+            again = httpx.post(f"{running.base_url}/v1/recall", json=recall, headers=headers)
+            assert again.status_code == 200, again.text
+            assert kept.memory.id in again.text  # type: ignore[union-attr]
+            assert "canoe" not in httpx.get(f"{running.base_url}/v1/memories", headers=headers).text

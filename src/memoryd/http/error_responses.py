@@ -18,6 +18,7 @@ from ..errors import (
     InvalidOperationError,
     MemorydError,
     MemoryNotFoundError,
+    StoreMismatchError,
     StoreUnavailableError,
 )
 
@@ -30,6 +31,8 @@ _STATUS_BY_ERROR: tuple[tuple[type[Exception], int], ...] = (
     (InvalidOperationError, 409),
     (InvalidInputError, 400),
     (StoreUnavailableError, 503),
+    # The store moved to another embedding model under a running server: it must restart.
+    (StoreMismatchError, 503),
     (EmbeddingUnavailableError, 503),
     (MemorydError, 400),
 )
