@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, time, tzinfo
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from .background import (
     CONSOLIDATION_LEASE_SECONDS,
@@ -400,6 +400,12 @@ class MemoryService(CollaboratorAccess):
         self.stop_worker()
         self.retriever.close()
         self.store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _image_reader(self) -> ImageReader:
         return default_image_reader(self.gateway)
