@@ -1,4 +1,5 @@
-"""The README's layout section names every module in the tree, and nothing that is gone."""
+"""The layout section of docs/architecture.md names every module in the tree, and nothing
+that is gone."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ PACKAGE = ROOT / "src" / "memoryd"
 
 
 def _layout_block() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    notes = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = notes.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
     return section.split("```", 2)[1]
 
 
