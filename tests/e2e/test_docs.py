@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -37,6 +38,8 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SET_UP = ("bash scripts/run.sh", "bash .ci/run")
 SERVICE = "http://127.0.0.1:8765/v1/health"
 BLOCK_TIMEOUT = 600
+# Commands with subcommands: docs/cli.md names each subcommand ("kb ingest").
+GROUPS = frozenset({"kb", "config"})
 START_TIMEOUT = 300
 
 
@@ -204,3 +207,37 @@ def test_the_block_reader_finds_blocks_languages_and_directives(tmp_path: Path) 
         ("text", None, "out\n"),
     ]
     assert found[0].where == "sample.md:4"  # the opening fence
+
+
+def _help_commands(*group: str) -> set[str]:
+    shown = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "memoryd"), *group, "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    listed = shown.split("\nCommands:\n", 1)[1]
+    return {
+        line.split()[0] for line in listed.splitlines() if line.startswith("  ") and line.split()
+    }
+
+
+def test_docs_cli_md_names_exactly_the_commands_memoryd_help_lists() -> None:
+    table = [
+        re.split(r"(?<!\\)\|", line)[1]  # a cell may hold an escaped \|
+        for line in (ROOT / "docs" / "cli.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `")
+    ]
+    documented: set[str] = set()
+    for cell in table:
+        for usage in re.findall(r"`([^`]+)`", cell):
+            words = usage.split()
+            documented.add(" ".join(words[:2]) if words[0] in GROUPS else words[0])
+    expected = set()
+    for command in _help_commands():
+        if command in GROUPS:
+            expected |= {f"{command} {sub}" for sub in _help_commands(command)}
+        else:
+            expected.add(command)
+    assert sorted(documented ^ expected) == []
