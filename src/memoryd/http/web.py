@@ -206,7 +206,8 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
         chosen_kind = Kind(kind) if kind in {k.value for k in Kind} else None
         chosen_status = Status(status) if status in {s.value for s in Status} else None
         if q.strip():
-            found = service.search_memory(q, kind=chosen_kind, limit=50)
+            # The owner browsing is not the model using a memory: nothing is stamped.
+            found = service.search_memory(q, kind=chosen_kind, limit=50, stamp=False)
             memories = [
                 s.memory
                 for s in found.items
@@ -319,5 +320,6 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
     @app.get("/recall", include_in_schema=False)
     def recall_page(request: Request, message: str = "", budget: int = 1500) -> HTMLResponse:
         session = session_of(request)
-        result = service.recall(message, budget=budget) if message.strip() else None
+        # A preview: trying a message here must not count as a retrieval.
+        result = service.recall(message, budget=budget, stamp=False) if message.strip() else None
         return page(request, "Recall", recall_html(message, budget, result), session)
