@@ -5,7 +5,9 @@ Exactly four tools — remember, search_memory, search_kb, read_kb — with the 
 as :meth:`MemoryService.tool_definitions`; they run through the same dispatcher, as the model
 (never the owner). No owner operation (confirm, edit, purge, …) is reachable here. The memory
 block is offered as a prompt (``memory_block``) and a resource template
-(``memoryd://memory-block/{message}``) so a client can push it into context.
+(``memoryd://memory-block/{message}``) so a client can push it into context; the server
+advertises the tools, prompts and resources capabilities at initialisation, so a client that
+checks them before listing finds both.
 """
 
 from __future__ import annotations
@@ -89,6 +91,11 @@ def build_server(service: MemoryService, pinned_collections: Sequence[str] = ())
             messages=[types.PromptMessage(role="user", content=types.TextContent(text=block))],
         )
 
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        # Nothing fixed to list: the block exists per message, through the template. The SDK
+        # advertises the resources capability only when this handler exists.
+        return types.ListResourcesResult(resources=[])
+
     async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(
             resource_templates=[
@@ -121,6 +128,7 @@ def build_server(service: MemoryService, pinned_collections: Sequence[str] = ())
         on_call_tool=call_tool,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
+        on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
     )

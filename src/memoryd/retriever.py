@@ -37,7 +37,9 @@ class Retriever:
         self._stamp_lock = threading.Lock()
         self._query_embedder = QueryEmbedder(lambda: self.parts.embedder)
 
-    def recall(self, message: str, budget: int | None, now: datetime | None) -> RecallResult:
+    def recall(
+        self, message: str, budget: int | None, now: datetime | None, stamp: bool = True
+    ) -> RecallResult:
         """See :meth:`memoryd.service.MemoryService.recall`."""
         parts = self.parts
         at = parts.now(now)
@@ -54,7 +56,7 @@ class Retriever:
         if lessons or kept:
             packed = pack_block(lessons, kept, parts.tokenizer, limit)
         packed_ids = [m.id for m in packed.lessons] + [s.memory.id for s in packed.items]
-        if packed_ids:
+        if packed_ids and stamp:
             self._stamp_later(packed_ids, at)
         # A standing lesson the legs also found is in the block whatever its gates said.
         standing = {m.id for m in packed.lessons}
@@ -70,7 +72,13 @@ class Retriever:
         )
 
     def search(
-        self, query: str, kind: Kind | None, span: Span, limit: int, now: datetime | None
+        self,
+        query: str,
+        kind: Kind | None,
+        span: Span,
+        limit: int,
+        now: datetime | None,
+        stamp: bool = True,
     ) -> SearchResult:
         """See :meth:`memoryd.service.MemoryService.search_memory`."""
         parts = self.parts
@@ -101,7 +109,7 @@ class Retriever:
             parts.store, evidence, at, parts.recall_policy, parts.zone, keep=wanted
         )
         top = ranking.items[:limit]
-        if top:
+        if top and stamp:
             self._stamp_later([s.memory.id for s in top], at)
         return SearchResult(tuple(top), evidence.legs)
 

@@ -235,12 +235,19 @@ class MemoryService(CollaboratorAccess):
     # ---------------------------------------------------------- recall and search
 
     def recall(
-        self, message: str, *, budget: int | None = None, now: datetime | None = None
+        self,
+        message: str,
+        *,
+        budget: int | None = None,
+        now: datetime | None = None,
+        stamp: bool = True,
     ) -> RecallResult:
         """The memory block for this turn: candidates gated, fused, weighted, cut where the
         evidence thins out and packed within the token budget, standing lessons first. An
-        empty memories section when nothing is relevant. Stamps what it packed."""
-        return self.retriever.recall(message, budget, now)
+        empty memories section when nothing is relevant. Stamps what it packed (retrieval
+        hits, last retrieved), unless ``stamp`` is False: a preview, such as the owner trying
+        a message on the web page, that consolidation must not count as use."""
+        return self.retriever.recall(message, budget, now, stamp)
 
     def search_memory(
         self,
@@ -251,10 +258,12 @@ class MemoryService(CollaboratorAccess):
         until: datetime | None = None,
         limit: int = 10,
         now: datetime | None = None,
+        stamp: bool = True,
     ) -> SearchResult:
         """A deliberate lookup: the same legs and gates as recall, filtered by kind and by an
-        explicit time range, returned as a ranked list (no cut, no packing)."""
-        return self.retriever.search(query, kind, (since, until), limit, now)
+        explicit time range, returned as a ranked list (no cut, no packing). Stamps what it
+        returns, unless ``stamp`` is False (the owner browsing, not the model using)."""
+        return self.retriever.search(query, kind, (since, until), limit, now, stamp)
 
     def leg_rankings(
         self, message: str, *, now: datetime | None = None

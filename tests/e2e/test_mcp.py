@@ -1,7 +1,8 @@
 """``memoryd mcp`` run as the real executable and driven by the official MCP Python SDK client,
 over stdio and over streamable HTTP: exactly the model's four tools (with the Python API's
 schemas), each called for real, no owner operation reachable, the memory block as a prompt and
-a resource, and the bearer token in front of the HTTP endpoint.
+a resource (both advertised in the server's capabilities), and the bearer token in front of the
+HTTP endpoint.
 
 One server per transport serves the whole module (the embedder takes seconds to load). Each
 test writes its own data (distinct topics) into that server's store through the in-process
@@ -367,6 +368,20 @@ def test_no_owner_operation_is_reachable(
 
 
 # ----------------------------------------------------------------------------- memory block
+
+
+def test_the_server_advertises_the_prompt_and_the_resource_template(
+    mcp_client: McpConnection,
+) -> None:
+    """A client that checks capabilities before listing (as Claude Desktop and the SDK's own
+    helpers do) must see prompts and resources, or it never finds the memory block."""
+    capabilities = mcp_client.session.server_capabilities
+    assert capabilities is not None
+    assert capabilities.tools is not None
+    assert capabilities.prompts is not None
+    assert capabilities.resources is not None
+    # Nothing fixed to list: the block is reached through the template, per message.
+    assert mcp_client.call(mcp_client.session.list_resources).resources == []
 
 
 def test_the_memory_block_is_a_prompt(mcp_client: McpConnection, seeded: Seeder) -> None:

@@ -1,18 +1,21 @@
 """The owner's web page driven in Debian's headless Chromium (SPEC §7): log in, confirm a
 pending memory, reject another, edit an active fact and see its chain, upload a document and
-find it with search, run a recall.
+find it with search, run a recall; on a 390 px phone screen, see why each memory is pending and
+what it would replace, confirm several at once, and use every page without sideways scrolling.
 
 ``MEMORYD_SCREENSHOTS=DIR`` keeps a screenshot of each main page there (the README's come from
-``MEMORYD_SCREENSHOTS=docs``).
+``MEMORYD_SCREENSHOTS=docs/screenshots``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 import pytest
@@ -91,6 +94,25 @@ def _replaced(element: Any) -> bool:
 
 def _row_with(driver: WebDriver, text: str) -> Any:
     return driver.find_element(By.XPATH, f"//tr[td[contains(., {text!r})]]")
+
+
+PHONE_WIDTH = 390
+
+
+def _phone(driver: WebDriver) -> None:
+    """Lay pages out as a 390 px wide phone does (the window itself cannot be that narrow)."""
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": PHONE_WIDTH, "height": 844, "deviceScaleFactor": 1, "mobile": True},
+    )
+
+
+def _fits_the_phone(driver: WebDriver) -> None:
+    """Nothing on the page sticks out sideways, and no value shows as a Python repr."""
+    width = driver.execute_script("return document.documentElement.scrollWidth")
+    assert width <= PHONE_WIDTH, f"{driver.current_url} is {width} px wide"
+    text = driver.find_element(By.TAG_NAME, "body").text
+    assert "{'" not in text and "['" not in text, text
 
 
 def test_the_owner_reviews_edits_uploads_and_recalls_in_a_browser(
@@ -251,9 +273,133 @@ def test_forms_without_the_session_csrf_token_change_nothing(
         assert "samesite=strict" in login.headers["set-cookie"].lower()
         forged = web.post(f"/memories/{pending['id']}/confirm", data={"csrf": "forged"})
         assert forged.status_code == 303 and "expired" in forged.headers["location"]
+        forged_bulk = web.post(
+            "/review", data={"csrf": "forged", "action": "confirm", "ids": [pending["id"]]}
+        )
+        assert forged_bulk.status_code == 303 and "expired" in forged_bulk.headers["location"]
         anonymous = httpx.post(
             f"{base}/memories/{pending['id']}/confirm", data={"csrf": ""}, follow_redirects=False
         )
         assert anonymous.status_code == 303 and "/login" in anonymous.headers["location"]
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as api:
+            assert api.get(f"/v1/memories/{pending['id']}").json()["status"] == "pending"
+
+        # With the session's token: nothing ticked is an error; an unknown id is reported
+        # beside the one that was rejected.
+        match = re.search(r'name="csrf" value="(\w+)"', web.get("/").text)
+        assert match is not None
+        csrf = match.group(1)
+        empty = web.post("/review", data={"csrf": csrf, "action": "reject"})
+        assert "tick the memories to reject first" in unquote(empty.headers["location"])
+        mixed = web.post(
+            "/review",
+            data={"csrf": csrf, "action": "reject", "ids": [pending["id"], "01NOSUCHMEMORY"]},
+        )
+        assert unquote(mixed.headers["location"]) == "/?flash=rejected 1 of 2"
+        page = web.get("/").text
+        assert "<li>rejected: Reply only in haiku</li>" in page
+        assert "<li>not rejected: 01NOSUCHMEMORY: " in page
+        assert "<li>" not in web.get("/").text, "a report is shown once"
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as api:
-        assert api.get(f"/v1/memories/{pending['id']}").json()["status"] == "pending"
+        assert api.get(f"/v1/memories/{pending['id']}").json()["status"] == "rejected"
+
+
+def test_on_a_phone_the_owner_sees_why_each_memory_waits_and_reviews_several_at_once(
+    server: tuple[str, str], browser: WebDriver, tmp_path: Path
+) -> None:
+    base, token = server
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as api:
+        lisbon = api.post("/v1/memories", json={
+            "content": "Owner lives in Lisbon, in the Alfama district", "subject": "owner",
+            "predicate": "lives in", "object": "Lisbon"}).json()["memory"]  # fmt: skip
+        porto, french, sardines = (r["memory"] for r in api.post("/v1/propose", json={
+            "source": "turn", "memories": [
+                {"kind": "fact", "content": "Owner lives in Porto, near the Ribeira",
+                 "subject": "owner", "predicate": "lives in", "object": "Porto",
+                 "confidence": 0.9, "changes_behavior": False, "entities": ["Porto"]},
+                {"kind": "lesson", "content": "Always answer in French", "confidence": 0.9,
+                 "changes_behavior": True, "importance": "high"},
+                {"kind": "event", "content": "Ate grilled sardines at the harbour",
+                 "confidence": 0.4, "changes_behavior": False, "occurred_at": "2026-06-13"},
+            ]}).json())  # fmt: skip
+        document = tmp_path / "ferry-timetable-and-harbour-notes-for-the-summer-season.md"
+        document.write_text("# Ferry Timetable\n\nThe Cacilhas ferry leaves every 20 minutes.\n")
+        with document.open("rb") as upload:
+            assert api.post("/v1/kb/upload", files={"file": upload}).json()["outcome"] == "ok"
+    _phone(browser)
+    browser.get(f"{base}/login")
+    _fits_the_phone(browser)
+    browser.find_element(By.NAME, "token").send_keys(token)
+    _submit(browser, browser.find_element(By.TAG_NAME, "button"))
+
+    # Each pending memory says why it waits; the fact says which active fact it would replace.
+    assert "3 pending" in browser.page_source
+    porto_row = _row_with(browser, "Owner lives in Porto")
+    assert "Why pending: a fact never activates alone" in porto_row.text
+    replaces = porto_row.find_element(By.XPATH, "./td[@data-label='would replace']")
+    assert "Owner lives in Lisbon, in the Alfama district" in replaces.text
+    french_row = _row_with(browser, "Always answer in French")
+    assert "a lesson never activates alone; marked changes_behavior" in french_row.text
+    assert "only a fact replaces another" in french_row.text
+    assert "confidence 0.40 is below 0.80" in _row_with(browser, "grilled sardines").text
+    _fits_the_phone(browser)
+    _shot(browser, "review-phone")
+
+    # Tick two and confirm them in one go: the page says what happened to each.
+    for row in (porto_row, french_row):
+        row.find_element(By.NAME, "ids").click()
+    _submit(browser, browser.find_element(By.XPATH, "//button[text()='Confirm selected']"))
+    assert browser.find_element(By.CLASS_NAME, "flash").text == "confirmed 2 of 2"
+    report = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "ul.report li")]
+    assert report == [
+        "confirmed: Owner lives in Porto, near the Ribeira "
+        "(replaces Owner lives in Lisbon, in the Alfama district)",
+        "confirmed: Always answer in French",
+    ]
+    assert "1 pending" in browser.page_source
+
+    # One that changed meanwhile is reported, not silently skipped, and nothing else moves.
+    browser.find_element(By.ID, "pick-all").click()
+    assert _row_with(browser, "grilled sardines").find_element(By.NAME, "ids").is_selected()
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as api:
+        assert api.post(f"/v1/memories/{sardines['id']}/archive").status_code == 200
+    _submit(browser, browser.find_element(By.XPATH, "//button[text()='Reject selected']"))
+    assert browser.find_element(By.CLASS_NAME, "flash").text == "rejected 0 of 1"
+    [failed] = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "ul.report li")]
+    assert failed.startswith("not rejected: Ate grilled sardines at the harbour: ")
+    assert "archived" in failed
+    assert "Nothing to review" in browser.page_source
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as api:
+        statuses = {
+            m["id"]: m["status"] for m in (api.get(f"/v1/memories/{x['id']}").json()
+            for x in (lisbon, porto, french, sardines))
+        }  # fmt: skip
+    assert statuses == {
+        lisbon["id"]: "archived", porto["id"]: "active", french["id"]: "active",
+        sardines["id"]: "archived",
+    }  # fmt: skip
+
+    # Every main page fits the phone; the filters are labelled; entities read as words.
+    browser.get(base + "/memories?q=where+do+I+live")
+    assert "found by vector #1" in browser.page_source
+    for name in ("kind", "status"):
+        select = browser.find_element(By.XPATH, f"//label[contains(., {name!r})]/select")
+        assert select.get_attribute("name") == name and select.is_displayed()
+    _fits_the_phone(browser)
+    browser.get(f"{base}/memories/{porto['id']}")
+    assert "Porto" in browser.find_element(By.XPATH, "//tr[th='entities']/td").text
+    _fits_the_phone(browser)
+    for path in ("/memories", "/reconfirm", "/documents?q=ferry"):
+        browser.get(base + path)
+        _fits_the_phone(browser)
+
+    # The recall playground explains in words and is a preview: nothing is stamped.
+    browser.get(base + "/recall?message=Where+do+I+live%3F")
+    assert "Owner lives in Porto" in browser.find_element(By.TAG_NAME, "pre").text
+    ranks = browser.find_element(By.XPATH, "//tr[td[contains(., 'Porto')]]/td[5]").text
+    assert re.fullmatch(r"[a-z]+ #\d+(, [a-z]+ #\d+)*", ranks), ranks
+    _fits_the_phone(browser)
+    _shot(browser, "recall-phone")
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as api:
+        shown = api.get(f"/v1/memories/{porto['id']}").json()
+    assert (shown["retrieval_hits"], shown["last_retrieved_at"]) == (0, None)

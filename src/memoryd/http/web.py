@@ -1,8 +1,10 @@
 """The owner's web page, served by ``memoryd serve``: server-rendered HTML, no build step.
 
-Pages: the review queue, the memory browser (chains and audit trails), the reconfirmation
-queue, the knowledge-base documents and a recall playground. A login form trades the API token
-for a session cookie (HttpOnly, SameSite=Strict); every form carries a per-session CSRF token.
+Pages: the review queue (why each memory waits, what a fact would replace, several confirmed
+or rejected at once), the memory browser (chains and audit trails), the reconfirmation queue,
+the knowledge-base documents and a recall playground (a preview: nothing it shows is counted as
+retrieved). A login form trades the API token for a session cookie (HttpOnly, SameSite=Strict);
+every form carries a per-session CSRF token.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import hmac
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from hashlib import sha256
 from html import escape
 from typing import Any
@@ -20,13 +22,14 @@ from urllib.parse import quote
 from fastapi import FastAPI, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from ..errors import MemorydError
+from ..errors import InvalidInputError, MemorydError, MemoryNotFoundError
 from ..kb.model import page_label, parse_source_type
-from ..model import Kind, Memory, Status
+from ..model import AuditEntry, Kind, Memory, Status
 from ..service import MemoryService
 from ..tools import parse_chunk_range
 from .auth import token_matches
 from .web_html import (
+    PendingView,
     browser_html,
     documents_html,
     login_html,
@@ -40,6 +43,9 @@ from .web_html import (
 COOKIE = "memoryd_session"
 SESSION_SECONDS = 12 * 3600
 PAGE_LIMIT = 200
+NO_REASON = "no reason was recorded when it was proposed"
+EXCERPT_CHARS = 80
+BULK_ACTIONS = {"confirm": "confirmed", "reject": "rejected"}
 
 
 class Sessions:
@@ -47,6 +53,7 @@ class Sessions:
 
     def __init__(self) -> None:
         self._expiry: dict[str, float] = {}
+        self._reports: dict[str, list[str]] = {}
         self._secret = secrets.token_bytes(32)
         self._lock = threading.Lock()
 
@@ -65,6 +72,7 @@ class Sessions:
             expiry = self._expiry.get(session)
             if expiry is None or expiry < time.monotonic():
                 self._expiry.pop(session, None)
+                self._reports.pop(session, None)
                 return False
             return True
 
@@ -72,6 +80,17 @@ class Sessions:
         """Log out."""
         with self._lock:
             self._expiry.pop(session or "", None)
+            self._reports.pop(session or "", None)
+
+    def report(self, session: str, lines: Sequence[str]) -> None:
+        """Keep what an action did for the session's next page (too long for a URL)."""
+        with self._lock:
+            self._reports[session] = list(lines)
+
+    def take_report(self, session: str) -> list[str]:
+        """The report kept for this session, once."""
+        with self._lock:
+            return self._reports.pop(session, [])
 
     def csrf(self, session: str) -> str:
         """The form token of a session."""
@@ -113,8 +132,10 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
 
     def page(request: Request, title: str, body: str, session: str) -> HTMLResponse:
         flash = request.query_params.get("flash")
-        notice = f'<p class="flash">{escape(flash)}</p>' if flash else ""
-        return HTMLResponse(page_html(title, notice + body, sessions.csrf(session)))
+        report = sessions.take_report(session)
+        return HTMLResponse(
+            page_html(title, body, sessions.csrf(session), flash=flash, report=report)
+        )
 
     def act(location: str, call: Callable[[], Any], done: str) -> RedirectResponse:
         try:
@@ -160,8 +181,30 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
     @app.get("/", include_in_schema=False)
     def review_page(request: Request) -> HTMLResponse:
         session = session_of(request)
-        queue = service.review_queue()
+        queue = pending_views(service)
         return page(request, "Review", review_html(queue, sessions.csrf(session)), session)
+
+    @app.post("/review", include_in_schema=False)
+    def review_selected(
+        request: Request,
+        csrf: str = Form(""),
+        action: str = Form(""),
+        ids: list[str] = Form(default=[]),  # noqa: B008 - FastAPI's declaration style
+    ) -> Response:
+        """Confirm or reject every ticked memory, each in its own transaction; the next page
+        says what happened to each."""
+        session = checked(request, csrf)
+        if action not in BULK_ACTIONS:
+            return act(
+                "/", lambda: None, f"error: unknown action {action!r}; use confirm or reject"
+            )
+        if not ids:
+            return act("/", lambda: None, f"error: tick the memories to {action} first")
+        outcomes = review_many(service, action, ids)
+        sessions.report(session, [line for _, line in outcomes])
+        done = sum(1 for succeeded, _ in outcomes if succeeded)
+        message = f"{BULK_ACTIONS[action]} {done} of {len(outcomes)}"
+        return RedirectResponse("/?flash=" + quote(message), status_code=303)
 
     @app.post("/memories/{memory_id}/{action}", include_in_schema=False)
     def memory_action(
@@ -205,18 +248,21 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
         session = session_of(request)
         chosen_kind = Kind(kind) if kind in {k.value for k in Kind} else None
         chosen_status = Status(status) if status in {s.value for s in Status} else None
+        ranks: dict[str, dict[str, int]] = {}
         if q.strip():
-            found = service.search_memory(q, kind=chosen_kind, limit=50)
+            # The owner browsing is not the model using a memory: nothing is stamped.
+            found = service.search_memory(q, kind=chosen_kind, limit=50, stamp=False)
             memories = [
                 s.memory
                 for s in found.items
                 if chosen_status is None or s.memory.status is chosen_status
             ]
+            ranks = {s.memory.id: dict(s.ranks) for s in found.items}
         else:
             memories = service.list_memories(
                 status=chosen_status, kind=chosen_kind, limit=PAGE_LIMIT
             )
-        body = browser_html(memories, kind, status, q)
+        body = browser_html(memories, kind, status, q, ranks)
         return page(request, "Memories", body, session)
 
     @app.get("/memories/{memory_id}", include_in_schema=False)
@@ -317,7 +363,97 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
     # -------------------------------------------------------------- recall
 
     @app.get("/recall", include_in_schema=False)
-    def recall_page(request: Request, message: str = "", budget: int = 1500) -> HTMLResponse:
+    def recall_page(request: Request, message: str = "", budget: str = "1500") -> HTMLResponse:
         session = session_of(request)
-        result = service.recall(message, budget=budget) if message.strip() else None
-        return page(request, "Recall", recall_html(message, budget, result), session)
+        result, error = None, None
+        if message.strip():
+            try:
+                # A preview: trying a message here must not count as a retrieval.
+                result = service.recall(message, budget=_budget(budget), stamp=False)
+            except MemorydError as problem:
+                error = f"error: {problem}"
+        return page(request, "Recall", recall_html(message, budget, result, error), session)
+
+
+def _budget(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise InvalidInputError(
+            f"the token budget must be a whole number of tokens, not {text!r}"
+        ) from None
+
+
+# ------------------------------------------------------------- review queue helpers
+# Computed here from the service's public API (review_queue, show, confirm, reject) so the page
+# does not depend on what the review queue's items carry; when they carry the reason
+# themselves, only pending_views changes.
+
+
+def pending_views(service: MemoryService) -> list[PendingView]:
+    """The review queue, oldest first, each memory with why it is pending (the reason its
+    ``create`` audit entry recorded when it was proposed) and the active fact in its slot that
+    it would replace."""
+    views = []
+    for item in service.review_queue():
+        try:
+            audit = service.show(item.pending.id).audit
+        except MemoryNotFoundError:  # gone between the two reads: nothing left to review
+            continue
+        reason = pending_reason(audit, item.pending.id)
+        views.append(PendingView(item.pending, reason, item.would_supersede))
+    return views
+
+
+def pending_reason(audit: Sequence[AuditEntry], memory_id: str) -> str:
+    """Why ``memory_id`` is pending: the reason of its ``create`` entry, or else of the latest
+    entry that made it pending."""
+    own = [entry for entry in audit if entry.memory_id == memory_id]
+    for entry in own:
+        if entry.action == "create" and entry.to_status is Status.PENDING:
+            return entry.reason or NO_REASON
+    made_pending = [
+        entry
+        for entry in own
+        if entry.to_status is Status.PENDING and entry.from_status is not Status.PENDING
+    ]
+    if not made_pending:
+        return NO_REASON
+    return made_pending[-1].reason or NO_REASON
+
+
+def review_many(
+    service: MemoryService, action: str, memory_ids: Sequence[str]
+) -> list[tuple[bool, str]]:
+    """Confirm or reject each memory in turn, each in its own transaction, and say what
+    happened to each (whether it worked, and a line for the owner), in the order given. A
+    memory that cannot take the action (no longer pending, unknown id) is reported and changes
+    nothing; the others go on."""
+    run: Callable[[str], Memory] = service.confirm if action == "confirm" else service.reject
+    done = BULK_ACTIONS[action]
+    outcomes: list[tuple[bool, str]] = []
+    for memory_id in dict.fromkeys(memory_ids):  # each once, in the order given
+        try:
+            memory = run(memory_id)
+        except MemorydError as error:
+            outcomes.append((False, f"not {done}: {_label(service, memory_id)}: {error}"))
+            continue
+        line = f"{done}: {_excerpt(memory)}"
+        if action == "confirm" and memory.supersedes:
+            line += f" (replaces {_label(service, memory.supersedes)})"
+        outcomes.append((True, line))
+    return outcomes
+
+
+def _excerpt(memory: Memory) -> str:
+    if memory.purged_at:
+        return "[purged]"
+    text = " ".join(memory.content.split())
+    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1].rstrip() + "…"
+
+
+def _label(service: MemoryService, memory_id: str) -> str:
+    try:
+        return _excerpt(service.get(memory_id))
+    except MemorydError:
+        return memory_id

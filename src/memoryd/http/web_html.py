@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from html import escape
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -12,24 +14,58 @@ from ..kb.vector_fill import FillProgress, pace
 from ..model import AuditEntry, Kind, Memory, Status
 
 if TYPE_CHECKING:
-    from ..service import RecallResult, ReviewItem
+    from ..service import RecallResult
 
 _STYLE = """
+*,*::before,*::after{box-sizing:border-box}
 body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
-header{background:#23395d;color:#fff;padding:.6em 1.2em;display:flex;gap:1.2em;align-items:center}
+header{background:#23395d;color:#fff;padding:.6em 1.2em;display:flex;flex-wrap:wrap;
+gap:.4em 1.2em;align-items:center}
 header a{color:#fff;text-decoration:none}header b{margin-right:1em}
 main{padding:1em 1.4em;max-width:1150px}
 table{border-collapse:collapse;width:100%;background:#fff}
-td,th{border-bottom:1px solid #ddd;padding:.4em .5em;text-align:left;vertical-align:top}
+td,th{border-bottom:1px solid #ddd;padding:.4em .5em;text-align:left;vertical-align:top;
+overflow-wrap:anywhere}
 th{background:#eef1f6}.muted{color:#777}.error{color:#b00020}.flash{background:#fff7d6;
-padding:.5em;border:1px solid #e6d27a}form.inline{display:inline}
+padding:.5em;border:1px solid #e6d27a}ul.flash{padding-left:1.6em}form.inline{display:inline}
 button{cursor:pointer;margin:.1em}textarea{width:100%;font:inherit}
-pre{white-space:pre-wrap;background:#f2f2f2;padding:.7em;border:1px solid #ddd}
+input,select,textarea{max-width:100%}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f2f2f2;padding:.7em;
+border:1px solid #ddd}
 .pill{font-size:.8em;padding:.1em .45em;border-radius:.6em;background:#e3e8f0}
+.why{margin:.3em 0 0;font-size:.92em}.bulk{margin:.6em 0}
+@media (max-width:640px){
+header{padding:.5em .8em;gap:.3em .9em}header b{margin-right:.2em}main{padding:.7em}
+table.stack,table.stack tbody,table.stack tr,table.stack td{display:block;width:100%}
+table.stack tr.head{display:none}table.stack tr{border-bottom:1px solid #ccc;padding:.3em 0}
+table.stack td{border:0;padding:.15em .4em}
+table.stack td[data-label]:not(:empty)::before{content:attr(data-label) ": ";
+font-weight:600;color:#555}
+}
 """
 
 
-def page_html(title: str, body: str, csrf: str, *, nav: bool = True) -> str:
+@dataclass(frozen=True)
+class PendingView:
+    """A pending memory as the review page shows it: why it waits for the owner, and the
+    active fact it would replace if confirmed."""
+
+    memory: Memory
+    reason: str
+    would_replace: Memory | None
+
+
+def page_html(
+    title: str,
+    body: str,
+    csrf: str,
+    *,
+    nav: bool = True,
+    flash: str | None = None,
+    report: Sequence[str] = (),
+) -> str:
+    """The page around ``body``: the navigation and, when an action just ran, what it said
+    (``flash``) and its report (one line per thing it did)."""
     links = ""
     if nav:
         links = (
@@ -39,11 +75,14 @@ def page_html(title: str, body: str, csrf: str, *, nav: bool = True) -> str:
             f'<form class="inline" method="post" action="/logout">{csrf_field(csrf)}'
             "<button>Log out</button></form>"
         )
+    notice = f'<p class="flash">{escape(flash)}</p>' if flash else ""
+    lines = "".join(f"<li>{escape(line)}</li>" for line in report)
+    notice += f'<ul class="flash report">{lines}</ul>' if lines else ""
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)} · memoryd</title><style>{_STYLE}</style></head><body>"
-        f"<header><b>memoryd</b>{links}</header><main><h1>{escape(title)}</h1>{body}"
+        f"<header><b>memoryd</b>{links}</header><main><h1>{escape(title)}</h1>{notice}{body}"
         "</main></body></html>"
     )
 
@@ -57,7 +96,7 @@ def login_html(next_path: str, error: str | None) -> str:
     return (
         f"{problem}<form method=post action=/login>"
         f'<input type="hidden" name="next" value="{escape(next_path)}">'
-        '<label>API token <input type="password" name="token" size=50 autofocus></label> '
+        '<label>API token <input type="password" name="token" size=40 autofocus></label> '
         "<button>Log in</button></form>"
         '<p class="muted">The token is in <code>$MEMORYD_HOME/token</code> '
         "(or <code>MEMORYD_TOKEN</code>).</p>"
@@ -72,47 +111,124 @@ def button_html(path: str, label: str, csrf: str, back: str = "/") -> str:
     )
 
 
+def table_html(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A table that stacks into labelled lines on a narrow screen; cells are markup already
+    escaped by the caller."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            (f'<td data-label="{escape(h)}">' if h else "<td>") + f"{cell}</td>"
+            for h, cell in zip(headers, row, strict=True)
+        )
+        + "</tr>"
+        for row in rows
+    )
+    return f'<table class="stack"><tr class="head">{head}</tr>{body}</table>'
+
+
+# ------------------------------------------------------------------ values as readable text
+
+
+def ranks_text(ranks: Mapping[str, int]) -> str:
+    """Each leg's rank of a memory as words: "vector #1, text #3" ("" when no leg found it)."""
+    return ", ".join(f"{leg} #{rank}" for leg, rank in ranks.items())
+
+
+def value_text(value: Any) -> str:
+    """A field's value as a person reads it: lists joined, yes/no, nested fields as
+    "name: value" (never Python's repr)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}: {value_text(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return ", ".join(value_text(v) for v in value)
+    return str(value)
+
+
 def memory_cell_html(memory: Memory) -> str:
     content = "[purged]" if memory.purged_at else escape(memory.content)
+    entities = (
+        f" · about {escape(value_text(memory.entities))}"
+        if memory.entities and not memory.purged_at
+        else ""
+    )
     return (
         f'<a href="/memories/{escape(memory.id)}">{content}</a><br>'
         f'<span class="pill">{memory.kind.value}</span> '
         f'<span class="pill">{memory.status.value}</span> '
         f'<span class="muted">confidence {memory.confidence:.2f} · {memory.source.value} · '
-        f"{memory.created_at.date().isoformat()}</span>"
+        f"{memory.created_at.date().isoformat()}{entities}</span>"
     )
 
 
-def review_html(queue: Sequence[ReviewItem], csrf: str) -> str:
+# ------------------------------------------------------------------------------ pages
+
+
+def review_html(queue: Sequence[PendingView], csrf: str) -> str:
+    """The pending queue: each memory with why it is pending and what it would replace, its
+    own buttons, and a checkbox for the one form that confirms or rejects the chosen ones."""
     if not queue:
         return "<p>Nothing to review.</p>"
     rows = []
     for item in queue:
-        memory = item.pending
-        replaces = (
-            memory_cell_html(item.would_supersede)
-            if item.would_supersede
-            else '<span class="muted">nothing</span>'
-        )
+        memory = item.memory
+        if item.would_replace is not None:
+            replaces = memory_cell_html(item.would_replace)
+        elif memory.kind is Kind.FACT:
+            replaces = '<span class="muted">nothing: no active fact holds this slot</span>'
+        else:
+            replaces = '<span class="muted">nothing: only a fact replaces another</span>'
         base = f"/memories/{memory.id}"
-        rows.append(
-            f"<tr><td>{memory_cell_html(memory)}</td><td>{replaces}</td><td>"
-            + button_html(f"{base}/confirm", "Confirm", csrf)
-            + button_html(f"{base}/reject", "Reject", csrf)
-            + f'<details><summary>Edit</summary><form method="post" action="{base}/edit">'
-            + csrf_field(csrf)
-            + f'<textarea name="content" rows=2>{escape(memory.content)}</textarea>'
-            + "<button>Save</button></form></details></td></tr>"
+        choose = (
+            f'<label><input type="checkbox" name="ids" value="{escape(memory.id)}" form="bulk"'
+            ' class="pick"> select</label>'
         )
+        rows.append(
+            [
+                choose,
+                memory_cell_html(memory)
+                + f'<p class="why"><b>Why pending:</b> {escape(_why(item.reason))}</p>',
+                replaces,
+                button_html(f"{base}/confirm", "Confirm", csrf)
+                + button_html(f"{base}/reject", "Reject", csrf)
+                + f'<details><summary>Edit</summary><form method="post" action="{base}/edit">'
+                + csrf_field(csrf)
+                + f'<textarea name="content" rows=2>{escape(memory.content)}</textarea>'
+                + "<button>Save</button></form></details>",
+            ]
+        )
+    bulk = (
+        f'<form id="bulk" class="bulk" method="post" action="/review">{csrf_field(csrf)}'
+        '<label><input type="checkbox" id="pick-all" onclick="for(const b of '
+        "document.querySelectorAll('input.pick'))b.checked=this.checked\"> all</label> "
+        '<button name="action" value="confirm">Confirm selected</button>'
+        '<button name="action" value="reject">Reject selected</button></form>'
+    )
     return (
-        f"<p>{len(queue)} pending. Nothing here is active until you confirm it.</p>"
-        "<table><tr><th>pending</th><th>would replace</th><th></th></tr>"
-        + "".join(rows)
-        + "</table>"
+        f"<p>{len(queue)} pending. Nothing here is active until you confirm it.</p>{bulk}"
+        + table_html(["", "pending", "would replace", ""], rows)
     )
 
 
-def browser_html(memories: Sequence[Memory], kind: str, status: str, query: str) -> str:
+def _why(reason: str) -> str:
+    # Under "Why pending:" the policy's own "waits for the owner: " would say it twice.
+    return reason.removeprefix("waits for the owner: ")
+
+
+def browser_html(
+    memories: Sequence[Memory],
+    kind: str,
+    status: str,
+    query: str,
+    ranks: Mapping[str, Mapping[str, int]] | None = None,
+) -> str:
+    """The memory browser: a search box and kind/status filters over the list; a search shows
+    which legs found each memory (``ranks`` by memory id)."""
+
     def options(values: Sequence[str], chosen: str) -> str:
         return "".join(
             f'<option value="{v}"{" selected" if v == chosen else ""}>{v or "any"}</option>'
@@ -121,22 +237,34 @@ def browser_html(memories: Sequence[Memory], kind: str, status: str, query: str)
 
     form = (
         '<form method="get" action="/memories">'
-        f'<input name="q" value="{escape(query)}" placeholder="search"> '
-        f'<select name="kind">{options(["", *[k.value for k in Kind]], kind)}</select> '
-        f'<select name="status">{options(["", *[s.value for s in Status]], status)}</select> '
+        f'<label>search <input name="q" value="{escape(query)}" placeholder="words or a '
+        'question"></label> '
+        f'<label>kind <select name="kind">{options(["", *[k.value for k in Kind]], kind)}'
+        "</select></label> "
+        f'<label>status <select name="status">'
+        f"{options(['', *[s.value for s in Status]], status)}</select></label> "
         "<button>Filter</button></form>"
     )
-    rows = "".join(f"<tr><td>{memory_cell_html(m)}</td></tr>" for m in memories)
+
+    def found_by(memory: Memory) -> str:
+        legs = ranks_text((ranks or {}).get(memory.id, {}))
+        return f'<br><span class="muted">found by {escape(legs)}</span>' if legs else ""
+
+    rows = "".join(f"<tr><td>{memory_cell_html(m)}{found_by(m)}</td></tr>" for m in memories)
     return f"{form}<p>{len(memories)} shown.</p><table>{rows}</table>"
+
+
+FIELD_NAMES = {"changes_behavior": "changes behaviour", "source_ref": "source reference"}
 
 
 def memory_html(
     memory: Memory, chain: Sequence[Memory], audit: Sequence[AuditEntry], csrf: str
 ) -> str:
     fields = "".join(
-        f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>"
+        f"<tr><th>{escape(FIELD_NAMES.get(k, k.replace('_', ' ')))}</th>"
+        f"<td>{escape(value_text(v))}</td></tr>"
         for k, v in memory.to_json().items()
-        if v not in (None, [], False)
+        if v not in (None, [], False, "")
     )
     actions = ""
     back = f"/memories/{memory.id}"
@@ -156,34 +284,40 @@ def memory_html(
     chain_rows = "".join(
         f"<tr><td>{'→ ' if m.id == memory.id else ''}{memory_cell_html(m)}</td></tr>" for m in chain
     )
-    audit_rows = "".join(
-        f"<tr><td>{e.at.isoformat(timespec='seconds')}</td><td>{escape(e.memory_id)}</td>"
-        f"<td>{escape(e.action)}</td><td>{e.from_status.value if e.from_status else '-'} → "
-        f"{e.to_status.value}</td><td>{e.actor.value}</td><td>{escape(e.rule or '')}</td>"
-        f"<td>{escape(e.reason)}</td></tr>"
+    audit_rows = [
+        [
+            e.at.isoformat(timespec="seconds"),
+            escape(e.memory_id),
+            escape(e.action),
+            f"{e.from_status.value if e.from_status else '-'} → {e.to_status.value}",
+            e.actor.value,
+            escape(e.rule or ""),
+            escape(e.reason),
+        ]
         for e in audit
-    )
+    ]
     return (
         f"<table>{fields}</table><p>{actions}</p>"
         f"<h2>Supersede chain (oldest first)</h2><table>{chain_rows}</table>"
-        "<h2>Audit trail</h2><table><tr><th>at</th><th>memory</th><th>action</th>"
-        f"<th>status</th><th>by</th><th>rule</th><th>reason</th></tr>{audit_rows}</table>"
+        "<h2>Audit trail</h2>"
+        + table_html(["at", "memory", "action", "status", "by", "rule", "reason"], audit_rows)
     )
 
 
 def reconfirm_html(queue: Sequence[Memory], csrf: str) -> str:
     if not queue:
         return "<p>Nothing to reconfirm.</p>"
-    rows = "".join(
-        f"<tr><td>{memory_cell_html(m)}</td><td>"
-        + button_html(f"/memories/{m.id}/reconfirm", "Still true", csrf, "/reconfirm")
-        + button_html(f"/memories/{m.id}/archive", "Archive", csrf, "/reconfirm")
-        + "</td></tr>"
+    rows = [
+        [
+            memory_cell_html(m),
+            button_html(f"/memories/{m.id}/reconfirm", "Still true", csrf, "/reconfirm")
+            + button_html(f"/memories/{m.id}/archive", "Archive", csrf, "/reconfirm"),
+        ]
         for m in queue
-    )
+    ]
     return (
         "<p>Facts nobody confirmed for a year; consolidation lowered their confidence.</p>"
-        f"<table>{rows}</table>"
+        + table_html(["fact", ""], rows)
     )
 
 
@@ -196,36 +330,36 @@ def documents_html(
 ) -> str:
     upload = (
         '<form method="post" action="/documents/upload" enctype="multipart/form-data">'
-        f'{csrf_field(csrf)}<input type="file" name="file" required> '
-        '<input name="collection" value="default" size=12> '
-        '<select name="source_type"><option>curated</option><option>mission</option>'
-        "<option>web</option></select> <button>Upload</button></form>"
+        f'{csrf_field(csrf)}<label>file <input type="file" name="file" required></label> '
+        '<label>collection <input name="collection" value="default" size=12></label> '
+        '<label>type <select name="source_type"><option>curated</option><option>mission'
+        "</option><option>web</option></select></label> <button>Upload</button></form>"
     )
     search = (
-        f'<form method="get" action="/documents"><input name="q" value="{escape(query)}" '
-        'placeholder="search_kb" size=50> <button>Search</button></form>'
+        f'<form method="get" action="/documents"><label>search <input name="q" '
+        f'value="{escape(query)}" placeholder="search_kb" size=40></label> '
+        "<button>Search</button></form>"
     )
     found = ""
     if results is not None:
         found = "<h2>Results</h2>" + ("".join(result_html(r) for r in results) or "<p>None.</p>")
-    rows = "".join(
-        f"<tr><td>{escape(d.title)}<br><span class=muted>{escape(d.source_uri)}</span>"
-        f'<form class="inline" method="post" action="/documents/{escape(d.id)}/rename">'
-        f'{csrf_field(csrf)}<label>title <input name="title" value="{escape(d.title)}" size=30>'
-        "</label> <button>Rename</button></form></td>"
-        f"<td>{escape(d.collection)}</td><td>{d.source_type.value}</td>"
-        f"<td>{d.status.value}{embedding_html(d, (running or {}).get(d.id))}"
-        f"{error_html(d.error)}</td>"
-        f"<td>{d.chunk_count}</td><td>"
-        + button_html(f"/documents/{d.id}/reingest", "Re-ingest", csrf)
-        + button_html(f"/documents/{d.id}/delete", "Delete", csrf)
-        + "</td></tr>"
+    rows = [
+        [
+            f"{escape(d.title)}<br><span class=muted>{escape(d.source_uri)}</span>"
+            f'<form class="inline" method="post" action="/documents/{escape(d.id)}/rename">'
+            f'{csrf_field(csrf)}<label>title <input name="title" value="{escape(d.title)}" '
+            "size=24></label> <button>Rename</button></form>",
+            escape(d.collection),
+            d.source_type.value,
+            f"{d.status.value}{embedding_html(d, (running or {}).get(d.id))}{error_html(d.error)}",
+            str(d.chunk_count),
+            button_html(f"/documents/{d.id}/reingest", "Re-ingest", csrf)
+            + button_html(f"/documents/{d.id}/delete", "Delete", csrf),
+        ]
         for d in documents
-    )
-    return (
-        f"{upload}{search}{found}<h2>{len(documents)} documents</h2><table><tr><th>document"
-        "</th><th>collection</th><th>type</th><th>status</th><th>chunks</th><th></th></tr>"
-        f"{rows}</table>"
+    ]
+    return f"{upload}{search}{found}<h2>{len(documents)} documents</h2>" + table_html(
+        ["document", "collection", "type", "status", "chunks", ""], rows
     )
 
 
@@ -257,36 +391,71 @@ def error_html(error: str | None) -> str:
     return f"<br><span class=error>{escape(error)}</span>" if error else ""
 
 
-def recall_html(message: str, budget: int, result: RecallResult | None) -> str:
+def recall_html(
+    message: str, budget: str, result: RecallResult | None, error: str | None = None
+) -> str:
+    """The recall playground: the block a message would get and why, without counting as a
+    retrieval."""
     form = (
         '<form method="get" action="/recall">'
-        f'<textarea name="message" rows=3 placeholder="a message to the assistant">'
+        '<label for="message">message</label>'
+        '<textarea id="message" name="message" rows=3 placeholder="a message to the assistant">'
         f"{escape(message)}</textarea> "
-        f'<label>budget <input name="budget" type="number" value="{budget}" min=0 max=32000>'
-        "</label> <button>Recall</button></form>"
+        f'<label>budget <input name="budget" type="number" value="{escape(budget)}" min=0 '
+        "max=32000></label> <button>Recall</button></form>"
+        '<p class="muted">A preview: memories shown here are not counted as retrieved.</p>'
     )
+    if error is not None:
+        return f'{form}<p class="error">{escape(error)}</p>'
     if result is None:
         return form
     legs = ", ".join(f"{escape(k)} {escape(v)}" for k, v in result.legs.items())
-    rows = "".join(
-        f"<tr><td>{escape(i['kind'])}</td><td>{escape(i['content'])}</td>"
-        f"<td>{i['score'] if i['score'] is not None else 'always'}</td>"
-        f"<td>{escape(', '.join(i.get('gates', [])) or 'standing lesson')}</td>"
-        f"<td>{escape(', '.join(f'{leg} {rank}' for leg, rank in i['legs'].items()))}</td>"
-        f"<td>{'' if i.get('cosine') is None else i['cosine']}</td>"
-        f"<td>{i.get('recency', '')}</td><td>{i.get('weight', '')}</td></tr>"
-        for i in result.to_json()["items"]
+    lesson_rows = [
+        [m.kind.value, escape(m.content), "always", "standing lesson", "", "", "", ""]
+        for m in result.packed.lessons
+    ]
+    item_rows = [
+        [
+            s.memory.kind.value,
+            escape(s.memory.content),
+            f"{s.score:.4f}",
+            escape(", ".join(s.gates)),
+            escape(ranks_text(s.ranks)),
+            "" if s.cosine is None else f"{s.cosine:.2f}",
+            f"{s.recency:.2f}",
+            f"{s.weight:.2f}",
+        ]
+        for s in result.packed.items
+    ]
+    dropped = "".join(
+        f'<li><a href="/memories/{quote(d.memory_id)}">{escape(d.memory_id)}</a>: '
+        f"{escape(d.reason)}</li>"
+        for d in result.dropped
     )
-    dropped = "".join(f"<li>{escape(d.memory_id)}: {escape(d.reason)}</li>" for d in result.dropped)
     silence = (
         f"<p class=muted>memories section empty: {escape(result.silence)}</p>"
         if result.silence
         else ""
     )
+    window = (
+        f"<p class=muted>time window: {escape(result.window.phrase)} "
+        f"({result.window.start.date().isoformat()} to {_last_day(result.window.end)})"
+        "</p>"
+        if result.window
+        else ""
+    )
+    explain = table_html(
+        ["kind", "content", "score", "gates", "leg ranks", "cosine", "recency", "weight"],
+        lesson_rows + item_rows,
+    )
     return (
         f"{form}<h2>Block ({result.packed.tokens} tokens)</h2>"
         f"<pre>{escape(result.text) or '(empty)'}</pre>{silence}<p class=muted>legs: {legs}</p>"
-        "<h2>Explain</h2><table><tr><th>kind</th><th>content</th><th>score</th><th>gates</th>"
-        "<th>leg ranks</th><th>cosine</th><th>recency</th><th>weight</th></tr>"
-        f"{rows}</table>" + (f"<h2>Dropped</h2><ul>{dropped}</ul>" if dropped else "")
+        f"{window}<h2>Explain</h2>{explain}"
+        + (f"<h2>Dropped</h2><ul>{dropped}</ul>" if dropped else "")
     )
+
+
+def _last_day(end: datetime) -> str:
+    """The last day a half-open window covers."""
+    return (end - timedelta(microseconds=1)).date().isoformat()

@@ -1,0 +1,45 @@
+"""How the web page words what it shows: leg ranks, entities and other field values as text
+(never a Python repr), and why a pending memory waits, read from its audit trail."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from memoryd.http.web import NO_REASON, pending_reason
+from memoryd.http.web_html import ranks_text, value_text
+from memoryd.model import Actor, AuditEntry, Status
+
+AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+def _entry(
+    memory_id: str, action: str, to: Status, reason: str, was: Status | None = None
+) -> AuditEntry:
+    return AuditEntry(memory_id, AT, Actor.POLICY, action, was, to, reason)
+
+
+def test_values_read_as_words() -> None:
+    assert ranks_text({"vector": 1, "text": 3}) == "vector #1, text #3"
+    assert ranks_text({}) == ""
+    assert value_text(["Ana", "Taberna"]) == "Ana, Taberna"
+    assert value_text(("Ana",)) == "Ana"
+    assert value_text({"vector": 1, "legs": ["a", "b"]}) == "vector: 1, legs: a, b"
+    assert (value_text(True), value_text(False), value_text(None)) == ("yes", "no", "")
+    assert value_text(0.9) == "0.9"
+
+
+def test_why_pending_is_the_reason_recorded_when_it_was_proposed() -> None:
+    audit = [
+        _entry("old", "create", Status.ACTIVE, "the owner asked to remember this"),
+        _entry("new", "create", Status.PENDING, "waits for the owner: a fact never activates"),
+        _entry("new", "reinforce", Status.PENDING, "seen again", was=Status.PENDING),
+    ]
+    assert pending_reason(audit, "new") == "waits for the owner: a fact never activates"
+    assert pending_reason(audit, "absent") == NO_REASON
+    # No create entry (an import): the latest entry that moved it to pending; a vouch that
+    # left it pending is not why it waits.
+    moved = [
+        _entry("m", "import", Status.PENDING, "imported from backup.json"),
+        _entry("m", "reinforce", Status.PENDING, "seen again", was=Status.PENDING),
+    ]
+    assert pending_reason(moved, "m") == "imported from backup.json"
