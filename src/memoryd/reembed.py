@@ -277,6 +277,8 @@ class _Fill:
             saved = self.store.next_vectors.save(kind, batch, vectors)
         self.embedded += len(batch)
         self.done += saved
+        if self.done > self.total:  # rows written since the pass began: count them in
+            self._count()
         holder = self.lease.renewed()
         if holder is not None:
             raise ReembedError(self._stopped(f"another re-embed took its lease ({holder})"))

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import datetime
 
 from .collaborators import Collaborators
@@ -48,8 +49,9 @@ class Retriever:
         if limit < 0:
             raise InvalidInputError("the token budget must be zero or more")
         window = find_time_window(message, at, parts.zone)
-        evidence = self._gather(message, window, ())
-        ranking, evidence = rank(parts.store, evidence, at, policy, parts.zone)
+        with self._one_space():
+            evidence = self._gather(message, window, ())
+            ranking, evidence = rank(parts.store, evidence, at, policy, parts.zone)
         kept, cut = relative_cut(ranking.items, policy)
         lessons = parts.store.memories.standing_lessons()
         packed = EMPTY_BLOCK
@@ -99,15 +101,16 @@ class Retriever:
                 )
             window = TimeWindow(start, end, "explicit range")
         kinds = (kind,) if kind else ()
-        evidence = self._gather(query, window, kinds)
 
         def wanted(candidate: Candidate) -> bool:
             memory = candidate.memory
             return (kind is None or memory.kind is kind) and (not ranged or _within(memory, window))
 
-        ranking, evidence = rank(
-            parts.store, evidence, at, parts.recall_policy, parts.zone, keep=wanted
-        )
+        with self._one_space():
+            evidence = self._gather(query, window, kinds)
+            ranking, evidence = rank(
+                parts.store, evidence, at, parts.recall_policy, parts.zone, keep=wanted
+            )
         top = ranking.items[:limit]
         if top and stamp:
             self._stamp_later([s.memory.id for s in top], at)
@@ -116,7 +119,8 @@ class Retriever:
     def evidence(self, message: str, now: datetime | None) -> Evidence:
         """See :meth:`memoryd.service.MemoryService.evidence`."""
         at = self.parts.now(now)
-        return self._gather(message, find_time_window(message, at, self.parts.zone), ())
+        with self._one_space():
+            return self._gather(message, find_time_window(message, at, self.parts.zone), ())
 
     def settle(self) -> None:
         """Wait until the retrieval stamps of earlier recalls are written."""
@@ -135,10 +139,22 @@ class Retriever:
             self._stamper.shutdown(wait=True)
             self._stamper = None
 
+    @contextmanager
+    def _one_space(self) -> Iterator[None]:
+        """Gather and rank in the vector space this process embeds in: a recall is refused
+        whole (StoreMismatchError) when the store moved to another model before it or while it
+        ran (a re-embed's switch), not answered from the legs that happened to survive."""
+        check_space = self.parts.store.check_space
+        check_space()
+        try:
+            yield
+        except Exception:
+            check_space()  # the switch, if it happened, is the error worth reporting
+            raise
+        check_space()
+
     def _gather(self, message: str, window: TimeWindow | None, kinds: Sequence[Kind]) -> Evidence:
         parts = self.parts
-        # Refused whole, not answered from the legs that happen to survive another space.
-        parts.store.check_space()
         return gather(
             parts.store,
             self._query_embedder,

@@ -4,9 +4,10 @@ batch refuses the switch and a rerun resumes; a process still on the old model i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -164,7 +165,10 @@ def test_writes_during_the_fill_are_embedded_before_the_switch(
     serving = open_service(settings, embedder=embedder)
     written: list[str] = []
 
+    seen: list[ReembedProgress] = []
+
     def meanwhile(progress: ReembedProgress) -> None:
+        seen.append(progress)
         # The store keeps serving the old model between batches.
         if written:
             return
@@ -180,6 +184,8 @@ def test_writes_during_the_fill_are_embedded_before_the_switch(
         sizes = store.memories.vectors([*ids, *written])
         assert {len(v) for v in sizes.values()} == {768}
         assert set(sizes) == {ids[0], ids[1], ids[2], ids[4], written[0]}
+        # The remember made meanwhile counts in the total at once: never "8/7 texts".
+        assert all(p.done <= p.total for p in seen) and seen[-1].done == seen[-1].total
     finally:
         store.close()
     # The service that still embeds with MiniLM is refused, not silently wrong.
@@ -241,3 +247,42 @@ def test_a_rerun_towards_another_model_starts_over(
             reembed(store, fake_embedder)
     finally:
         store.close()
+
+
+class SwitchWhileEmbedding:
+    """MiniLM, except that the first query it embeds waits for a re-embed, run meanwhile by
+    ``switch``, to switch the store: a recall whose legs run across the switch."""
+
+    def __init__(self, inner: LocalMiniLM, switch: Callable[[], object]) -> None:
+        self.inner = inner
+        self.model = inner.model
+        self.dimension = inner.dimension
+        self.switch: Callable[[], object] | None = switch
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        vectors = self.inner.embed(texts)
+        if self.switch is not None and len(texts) == 1:
+            switch, self.switch = self.switch, None
+            switch()
+        return vectors
+
+
+def test_a_recall_running_across_the_switch_is_refused_whole(
+    location: str, embedder: LocalMiniLM, fake: FakeEmbeddingServer, tmp_path: Path
+) -> None:
+    populated(location, embedder, tmp_path)
+    settings = resolve_settings(location, {})
+
+    def switch() -> None:
+        store = open_store(settings, create=False)
+        try:
+            reembed(store, endpoint(fake))
+        finally:
+            store.close()
+
+    racing = SwitchWhileEmbedding(embedder, switch)
+    with closing(open_service(settings, embedder=racing)) as service:  # type: ignore[arg-type]
+        # The space is checked before the query is embedded, then the switch lands.
+        with pytest.raises(StoreMismatchError, match="re-embedded with 'fake-embed'"):
+            service.recall("which instrument do I play on Thursdays?")
+        assert racing.switch is None
