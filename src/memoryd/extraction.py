@@ -72,7 +72,8 @@ def load_prompt(name: str, version: str | None = None) -> Prompt:
     versions = _versions(name)
     if not versions:
         raise InvalidInputError(f"no prompt named {name!r} ships with memoryd")
-    number = versions[-1] if version is None else int(version.removeprefix("v"))
+    asked = re.fullmatch(r"v(\d+)", version or "")
+    number = versions[-1] if version is None else int(asked.group(1)) if asked else -1
     if number not in versions:
         shipped = ", ".join(f"v{v}" for v in versions)
         raise InvalidInputError(f"prompt {name!r} has no version {version!r} (shipped: {shipped})")
