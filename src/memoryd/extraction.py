@@ -11,19 +11,19 @@ import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, time, tzinfo
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
 from importlib import resources
 from typing import Any
 
-from .clock import parse_instant
 from .errors import InvalidInputError, ProposalBatchError
 from .fence import escape_data
 from .llm import Gateway, Message, Structured
-from .model import Kind, Memory, Proposal, Source
+from .model import Memory, Proposal, Source
 from .proposals import SCHEMA_NAME, contract_schema, parse_batch_text
 from .screening import fingerprint
 from .textutil import query_terms
+from .turn_time import parse_local_instant, turn_stamp
 
 log = logging.getLogger("memoryd.extraction")
 
@@ -96,60 +96,6 @@ class MissionDigest:
     finished_at: datetime | None = None
 
 
-_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-
-
-def zone_name(zone: tzinfo) -> str:
-    """The owner's zone as a model reads it: the IANA name (Europe/Lisbon), else UTC±hh:mm."""
-    return str(getattr(zone, "key", None) or zone)
-
-
-def _local(at: datetime, zone: tzinfo) -> str:
-    local = at.astimezone(zone)
-    # Day names from a table, not strftime: the process locale must not change the prompt.
-    return f"{_DAYS[local.weekday()]} {local:%Y-%m-%d} at {local:%H:%M}"
-
-
-def when_line(lead: str, at: datetime, zone: tzinfo) -> str:
-    """The trusted line above a fenced input saying when it was written, in the owner's zone:
-    ``when_line("The turn happened", ...)`` is "The turn happened on Monday 2026-11-30 at
-    18:05, Europe/Lisbon." — what the model resolves "yesterday" against."""
-    return f"{lead} on {_local(at, zone)}, {zone_name(zone)}."
-
-
-def span_line(first: datetime, last: datetime, zone: tzinfo) -> str:
-    """The trusted line above a batch of dated turns."""
-    if first == last:
-        return when_line("The turns below happened", first, zone)
-    return (
-        f"The turns below happened from {_local(first, zone)} to {_local(last, zone)}, "
-        f"{zone_name(zone)}; each line starts with its own local time."
-    )
-
-
-def parse_local_instant(text: str, zone: tzinfo, *, what: str) -> datetime:
-    """An ISO-8601 date or time the owner gave (``--at``, a turn's ``"at"``): without an
-    offset it is the owner's local time in ``zone``. UTC, aware."""
-    try:
-        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return parse_instant(text, what=what)  # raises its clear error
-    if value.tzinfo is None:
-        text = value.replace(tzinfo=zone).isoformat()
-    return parse_instant(text, what=what)
-
-
-def date_events(proposals: Sequence[Proposal], day: date) -> tuple[Proposal, ...]:
-    """Events the model left undated happened on ``day`` (the turn's date in the owner's
-    zone), stored like a date the model gives: midnight UTC of that date. Never the time a
-    late job happens to run."""
-    midnight = datetime.combine(day, time.min, tzinfo=UTC)
-    return tuple(
-        replace(p, occurred_at=midnight) if p.kind is Kind.EVENT and p.occurred_at is None else p
-        for p in proposals
-    )
-
-
 def render_turn(user_message: str, summary: str | None) -> str:
     """The extraction input for one turn, fenced as data."""
     parts = [f"Owner: {escape_data(user_message.strip())}"]
@@ -165,10 +111,7 @@ def render_turns(turns: Sequence[Mapping[str, Any]], zone: tzinfo = UTC) -> str:
     for turn in turns:
         role = "Owner" if turn.get("role", "user") == "user" else "Assistant"
         at = turn.get("at")
-        stamp = ""
-        if isinstance(at, datetime):
-            local = at.astimezone(zone)
-            stamp = f"[{_DAYS[local.weekday()][:3]} {local:%Y-%m-%d %H:%M}] "
+        stamp = turn_stamp(at, zone) + " " if isinstance(at, datetime) else ""
         lines.append(f"{stamp}{role}: {escape_data(str(turn.get('content', '')).strip())}")
     return "<conversation>\n" + "\n".join(lines) + "\n</conversation>"
 
@@ -198,7 +141,7 @@ def parse_turns(text: str) -> list[dict[str, str]]:
         if not isinstance(document, list) or not all(
             isinstance(t, dict)
             and isinstance(t.get("content"), str)
-            and isinstance(t.get("at", ""), str)
+            and isinstance(t.get("at") or "", str)
             for t in document
         ):
             raise InvalidInputError(

@@ -15,21 +15,18 @@ from memoryd.errors import InvalidInputError, ProposalBatchError
 from memoryd.extraction import (
     Extractor,
     MissionDigest,
-    date_events,
     echoes_goal,
     load_prompt,
-    parse_local_instant,
     parse_mission,
     parse_turns,
     render_mission,
     render_turn,
     render_turns,
-    span_line,
-    when_line,
 )
 from memoryd.llm import Gateway, LLMUnavailableError, Message, Provider, Route
 from memoryd.model import Kind, Proposal
 from memoryd.proposals import parse_batch_text
+from memoryd.turn_time import date_events, parse_local_instant, span_line, when_line
 
 GOOD = json.dumps(
     {
@@ -262,7 +259,9 @@ def test_a_mission_digest_and_turns_carry_their_own_time() -> None:
     digest = parse_mission(
         json.dumps({"title": "T", "outcome": "O", "finished_at": "2026-07-01T09:00"}), lisbon
     )
-    turns = parse_turns(json.dumps([{"content": "hi", "at": "2026-11-30T18:05"}, {"content": "x"}]))
+    turns = parse_turns(
+        json.dumps([{"content": "hi", "at": "2026-11-30T18:05"}, {"content": "x", "at": None}])
+    )
 
     assert digest.finished_at == datetime(2026, 7, 1, 8, 0, tzinfo=UTC)
     assert turns == [
