@@ -17,12 +17,16 @@ from .extraction import (
     TRIGGERS,
     Extractor,
     MissionDigest,
+    date_events,
     echoes_goal,
     load_prompt,
+    parse_local_instant,
     render_mission,
     render_turn,
     render_turns,
     repeats_secret,
+    span_line,
+    when_line,
 )
 from .jobs import Job, JobStatus
 from .llm import LLMConfigError, LLMUnavailableError, off_notice
@@ -30,7 +34,6 @@ from .model import Proposal, Provenance
 from .promotion import Outcome
 from .results import JobReport, Observation, WriteResult
 from .screening import find_sensitive, redact_credentials, secret_fingerprints
-from .turn_time import date_events, parse_local_instant, span_line, when_line
 from .writes import Propose
 
 log = logging.getLogger("memoryd")

@@ -15,18 +15,21 @@ from memoryd.errors import InvalidInputError, ProposalBatchError
 from memoryd.extraction import (
     Extractor,
     MissionDigest,
+    date_events,
     echoes_goal,
     load_prompt,
+    parse_local_instant,
     parse_mission,
     parse_turns,
     render_mission,
     render_turn,
     render_turns,
+    span_line,
+    when_line,
 )
 from memoryd.llm import Gateway, LLMUnavailableError, Message, Provider, Route
 from memoryd.model import Kind, Proposal
 from memoryd.proposals import parse_batch_text
-from memoryd.turn_time import date_events, parse_local_instant, span_line, when_line
 
 GOOD = json.dumps(
     {

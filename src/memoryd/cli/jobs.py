@@ -45,7 +45,7 @@ def observe(
     as_json: bool,
 ) -> None:
     """Queue a turn for extraction (fire-and-forget), or run it now with --wait."""
-    from ..turn_time import parse_local_instant
+    from ..extraction import parse_local_instant
 
     with open_store_service(ctx) as service:
         at = parse_local_instant(at_text, service.zone, what="--at") if at_text else None

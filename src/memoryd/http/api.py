@@ -16,12 +16,11 @@ from fastapi import FastAPI, File, Form, UploadFile
 
 from ..clock import parse_instant
 from ..errors import InvalidInputError
-from ..extraction import MissionDigest
+from ..extraction import MissionDigest, parse_local_instant
 from ..kb.model import parse_source_type
 from ..model import Importance, Source, Status, kind_from_user, parse_kind
 from ..service import MemoryService
 from ..tools import parse_chunk_range
-from ..turn_time import parse_local_instant
 from . import schemas as s
 from .auth import MISSING, Refusal, RequireBearer
 from .error_responses import install_error_handlers
