@@ -1,7 +1,10 @@
 """Extraction: the model reads conversation and proposes memories under the strict contract.
 
 Prompts and input rendering are pure; ``Extractor`` adds the LLM call with exactly one retry
-that shows the model its validation error.
+that shows the model its validation error. Every input is dated: a trusted line above the fenced
+text says when it was written in the owner's zone ("The turn happened on Monday 2026-11-30 at
+18:05, Europe/Lisbon."), so the model resolves "yesterday" against it, and an event it leaves
+undated gets that day, never the time a late job runs.
 """
 
 from __future__ import annotations
@@ -10,16 +13,18 @@ import functools
 import json
 import logging
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, time, tzinfo
 from importlib import resources
 from typing import Any
 
+from .clock import parse_instant
 from .errors import InvalidInputError, ProposalBatchError
 from .fence import escape_data
-from .llm import Gateway, Message
-from .model import Memory, Proposal, Source
-from .proposals import parse_batch_text
+from .llm import Gateway, Message, Structured
+from .model import Kind, Memory, Proposal, Source
+from .proposals import SCHEMA_NAME, contract_schema, parse_batch_text
 from .screening import fingerprint
 from .textutil import query_terms
 
@@ -52,34 +57,107 @@ TRIGGERS: dict[str, tuple[str, Source]] = {
 OWN_CONTRACT = frozenset({"merge"})
 
 
-@functools.cache
-def load_prompt(name: str) -> Prompt:
-    """The newest version of a prompt shipped in the package, with the output contract."""
+def _versions(name: str) -> list[int]:
+    """The version numbers of a prompt shipped in the package, oldest first."""
     folder = resources.files("memoryd.prompts")
-    versions = sorted(
-        (
-            int(match.group(1))
-            for entry in folder.iterdir()
-            if (match := re.fullmatch(re.escape(name) + r"\.v(\d+)\.md", entry.name))
-        ),
+    return sorted(
+        int(match.group(1))
+        for entry in folder.iterdir()
+        if (match := re.fullmatch(re.escape(name) + r"\.v(\d+)\.md", entry.name))
     )
+
+
+@functools.cache
+def load_prompt(name: str, version: str | None = None) -> Prompt:
+    """A prompt shipped in the package (the newest version unless ``version``, e.g. "v1", is
+    given to compare), with the output contract of the same version (or the newest older one:
+    a prompt written for contract v1 keeps reading contract v1)."""
+    versions = _versions(name)
     if not versions:
         raise InvalidInputError(f"no prompt named {name!r} ships with memoryd")
-    version = f"v{versions[-1]}"
-    body = folder.joinpath(f"{name}.{version}.md").read_text(encoding="utf-8").strip()
+    asked = re.fullmatch(r"v(\d+)", version or "")
+    number = versions[-1] if version is None else int(asked.group(1)) if asked else -1
+    if number not in versions:
+        shipped = ", ".join(f"v{v}" for v in versions)
+        raise InvalidInputError(f"prompt {name!r} has no version {version!r} (shipped: {shipped})")
+    folder = resources.files("memoryd.prompts")
+    body = folder.joinpath(f"{name}.v{number}.md").read_text(encoding="utf-8").strip()
     if name in OWN_CONTRACT:
-        return Prompt(name, version, body)
-    contract = folder.joinpath("contract.v1.md").read_text(encoding="utf-8").strip()
-    return Prompt(name, version, body + "\n\n" + contract)
+        return Prompt(name, f"v{number}", body)
+    contract_number = max(v for v in _versions("contract") if v <= number)
+    contract = folder.joinpath(f"contract.v{contract_number}.md").read_text(encoding="utf-8")
+    return Prompt(name, f"v{number}", body + "\n\n" + contract.strip())
 
 
 @dataclass(frozen=True)
 class MissionDigest:
-    """The outcome of a finished mission."""
+    """The outcome of a finished mission, and when it finished (None: when it is queued)."""
 
     title: str
     goal: str
     outcome: str
+    finished_at: datetime | None = None
+
+
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def zone_name(zone: tzinfo) -> str:
+    """The owner's zone as a model reads it: the IANA name (Europe/Lisbon), else UTC±hh:mm."""
+    return str(getattr(zone, "key", None) or zone)
+
+
+def _local(at: datetime, zone: tzinfo) -> str:
+    local = at.astimezone(zone)
+    # Day names from a table, not strftime: the process locale must not change the prompt.
+    return f"{_DAYS[local.weekday()]} {local:%Y-%m-%d} at {local:%H:%M}"
+
+
+def when_line(lead: str, at: datetime, zone: tzinfo) -> str:
+    """The trusted line above a fenced input saying when it was written, in the owner's zone:
+    ``when_line("The turn happened", ...)`` is "The turn happened on Monday 2026-11-30 at
+    18:05, Europe/Lisbon." — what the model resolves "yesterday" against."""
+    return f"{lead} on {_local(at, zone)}, {zone_name(zone)}."
+
+
+def turn_stamp(at: datetime, zone: tzinfo) -> str:
+    """A turn's local time at the start of its line in a compaction batch: "[Mon 2026-11-30
+    18:05]"."""
+    local = at.astimezone(zone)
+    return f"[{_DAYS[local.weekday()][:3]} {local:%Y-%m-%d %H:%M}]"
+
+
+def span_line(first: datetime, last: datetime, zone: tzinfo) -> str:
+    """The trusted line above a batch of dated turns."""
+    if first == last:
+        return when_line("The turns below happened", first, zone)
+    return (
+        f"The turns below happened from {_local(first, zone)} to {_local(last, zone)}, "
+        f"{zone_name(zone)}; each line starts with its own local time."
+    )
+
+
+def parse_local_instant(text: str, zone: tzinfo, *, what: str) -> datetime:
+    """An ISO-8601 date or time the owner gave (``--at``, a turn's ``"at"``): without an
+    offset it is the owner's local time in ``zone``. UTC, aware."""
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return parse_instant(text, what=what)  # raises its clear error
+    if value.tzinfo is None:
+        text = value.replace(tzinfo=zone).isoformat()
+    return parse_instant(text, what=what)
+
+
+def date_events(proposals: Sequence[Proposal], day: date) -> tuple[Proposal, ...]:
+    """Events the model left undated happened on ``day`` (the turn's date in the owner's
+    zone), stored like a date the model gives: midnight UTC of that date. Never the time a
+    late job happens to run."""
+    midnight = datetime.combine(day, time.min, tzinfo=UTC)
+    return tuple(
+        replace(p, occurred_at=midnight) if p.kind is Kind.EVENT and p.occurred_at is None else p
+        for p in proposals
+    )
 
 
 def render_turn(user_message: str, summary: str | None) -> str:
@@ -90,12 +168,15 @@ def render_turn(user_message: str, summary: str | None) -> str:
     return "<conversation>\n" + "\n".join(parts) + "\n</conversation>"
 
 
-def render_turns(turns: Sequence[dict[str, str]]) -> str:
-    """The extraction input for turns about to be compacted."""
+def render_turns(turns: Sequence[Mapping[str, Any]], zone: tzinfo = UTC) -> str:
+    """The extraction input for turns about to be compacted; a turn with an ``"at"`` instant
+    starts with its local time in ``zone``."""
     lines = []
     for turn in turns:
         role = "Owner" if turn.get("role", "user") == "user" else "Assistant"
-        lines.append(f"{role}: {escape_data(turn.get('content', '').strip())}")
+        at = turn.get("at")
+        stamp = turn_stamp(at, zone) + " " if isinstance(at, datetime) else ""
+        lines.append(f"{stamp}{role}: {escape_data(str(turn.get('content', '')).strip())}")
     return "<conversation>\n" + "\n".join(lines) + "\n</conversation>"
 
 
@@ -111,7 +192,8 @@ def render_mission(digest: MissionDigest) -> str:
 
 
 def parse_turns(text: str) -> list[dict[str, str]]:
-    """Turns for ``compact``: a JSON array of {"role", "content"}, or plain text (one turn)."""
+    """Turns for ``compact``: a JSON array of {"role", "content", optional "at"}, or plain text
+    (one turn). An "at" stays text here; the queue reads it in the owner's zone."""
     stripped = text.strip()
     if not stripped:
         raise InvalidInputError("the turns file is empty")
@@ -121,18 +203,26 @@ def parse_turns(text: str) -> list[dict[str, str]]:
         except json.JSONDecodeError as error:
             raise InvalidInputError(f"the turns file is not valid JSON: {error.msg}") from None
         if not isinstance(document, list) or not all(
-            isinstance(t, dict) and isinstance(t.get("content"), str) for t in document
+            isinstance(t, dict)
+            and isinstance(t.get("content"), str)
+            and isinstance(t.get("at") or "", str)
+            for t in document
         ):
             raise InvalidInputError(
-                'turns must be a JSON array of {"role": "user" | "assistant", "content": "..."}'
+                'turns must be a JSON array of {"role": "user" | "assistant", "content": "...", '
+                '"at": "ISO-8601 time (optional)"}'
             )
-        return [{"role": str(t.get("role", "user")), "content": t["content"]} for t in document]
+        return [
+            {"role": str(t.get("role", "user")), "content": t["content"]}
+            | ({"at": t["at"]} if t.get("at") else {})
+            for t in document
+        ]
     return [{"role": "user", "content": stripped}]
 
 
-def parse_mission(text: str) -> MissionDigest:
-    """A digest for ``mission``: JSON {"title", "goal", "outcome"} or text whose first line is
-    the title."""
+def parse_mission(text: str, zone: tzinfo = UTC) -> MissionDigest:
+    """A digest for ``mission``: JSON {"title", "goal", "outcome", optional "finished_at" (read
+    in the owner's ``zone`` when it has no offset)} or text whose first line is the title."""
     stripped = text.strip()
     if not stripped:
         raise InvalidInputError("the mission digest is empty")
@@ -146,7 +236,15 @@ def parse_mission(text: str) -> MissionDigest:
         outcome = document.get("outcome") or document.get("digest")
         if not isinstance(outcome, str) or not outcome.strip():
             raise InvalidInputError('a JSON mission digest needs an "outcome" string')
-        return MissionDigest(document["title"], str(document.get("goal") or ""), outcome)
+        finished = document.get("finished_at")
+        if finished is not None and not isinstance(finished, str):
+            raise InvalidInputError('a mission\'s "finished_at" must be an ISO-8601 time string')
+        return MissionDigest(
+            document["title"],
+            str(document.get("goal") or ""),
+            outcome,
+            parse_local_instant(finished, zone, what="finished_at") if finished else None,
+        )
     title, _, rest = stripped.partition("\n")
     return MissionDigest(title.lstrip("# ").strip(), "", rest.strip() or title)
 
@@ -212,6 +310,8 @@ class Extraction:
     error: str | None
     model: str | None
     prompt_version: str
+    # How the answer was constrained: json_schema, json_object or off (see llm.Structured).
+    structured: str = Structured.JSON_OBJECT.value
 
 
 class Extractor:
@@ -228,9 +328,14 @@ class Extractor:
         route = self.gateway.routes.get(self.operation)
         model = route.model if route is not None else None
         messages = [Message("user", conversation)]
-        raw = self.gateway.complete(self.operation, prompt.text, messages)
+        schema = contract_schema()
+        answer = self.gateway.complete_json(
+            self.operation, prompt.text, messages, schema, SCHEMA_NAME
+        )
+        raw = answer.text
         try:
-            return Extraction(parse_batch_text(raw), 1, None, model, prompt.label)
+            proposals = parse_batch_text(raw)
+            return Extraction(proposals, 1, None, model, prompt.label, answer.structured)
         except ProposalBatchError as error:
             first_error = str(error)
         messages += [
@@ -241,13 +346,20 @@ class Extractor:
                 'corrected JSON object {"memories": [...]}.',
             ),
         ]
-        raw = self.gateway.complete(self.operation, prompt.text, messages)
+        answer = self.gateway.complete_json(
+            self.operation, prompt.text, messages, schema, SCHEMA_NAME
+        )
+        raw = answer.text
         try:
-            return Extraction(parse_batch_text(raw), 2, None, model, prompt.label)
+            proposals = parse_batch_text(raw)
+            return Extraction(proposals, 2, None, model, prompt.label, answer.structured)
         except ProposalBatchError as error:
             log.warning(
-                "extraction broke the contract twice (%s); nothing proposed. Raw output: %r",
+                "extraction broke the contract twice (%s, answered in %s mode); nothing "
+                "proposed. Raw output: %r",
                 error,
+                answer.structured,
                 raw[:4000],
             )
-            return Extraction((), 2, f"contract broken twice: {error}", model, prompt.label)
+            failed = f"contract broken twice: {error}"
+            return Extraction((), 2, failed, model, prompt.label, answer.structured)

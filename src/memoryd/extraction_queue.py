@@ -6,22 +6,27 @@ from __future__ import annotations
 import logging
 import secrets as secrets_module
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from .clock import from_db, to_db
 from .collaborators import Collaborators
 from .errors import InvalidInputError
 from .extraction import (
     TRIGGERS,
     Extractor,
     MissionDigest,
+    date_events,
     echoes_goal,
     load_prompt,
+    parse_local_instant,
     render_mission,
     render_turn,
     render_turns,
     repeats_secret,
+    span_line,
+    when_line,
 )
 from .jobs import Job, JobStatus
 from .llm import LLMConfigError, LLMUnavailableError, off_notice
@@ -45,7 +50,12 @@ class ExtractionQueue:
         self.on_enqueue = on_enqueue
 
     def observe_turn(
-        self, user_message: str, summary: str | None = None, *, now: datetime | None = None
+        self,
+        user_message: str,
+        summary: str | None = None,
+        *,
+        at: datetime | None = None,
+        now: datetime | None = None,
     ) -> Observation:
         """See :meth:`memoryd.service.MemoryService.observe_turn`."""
         if not user_message.strip():
@@ -53,12 +63,13 @@ class ExtractionQueue:
         payload = {
             "user": redact_credentials(user_message),
             "summary": redact_credentials(summary or ""),
+            "at": to_db(self._instant(at, now, "the turn's time")),
             **_secret_payload(user_message + "\n" + (summary or "")),
         }
         return self._enqueue("turn", payload, now)
 
     def before_compaction(
-        self, turns: Sequence[dict[str, str]], *, now: datetime | None = None
+        self, turns: Sequence[Mapping[str, Any]], *, now: datetime | None = None
     ) -> Observation:
         """See :meth:`memoryd.service.MemoryService.before_compaction`."""
         if not turns:
@@ -66,11 +77,12 @@ class ExtractionQueue:
         cleaned = [
             {
                 "role": str(t.get("role", "user")),
-                "content": redact_credentials(t.get("content", "")),
+                "content": redact_credentials(str(t.get("content", ""))),
+                "at": to_db(self._instant(t.get("at"), now, f'turn {index}\'s "at"')),
             }
-            for t in turns
+            for index, t in enumerate(turns)
         ]
-        texts = "\n".join(t.get("content", "") for t in turns)
+        texts = "\n".join(str(t.get("content", "")) for t in turns)
         payload = {"turns": cleaned, **_secret_payload(texts)}
         return self._enqueue("compaction", payload, now)
 
@@ -84,9 +96,22 @@ class ExtractionQueue:
             "title": redact_credentials(digest.title),
             "goal": redact_credentials(digest.goal),
             "outcome": redact_credentials(digest.outcome),
+            "finished_at": to_db(self._instant(digest.finished_at, now, "finished_at")),
             **_secret_payload("\n".join([digest.title, digest.goal, digest.outcome])),
         }
         return self._enqueue("mission", payload, now)
+
+    def _instant(self, value: object, now: datetime | None, what: str) -> datetime:
+        """When a turn happened: ``value`` (an aware or owner-local datetime, or ISO text
+        without an offset read as the owner's local time), else the time it is queued."""
+        if value is None or value == "":
+            return self.parts.now(now)
+        if isinstance(value, str):
+            return parse_local_instant(value, self.parts.zone, what=what)
+        if isinstance(value, datetime):
+            aware = value if value.tzinfo is not None else value.replace(tzinfo=self.parts.zone)
+            return parse_local_instant(aware.isoformat(), self.parts.zone, what=what)
+        raise InvalidInputError(f"{what} must be an ISO-8601 time, got {type(value).__name__}")
 
     def run_jobs(
         self, *, limit: int | None = None, now: datetime | None = None, job_id: str | None = None
@@ -143,16 +168,7 @@ class ExtractionQueue:
         store = self.parts.store
         prompt_name, source = TRIGGERS[job.kind]
         prompt = load_prompt(prompt_name)
-        digest: MissionDigest | None = None
-        if job.kind == "turn":
-            conversation = render_turn(job.payload["user"], job.payload.get("summary"))
-        elif job.kind == "compaction":
-            conversation = render_turns(job.payload["turns"])
-        else:
-            digest = MissionDigest(
-                job.payload["title"], job.payload.get("goal", ""), job.payload["outcome"]
-            )
-            conversation = render_mission(digest)
+        conversation, written, digest = self._conversation(job)
         try:
             extraction = Extractor(self.parts.gateway).extract(prompt, conversation)
         except (LLMUnavailableError, LLMConfigError) as error:
@@ -165,7 +181,8 @@ class ExtractionQueue:
                     store.jobs.retry(job.id, str(error), retry_at)
             log.warning("extraction job %s: %s (attempt %d)", job.id, error, job.attempts)
             return JobReport(self.job(job.id), ())
-        proposals: tuple[Proposal, ...] = extraction.proposals
+        day = written.astimezone(self.parts.zone).date()
+        proposals: tuple[Proposal, ...] = date_events(extraction.proposals, day)
         echoed = 0
         if digest is not None:
             kept = tuple(p for p in proposals if not echoes_goal(p, digest))
@@ -202,10 +219,39 @@ class ExtractionQueue:
                         "outcomes": dict(summary),
                         "echoes_dropped": echoed,
                         "attempts": extraction.attempts,
+                        "structured": extraction.structured,
                     },
                     at,
                 )
         return JobReport(self.job(job.id), tuple(results))
+
+    def _conversation(self, job: Job) -> tuple[str, datetime, MissionDigest | None]:
+        """The job's extraction input with the trusted line saying when it was written, that
+        time (undated events happened on its day) and, for a mission, its digest. Jobs queued
+        before turns carried their time use the time they were queued."""
+        zone = self.parts.zone
+        payload = job.payload
+
+        def stamp(key: str) -> datetime:
+            return from_db(payload.get(key)) or job.created_at
+
+        if job.kind == "turn":
+            written = stamp("at")
+            body = render_turn(payload["user"], payload.get("summary"))
+            return when_line("The turn happened", written, zone) + "\n" + body, written, None
+        if job.kind == "compaction":
+            turns = [
+                {**turn, "at": from_db(turn.get("at")) or job.created_at}
+                for turn in payload["turns"]
+            ]
+            times = [turn["at"] for turn in turns]
+            written = max(times)
+            head = span_line(min(times), written, zone)
+            return head + "\n" + render_turns(turns, zone), written, None
+        written = stamp("finished_at")
+        digest = MissionDigest(payload["title"], payload.get("goal", ""), payload["outcome"])
+        head = when_line("The mission finished", written, zone)
+        return head + "\n" + render_mission(digest), written, digest
 
 
 def _secret_payload(text: str) -> dict[str, Any]:

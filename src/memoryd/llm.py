@@ -9,12 +9,14 @@ Keys are read from the environment or a file and never appear in reprs, logs or 
 from __future__ import annotations
 
 import base64
+import json
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from .errors import MemorydError
 from .settings import CONFIG_FILE, api_key_of, config_section
@@ -22,7 +24,18 @@ from .settings import CONFIG_FILE, api_key_of, config_section
 OPERATIONS = ("extract", "merge", "reflect", "caption")
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 3
-SETTINGS = ("provider", "base_url", "model", "api_key", "api_key_file", "timeout", "max_retries")
+SETTINGS = (
+    "provider",
+    "base_url",
+    "model",
+    "api_key",
+    "api_key_file",
+    "timeout",
+    "max_retries",
+    "structured",
+)
+
+log = logging.getLogger("memoryd.llm")
 
 
 class Provider(StrEnum):
@@ -30,6 +43,21 @@ class Provider(StrEnum):
 
     OPENAI = "openai"
     ANTHROPIC = "anthropic"
+
+
+class Structured(StrEnum):
+    """How a route asks for JSON answers (the ``structured`` setting).
+
+    ``json_schema`` sends the answer's JSON Schema (OpenAI structured outputs, llama.cpp,
+    Ollama, vLLM; Anthropic's ``output_config``); ``json_object`` asks for any JSON (JSON mode;
+    on Anthropic the answer is primed with "{"); ``off`` only asks in the prompt; ``auto`` tries
+    ``json_schema`` and falls back to ``json_object`` for good when the endpoint refuses it.
+    """
+
+    AUTO = "auto"
+    JSON_SCHEMA = "json_schema"
+    JSON_OBJECT = "json_object"
+    OFF = "off"
 
 
 class LLMUnavailableError(MemorydError):
@@ -51,6 +79,7 @@ class Route:
     api_key: str | None = field(default=None, repr=False)
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_RETRIES
+    structured: Structured = Structured.AUTO
 
     def describe(self) -> str:
         """A one-line description without the key."""
@@ -68,11 +97,31 @@ class Message:
     images: tuple[bytes, ...] = ()
 
 
+@dataclass(frozen=True)
+class Answer:
+    """A JSON answer and how it was constrained (a :class:`Structured` value other than auto)."""
+
+    text: str
+    structured: str
+
+
 class ChatClient(Protocol):
     """The one-method seam the gateway calls; tests may pass their own."""
 
     def complete(self, system: str, messages: Sequence[Message], *, json_mode: bool) -> str:
         """The assistant's text answer."""
+        ...
+
+
+@runtime_checkable
+class SchemaChatClient(ChatClient, Protocol):
+    """A client that can also constrain the answer to a JSON Schema (the built-in ones)."""
+
+    def complete_schema(
+        self, system: str, messages: Sequence[Message], schema: Mapping[str, Any], name: str
+    ) -> Answer:
+        """The answer, as constrained as the route's ``structured`` setting allows; ``name``
+        names the schema where the wire format wants one."""
         ...
 
 
@@ -130,6 +179,13 @@ def _route(operation: str, values: Mapping[str, Any]) -> Route | None:
         raise LLMConfigError(
             f"the {operation} route's timeout and max_retries must be numbers"
         ) from None
+    try:
+        structured = Structured(str(values.get("structured", "auto")).strip().lower())
+    except ValueError:
+        raise LLMConfigError(
+            f"structured = {values.get('structured')!r} for the {operation} route is unknown; use "
+            "auto, json_schema, json_object or off"
+        ) from None
     return Route(
         operation=operation,
         provider=provider,
@@ -138,6 +194,7 @@ def _route(operation: str, values: Mapping[str, Any]) -> Route | None:
         api_key=str(api_key) if api_key else None,
         timeout=timeout,
         max_retries=max(0, retries),
+        structured=structured,
     )
 
 
@@ -157,20 +214,39 @@ class OpenAIChat:
             timeout=route.timeout,
             max_retries=route.max_retries,
         )
+        # auto becomes json_object for good once the endpoint refuses a schema.
+        self.structured = route.structured
 
     def complete(self, system: str, messages: Sequence[Message], *, json_mode: bool) -> str:
         """One chat completion; JSON mode where asked."""
-        payload: list[Any] = [{"role": "system", "content": system}]
-        payload.extend({"role": m.role, "content": _openai_content(m)} for m in messages)
         extra: dict[str, Any] = {"response_format": {"type": "json_object"}} if json_mode else {}
         try:
-            response = self._client.chat.completions.create(
-                model=self._route.model,
-                messages=payload,
-                **extra,
-            )
+            return self._create(system, messages, extra)
         except self._errors.APIError as error:
             raise LLMUnavailableError(_describe_failure(self._route, error)) from None
+
+    def complete_schema(
+        self, system: str, messages: Sequence[Message], schema: Mapping[str, Any], name: str
+    ) -> Answer:
+        """One chat completion constrained to ``schema`` as far as the route allows."""
+        if self.structured in (Structured.AUTO, Structured.JSON_SCHEMA):
+            response_format = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "strict": True, "schema": dict(schema)},
+            }
+            try:
+                text = self._create(system, messages, {"response_format": response_format})
+                return Answer(text, Structured.JSON_SCHEMA.value)
+            except self._errors.APIError as error:
+                self.structured = _after_refusal(self._route, self.structured, error)
+        return _unconstrained(self, self.structured, system, messages)
+
+    def _create(self, system: str, messages: Sequence[Message], extra: dict[str, Any]) -> str:
+        payload: list[Any] = [{"role": "system", "content": system}]
+        payload.extend({"role": m.role, "content": _openai_content(m)} for m in messages)
+        response = self._client.chat.completions.create(
+            model=self._route.model, messages=payload, **extra
+        )
         content = response.choices[0].message.content if response.choices else None
         return content or ""
 
@@ -189,12 +265,14 @@ class AnthropicChat:
             )
         self._route = route
         self._errors = anthropic
+        self._transform = anthropic.transform_schema
         self._client = anthropic.Anthropic(
             api_key=route.api_key,
             base_url=route.base_url,
             timeout=route.timeout,
             max_retries=route.max_retries,
         )
+        self.structured = route.structured
 
     def complete(self, system: str, messages: Sequence[Message], *, json_mode: bool) -> str:
         """One message; for JSON the answer is primed with "{" (no JSON mode in this API)."""
@@ -202,18 +280,33 @@ class AnthropicChat:
         if json_mode:
             payload.append({"role": "assistant", "content": "{"})
         try:
-            response = self._client.messages.create(
-                model=self._route.model,
-                max_tokens=4096,
-                system=system,
-                messages=payload,
-            )
+            text = self._create(system, payload, {})
         except self._errors.APIError as error:
             raise LLMUnavailableError(_describe_failure(self._route, error)) from None
-        text = "".join(
+        return "{" + text if json_mode and not text.lstrip().startswith("{") else text
+
+    def complete_schema(
+        self, system: str, messages: Sequence[Message], schema: Mapping[str, Any], name: str
+    ) -> Answer:
+        """One message constrained to ``schema`` (structured outputs, ``output_config``) as far
+        as the route allows; else primed with "{" (json_object) or plain (off)."""
+        if self.structured in (Structured.AUTO, Structured.JSON_SCHEMA):
+            payload = [{"role": m.role, "content": _anthropic_content(m)} for m in messages]
+            output = {"format": {"type": "json_schema", "schema": self._transform(dict(schema))}}
+            try:
+                text = self._create(system, payload, {"output_config": output})
+                return Answer(text, Structured.JSON_SCHEMA.value)
+            except self._errors.APIError as error:
+                self.structured = _after_refusal(self._route, self.structured, error)
+        return _unconstrained(self, self.structured, system, messages)
+
+    def _create(self, system: str, payload: list[Any], extra: dict[str, Any]) -> str:
+        response = self._client.messages.create(
+            model=self._route.model, max_tokens=4096, system=system, messages=payload, **extra
+        )
+        return "".join(
             getattr(block, "text", "") for block in response.content if block.type == "text"
         )
-        return "{" + text if json_mode and not text.lstrip().startswith("{") else text
 
 
 def _openai_content(message: Message) -> Any:
@@ -242,6 +335,49 @@ def _anthropic_content(message: Message) -> Any:
     ]
     parts.append({"type": "text", "text": message.content})
     return parts
+
+
+# What an endpoint that does not take a JSON Schema says when refusing one (OpenAI-compatible
+# servers name response_format or json_schema; Anthropic names output_config or format).
+_REFUSAL_WORDS = ("response_format", "json_schema", "schema", "output_config", "format")
+
+
+def _refuses_schema(error: Exception) -> bool:
+    """Whether a failed request was refused because of its JSON Schema request."""
+    if getattr(error, "status_code", None) not in (400, 422):
+        return False
+    said = (str(getattr(error, "message", "")) + json.dumps(getattr(error, "body", None))).lower()
+    return any(word in said for word in _REFUSAL_WORDS)
+
+
+def _after_refusal(route: Route, structured: Structured, error: Exception) -> Structured:
+    """The mode after a schema request failed: json_object when the route is ``auto`` and the
+    endpoint refused the schema (logged once: the client keeps the mode); otherwise the error
+    the job must see."""
+    if not _refuses_schema(error):
+        raise LLMUnavailableError(_describe_failure(route, error)) from None
+    status = getattr(error, "status_code", None)
+    refused = (
+        f"the {route.operation} route's endpoint refused a JSON Schema answer format (HTTP "
+        f"{status}): {route.describe()}"
+    )
+    if structured is Structured.JSON_SCHEMA:
+        raise LLMConfigError(
+            f'{refused}; set structured = "auto" or "json_object" for this route '
+            f"(MEMORYD_LLM_{route.operation.upper()}_STRUCTURED, or [llm] in memoryd.toml)"
+        ) from None
+    log.warning("%s; asking for plain JSON mode on this route from now on", refused)
+    return Structured.JSON_OBJECT
+
+
+def _unconstrained(
+    client: ChatClient, structured: Structured, system: str, messages: Sequence[Message]
+) -> Answer:
+    """The answer without a schema: JSON mode, or nothing but the prompt when ``off``."""
+    if structured is Structured.OFF:
+        return Answer(client.complete(system, messages, json_mode=False), Structured.OFF.value)
+    text = client.complete(system, messages, json_mode=True)
+    return Answer(text, Structured.JSON_OBJECT.value)
 
 
 def _describe_failure(route: Route, error: Exception) -> str:
@@ -278,6 +414,27 @@ class Gateway:
         self, operation: str, system: str, messages: Sequence[Message], *, json_mode: bool = True
     ) -> str:
         """Ask the operation's model."""
+        client = self._client(operation)
+        return client.complete(system, messages, json_mode=json_mode)
+
+    def complete_json(
+        self,
+        operation: str,
+        system: str,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        name: str = "answer",
+    ) -> Answer:
+        """Ask the operation's model for JSON following ``schema``, as constrained as the
+        route's ``structured`` setting and its endpoint allow; the answer says how."""
+        client = self._client(operation)
+        if isinstance(client, SchemaChatClient):
+            return client.complete_schema(system, messages, schema, name)
+        return _unconstrained(client, Structured.JSON_OBJECT, system, messages)
+
+    def _client(self, operation: str) -> ChatClient:
+        """The operation's client, built on first use and kept (with what it learnt about
+        its endpoint) for the life of the gateway."""
         client = self._clients.get(operation)
         if client is None:
             route = self.route(operation)
@@ -285,7 +442,7 @@ class Gateway:
                 AnthropicChat(route) if route.provider is Provider.ANTHROPIC else OpenAIChat(route)
             )
             self._clients[operation] = client
-        return client.complete(system, messages, json_mode=json_mode)
+        return client
 
     def with_route(self, route: Route) -> Gateway:
         """A gateway with one route replaced (for ``doctor`` and tests)."""

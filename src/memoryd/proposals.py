@@ -7,7 +7,7 @@ from typing import Any
 
 from .clock import parse_instant
 from .errors import InvalidInputError, ProposalBatchError
-from .model import Importance, Proposal, parse_kind
+from .model import Importance, Kind, Proposal, parse_kind
 from .textutil import has_lone_surrogate
 
 REQUIRED_FIELDS = ("kind", "content", "confidence", "changes_behavior")
@@ -24,6 +24,53 @@ ALLOWED_FIELDS = frozenset(REQUIRED_FIELDS + OPTIONAL_FIELDS)
 MAX_CONTENT_CHARS = 2_000
 MAX_ITEMS = 100
 MAX_ENTITIES = 32
+SCHEMA_NAME = "memory_proposals"
+
+
+def contract_schema() -> dict[str, Any]:
+    """The proposal contract as a JSON Schema, for endpoints that constrain their output to one
+    (OpenAI structured outputs, llama.cpp, Ollama, vLLM, Anthropic).
+
+    Built from the validator's own field lists, limits and enums. Its shape is what strict
+    structured-output modes require: every field present, null where it does not apply — a
+    subset of what :func:`parse_batch` accepts. Keywords are kept to those every such endpoint
+    supports, so what a schema cannot say everywhere (non-empty text, ISO dates, the content
+    length) is still checked by the validator, with its one retry.
+    """
+
+    def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+        return {"anyOf": [schema, {"type": "null"}]}
+
+    text = {"type": "string"}
+    fields: dict[str, dict[str, Any]] = {
+        "kind": {"type": "string", "enum": [kind.value for kind in Kind]},
+        "content": {
+            "type": "string",
+            "description": f"one self-contained sentence, at most {MAX_CONTENT_CHARS} characters",
+        },
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "changes_behavior": {"type": "boolean"},
+        "general_knowledge": {"type": "boolean"},
+        "subject": nullable(text),
+        "predicate": nullable(text),
+        "object": nullable(text),
+        "entities": nullable({"type": "array", "items": text, "maxItems": MAX_ENTITIES}),
+        "occurred_at": nullable({"type": "string", "description": "ISO-8601 date, YYYY-MM-DD"}),
+        "importance": nullable({"type": "string", "enum": [i.value for i in Importance]}),
+    }
+    order = REQUIRED_FIELDS + OPTIONAL_FIELDS
+    item = {
+        "type": "object",
+        "properties": {name: fields[name] for name in order},
+        "required": list(order),
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"memories": {"type": "array", "items": item, "maxItems": MAX_ITEMS}},
+        "required": ["memories"],
+        "additionalProperties": False,
+    }
 
 
 def parse_batch_text(text: str) -> tuple[Proposal, ...]:

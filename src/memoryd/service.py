@@ -10,7 +10,7 @@ HTTP, MCP) call only this.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, time, tzinfo
 from typing import TYPE_CHECKING, Any, Self
 
@@ -300,22 +300,32 @@ class MemoryService(CollaboratorAccess):
     # ----------------------------------------------------------- extraction queue
 
     def observe_turn(
-        self, user_message: str, summary: str | None = None, *, now: datetime | None = None
+        self,
+        user_message: str,
+        summary: str | None = None,
+        *,
+        at: datetime | None = None,
+        now: datetime | None = None,
     ) -> Observation:
         """Fire-and-forget: queue the turn for extraction and return at once. The queue is
-        persisted, so a crash loses no turn; the worker extracts it in the background."""
-        return self.worker.queue.observe_turn(user_message, summary, now=now)
+        persisted, so a crash loses no turn; the worker extracts it in the background.
+        ``at`` is when the turn happened (naive: the owner's local time; default now): the
+        model reads "yesterday" against it, and an event it leaves undated gets its date."""
+        return self.worker.queue.observe_turn(user_message, summary, at=at, now=now)
 
     def before_compaction(
-        self, turns: Sequence[dict[str, str]], *, now: datetime | None = None
+        self, turns: Sequence[Mapping[str, Any]], *, now: datetime | None = None
     ) -> Observation:
-        """Queue the turns about to be summarised away for extraction."""
+        """Queue the turns about to be summarised away for extraction: ``{"role",
+        "content"}`` each, with an optional ``"at"`` (ISO text or datetime; without an offset
+        the owner's local time; default now)."""
         return self.worker.queue.before_compaction(turns, now=now)
 
     def mission_finished(
         self, digest: MissionDigest, *, now: datetime | None = None
     ) -> Observation:
-        """Queue a finished mission's digest for the stricter, discoveries-only extraction."""
+        """Queue a finished mission's digest for the stricter, discoveries-only extraction
+        (dated by ``digest.finished_at``, default now)."""
         return self.worker.queue.mission_finished(digest, now=now)
 
     def run_jobs(

@@ -22,7 +22,7 @@ from memoryd.errors import ProposalBatchError
 from memoryd.jobs import Job, JobStatus
 from memoryd.llm import LLMUnavailableError, Message
 from memoryd.model import Kind, Memory, Source, Status
-from memoryd.proposals import parse_batch_text
+from memoryd.proposals import ALLOWED_FIELDS, contract_schema, parse_batch_text
 from memoryd.service import MemoryService, WorkRound
 from tests.builders import batch, item
 from tests.fake_llm import Delay, FakeLLMServer, Recorded, Reply, Step
@@ -43,12 +43,18 @@ TOKEN = "ghp_Zx81kQm2Lr7Vt4Nc9Wp3Hs6Jd0Ya5Fb1Ge8K"
 GOOD = batch(item(RACE, occurred_at="2026-03-01", entities=["Porto"]))
 
 
-def reply(server: FakeLLMServer, text: str) -> Reply:
-    """What the model sends for ``text``: Anthropic answers are primed with "{", so a real
-    Claude continues after it."""
-    if server.flavor == "anthropic" and text.startswith("{"):
-        return Reply(text[1:])
-    return Reply(text)
+def reply(server: FakeLLMServer, text: str) -> Step:
+    """What the model sends for ``text``: an Anthropic answer primed with "{" (JSON mode)
+    continues after it, as a real Claude does; a schema-bound answer is the whole text."""
+    if server.flavor != "anthropic" or not text.startswith("{"):
+        return Reply(text)
+
+    def answer(request: Recorded) -> Step:
+        messages = request.body.get("messages") or [{}]
+        primed = messages[-1] == {"role": "assistant", "content": "{"}
+        return Reply(text[1:] if primed else text)
+
+    return answer
 
 
 @pytest.fixture(params=FLAVORS)
@@ -134,11 +140,12 @@ def test_a_good_batch_lands_per_policy(
         assert memory.source is Source.TURN
         assert memory.source_ref == f"job:{job.id}"
         assert memory.extractor_model == MODEL
-        assert memory.prompt_version == "extract.v1"
+        assert memory.prompt_version == "extract.v2"
     assert active[0].occurred_at == datetime(2026, 3, 1, tzinfo=UTC)
     assert [r.pending.content for r in service.review_queue()] == [LESSON]
     assert RACE in service.recall("How did my half marathon in Porto go?", now=T0).text
 
+    assert job.result is not None and job.result["structured"] == "json_schema"
     [request] = completions(server)
     assert request.api_key == KEY
     body = request.body
@@ -146,15 +153,27 @@ def test_a_good_batch_lands_per_policy(
     messages = body["messages"]
     if server.flavor == "openai":
         assert request.path == "/v1/chat/completions"
-        assert body["response_format"] == {"type": "json_object"}
+        assert body["response_format"] == {
+            "type": "json_schema",
+            "json_schema": {
+                "name": "memory_proposals",
+                "strict": True,
+                "schema": contract_schema(),
+            },
+        }
         assert messages[0]["role"] == "system" and '"changes_behavior"' in messages[0]["content"]
         conversation = messages[1]["content"]
     else:
         assert request.path == "/v1/messages"
         assert isinstance(body["max_tokens"], int) and '"changes_behavior"' in body["system"]
-        assert messages[-1] == {"role": "assistant", "content": "{"}
+        # Structured outputs: the schema in output_config, and no "{" primer (it refuses one).
+        assert body["output_config"]["format"]["type"] == "json_schema"
+        schema = body["output_config"]["format"]["schema"]
+        assert set(schema["properties"]["memories"]["items"]["required"]) == ALLOWED_FIELDS
+        assert [m["role"] for m in messages] == ["user"]
         conversation = messages[0]["content"]
-    assert conversation.startswith("<conversation>")
+    assert conversation.startswith("The turn happened on Monday 2026-03-02 at 09:00, UTC.\n")
+    assert "\n<conversation>\n" in conversation
     assert "Ran the Porto half marathon yesterday in 1:52!" in conversation
     assert "The owner reported a race time" in conversation
 
@@ -240,6 +259,98 @@ def test_a_second_broken_answer_stores_nothing_and_fails_the_job(
     assert service.list_memories() == []
     assert len(completions(server)) == 2 and server.remaining == 1
     assert service.run_jobs(now=T0 + timedelta(days=1)) == []  # a failed job is not retried
+
+
+# ---------------------------------------------------------- schema-bound answers
+
+DINNER = "The owner had dinner with Ana at Taberna da Rua."
+REFUSALS: dict[str, Step] = {
+    "openai": HttpStatus(
+        400, {"error": {"message": "response_format type 'json_schema' is not supported"}}
+    ),
+    "anthropic": HttpStatus(
+        400,
+        {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "output_config.format: not supported by this model",
+            },
+        },
+    ),
+}
+
+
+def asked_for(request: Recorded) -> str:
+    """How a request constrained the answer: json_schema, json_object (JSON mode, or an
+    Anthropic answer primed with "{") or off."""
+    body = request.body
+    if "response_format" in body:
+        return str(body["response_format"]["type"])
+    if "output_config" in body:
+        return str(body["output_config"]["format"]["type"])
+    primed = body["messages"][-1] == {"role": "assistant", "content": "{"}
+    return "json_object" if primed else "off"
+
+
+def test_an_endpoint_that_refuses_the_schema_gets_json_mode_once_and_for_good(
+    backend: Backend,
+    monkeypatch: pytest.MonkeyPatch,
+    server: FakeLLMServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    service = connect(backend, monkeypatch, server)
+    server.script(REFUSALS[server.flavor], reply(server, GOOD), reply(server, batch(item(DINNER))))
+
+    service.observe_turn("Ran the Porto half marathon in 1:52", now=T0)
+    service.observe_turn("Had dinner with Ana at Taberna da Rua", now=T0 + timedelta(seconds=1))
+    reports = service.run_jobs(now=T0 + timedelta(seconds=2))
+
+    assert [r.job.status for r in reports] == [JobStatus.DONE, JobStatus.DONE]
+    assert [(r.job.result or {}).get("structured") for r in reports] == ["json_object"] * 2
+    # One refused schema request, then JSON mode at once for the rest of the process.
+    asked = [asked_for(r) for r in completions(server)]
+    assert asked == ["json_schema", "json_object", "json_object"]
+    assert contents(service, Status.ACTIVE) == sorted([DINNER, RACE])
+    refusals = [r for r in caplog.records if "refused a JSON Schema" in r.getMessage()]
+    assert len(refusals) == 1 and refusals[0].levelname == "WARNING"
+
+
+def test_each_structured_setting_asks_as_it_says(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch, openai_server: FakeLLMServer
+) -> None:
+    """json_object and off ask as named; a route pinned to json_schema never falls back but
+    keeps the job queued with what to change; an unrelated 400 is no reason to fall back."""
+    asked = []
+    for setting in ("json_object", "off"):
+        service = connect(backend, monkeypatch, openai_server, MEMORYD_LLM_STRUCTURED=setting)
+        openai_server.script(Reply(GOOD))
+        service.observe_turn("Ran the Porto half marathon in 1:52", now=T0)
+        assert only(service.run_jobs(now=T0)).result == {
+            "outcomes": {"activated": 1},
+            "echoes_dropped": 0,
+            "attempts": 1,
+            "structured": setting,
+        }
+        asked.append(asked_for(completions(openai_server)[-1]))
+    assert asked == ["json_object", "off"]
+
+    pinned = connect(backend, monkeypatch, openai_server, MEMORYD_LLM_STRUCTURED="json_schema")
+    openai_server.script(REFUSALS["openai"], Reply(GOOD))
+    pinned.observe_turn("Ran the Porto half marathon in 1:52", now=T0)
+    job = only(pinned.run_jobs(now=T0))
+    assert job.status is JobStatus.QUEUED and job.last_error is not None
+    assert "refused a JSON Schema answer format (HTTP 400)" in job.last_error
+    assert 'set structured = "auto" or "json_object"' in job.last_error
+    assert pinned.list_memories() == []
+
+    auto = connect(backend, monkeypatch, openai_server, MEMORYD_LLM_STRUCTURED="auto")
+    openai_server.clear()
+    openai_server.script(HttpStatus(400, {"error": {"message": "maximum context length"}}))
+    auto.observe_turn("Ran the Porto half marathon in 1:52", now=T0)
+    job = only(auto.run_jobs(now=T0))
+    assert job.status is JobStatus.QUEUED and "HTTP 400" in str(job.last_error)
+    assert [asked_for(r) for r in completions(openai_server)] == ["json_schema"]
 
 
 # ------------------------------------------------------------- transient failures

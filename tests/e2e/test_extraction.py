@@ -120,7 +120,7 @@ def test_observe_returns_a_job_id_at_once_and_the_worker_drains_it(
         "turn",
         f"job:{job_id}",
     )
-    assert (race["extractor_model"], race["prompt_version"]) == (MODEL, "extract.v1")
+    assert (race["extractor_model"], race["prompt_version"]) == (MODEL, "extract.v2")
     assert RACE in llm.ok("recall", "How did my Porto half marathon go?", "--now", at(3))
 
 
@@ -270,7 +270,7 @@ def test_compact_extracts_from_the_turns_about_to_be_summarised(
 
     assert result["outcome"] == "activated"
     memory = result["memory"]
-    assert (memory["source"], memory["prompt_version"]) == ("compaction", "compaction.v1")
+    assert (memory["source"], memory["prompt_version"]) == ("compaction", "compaction.v2")
     [request] = server.requests
     system, conversation = (m["content"] for m in request.body["messages"])
     assert "about to be summarised away" in system
@@ -294,6 +294,7 @@ def test_a_mission_digest_never_becomes_its_own_memory(
                 "goal": goal,
                 "outcome": "Visited four spaces. Heden in Santos is open 24/7 for members; "
                 "Second Home closes at 7pm.",
+                "finished_at": "2026-03-01T18:00",
             }
         )
     )
@@ -317,12 +318,15 @@ def test_a_mission_digest_never_becomes_its_own_memory(
     [memory] = llm.json("list")
     assert (memory["content"], memory["source"]) == (discovery, "mission")
     assert memory["status"] == "pending"  # mission output never activates alone
-    assert (memory["prompt_version"], memory["extractor_model"]) == ("mission.v1", MODEL)
+    assert (memory["prompt_version"], memory["extractor_model"]) == ("mission.v2", MODEL)
     assert only_job(llm)["result"]["echoes_dropped"] == 2
     [request] = server.requests
     prompt = request.body.get("system") or request.body["messages"][0]["content"]
     assert "keep only discoveries" in prompt
-    assert f"Mission title: {title}" in json.dumps(request.body["messages"])
+    conversation = request.body["messages"][-1]["content"]
+    # Dated by when it finished (no MEMORYD_TZ: UTC), not by when the job ran.
+    assert conversation.startswith("The mission finished on Sunday 2026-03-01 at 18:00, UTC.\n")
+    assert f"Mission title: {title}" in conversation
 
 
 # ------------------------------------------------------------------ no LLM at all

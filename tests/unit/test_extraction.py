@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
+from datetime import UTC, date, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -13,12 +15,17 @@ from memoryd.errors import InvalidInputError, ProposalBatchError
 from memoryd.extraction import (
     Extractor,
     MissionDigest,
+    date_events,
     echoes_goal,
     load_prompt,
+    parse_local_instant,
     parse_mission,
+    parse_turns,
     render_mission,
     render_turn,
     render_turns,
+    span_line,
+    when_line,
 )
 from memoryd.llm import Gateway, LLMUnavailableError, Message, Provider, Route
 from memoryd.model import Kind, Proposal
@@ -69,9 +76,9 @@ def validation_error(text: str) -> str:
 @pytest.mark.parametrize(
     ("name", "label", "marker"),
     [
-        ("extract", "extract.v1", "one turn of their"),
-        ("compaction", "compaction.v1", "about to be summarised away"),
-        ("mission", "mission.v1", "keep only discoveries"),
+        ("extract", "extract.v2", "one turn of their"),
+        ("compaction", "compaction.v2", "about to be summarised away"),
+        ("mission", "mission.v2", "keep only discoveries"),
     ],
 )
 def test_each_trigger_has_a_versioned_prompt_with_the_contract(
@@ -93,7 +100,9 @@ def test_a_good_answer_is_one_call() -> None:
     assert len(client.calls) == 1
     assert [p.content for p in result.proposals] == ["The owner adopted a cat named Miso."]
     assert (result.attempts, result.error) == (1, None)
-    assert (result.model, result.prompt_version) == ("scripted-model", "extract.v1")
+    assert (result.model, result.prompt_version) == ("scripted-model", "extract.v2")
+    # A client without the schema seam is asked for JSON mode, and the result says so.
+    assert result.structured == "json_object"
 
 
 def test_a_broken_answer_gets_exactly_one_retry_that_shows_the_error() -> None:
@@ -194,3 +203,75 @@ def test_conversation_text_cannot_close_its_data_fence() -> None:
                 escaped_out.append(f"{name}: {text!r}")
 
     assert escaped_out == []
+
+
+def test_every_input_says_when_it_was_written_in_the_owners_zone() -> None:
+    lisbon, new_york = ZoneInfo("Europe/Lisbon"), ZoneInfo("America/New_York")
+    winter = parse_local_instant("2026-11-30T18:05", lisbon, what="--at")
+    summer = parse_local_instant("2026-07-01T18:05", lisbon, what="--at")
+    evening_in_new_york = parse_local_instant("2026-11-30T21:30", new_york, what="--at")
+
+    assert winter == datetime(2026, 11, 30, 18, 5, tzinfo=UTC)
+    assert summer == datetime(2026, 7, 1, 17, 5, tzinfo=UTC)  # WEST is UTC+1
+    assert when_line("The turn happened", winter, lisbon) == (
+        "The turn happened on Monday 2026-11-30 at 18:05, Europe/Lisbon."
+    )
+    assert when_line("The mission finished", summer, lisbon).endswith(
+        "on Wednesday 2026-07-01 at 18:05, Europe/Lisbon."
+    )
+    # Already 02:30 on Tuesday in UTC: the owner's day is still Monday.
+    assert evening_in_new_york.date() == date(2026, 12, 1)
+    assert "Monday 2026-11-30 at 21:30, America/New_York" in when_line(
+        "The turn happened", evening_in_new_york, new_york
+    )
+    turns = render_turns(
+        [
+            {"role": "user", "content": "Inês got engaged today", "at": winter},
+            {"role": "assistant", "content": "Congratulations!", "at": summer},
+        ],
+        lisbon,
+    )
+    assert "[Mon 2026-11-30 18:05] Owner: Inês got engaged today" in turns
+    assert "[Wed 2026-07-01 18:05] Assistant: Congratulations!" in turns
+    assert span_line(summer, winter, lisbon) == (
+        "The turns below happened from Wednesday 2026-07-01 at 18:05 to Monday 2026-11-30 at "
+        "18:05, Europe/Lisbon; each line starts with its own local time."
+    )
+    with pytest.raises(InvalidInputError, match="--at 'last tuesday'"):
+        parse_local_instant("last tuesday", lisbon, what="--at")
+
+
+def test_an_undated_event_gets_the_turns_day_and_nothing_else_changes() -> None:
+    undated = Proposal(Kind.EVENT, "The owner had dinner with Ana.", 0.9, False)
+    dated = Proposal(
+        Kind.EVENT, "The owner ran Porto.", 0.9, False, occurred_at=datetime(2026, 3, 1, tzinfo=UTC)
+    )
+    fact = Proposal(Kind.FACT, "The owner lives in Porto.", 0.9, False)
+
+    out = date_events([undated, dated, fact], date(2026, 11, 30))
+
+    assert [p.occurred_at for p in out] == [
+        datetime(2026, 11, 30, tzinfo=UTC),
+        datetime(2026, 3, 1, tzinfo=UTC),
+        None,
+    ]
+
+
+def test_a_mission_digest_and_turns_carry_their_own_time() -> None:
+    lisbon = ZoneInfo("Europe/Lisbon")
+    digest = parse_mission(
+        json.dumps({"title": "T", "outcome": "O", "finished_at": "2026-07-01T09:00"}), lisbon
+    )
+    turns = parse_turns(
+        json.dumps([{"content": "hi", "at": "2026-11-30T18:05"}, {"content": "x", "at": None}])
+    )
+
+    assert digest.finished_at == datetime(2026, 7, 1, 8, 0, tzinfo=UTC)
+    assert turns == [
+        {"role": "user", "content": "hi", "at": "2026-11-30T18:05"},
+        {"role": "user", "content": "x"},
+    ]
+    with pytest.raises(InvalidInputError, match="finished_at"):
+        parse_mission(json.dumps({"title": "T", "outcome": "O", "finished_at": "soon"}))
+    with pytest.raises(InvalidInputError, match='"at"'):
+        parse_turns(json.dumps([{"content": "hi", "at": 5}]))

@@ -248,3 +248,31 @@ def test_a_direct_route_hides_its_key_too() -> None:
 
     assert KEY not in repr(route)
     assert KEY not in route.describe()
+
+
+def test_structured_is_a_route_setting_defaulting_to_auto(tmp_path: Path) -> None:
+    write_config(
+        tmp_path,
+        """
+[llm]
+provider = "openai"
+model = "llama3.1:8b"
+structured = "json_object"
+
+[llm.merge]
+structured = "OFF"
+""",
+    )
+
+    routes = load_routes(tmp_path, {"MEMORYD_LLM_EXTRACT_STRUCTURED": "json_schema"})
+    defaults = load_routes(tmp_path / "elsewhere", BASE)
+
+    assert {op: r.structured.value for op, r in routes.items()} == {
+        "extract": "json_schema",
+        "merge": "off",
+        "reflect": "json_object",
+        "caption": "json_object",
+    }
+    assert {r.structured.value for r in defaults.values()} == {"auto"}
+    with pytest.raises(LLMConfigError, match="structured = 'grammar' for the reflect route"):
+        load_routes(tmp_path, {"MEMORYD_LLM_REFLECT_STRUCTURED": "grammar"})

@@ -20,24 +20,36 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..jobs import Job
     from ..service import MemoryService, Observation, WorkRound
 
 
 @click.command()
 @click.option("--user", "user_message", required=True, help="The owner's message.")
 @click.option("--summary", help="The turn's summary.")
+@click.option(
+    "--at",
+    "at_text",
+    metavar="ISO",
+    help="When the turn happened (without an offset: the owner's local time, MEMORYD_TZ); "
+    "default now.",
+)
 @trigger_options
 def observe(
     ctx: click.Context,
     user_message: str,
     summary: str | None,
+    at_text: str | None,
     wait: bool,
     now_text: str | None,
     as_json: bool,
 ) -> None:
     """Queue a turn for extraction (fire-and-forget), or run it now with --wait."""
+    from ..extraction import parse_local_instant
+
     with open_store_service(ctx) as service:
-        observation = service.observe_turn(user_message, summary, now=now_from(now_text))
+        at = parse_local_instant(at_text, service.zone, what="--at") if at_text else None
+        observation = service.observe_turn(user_message, summary, at=at, now=now_from(now_text))
         _finish_trigger(service, observation, wait, now_text, as_json)
 
 
@@ -47,7 +59,8 @@ def observe(
 def compact(
     ctx: click.Context, turns_file: Any, wait: bool, now_text: str | None, as_json: bool
 ) -> None:
-    """Extract from turns about to be compacted: a JSON array of {"role", "content"}."""
+    """Extract from turns about to be compacted: a JSON array of {"role", "content", "at"}
+    ("at": when the turn happened, optional, default now)."""
     from ..extraction import parse_turns
 
     turns = parse_turns(turns_file.read())
@@ -63,11 +76,13 @@ def mission(
     ctx: click.Context, digest_file: Any, wait: bool, now_text: str | None, as_json: bool
 ) -> None:
     """Extract discoveries from a finished mission's digest: JSON {"title", "goal",
-    "outcome"}, or text whose first line is the title."""
+    "outcome", "finished_at"} ("finished_at" optional, default now), or text whose first line
+    is the title."""
     from ..extraction import parse_mission
 
-    digest = parse_mission(digest_file.read())
+    text = digest_file.read()
     with open_store_service(ctx) as service:
+        digest = parse_mission(text, service.zone)
         observation = service.mission_finished(digest, now=now_from(now_text))
         _finish_trigger(service, observation, wait, now_text, as_json)
 
@@ -95,7 +110,9 @@ def _finish_trigger(
         print_json([r.to_json() for r in results])
     else:
         click.echo(
-            f"job {job.id}: {job.status.value}" + (f" ({job.last_error})" if job.last_error else "")
+            f"job {job.id}: {job.status.value}"
+            + (f" ({job.last_error})" if job.last_error else "")
+            + _answer_format(job)
         )
         for result in results:
             echo_write_result(result)
@@ -183,5 +200,12 @@ def jobs(ctx: click.Context, limit: int, as_json: bool) -> None:
     for job in recent:
         click.echo(
             f"{job.id}  {job.kind:<10} {job.status.value:<7} attempts {job.attempts}"
+            + _answer_format(job)
             + (f"  {job.last_error}" if job.last_error else "")
         )
+
+
+def _answer_format(job: Job) -> str:
+    """How the model's answer was constrained (json_schema, json_object, off), when known."""
+    structured = (job.result or {}).get("structured")
+    return f", answer {structured}" if structured else ""

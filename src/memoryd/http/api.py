@@ -8,7 +8,7 @@ wrong one). Bodies are size-limited before they are read; errors come back as
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, tzinfo
 from importlib.metadata import version
 from typing import Any
 
@@ -16,7 +16,7 @@ from fastapi import FastAPI, File, Form, UploadFile
 
 from ..clock import parse_instant
 from ..errors import InvalidInputError
-from ..extraction import MissionDigest
+from ..extraction import MissionDigest, parse_local_instant
 from ..kb.model import parse_source_type
 from ..model import Importance, Source, Status, kind_from_user, parse_kind
 from ..service import MemoryService
@@ -151,20 +151,22 @@ def create_app(
     @app.post("/v1/observe", response_model=s.ObservationOut, tags=["writing"])
     def observe(body: s.ObserveRequest) -> dict[str, Any]:
         """After a turn: queue it for background extraction."""
+        at = _local(body.at, service.zone, "at")
         return service.observe_turn(
-            body.user, body.summary, now=_instant(body.now, "now")
+            body.user, body.summary, at=at, now=_instant(body.now, "now")
         ).to_json()
 
     @app.post("/v1/compaction", response_model=s.ObservationOut, tags=["writing"])
     def compaction(body: s.CompactionRequest) -> dict[str, Any]:
         """Before the conversation is compacted: queue the turns for extraction."""
-        turns = [{"role": t.role, "content": t.content} for t in body.turns]
+        turns = [{"role": t.role, "content": t.content, "at": t.at} for t in body.turns]
         return service.before_compaction(turns, now=_instant(body.now, "now")).to_json()
 
     @app.post("/v1/mission", response_model=s.ObservationOut, tags=["writing"])
     def mission(body: s.MissionRequest) -> dict[str, Any]:
         """A finished mission's digest: queue it for extraction."""
-        digest = MissionDigest(body.title, body.goal, body.outcome)
+        finished_at = _local(body.finished_at, service.zone, "finished_at")
+        digest = MissionDigest(body.title, body.goal, body.outcome, finished_at)
         return service.mission_finished(digest, now=_instant(body.now, "now")).to_json()
 
     # --------------------------------------------------------------- reading
@@ -322,6 +324,10 @@ def create_app(
 
 def _instant(value: str | None, what: str) -> datetime | None:
     return parse_instant(value, what=what) if value else None
+
+
+def _local(value: str | None, zone: tzinfo, what: str) -> datetime | None:
+    return parse_local_instant(value, zone, what=what) if value else None
 
 
 def _status(value: str) -> Status:

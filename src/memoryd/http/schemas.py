@@ -74,15 +74,20 @@ class OwnerActionRequest(_Strict):
     now: str | None = None
 
 
+LOCAL_TIME = "ISO-8601; without an offset, the owner's local time (MEMORYD_TZ); default now"
+
+
 class ObserveRequest(_Strict):
     user: str = Field(min_length=1, max_length=50_000)
     summary: str | None = Field(default=None, max_length=20_000)
+    at: str | None = Field(default=None, description=f"when the turn happened: {LOCAL_TIME}")
     now: str | None = None
 
 
 class Turn(_Strict):
     role: str = Field(min_length=1, max_length=32)
     content: str = Field(min_length=1, max_length=50_000)
+    at: str | None = Field(default=None, description=f"when the turn happened: {LOCAL_TIME}")
 
 
 class CompactionRequest(_Strict):
@@ -94,6 +99,9 @@ class MissionRequest(_Strict):
     title: str = Field(min_length=1, max_length=500)
     goal: str = Field(default="", max_length=5000)
     outcome: str = Field(min_length=1, max_length=50_000)
+    finished_at: str | None = Field(
+        default=None, description=f"when the mission finished: {LOCAL_TIME}"
+    )
     now: str | None = None
 
 

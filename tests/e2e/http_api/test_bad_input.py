@@ -132,3 +132,23 @@ def test_errors_name_fields_and_routes_never_cli_options(server: Server) -> None
         f"no memory with id '{ABSENT_ID}'; GET /v1/memories lists the ids"
     )
     assert "--" not in half_slot.text + unknown.text
+
+
+def test_a_bad_turn_time_is_400_naming_it_and_a_good_one_is_taken(server: Server) -> None:
+    observe = server.http.post("/v1/observe", json={"user": "Dinner with Ana", "at": "yesterday"})
+    compaction = server.http.post(
+        "/v1/compaction", json={"turns": [{"role": "user", "content": "hi", "at": "soon"}]}
+    )
+    mission = server.http.post(
+        "/v1/mission", json={"title": "T", "outcome": "O", "finished_at": "2026-02-30"}
+    )
+    dated = server.ok("POST", "/v1/observe", json={"user": "Dinner", "at": "2026-11-30T18:05"})
+
+    assert observe.status_code == 400, observe.text
+    assert "at 'yesterday' is not an ISO-8601 date or time" in observe.json()["error"]
+    assert compaction.status_code == 400, compaction.text
+    assert "turn 0's \"at\" 'soon'" in compaction.json()["error"]
+    assert mission.status_code == 400, mission.text
+    assert "finished_at '2026-02-30'" in mission.json()["error"]
+    # This server has no LLM: a well-formed time passes, and extraction says it is off.
+    assert dated["queued"] is False and "off" in dated["notice"]
