@@ -18,6 +18,7 @@ from .extraction import (
     MissionDigest,
     echoes_goal,
     load_prompt,
+    render_known_predicates,
     render_mission,
     render_turn,
     render_turns,
@@ -29,6 +30,7 @@ from .model import Proposal, Provenance
 from .promotion import Outcome
 from .results import JobReport, Observation, WriteResult
 from .screening import find_sensitive, redact_credentials, secret_fingerprints
+from .slot_vocabulary import known_predicates
 from .writes import Propose
 
 log = logging.getLogger("memoryd")
@@ -153,8 +155,10 @@ class ExtractionQueue:
                 job.payload["title"], job.payload.get("goal", ""), job.payload["outcome"]
             )
             conversation = render_mission(digest)
+        # The model reuses the predicates each subject already has (one slot per meaning).
+        vocabulary = render_known_predicates(known_predicates(store, conversation))
         try:
-            extraction = Extractor(self.parts.gateway).extract(prompt, conversation)
+            extraction = Extractor(self.parts.gateway).extract(prompt, conversation + vocabulary)
         except (LLMUnavailableError, LLMConfigError) as error:
             # Both pass: a server comes back, a missing key gets set. The error stays visible.
             retry_at = self.parts.retry_policy.next_attempt(job.attempts, at)
