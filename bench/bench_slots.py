@@ -19,11 +19,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from report import print_table, progress, stamp
+from report import print_table, progress, stamp  # noqa: E402
 
-from memoryd.embedding import LocalMiniLM
-from memoryd.slots import SlotPolicy, canonical_predicate, wording_verdict
-from tests.slot_pairs import (
+from memoryd.embedding import LocalMiniLM  # noqa: E402
+from memoryd.slots import SlotPolicy, canonical_predicate, wording_verdict  # noqa: E402
+from tests.slot_pairs import (  # noqa: E402
     Pair,
     Score,
     canonical_only,

@@ -84,9 +84,7 @@ def judged_same(pair: Pair, cosine: float, policy: SlotPolicy) -> bool:
     return choice.slot == existing.slot
 
 
-def score(
-    pairs: Sequence[Pair], cosines: Sequence[float], policy: SlotPolicy = SlotPolicy()
-) -> Score:
+def score(pairs: Sequence[Pair], cosines: Sequence[float], policy: SlotPolicy) -> Score:
     """Precision and recall of the writer's "same slot" on ``pairs`` under ``policy``."""
     tp = fp = fn = 0
     for pair, cosine in zip(pairs, cosines, strict=True):

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from .embedding import Embedder, LocalMiniLM
+from .errors import EmbeddingUnavailableError
 from .model import Actor, Kind, Memory, Proposal, Status
 from .slots import (
     OWNER,
@@ -76,7 +77,13 @@ class SlotVocabulary:
             if m.predicate and m.slot
         ]
         names = names_to_compare(subject, predicate, entries)
-        cosines = self._cosines(predicate, names) if names else {}
+        cosines = {}
+        if names:
+            try:
+                cosines = self._cosines(predicate, names)
+            except EmbeddingUnavailableError as error:
+                # The fact is still kept, in its own slot; the owner can read why here.
+                log.warning("predicates not compared (%s); %r keeps its own slot", error, predicate)
         choice = plan_slot(subject, predicate, entries, cosines, self.policy)
         if choice.same_slot_as is None:
             return proposal

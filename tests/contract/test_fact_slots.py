@@ -16,13 +16,14 @@ import pytest
 
 from memoryd.app import open_service
 from memoryd.errors import InvalidOperationError
-from memoryd.model import Actor, Kind, Memory, Source, Status
+from memoryd.model import Actor, Memory, Source, Status
 from memoryd.promotion import Outcome
 from memoryd.service import MemoryService
 from memoryd.settings import resolve_settings
 from memoryd.slots import slot_key
 from tests.builders import batch, item
 from tests.fake_llm import FakeLLMServer, Reply
+from tests.legacy_slots import as_legacy, check_reslotted
 
 from .conftest import Backend
 
@@ -186,47 +187,6 @@ def test_the_extraction_input_lists_each_subjects_predicates_and_never_values(
         assert "employer" not in text
 
 
-def _legacy_slot(subject: str, predicate: str) -> str:
-    """How slots were keyed before canonical forms."""
-    key = " ".join(subject.casefold().split()) + "\x1f" + " ".join(predicate.casefold().split())
-    return "slot_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:20]
-
-
-def _as_legacy(service: MemoryService) -> dict[str, Memory]:
-    """Write what an old release kept: "lives_in: Lisbon" and, a day later, "lives in: Porto",
-    both active in their own (old) slots; "favourite colour: green" alone."""
-    store = service.store
-    rows = {}
-    written = [
-        ("The owner", "lives_in", "Lisbon"),
-        ("owner", "lives in", "Porto"),
-        ("Owner", "favourite colour", "green"),
-    ]
-    for number, (subject, predicate, value) in enumerate(written):
-        content = f"The owner {predicate} {value}"
-        rows[value] = Memory(
-            id=f"01LEGACY{number:018d}",
-            kind=Kind.FACT,
-            status=Status.ACTIVE,
-            content=content,
-            source=Source.OWNER,
-            created_at=T0 + timedelta(days=number),
-            last_confirmed_at=T0 + timedelta(days=number),
-            subject=subject,
-            predicate=predicate,
-            object=value,
-            slot=_legacy_slot(subject, predicate),
-        )
-    with store.transaction():
-        for memory in rows.values():
-            vector = service.embedder.embed([memory.content])[0]
-            service.parts.ledger.supersede([], memory, vector, actor=Actor.OWNER,
-                                           at=memory.created_at, reason="remembered")  # fmt: skip
-            store.memories.set_slot(memory.id, memory.slot, None, None)
-        store.set_meta("slot_scheme", "1")
-    return rows
-
-
 def _reopen(service: MemoryService) -> MemoryService:
     store: Any = service.store
     location = getattr(store, "url", None) or str(store.path)
@@ -246,28 +206,11 @@ def _without_meta(export: str, key: str) -> str:
     return "\n".join([*lines, json.dumps(footer, sort_keys=True, separators=(",", ":"))]) + "\n"
 
 
-def _check_reslotted(service: MemoryService, rows: dict[str, Memory]) -> None:
-    lisbon, porto, green = (service.get(rows[v].id) for v in ("Lisbon", "Porto", "green"))
-    lives = slot_key("owner", "lives in")
-    assert (lisbon.status, lisbon.slot) == (Status.ACTIVE, lives)
-    assert (porto.status, porto.slot) == (Status.PENDING, lives)
-    assert (green.status, green.slot) == (Status.ACTIVE, slot_key("owner", "favourite colour"))
-    [item] = service.review_queue()
-    assert (item.pending.id, item.would_supersede) == (porto.id, lisbon)
-    entry = service.show(porto.id).audit[-1]
-    assert (entry.action, entry.actor, entry.rule) == ("reslot", Actor.SYSTEM, "canonical-slots")
-    assert entry.reason.startswith(f"same slot as {lisbon.id} (lives_in: Lisbon) after predicates")
-    # Nothing is lost: confirming Porto supersedes Lisbon, as any correction does.
-    service.confirm(porto.id, now=at(10_000))
-    assert active_values(service) == ["Porto", "green"]
-    assert service.get(lisbon.id).superseded_by == porto.id
-
-
 def test_a_store_keyed_before_canonical_slots_is_reslotted_once_and_never_merged_silently(
     backend: Backend,
 ) -> None:
     legacy = backend.open_fresh()
-    rows = _as_legacy(legacy)
+    rows = as_legacy(legacy)
     assert active_values(legacy) == ["Lisbon", "Porto", "green"]
     export = io.StringIO()
     legacy.admin.export_to(export)
@@ -280,11 +223,11 @@ def test_a_store_keyed_before_canonical_slots_is_reslotted_once_and_never_merged
         again.close()
         assert len(reopened.show(rows["Porto"].id).audit) == audit_before
         assert reopened.store.integrity_errors() == []
-        _check_reslotted(reopened, rows)
+        check_reslotted(reopened, rows)
     finally:
         reopened.close()
 
     # An export written before canonical slots (no slot_scheme in it) is re-slotted on import.
     imported = backend.open_fresh()
     imported.admin.import_from(io.StringIO(_without_meta(export.getvalue(), "slot_scheme")))
-    _check_reslotted(imported, rows)
+    check_reslotted(imported, rows)
