@@ -32,6 +32,9 @@ def test_the_review_page_shows_the_shared_slot_and_splits_it(
 
     row = _row_with(browser, "home city is Porto")
     assert "Treated as the same slot as “lives in” (its own predicate: “home city”)" in row.text
+    assert "Why pending: a fact never activates alone; treated as the same slot as 'lives in'" in (
+        row.text
+    )
     assert "Owner lives in Lisbon" in row.find_element(By.XPATH, "./td[3]").text
     _submit(browser, row.find_element(By.XPATH, ".//button[text()='Split']"))
 
@@ -39,7 +42,8 @@ def test_the_review_page_shows_the_shared_slot_and_splits_it(
         "split: 'home city' has its own slot again"
     )
     row = _row_with(browser, "home city is Porto")
-    assert "Treated as the same slot" not in row.text
+    assert "treated as the same slot" not in row.text.lower()
+    assert "Why pending: a fact never activates alone" in row.text
     assert "nothing: no active fact holds this slot" in row.text
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as api:
         shown = api.get(f"/v1/memories/{porto['id']}").json()

@@ -191,7 +191,7 @@ def review_html(queue: Sequence[PendingView], csrf: str) -> str:
             [
                 choose,
                 memory_cell_html(memory)
-                + f'<p class="why"><b>Why pending:</b> {escape(_why(item.reason))}</p>'
+                + f'<p class="why"><b>Why pending:</b> {escape(_why(item.reason, memory))}</p>'
                 + same_slot_html(memory),
                 replaces,
                 button_html(f"{base}/confirm", "Confirm", csrf)
@@ -235,9 +235,13 @@ def split_button_html(memory: Memory, csrf: str, back: str) -> str:
     return button_html(f"/memories/{memory.id}/split", "Split", csrf, back)
 
 
-def _why(reason: str) -> str:
+def _why(reason: str, memory: Memory) -> str:
     # Under "Why pending:" the policy's own "waits for the owner: " would say it twice.
-    return reason.removeprefix("waits for the owner: ")
+    why = reason.removeprefix("waits for the owner: ")
+    if memory.same_slot_as is None:
+        # Split since it was proposed: the slot it was placed in is history (its audit).
+        why = why.split("; treated as the same slot as ", 1)[0]
+    return why
 
 
 def browser_html(
