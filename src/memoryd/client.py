@@ -98,6 +98,11 @@ class Client:
         """Owner action."""
         return dict(self._call("POST", f"/v1/memories/{memory_id}/archive", {}))
 
+    def split(self, memory_id: str) -> dict[str, Any]:
+        """Owner action: a fact treated as the same slot as another predicate gets its own
+        slot back ({"memory", "was_same_slot_as", "restored"})."""
+        return dict(self._call("POST", f"/v1/memories/{memory_id}/split", {}))
+
     def edit(self, memory_id: str, content: str, *, object: str | None = None) -> dict[str, Any]:
         """Owner action: supersede with new text."""
         body = {"content": content, "object": object}

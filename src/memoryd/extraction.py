@@ -191,6 +191,22 @@ def render_mission(digest: MissionDigest) -> str:
     )
 
 
+def render_known_predicates(known: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """The section that lists the predicates already used for each subject (predicates
+    only, never values), appended after the conversation; "" when there are none."""
+    if not known:
+        return ""
+    lines = [
+        f"- {escape_data(subject)}: " + "; ".join(escape_data(p) for p in predicates)
+        for subject, predicates in known
+    ]
+    return (
+        "\n\nPredicates already used for these subjects. When a fact fills one of them, use "
+        "that subject and predicate exactly; make up a new predicate only for something none "
+        "of them means:\n" + "\n".join(lines)
+    )
+
+
 def parse_turns(text: str) -> list[dict[str, str]]:
     """Turns for ``compact``: a JSON array of {"role", "content", optional "at"}, or plain text
     (one turn). An "at" stays text here; the queue reads it in the owner's zone."""

@@ -21,6 +21,7 @@ from .extraction import (
     echoes_goal,
     load_prompt,
     parse_local_instant,
+    render_known_predicates,
     render_mission,
     render_turn,
     render_turns,
@@ -34,6 +35,7 @@ from .model import Proposal, Provenance
 from .promotion import Outcome
 from .results import JobReport, Observation, WriteResult
 from .screening import find_sensitive, redact_credentials, secret_fingerprints
+from .slot_vocabulary import known_predicates
 from .writes import Propose
 
 log = logging.getLogger("memoryd")
@@ -169,8 +171,10 @@ class ExtractionQueue:
         prompt_name, source = TRIGGERS[job.kind]
         prompt = load_prompt(prompt_name)
         conversation, written, digest = self._conversation(job)
+        # The model reuses the predicates each subject already has (one slot per meaning).
+        vocabulary = render_known_predicates(known_predicates(store, conversation))
         try:
-            extraction = Extractor(self.parts.gateway).extract(prompt, conversation)
+            extraction = Extractor(self.parts.gateway).extract(prompt, conversation + vocabulary)
         except (LLMUnavailableError, LLMConfigError) as error:
             # Both pass: a server comes back, a missing key gets set. The error stays visible.
             retry_at = self.parts.retry_policy.next_attempt(job.attempts, at)

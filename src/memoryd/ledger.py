@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .ids import IdGenerator
 from .model import Actor, AuditEntry, Memory, Status
+from .slots import canonical_subject
 from .storage.protocols import Store
 
 if TYPE_CHECKING:
@@ -105,6 +106,32 @@ class Ledger:
         self._retire(olds, actor, at)
         self.change_status(pending, Status.ACTIVE, actor=actor, action=action, at=at, reason=reason)
         self._link(olds, pending)
+
+    def move_slot(
+        self,
+        memory: Memory,
+        slot: str,
+        same_slot_as: str | None,
+        *,
+        actor: Actor,
+        action: str,
+        at: datetime,
+        reason: str,
+        rule: str | None = None,
+    ) -> None:
+        """Put a fact in another slot (its status unchanged) and audit it. Only the slot key
+        moves: the words the fact was written with stay as they are."""
+        subject = canonical_subject(memory.subject) if memory.subject else None
+        self.store.memories.set_slot(memory.id, slot, same_slot_as, subject)
+        self._audit(memory.id, at, actor, action, memory.status, memory.status, reason, rule)
+
+    def restore(
+        self, old: Memory, successor: Memory, *, actor: Actor, at: datetime, reason: str
+    ) -> None:
+        """Undo ``successor``'s supersede of ``old``: the links go, ``old`` is active again
+        (its slot must be free by now)."""
+        self.store.memories.unlink_supersede(old.id, successor.id)
+        self.change_status(old, Status.ACTIVE, actor=actor, action="restore", at=at, reason=reason)
 
     def purge(self, memory: Memory, *, actor: Actor, at: datetime, reason: str) -> None:
         """Erase a memory's content, keeping a tombstone; a live memory is archived first."""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
+
+from .slots import SlotChoice, slot_key
 
 
 class Kind(StrEnum):
@@ -98,14 +99,15 @@ class Actor(StrEnum):
 
 
 def normalize_key(text: str) -> str:
-    """Case- and space-insensitive form used for slots and value comparison."""
+    """Case- and space-insensitive form used to compare fact values."""
     return " ".join(text.casefold().split())
 
 
 def fact_slot(subject: str, predicate: str) -> str:
-    """The deterministic slot id of a fact: the same (subject, predicate) always maps here."""
-    key = normalize_key(subject) + "\x1f" + normalize_key(predicate)
-    return "slot_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:20]
+    """The deterministic slot id of a fact: the same (subject, predicate), however it is
+    worded ("The owner" / "owner", "lives_in" / "lives in"), always maps here
+    (:mod:`memoryd.slots`)."""
+    return slot_key(subject, predicate)
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,9 @@ class Memory:
     supersedes: str | None = None
     superseded_by: str | None = None
     purged_at: datetime | None = None
+    # The predicate whose slot this fact joined through the subject's vocabulary (its own
+    # predicate meant the same); None when its own predicate names its slot.
+    same_slot_as: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The public JSON shape of a memory (CLI ``--json`` and the HTTP API)."""
@@ -149,6 +154,7 @@ class Memory:
             "predicate": self.predicate,
             "object": self.object,
             "slot": self.slot,
+            "same_slot_as": self.same_slot_as,
             "entities": list(self.entities),
             "importance": self.importance.value if self.importance else None,
             "changes_behavior": self.changes_behavior,
@@ -210,13 +216,23 @@ class Proposal:
     entities: tuple[str, ...] = ()
     occurred_at: datetime | None = None
     importance: Importance | None = None
+    # Where the subject's vocabulary placed this fact (set by the writer before the policy
+    # decides); None: its own slot.
+    placed: SlotChoice | None = None
 
     @property
     def slot(self) -> str | None:
         """The fact slot, when this is a fact with both subject and predicate."""
         if self.kind is Kind.FACT and self.subject and self.predicate:
+            if self.placed is not None:
+                return self.placed.slot
             return fact_slot(self.subject, self.predicate)
         return None
+
+    @property
+    def same_slot_as(self) -> str | None:
+        """The predicate whose slot this fact joins, when not its own."""
+        return self.placed.same_slot_as if self.placed is not None and self.slot else None
 
 
 @dataclass(frozen=True)

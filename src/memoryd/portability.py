@@ -24,6 +24,7 @@ from .errors import InvalidInputError, MemorydError
 from .jobs import Job, JobStatus
 from .kb.model import Chunk, Document
 from .model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
+from .slot_vocabulary import LEGACY_SLOT_SCHEME, SLOT_SCHEME_KEY
 from .storage.kb_rows import DOCUMENT_COLUMNS, document_from_row, document_params
 from .storage.protocols import EmbeddingSignature, Store
 
@@ -151,6 +152,9 @@ def import_store(store: Store, lines: Iterable[str], embedder: Embedder) -> Summ
         lambda r: True,
     )
     with store.transaction():
+        if not any(r["type"] == "meta" and r.get("key") == SLOT_SCHEME_KEY for r in body):
+            # An export from before canonical slots: its facts are re-slotted after the import.
+            store.set_meta(SLOT_SCHEME_KEY, LEGACY_SLOT_SCHEME)
         parsed = [_memory_from(record) for record in memories]
         for memory, vector in zip(parsed, memory_vectors, strict=True):
             store.memories.insert(replace(memory, supersedes=None, superseded_by=None), vector)
@@ -304,6 +308,7 @@ def _memory_from(record: dict[str, Any]) -> Memory:
         supersedes=record.get("supersedes"),
         superseded_by=record.get("superseded_by"),
         purged_at=_time(record.get("purged_at")),
+        same_slot_as=record.get("same_slot_as"),
     )
 
 

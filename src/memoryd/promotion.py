@@ -6,7 +6,7 @@ from and what the store already holds near it — so every rule is unit-testable
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from enum import StrEnum
 
@@ -20,6 +20,7 @@ from .model import (
     normalize_key,
 )
 from .screening import DEFAULT_SENSITIVE_PHRASES, find_credential, find_sensitive
+from .slots import SlotPolicy
 
 CREDENTIAL_RULE = "credential"
 
@@ -43,6 +44,8 @@ class PromotionPolicy:
     # statements ("lives in Bali" / "lives in Lisbon") well below it.
     duplicate_cosine: float = 0.95
     sensitive_phrases: tuple[str, ...] = DEFAULT_SENSITIVE_PHRASES
+    # Which slot a fact takes when its predicate is new for its subject.
+    slots: SlotPolicy = field(default_factory=SlotPolicy)
 
 
 @dataclass(frozen=True)

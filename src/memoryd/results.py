@@ -53,6 +53,24 @@ class ReviewItem:
 
 
 @dataclass(frozen=True)
+class SplitResult:
+    """A fact given its own slot back: the fact as it is now, the predicate whose slot it had
+    joined, and the fact it had replaced there, active again (None when nothing was)."""
+
+    memory: Memory
+    was_same_slot_as: str
+    restored: Memory | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON shape of ``split`` (CLI ``--json`` and the HTTP API)."""
+        return {
+            "memory": self.memory.to_json(),
+            "was_same_slot_as": self.was_same_slot_as,
+            "restored": self.restored.to_json() if self.restored else None,
+        }
+
+
+@dataclass(frozen=True)
 class Observation:
     """What a trigger did: queued a job for background extraction, or explained why not."""
 

@@ -8,9 +8,10 @@ from datetime import datetime
 
 from .collaborators import Collaborators, require_status
 from .consolidation import Stage
+from .errors import InvalidOperationError
 from .ledger import Replaced
-from .model import Actor, Kind, Memory, ShowResult, Status
-from .results import ReviewItem
+from .model import Actor, Kind, Memory, ShowResult, Status, fact_slot
+from .results import ReviewItem, SplitResult
 
 
 class OwnerReview:
@@ -72,6 +73,76 @@ class OwnerReview:
                 memory, status, actor=Actor.OWNER, action=action, at=at, reason=reason
             )
             return self.parts.require(memory_id)
+
+    def split(self, memory_id: str, *, now: datetime | None = None) -> SplitResult:
+        """See :meth:`memoryd.service.MemoryService.split`."""
+        at = self.parts.now(now)
+        memories = self.parts.store.memories
+        ledger = self.parts.ledger
+        with self.parts.store.transaction():
+            memory = self.parts.require(memory_id)
+            require_status(memory, (Status.PENDING, Status.ACTIVE), "split")
+            joined = memory.same_slot_as
+            if joined is None or not memory.subject or not memory.predicate:
+                raise InvalidOperationError(
+                    f"memory {memory.id} is already in its own slot (nothing to split): only a "
+                    "fact treated as the same slot as another predicate can be split"
+                )
+            own = fact_slot(memory.subject, memory.predicate)
+            holders = [m for m in memories.in_slot(own, Status.ACTIVE) if m.id != memory.id]
+            if memory.status is Status.ACTIVE and holders:
+                raise InvalidOperationError(
+                    f"cannot split memory {memory.id}: its own slot ({memory.subject} · "
+                    f"{memory.predicate}) is held by active memory {holders[0].id}; archive "
+                    "one of the two first"
+                )
+            replaced = self._wrongly_replaced(memory)
+            ledger.move_slot(
+                memory,
+                own,
+                None,
+                actor=Actor.OWNER,
+                action="split",
+                at=at,
+                reason=(
+                    f"split by the owner: {memory.predicate!r} has its own slot again, no "
+                    f"longer the same slot as {joined!r}"
+                ),
+            )
+            if replaced is not None:
+                ledger.restore(
+                    replaced,
+                    memory,
+                    actor=Actor.OWNER,
+                    at=at,
+                    reason=(
+                        f"restored: {memory.id} replaced it only because {memory.predicate!r} "
+                        f"was treated as the same slot as {joined!r}, and the owner split them"
+                    ),
+                )
+            restored = self.parts.require(replaced.id) if replaced is not None else None
+            return SplitResult(self.parts.require(memory.id), joined, restored)
+
+    def _wrongly_replaced(self, memory: Memory) -> Memory | None:
+        """The fact an active, vocabulary-placed ``memory`` replaced when it arrived in the
+        slot, if it can take the slot back: archived by that supersede, not purged, and the
+        slot has no other active fact since."""
+        if memory.status is not Status.ACTIVE or memory.supersedes is None:
+            return None
+        old = self.parts.store.memories.get(memory.supersedes)
+        if (
+            old is None
+            or old.status is not Status.ARCHIVED
+            or old.superseded_by != memory.id
+            or old.purged_at is not None
+            or old.slot is None
+            or old.slot != memory.slot
+        ):
+            return None
+        others = self.parts.store.memories.in_slot(old.slot, Status.ACTIVE)
+        if any(m.id != memory.id for m in others):
+            return None
+        return old
 
     def reconfirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """See :meth:`memoryd.service.MemoryService.reconfirm`."""

@@ -48,11 +48,13 @@ from .results import (
     RecallResult,
     ReviewItem,
     SearchResult,
+    SplitResult,
     WorkRound,
     WriteResult,
 )
 from .retriever import Retriever
 from .review import OwnerReview
+from .slot_vocabulary import reslot_if_needed
 from .storage.protocols import Store
 from .store_admin import StoreAdmin
 from .tokens import O200kTokenizer, TokenCodec
@@ -101,6 +103,8 @@ class MemoryService(CollaboratorAccess):
             ledger=Ledger(store, ids),
         )
         check_embedding_signature(store, embedder)
+        # A store whose fact slots were keyed before canonical forms is re-slotted once.
+        reslot_if_needed(self.parts)
         images = (lambda: image_reader) if image_reader is not None else self._image_reader
         self.kb = KnowledgeBase(store, embedder, self.parts.tokenizer, images, clock=clock, ids=ids)
         self.writer = MemoryWriter(self.parts)
@@ -200,6 +204,14 @@ class MemoryService(CollaboratorAccess):
     def archive(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Owner action: retire a memory without rejecting what it says."""
         return self.review.archive(memory_id, now=now)
+
+    def split(self, memory_id: str, *, now: datetime | None = None) -> SplitResult:
+        """Owner action: a fact that was treated as the same slot as another predicate
+        (``same_slot_as``) gets its own slot back, keeping its status. If it had replaced
+        that slot's fact on arrival, that fact is active again and the supersede between
+        them is undone; a pending one no longer would replace anything. Later facts with
+        its predicate go to its own slot."""
+        return self.review.split(memory_id, now=now)
 
     def reconfirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Owner action: an active memory is still true; ``last_confirmed_at`` moves to now."""

@@ -58,8 +58,12 @@ class StoreAdmin:
         """Load an export into this (empty) store in one transaction, embedding what has no
         vector."""
         from .portability import import_store
+        from .slot_vocabulary import reslot_if_needed
 
-        return import_store(self._parts.store, lines, self._parts.embedder)
+        summary = import_store(self._parts.store, lines, self._parts.embedder)
+        # An export from before canonical slots is re-slotted now, as an old store would be.
+        reslot_if_needed(self._parts)
+        return summary
 
     def backup_to(self, target: Path) -> BackupResult:
         """Write a consistent copy of the store to ``target`` (see :mod:`backup`)."""

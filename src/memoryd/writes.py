@@ -5,7 +5,7 @@ transaction."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -38,6 +38,7 @@ from .promotion import (
 )
 from .results import WriteResult
 from .screening import find_credential
+from .slot_vocabulary import SlotVocabulary
 
 if TYPE_CHECKING:
     from .embedding import Vector
@@ -72,6 +73,7 @@ class MemoryWriter:
 
     def __init__(self, parts: Collaborators) -> None:
         self.parts = parts
+        self.slots = SlotVocabulary(parts)
 
     def remember(self, asked: RememberRequest, now: datetime | None) -> WriteResult:
         """See :meth:`memoryd.service.MemoryService.remember`."""
@@ -101,6 +103,7 @@ class MemoryWriter:
         provenance = Provenance(source=source)
         vector = self.parts.embed([content])[0]
         with self.parts.store.transaction():
+            proposal = self.slots.place(proposal)
             neighbors = self._neighbors(proposal, vector, actor)
             decision = plan_remember(proposal, actor, neighbors, self.parts.policy)
             if decision.rule == CREDENTIAL_RULE:
@@ -124,7 +127,8 @@ class MemoryWriter:
         results: list[WriteResult] = []
         source = provenance.source
         with self.parts.store.transaction():
-            for proposal, vector in zip(proposals, vectors, strict=True):
+            for given, vector in zip(proposals, vectors, strict=True):
+                proposal = self.slots.place(given)
                 neighbors = self._neighbors(proposal, vector, Actor.POLICY)
                 decision = plan_promotion(
                     proposal, source, neighbors, self.parts.policy, tainted_by
@@ -251,6 +255,10 @@ class MemoryWriter:
         actor: Actor,
         at: datetime,
     ) -> WriteResult:
+        note = proposal.placed.note() if proposal.placed is not None else None
+        if note is not None:
+            # Whatever the policy decided, the record says which slot it decided in.
+            decision = replace(decision, reason=f"{decision.reason}; {note}")
         if decision.outcome is Outcome.DROPPED:
             return WriteResult(decision.outcome, decision.reason, decision.rule, None)
         if decision.outcome is Outcome.REINFORCED:
@@ -277,6 +285,7 @@ class MemoryWriter:
             predicate=proposal.predicate,
             object=proposal.object,
             slot=proposal.slot,
+            same_slot_as=proposal.same_slot_as,
             entities=proposal.entities or extract_entities(proposal.content),
             importance=proposal.importance
             or (Importance.MEDIUM if proposal.kind is Kind.LESSON else None),

@@ -1,4 +1,6 @@
-"""A store written before a migration is upgraded when it is opened, on both backends."""
+"""A store written before a migration is upgraded when it is opened, on both backends: the
+fact predicates indexed for search, and fact slots keyed by canonical forms (colliding facts
+wait for the owner, never merged silently)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ import sqlean
 
 from memoryd.app import open_service
 from memoryd.embedding import LocalMiniLM
+from memoryd.model import Memory
 from memoryd.settings import resolve_settings
+from tests.legacy_slots import as_legacy, check_reslotted
 from tests.pg import TestPostgres
 
 JOB = "The owner works as a tram driver on the number 28 line"
@@ -69,5 +73,64 @@ def test_a_postgres_store_indexes_fact_predicates_once_upgraded(
             )
 
         assert JOB in _recalled(where, embedder)
+    finally:
+        postgres_server.drop_database(where)
+
+
+SLOT_MIGRATION = {"sqlite": "0012_fact_slot_vocabulary", "postgres": "0006_fact_slot_vocabulary"}
+UNDO_SLOT_MIGRATION = [
+    "DROP INDEX memories_by_subject_key",
+    "ALTER TABLE memories DROP COLUMN same_slot_as",
+    "ALTER TABLE memories DROP COLUMN subject_key",
+    "DELETE FROM meta WHERE key = 'slot_scheme'",
+]
+
+
+def _legacy_facts(where: str, embedder: LocalMiniLM) -> dict[str, Memory]:
+    service = open_service(resolve_settings(where, {}), embedder=embedder)
+    try:
+        return as_legacy(service)
+    finally:
+        service.close()
+
+
+def _check_upgraded(where: str, embedder: LocalMiniLM, rows: dict[str, Memory]) -> None:
+    service = open_service(resolve_settings(where, {}), embedder=embedder)
+    try:
+        assert service.store.integrity_errors() == []
+        check_reslotted(service, rows)
+    finally:
+        service.close()
+
+
+def test_a_sqlite_store_from_before_canonical_slots_is_migrated_and_reslotted(
+    tmp_path: Path, embedder: LocalMiniLM
+) -> None:
+    where = str(tmp_path / "old.db")
+    rows = _legacy_facts(where, embedder)
+    raw = sqlean.connect(where)
+    for statement in UNDO_SLOT_MIGRATION:
+        raw.execute(statement)
+    raw.execute("DELETE FROM schema_migrations WHERE name = ?", (SLOT_MIGRATION["sqlite"],))
+    raw.commit()
+    raw.close()
+
+    _check_upgraded(where, embedder, rows)
+
+
+def test_a_postgres_store_from_before_canonical_slots_is_migrated_and_reslotted(
+    postgres_server: TestPostgres, embedder: LocalMiniLM
+) -> None:
+    where = postgres_server.create_database()
+    try:
+        rows = _legacy_facts(where, embedder)
+        with psycopg.connect(where, autocommit=True) as raw:
+            for statement in UNDO_SLOT_MIGRATION:
+                raw.execute(statement)
+            raw.execute(
+                "DELETE FROM schema_migrations WHERE name = %s", (SLOT_MIGRATION["postgres"],)
+            )
+
+        _check_upgraded(where, embedder, rows)
     finally:
         postgres_server.drop_database(where)

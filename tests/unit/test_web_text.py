@@ -1,13 +1,14 @@
 """How the web page words what it shows: leg ranks, entities and other field values as text
-(never a Python repr), and why a pending memory waits, read from its audit trail."""
+(never a Python repr), why a pending memory waits, read from its audit trail, and which slot
+a fact joined."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
 from memoryd.http.web import NO_REASON, pending_reason
-from memoryd.http.web_html import ranks_text, value_text
-from memoryd.model import Actor, AuditEntry, Status
+from memoryd.http.web_html import PendingView, memory_html, ranks_text, review_html, value_text
+from memoryd.model import Actor, AuditEntry, Kind, Memory, Source, Status
 
 AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -43,3 +44,22 @@ def test_why_pending_is_the_reason_recorded_when_it_was_proposed() -> None:
         _entry("m", "reinforce", Status.PENDING, "seen again", was=Status.PENDING),
     ]
     assert pending_reason(moved, "m") == "imported from backup.json"
+
+
+def test_a_fact_in_another_predicates_slot_says_so_and_offers_a_split() -> None:
+    def fact(status: Status, same_slot_as: str | None) -> Memory:
+        return Memory("m1", Kind.FACT, status, "Home city is Porto", Source.TURN, AT, AT,
+                      subject="owner", predicate="home <city>", object="Porto",
+                      slot="slot_x", same_slot_as=same_slot_as)  # fmt: skip
+
+    mapped = fact(Status.PENDING, "lives <in>")
+    page = review_html([PendingView(mapped, "waits for the owner: a fact", None)], "tok")
+    assert "Treated as the same slot as</b> &ldquo;lives &lt;in&gt;&rdquo;" in page
+    assert "its own predicate: &ldquo;home &lt;city&gt;&rdquo;" in page
+    assert 'action="/memories/m1/split"' in page
+
+    shown = memory_html(fact(Status.ACTIVE, "lives in"), [], [], "tok")
+    assert 'action="/memories/m1/split"' in shown and "same slot as" in shown
+    for unsplittable in (fact(Status.ACTIVE, None), fact(Status.ARCHIVED, "lives in")):
+        assert "/split" not in memory_html(unsplittable, [], [], "tok")
+    assert "/split" not in review_html([PendingView(fact(Status.PENDING, None), "r", None)], "t")

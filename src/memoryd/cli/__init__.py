@@ -1,7 +1,7 @@
 """The ``memoryd`` command line: a thin adapter over the service object.
 
-The commands live in one module per group (memories, review, recall, jobs, consolidate, kb,
-store, reembed, serve); this module holds the root group and registers them.
+The commands live in one module per group (memories, review, slots, recall, jobs,
+consolidate, kb, store, reembed, serve); this module holds the root group and registers them.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import os
 
 import click
 
-from . import consolidate, jobs, kb, memories, recall, reembed, review, serve, store
+from . import consolidate, jobs, kb, memories, recall, reembed, review, serve, slots, store
 from .common import ErrorMappingGroup
 
 
@@ -41,6 +41,7 @@ for _command in (
     review.archive,
     review.purge,
     review.edit,
+    slots.split,
     review.review,
     recall.recall,
     recall.search,

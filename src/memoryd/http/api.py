@@ -125,6 +125,16 @@ def create_app(
         )
         return memory.to_json()
 
+    @app.post(
+        "/v1/memories/{memory_id}/split",
+        response_model=s.SplitOut,
+        tags=["review"],
+    )
+    def split(memory_id: str, body: s.OwnerActionRequest | None = None) -> dict[str, Any]:
+        """Owner action: a fact treated as the same slot as another predicate gets its own
+        slot back; the fact it replaced there, if any, is active again."""
+        return service.split(memory_id, now=_instant(body.now if body else None, "now")).to_json()
+
     @app.get("/v1/review", response_model=list[s.ReviewItemOut], tags=["review"])
     def review() -> list[dict[str, Any]]:
         """Pending memories, oldest first, each with the fact it would replace."""

@@ -175,6 +175,7 @@ class MemoryOut(BaseModel):
     predicate: str | None
     object: str | None
     slot: str | None
+    same_slot_as: str | None
     entities: list[str]
     importance: str | None
     changes_behavior: bool
@@ -214,6 +215,12 @@ class WriteOut(BaseModel):
     reason: str
     rule: str
     memory: MemoryOut | None
+
+
+class SplitOut(BaseModel):
+    memory: MemoryOut
+    was_same_slot_as: str
+    restored: MemoryOut | None
 
 
 class ReviewItemOut(BaseModel):

@@ -237,6 +237,20 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
                     status_code=303,
                 )
             return response
+        if action == "split":
+            outcome: dict[str, str] = {}
+
+            def split() -> None:
+                result = service.split(memory_id)
+                outcome["text"] = split_message(result.memory, result.restored)
+
+            response = act(target, split, "split")
+            if outcome:
+                separator = "&" if "?" in target else "?"
+                return RedirectResponse(
+                    f"{target}{separator}flash={quote(outcome['text'])}", status_code=303
+                )
+            return response
         if action not in calls:
             return act(target, lambda: None, f"error: unknown action {action!r}")
         return act(target, calls[action], f"{action}ed" if action != "archive" else "archived")
@@ -443,6 +457,14 @@ def review_many(
             line += f" (replaces {_label(service, memory.supersedes)})"
         outcomes.append((True, line))
     return outcomes
+
+
+def split_message(memory: Memory, restored: Memory | None) -> str:
+    """What the page says after a split."""
+    text = f"split: {memory.predicate!r} has its own slot again"
+    if restored is not None:
+        text += f"; active again: {_excerpt(restored)}"
+    return text
 
 
 def _excerpt(memory: Memory) -> str:

@@ -191,10 +191,12 @@ def review_html(queue: Sequence[PendingView], csrf: str) -> str:
             [
                 choose,
                 memory_cell_html(memory)
-                + f'<p class="why"><b>Why pending:</b> {escape(_why(item.reason))}</p>',
+                + f'<p class="why"><b>Why pending:</b> {escape(_why(item.reason, memory))}</p>'
+                + same_slot_html(memory),
                 replaces,
                 button_html(f"{base}/confirm", "Confirm", csrf)
                 + button_html(f"{base}/reject", "Reject", csrf)
+                + split_button_html(memory, csrf, "/")
                 + f'<details><summary>Edit</summary><form method="post" action="{base}/edit">'
                 + csrf_field(csrf)
                 + f'<textarea name="content" rows=2>{escape(memory.content)}</textarea>'
@@ -214,9 +216,32 @@ def review_html(queue: Sequence[PendingView], csrf: str) -> str:
     )
 
 
-def _why(reason: str) -> str:
+def same_slot_html(memory: Memory) -> str:
+    """For a fact that joined another predicate's slot: which one, in words."""
+    if memory.same_slot_as is None or memory.purged_at is not None:
+        return ""
+    return (
+        f'<p class="why same-slot"><b>Treated as the same slot as</b> '
+        f"&ldquo;{escape(memory.same_slot_as)}&rdquo; (its own predicate: &ldquo;"
+        f"{escape(memory.predicate or '')}&rdquo;). If they mean different things, split "
+        "them.</p>"
+    )
+
+
+def split_button_html(memory: Memory, csrf: str, back: str) -> str:
+    """The Split button of a fact that joined another predicate's slot (pending or active)."""
+    if memory.same_slot_as is None or memory.status not in (Status.PENDING, Status.ACTIVE):
+        return ""
+    return button_html(f"/memories/{memory.id}/split", "Split", csrf, back)
+
+
+def _why(reason: str, memory: Memory) -> str:
     # Under "Why pending:" the policy's own "waits for the owner: " would say it twice.
-    return reason.removeprefix("waits for the owner: ")
+    why = reason.removeprefix("waits for the owner: ")
+    if memory.same_slot_as is None:
+        # Split since it was proposed: the slot it was placed in is history (its audit).
+        why = why.split("; treated as the same slot as ", 1)[0]
+    return why
 
 
 def browser_html(
@@ -281,6 +306,7 @@ def memory_html(
         actions = button_html(f"{back}/confirm", "Confirm", csrf, back) + button_html(
             f"{back}/reject", "Reject", csrf, back
         )
+    actions += split_button_html(memory, csrf, back)
     chain_rows = "".join(
         f"<tr><td>{'→ ' if m.id == memory.id else ''}{memory_cell_html(m)}</td></tr>" for m in chain
     )
@@ -297,7 +323,7 @@ def memory_html(
         for e in audit
     ]
     return (
-        f"<table>{fields}</table><p>{actions}</p>"
+        f"<table>{fields}</table>{same_slot_html(memory)}<p>{actions}</p>"
         f"<h2>Supersede chain (oldest first)</h2><table>{chain_rows}</table>"
         "<h2>Audit trail</h2>"
         + table_html(["at", "memory", "action", "status", "by", "rule", "reason"], audit_rows)

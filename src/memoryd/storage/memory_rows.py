@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from ..entities import normalize_name
 from ..model import Importance, Kind, Memory, Source, Status
+from ..slots import canonical_subject
 from .entity_rows import EntityRows
 from .protocols import VectorHit
 from .row_dialect import RowDialect, SqlConnection, VectorTables
@@ -21,8 +22,9 @@ MEMORY_COLUMNS = (
     "id, kind, status, content, subject, predicate, object, slot, entities, confidence, "
     "importance, changes_behavior, occurred_at, source, source_ref, extractor_model, "
     "prompt_version, created_at, last_confirmed_at, last_retrieved_at, retrieval_hits, "
-    "supersedes, superseded_by, purged_at"
+    "supersedes, superseded_by, purged_at, same_slot_as, subject_key"
 )
+MEMORY_COLUMN_COUNT = len(MEMORY_COLUMNS.split(","))
 SELECT_MEMORIES = f"SELECT {MEMORY_COLUMNS} FROM memories"
 _BY_ID = SELECT_MEMORIES + " WHERE id = ?"
 _IN_SLOT = SELECT_MEMORIES + " WHERE slot = ? AND status = ? ORDER BY id"
@@ -41,6 +43,15 @@ _SET_STATUS = "UPDATE memories SET status = ? WHERE id = ?"
 _LINK_FORWARD = "UPDATE memories SET superseded_by = ? WHERE id = ?"
 _LINK_BACK = "UPDATE memories SET supersedes = ? WHERE id = ?"
 _MARK_CONFIRMED = "UPDATE memories SET last_confirmed_at = ? WHERE id = ?"
+_SET_SLOT = "UPDATE memories SET slot = ?, same_slot_as = ?, subject_key = ? WHERE id = ?"
+_UNLINK_FORWARD = "UPDATE memories SET superseded_by = NULL WHERE id = ? AND superseded_by = ?"
+_UNLINK_BACK = "UPDATE memories SET supersedes = NULL WHERE id = ? AND supersedes = ?"
+_LIVE_FACTS = " AND kind = 'fact' AND status IN ('active', 'pending') ORDER BY id"
+_FACT_SUBJECTS = (
+    "SELECT DISTINCT subject_key FROM memories WHERE subject_key IS NOT NULL "
+    "AND status IN ('active', 'pending') AND kind = 'fact'"
+)
+_SLOTTED_FACTS = SELECT_MEMORIES + " WHERE slot IS NOT NULL ORDER BY id"
 _TAG_ENTITY = (
     "INSERT INTO memory_entities(memory_id, entity_id) VALUES (?, ?) ON CONFLICT DO NOTHING"
 )
@@ -53,7 +64,7 @@ _DROP_UNMENTIONED_ENTITIES = (
 # Every field that could hold the owner's words; the backend appends its own index columns.
 PURGE_ASSIGNMENTS = (
     "content = '', subject = NULL, predicate = NULL, object = NULL, entities = '[]', "
-    "source_ref = NULL, purged_at = "
+    "source_ref = NULL, same_slot_as = NULL, subject_key = NULL, purged_at = "
 )
 
 
@@ -68,8 +79,16 @@ def memory_params(memory: Memory, dialect: RowDialect) -> tuple[Any, ...]:
         memory.source_ref, memory.extractor_model, memory.prompt_version,
         stored_time(memory.created_at), stored_time(memory.last_confirmed_at),
         stored_time(memory.last_retrieved_at), memory.retrieval_hits, memory.supersedes,
-        memory.superseded_by, stored_time(memory.purged_at),
+        memory.superseded_by, stored_time(memory.purged_at), memory.same_slot_as,
+        subject_key(memory),
     )  # fmt: skip
+
+
+def subject_key(memory: Memory) -> str | None:
+    """The canonical subject a fact's vocabulary is looked up by (None for anything else)."""
+    if memory.slot is None or not memory.subject:
+        return None
+    return canonical_subject(memory.subject)
 
 
 # Recall converts a hundred-odd rows per message: plain dict lookups beat Enum() calls.
@@ -107,6 +126,7 @@ def memory_from_row(row: Sequence[Any], dialect: RowDialect) -> Memory:
         supersedes=row[21],
         superseded_by=row[22],
         purged_at=read_time(row[23]) if row[23] else None,
+        same_slot_as=row[24],
     )
 
 
@@ -184,6 +204,41 @@ class MemoryRows:
         self._db.execute(self._dialect.sql(_LINK_FORWARD), (new_id, old_id))
         if back_link:
             self._db.execute(self._dialect.sql(_LINK_BACK), (old_id, new_id))
+
+    def live_facts_about(self, subject_keys: Sequence[str]) -> list[Memory]:
+        """Active and pending facts whose canonical subject is one of ``subject_keys``."""
+        if not subject_keys:
+            return []
+        dialect = self._dialect
+        marks = dialect.marks(len(subject_keys))
+        rows = self._db.execute(
+            dialect.sql(f"{SELECT_MEMORIES} WHERE subject_key IN ({marks}){_LIVE_FACTS}"),
+            list(subject_keys),
+        ).fetchall()
+        return [memory_from_row(row, dialect) for row in rows]
+
+    def fact_subjects(self) -> list[str]:
+        """The canonical subjects of the active and pending facts."""
+        return sorted(str(row[0]) for row in self._db.execute(_FACT_SUBJECTS).fetchall())
+
+    def slotted(self) -> list[Memory]:
+        """Every memory with a fact slot, whatever its status, by id."""
+        dialect = self._dialect
+        rows = self._db.execute(_SLOTTED_FACTS).fetchall()
+        return [memory_from_row(row, dialect) for row in rows]
+
+    def set_slot(
+        self, memory_id: str, slot: str | None, same_slot_as: str | None, subject: str | None
+    ) -> None:
+        """Move a memory to ``slot`` (joined through ``same_slot_as``, or its own), with its
+        canonical ``subject`` key."""
+        self._db.execute(self._dialect.sql(_SET_SLOT), (slot, same_slot_as, subject, memory_id))
+
+    def unlink_supersede(self, old_id: str, new_id: str) -> None:
+        """Undo :meth:`link_supersede`: old no longer points at new, nor new back at old."""
+        dialect = self._dialect
+        self._db.execute(dialect.sql(_UNLINK_FORWARD), (old_id, new_id))
+        self._db.execute(dialect.sql(_UNLINK_BACK), (new_id, old_id))
 
     def mark_confirmed(self, memory_id: str, at: datetime) -> None:
         """Set last_confirmed_at."""

@@ -138,6 +138,30 @@ class MemoryRecords(Protocol):
         """Set ``last_confirmed_at`` (reinforcement)."""
         ...
 
+    def live_facts_about(self, subject_keys: Sequence[str]) -> list[Memory]:
+        """Active and pending facts whose canonical subject (:func:`memoryd.slots.
+        canonical_subject`) is one of ``subject_keys``, by id: the subjects' vocabulary."""
+        ...
+
+    def fact_subjects(self) -> list[str]:
+        """The canonical subjects that active or pending facts are about."""
+        ...
+
+    def slotted(self) -> list[Memory]:
+        """Every memory with a fact slot, in any status, by id (for re-slotting)."""
+        ...
+
+    def set_slot(
+        self, memory_id: str, slot: str | None, same_slot_as: str | None, subject: str | None
+    ) -> None:
+        """Move a memory to another fact slot: ``same_slot_as`` names the predicate whose slot
+        it joined (None: its own), ``subject`` is its canonical subject key."""
+        ...
+
+    def unlink_supersede(self, old_id: str, new_id: str) -> None:
+        """Undo a supersede link between ``old_id`` and ``new_id`` (both directions)."""
+        ...
+
     def purge(self, memory_id: str, at: datetime) -> None:
         """Erase content, structure and vectors, keeping a tombstone row."""
         ...

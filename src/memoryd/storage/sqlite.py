@@ -101,11 +101,15 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
 
     def integrity_errors(self) -> list[str]:
         """SQLite's own integrity check plus the FTS index's, as messages (empty when sound)."""
-        problems = [
-            str(row[0])
-            for row in self._db.execute("PRAGMA integrity_check").fetchall()
-            if row[0] != "ok"
-        ]
+        try:
+            problems = [
+                str(row[0])
+                for row in self._db.execute("PRAGMA integrity_check").fetchall()
+                if row[0] != "ok"
+            ]
+        except sqlite3.DatabaseError as error:
+            # Damage where the check itself reads (which pages depends on the file's layout).
+            return [f"the file cannot be checked: {error}"]
         for table in ("memory_fts", "chunk_fts"):
             try:
                 self._db.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")

@@ -13,6 +13,7 @@ from ..entities import normalize_name
 from ..model import Memory, Status, indexed_text
 from .entity_rows import EntityRows
 from .memory_rows import (
+    MEMORY_COLUMN_COUNT,
     MEMORY_COLUMNS,
     PURGE_ASSIGNMENTS,
     SELECT_MEMORIES,
@@ -30,7 +31,9 @@ if TYPE_CHECKING:
 _SELECT_VECTORS = (
     "SELECT m.id, e.embedding FROM memory_embeddings e JOIN memories m ON m.rowid = e.rowid"
 )
-_INSERT = f"INSERT INTO memories ({MEMORY_COLUMNS}) VALUES ({SQLITE_ROWS.marks(24)})"
+_INSERT = (
+    f"INSERT INTO memories ({MEMORY_COLUMNS}) VALUES ({SQLITE_ROWS.marks(MEMORY_COLUMN_COUNT)})"
+)
 
 
 class SqliteMemoryRecords(MemoryRows):

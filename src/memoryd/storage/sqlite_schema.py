@@ -238,6 +238,19 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "0012_fact_slot_vocabulary",
+        """
+        -- A fact's canonical subject (memoryd.slots.canonical_subject), so the predicates a
+        -- subject already has are one index probe away; and, when the fact joined another
+        -- predicate's slot through that vocabulary, the predicate it joined. Both are filled
+        -- by the re-slot that runs once when the store is next opened (slot_scheme in meta).
+        ALTER TABLE memories ADD COLUMN same_slot_as TEXT;
+        ALTER TABLE memories ADD COLUMN subject_key TEXT;
+        CREATE INDEX memories_by_subject_key ON memories(subject_key, status)
+            WHERE subject_key IS NOT NULL;
+        """,
+    ),
 )
 
 

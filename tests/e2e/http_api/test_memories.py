@@ -8,7 +8,9 @@ import json
 
 import pytest
 
-from .conftest import Server
+from memoryd.client import Client
+
+from .conftest import ABSENT_ID, Server
 
 # ----------------------------------------------------------------- memories
 
@@ -218,3 +220,26 @@ def test_the_extraction_triggers_say_extraction_is_off(server: Server) -> None:
         assert answer["job_id"] is None
         assert "off" in answer["notice"]
         assert "no LLM is configured" in answer["notice"]
+
+
+def test_split_gives_a_fact_its_own_slot_and_restores_what_it_replaced(server: Server) -> None:
+    lisbon = server.remember(
+        "Marta lives in Lisbon", subject="Marta", predicate="lives in", object="Lisbon"
+    )
+    porto = server.remember(
+        "Marta's home city is Porto", subject="Marta's", predicate="home city", object="Porto"
+    )
+    assert (porto["same_slot_as"], porto["supersedes"]) == ("lives in", lisbon["id"])
+    assert server.show(porto["id"])["same_slot_as"] == "lives in"
+
+    with Client(server.base_url, server.token) as client:
+        split = client.split(porto["id"])
+
+    assert split["was_same_slot_as"] == "lives in"
+    assert (split["memory"]["id"], split["memory"]["same_slot_as"]) == (porto["id"], None)
+    assert (split["restored"]["id"], split["restored"]["status"]) == (lisbon["id"], "active")
+    again = server.http.post(f"/v1/memories/{porto['id']}/split")
+    assert again.status_code == 409
+    assert "already in its own slot" in again.json()["error"]
+    missing = server.http.post(f"/v1/memories/{ABSENT_ID}/split")
+    assert missing.status_code == 404
