@@ -27,9 +27,13 @@ _NOT_NAMES = frozenset(
     jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun
     mr mrs ms dr do does did is are was were be been am have has had can could will would
     shall should may might must let lets let's please sorry congrats congratulations
+    now ever forever never always again henceforth hereafter fyi ps btw nb
     """.split()
 )
-# Words that open sentences ("Went climbing with Marco") but are not names there.
+# Words that open sentences ("Went climbing with Marco", "Tell Ana the plan", "Whenever I ask")
+# but are not names there: past-tense verbs of a diary, the imperatives of standing rules, and
+# discourse words ("Instead", "Reminder:"). Verbs that are also first names (Mark, Bill, Sue,
+# Pat, Rob, Drew, Grant, Chase, Will, May) stay out: a sentence may open with the person.
 _SENTENCE_STARTERS = frozenset(
     """
     went had got made took saw met bought visited played watched cooked talked told said asked
@@ -39,6 +43,12 @@ _SENTENCE_STARTERS = frozenset(
     omg yeah yep nope absolutely exactly totally honestly amazing perfect glad happy excited
     prefers prefer lives live works work uses use keep send sent call called check make take
     give gave find found spent spend moved move booked book ordered order finally recently
+    please also from going moving whenever every instead otherwise however meanwhile besides
+    furthermore moreover additionally regarding note notes reminder important tip warning
+    update correction dear tell ask answer reply respond write speak talk say show ensure try
+    avoid stop start mention include add format translate summarize summarise explain list
+    put save store forget ignore skip remind greet address refer spell sign share schedule
+    cancel confirm email text message help bring buy pay read listen wake pick be dont don't
     """.split()
 )
 MAX_NAME_WORDS = 5
@@ -85,16 +95,17 @@ def _names(text: str) -> list[tuple[str, bool]]:
             current.clear()
 
     joinable = False  # whether the next name word may extend the current name
+    # Whether the words so far in this sentence were all openers ("Please note", "Never ever"):
+    # then the next word still stands where a capital letter proves nothing.
+    leading = False
     for match in _WORD.finditer(text):
         raw = match.group()
         word = _strip_possessive(raw.rstrip(".'’-"))
         opens_sentence = _opens_sentence(text, match.start())
-        if (
-            _NAME_TOKEN.match(word)
-            and not is_common_word(word)
-            and len(word) > 1
-            and not (opens_sentence and _ordinary_starter(word))
-        ):
+        lead = opens_sentence or (leading and text[match.start() - 1 : match.start()] == " ")
+        starter = lead and _ordinary_starter(word)
+        leading = starter or (lead and is_common_word(word))
+        if _NAME_TOKEN.match(word) and not is_common_word(word) and len(word) > 1 and not starter:
             if not joinable:
                 flush()
             if not current:

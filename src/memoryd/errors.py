@@ -66,3 +66,7 @@ class ConsolidationBusyError(MemorydError):
 
 class DocumentNotFoundError(InvalidInputError):
     """No knowledge-base document with that id."""
+
+
+class AmbiguousIdError(MemorydError):
+    """A shortened id starts more than one memory or document; the message lists them."""

@@ -34,3 +34,65 @@ def _encode(value: int) -> str:
         chars.append(_CROCKFORD[value & 31])
         value >>= 5
     return "".join(reversed(chars))
+
+
+# A shortened id names a record only from this many characters on (as git takes commits): three
+# characters of a time-ordered id are shared by every record made in the same ~5 weeks.
+MIN_ID_PREFIX = 4
+
+
+def id_prefix(text: str) -> str | None:
+    """``text`` as the start of an id (upper case, as ids are written), or None when no id can
+    start with it: shorter than MIN_ID_PREFIX or holding a character ids never hold."""
+    prefix = text.strip().upper()
+    if len(prefix) < MIN_ID_PREFIX or any(c not in _CROCKFORD for c in prefix):
+        return None
+    return prefix
+
+
+def prefix_bounds(prefix: str) -> tuple[str, str | None]:
+    """(low, high): every id that starts with ``prefix`` (an :func:`id_prefix`) sorts at or
+    after low and before high (None: no bound above). Both bounds are written in the id
+    alphabet, so they sort the same under any collation a database may use."""
+    digits = list(prefix)
+    while digits:
+        position = _ORDER.index(digits[-1])
+        if position + 1 < len(_ORDER):
+            digits[-1] = _ORDER[position + 1]
+            return prefix, "".join(digits)
+        digits.pop()
+    return prefix, None
+
+
+# The order ids sort in, character by character: digits, then letters (ASCII and every
+# collation agree on it for upper-case letters and digits).
+_ORDER = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+# How many records an ambiguous shortened id lists.
+SHOWN_CANDIDATES = 10
+
+
+def unknown_id_message(what: str, text: str) -> str:
+    """'no memory with id …', saying so when the id was too short to stand for one."""
+    message = f"no {what} with id {text.strip()!r}"
+    if len(text.strip()) < MIN_ID_PREFIX:
+        message += f" (a shortened id needs at least {MIN_ID_PREFIX} characters)"
+    return message
+
+
+def ambiguous_id_message(
+    what: str, text: str, candidates: list[tuple[str, str]], more: bool
+) -> str:
+    """Which records a shortened id starts (id and a few words of each), on one line."""
+    listed = ", ".join(f"{record_id} ({_clip(label)})" for record_id, label in candidates)
+    tail = ", …" if more else ""
+    return (
+        f"the id {text.strip()!r} is ambiguous: it starts {what} {listed}{tail}; "
+        "give more characters"
+    )
+
+
+def _clip(label: str, width: int = 40) -> str:
+    words = " ".join(label.split())
+    return repr(words if len(words) <= width else words[: width - 1] + "…")

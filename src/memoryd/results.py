@@ -26,6 +26,8 @@ class WriteResult:
     reason: str
     rule: str
     memory: Memory | None
+    # The memories this write superseded (a fact slot's earlier value), as they are now.
+    replaced: tuple[Memory, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The ``propose --json`` item shape."""
@@ -34,21 +36,35 @@ class WriteResult:
             "reason": self.reason,
             "rule": self.rule,
             "memory": self.memory.to_json() if self.memory else None,
+            "replaced": [memory.to_json() for memory in self.replaced],
         }
 
 
 @dataclass(frozen=True)
 class ReviewItem:
-    """A pending memory and the active fact it would replace if confirmed."""
+    """A pending memory, why it waits for the owner (the promotion policy's reason, from its
+    ``create`` audit entry) and the active fact it would replace if confirmed."""
 
     pending: Memory
-    would_supersede: Memory | None
+    would_replace: Memory | None
+    reason: str | None = None
+    rule: str | None = None
+
+    @property
+    def would_supersede(self) -> Memory | None:
+        """The earlier name of :attr:`would_replace`."""
+        return self.would_replace
 
     def to_json(self) -> dict[str, Any]:
-        """JSON shape for the review queue."""
+        """JSON shape for the review queue (``would_supersede`` repeats ``would_replace`` for
+        clients written before it)."""
+        replaced = self.would_replace.to_json() if self.would_replace else None
         return {
             "pending": self.pending.to_json(),
-            "would_supersede": self.would_supersede.to_json() if self.would_supersede else None,
+            "reason": self.reason,
+            "rule": self.rule,
+            "would_replace": replaced,
+            "would_supersede": replaced,
         }
 
 

@@ -10,7 +10,7 @@ from .collaborators import Collaborators, require_status
 from .consolidation import Stage
 from .errors import InvalidOperationError
 from .ledger import Replaced
-from .model import Actor, Kind, Memory, ShowResult, Status, fact_slot
+from .model import Actor, AuditEntry, Kind, Memory, ShowResult, Status, fact_slot
 from .results import ReviewItem, SplitResult
 
 
@@ -176,9 +176,30 @@ class OwnerReview:
         return queue
 
     def review_queue(self) -> list[ReviewItem]:
-        """Pending memories, oldest first, each beside the active fact it would supersede."""
+        """Pending memories, oldest first, each with why it waits and the active fact it
+        would supersede."""
         pending = self.parts.store.memories.query(status=Status.PENDING, newest_first=False)
-        return [ReviewItem(memory, self.parts.slot_holder(memory)) for memory in pending]
+        return self.review_items(pending)
+
+    def review_items(self, memories: Sequence[Memory]) -> list[ReviewItem]:
+        """Each memory with the reason its creation gave (the promotion policy's, for a
+        pending one) and, for a fact, the active fact of its slot it would replace."""
+        created: dict[str, AuditEntry] = {}
+        for entry in self.parts.store.audit.for_memories([m.id for m in memories]):
+            if entry.action == "create":
+                created.setdefault(entry.memory_id, entry)
+        items = []
+        for memory in memories:
+            creation = created.get(memory.id)
+            items.append(
+                ReviewItem(
+                    memory,
+                    self.parts.slot_holder(memory),
+                    reason=creation.reason if creation else None,
+                    rule=creation.rule if creation else None,
+                )
+            )
+        return items
 
     def show(self, memory_id: str) -> ShowResult:
         """A memory with its supersede chain (oldest first) and the audit trail of the chain."""

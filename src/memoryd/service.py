@@ -28,9 +28,16 @@ from .collaborators import CollaboratorAccess, Collaborators, check_embedding_si
 from .consolidation import ConsolidationPolicy
 from .consolidation_run import ConsolidationLeaseLost, ConsolidationRun, StageSkipped
 from .embedding import Embedder
+from .errors import AmbiguousIdError, MemoryNotFoundError
 from .extraction import MissionDigest
 from .extraction_queue import ExtractionQueue
-from .ids import IdGenerator
+from .ids import (
+    SHOWN_CANDIDATES,
+    IdGenerator,
+    ambiguous_id_message,
+    id_prefix,
+    unknown_id_message,
+)
 from .jobs import Job, RetryPolicy
 from .kb.images import ImageReader
 from .kb.images import image_reader as default_image_reader
@@ -224,8 +231,35 @@ class MemoryService(CollaboratorAccess):
         return self.review.reconfirmation_queue()
 
     def review_queue(self) -> list[ReviewItem]:
-        """Pending memories, oldest first, each beside the active fact it would supersede."""
+        """Pending memories, oldest first, each with why it waits (``reason``) and the active
+        fact it would supersede (``would_replace``)."""
         return self.review.review_queue()
+
+    def review_items(self, memories: Sequence[Memory]) -> list[ReviewItem]:
+        """``memories`` as review items: each with the reason its creation gave and, for a
+        fact, the active fact of its slot it would replace."""
+        return self.review.review_items(memories)
+
+    def resolve_id(self, memory_id: str) -> str:
+        """The whole id of the memory ``memory_id`` names: its id, or a unique start of it of
+        at least 4 characters (as git takes commits). MemoryNotFoundError when none,
+        AmbiguousIdError (listing them) when several. For the owner's command line; the
+        HTTP API and the model's tools take whole ids only."""
+        memories = self.store.memories
+        wanted = memory_id.strip()
+        if memories.get(wanted) is not None:
+            return wanted
+        prefix = id_prefix(wanted)
+        found = memories.ids_starting(prefix, SHOWN_CANDIDATES + 1) if prefix else []
+        if not found:
+            raise MemoryNotFoundError(unknown_id_message("memory", memory_id))
+        if len(found) == 1:
+            return found[0]
+        shown = memories.get_many(found[:SHOWN_CANDIDATES])
+        labels = [(i, "[purged]" if shown[i].purged_at else shown[i].content) for i in shown]
+        raise AmbiguousIdError(
+            ambiguous_id_message("memories", memory_id, sorted(labels), len(found) > len(shown))
+        )
 
     def get(self, memory_id: str) -> Memory:
         """One memory, or MemoryNotFoundError."""

@@ -303,7 +303,11 @@ class MemoryWriter:
             replaced, memory, vector, actor=actor, at=at, reason=decision.reason, rule=decision.rule
         )
         return WriteResult(
-            decision.outcome, decision.reason, decision.rule, self.parts.require(memory.id)
+            decision.outcome,
+            decision.reason,
+            decision.rule,
+            self.parts.require(memory.id),
+            tuple(self.parts.require(old.memory.id) for old in replaced),
         )
 
 

@@ -59,15 +59,11 @@ def test_bad_inputs_fail_with_clear_reasons_and_good_files_still_ingest(
     assert "http" in by_url.reason and "https" in by_url.reason, by_url.reason
     failed.append(by_url)
 
-    for result in failed:
-        assert result.document is not None
-        stored = service.kb.get(result.document.id)
-        assert stored.status is DocumentStatus.FAILED
-        assert stored.error == result.reason
-        assert stored.chunk_count == 0
-        assert service.store.kb.chunks(stored.id) == []
-        with pytest.raises(InvalidInputError, match="failed"):
-            service.kb.read(stored.id)
+    # A source that cannot be read is reported, and leaves no document to delete by hand.
+    assert all(result.document is None for result in failed)
+    assert sorted(d.source_uri for d in service.kb.list_documents()) == sorted(
+        str(p.resolve()) for p in good
+    )
 
     for key in ("markdown", "text"):
         sample = corpus.samples[key]
@@ -262,6 +258,7 @@ def test_ingest_rejects_bad_names_and_collections(service: MemoryService, tmp_pa
     missing = service.kb.ingest([tmp_path / "absent.md"], now=NOW)[0]
     assert missing.outcome == "failed"
     assert missing.reason is not None and "no such file" in missing.reason
+    assert (missing.document, service.kb.list_documents()) == (None, [])
 
 
 def test_a_folder_is_ingested_file_by_file(

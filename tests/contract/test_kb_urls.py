@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from memoryd.errors import InvalidInputError
 from memoryd.jobs import JobStatus
 from memoryd.kb.model import DocumentStatus, SourceType
 from memoryd.kb.service import JOB_KIND
@@ -243,10 +244,31 @@ def test_a_missing_page_fails_at_once(service: MemoryService, site: Site) -> Non
     result = service.kb.ingest([url], now=NOW)[0]
     assert result.outcome == "failed"
     assert result.reason is not None and "404" in result.reason
-    assert result.document is not None
-    assert service.kb.get(result.document.id).status is DocumentStatus.FAILED
+    # A retry cannot fix a missing page: reported, and no document left to delete by hand.
+    assert result.document is None
+    assert service.kb.list_documents() == []
     assert kb_jobs(service) == []
     assert service.kb.run_retries(now=NOW + timedelta(hours=1)) == []
+
+
+def test_a_retry_that_meets_a_missing_page_fails_the_document_and_says_why(
+    service: MemoryService, site: Site
+) -> None:
+    # The first answer (503) may pass, so a document waits for the retry; the retry then meets
+    # a 404, which no retry fixes: the document stays, failed, so the owner learns why.
+    site.routes["/moved"] = [Reply(503, "text/plain", b"busy"), Reply(404, "text/plain", b"")]
+    queued = service.kb.ingest([site.url("/moved")], now=NOW)[0]
+    assert queued.outcome == "queued" and queued.document is not None
+
+    [retry] = service.kb.run_retries(now=NOW + timedelta(minutes=2))
+
+    assert retry.outcome == "failed"
+    document = service.kb.get(queued.document.id)
+    assert document.status is DocumentStatus.FAILED
+    assert document.error is not None and "404" in document.error
+    assert [job.status for job in kb_jobs(service)] == [JobStatus.FAILED]
+    with pytest.raises(InvalidInputError, match="failed"):
+        service.kb.read(document.id)
 
 
 @pytest.mark.parametrize("declare_length", [True, False])
@@ -260,7 +282,7 @@ def test_a_page_over_the_size_limit_fails(
     result = service.kb.ingest([site.url("/big.txt")], now=NOW)[0]
     assert result.outcome == "failed"
     assert result.reason is not None and "limit" in result.reason, result.reason
-    assert result.document is not None
-    assert service.kb.get(result.document.id).status is DocumentStatus.FAILED
+    assert result.document is None
+    assert service.kb.list_documents() == []
     assert service.store.kb.chunk_count() == 0
     assert kb_jobs(service) == []

@@ -7,12 +7,14 @@ from __future__ import annotations
 import pytest
 
 from memoryd.errors import (
+    AmbiguousIdError,
+    DocumentNotFoundError,
     InvalidOperationError,
     MemoryNotFoundError,
 )
 from memoryd.model import Kind, Source, Status
 from memoryd.promotion import Outcome
-from memoryd.service import MemoryService
+from memoryd.service import MemoryService, ReviewItem
 from tests.builders import batch, item
 
 from .conftest import Backend
@@ -23,7 +25,12 @@ from .memories_support import at, by_id, lives_in
 
 def test_a_new_fact_value_supersedes_the_old_one(service: MemoryService) -> None:
     bali = lives_in(service, "Bali", 0)
-    lisbon = lives_in(service, "Lisbon", 10)
+    written = service.remember(
+        "Owner lives in Lisbon", subject="owner", predicate="lives in", object="Lisbon", now=at(10)
+    )
+    lisbon = written.memory
+    assert lisbon is not None
+    assert [(m.id, m.status) for m in written.replaced] == [(bali.id, Status.ARCHIVED)]
 
     rows = by_id(service)
     assert len(rows) == 2
@@ -78,7 +85,15 @@ def test_confirming_a_pending_fact_supersedes_the_slot_holder(service: MemorySer
     assert proposed.memory is not None
     [queued] = service.review_queue()
     assert queued.pending.id == proposed.memory.id
-    assert queued.would_supersede is not None and queued.would_supersede.id == bali.id
+    assert queued.would_replace is not None and queued.would_replace.id == bali.id
+    assert (queued.rule, queued.reason) == (
+        "needs-owner",
+        "waits for the owner: a fact never activates alone",
+    )
+    assert service.review_items([proposed.memory, bali]) == [
+        queued,
+        ReviewItem(bali, None, "the owner asked to remember this", "owner-remember"),
+    ]
     assert service.get(bali.id).status is Status.ACTIVE, "a pending fact must not displace"
 
     confirmed = service.confirm(proposed.memory.id, now=at(10))
@@ -192,3 +207,49 @@ def test_kinds_accept_their_aliases(service: MemoryService) -> None:
     )
 
     assert result.memory is not None and result.memory.kind is Kind.EVENT
+
+
+# ------------------------------------------------------------ shortened ids
+
+
+def test_a_unique_start_of_an_id_names_one_memory_or_document(service: MemoryService) -> None:
+    # Made in the same millisecond, their ids share the time part and differ after it.
+    figs = service.remember("Owner likes figs", now=at(0)).memory
+    dates = service.remember("Owner likes dates", now=at(0)).memory
+    later = service.remember("Owner likes plums", now=at(60 * 24 * 400)).memory
+    assert figs is not None and dates is not None and later is not None
+    shared = shared_start(figs.id, dates.id)
+    docs = [
+        service.kb.ingest_bytes(f"# {name}\n\nNotes on {name}.\n".encode(), f"{name}.md", now=at(0))
+        for name in ("ferries", "lighthouses")
+    ]
+    first, second = (r.document.id for r in docs if r.document is not None)
+
+    assert service.resolve_id(figs.id) == figs.id
+    assert service.resolve_id(f"  {figs.id[: shared + 1].lower()} ") == figs.id
+    assert service.resolve_id(dates.id[: shared + 1]) == dates.id
+    assert service.resolve_id(later.id[:9]) == later.id
+    with pytest.raises(AmbiguousIdError) as ambiguous:
+        service.resolve_id(figs.id[:shared])
+    assert f"{figs.id} ('Owner likes figs')" in str(ambiguous.value)
+    assert f"{dates.id} ('Owner likes dates')" in str(ambiguous.value)
+    assert later.id not in str(ambiguous.value)
+    with pytest.raises(MemoryNotFoundError, match="at least 4 characters"):
+        service.resolve_id(figs.id[:3])
+    for unknown in ("ZZZZ", "01-?", figs.id + "0", ""):
+        with pytest.raises(MemoryNotFoundError):
+            service.resolve_id(unknown)
+
+    assert service.kb.resolve_id(first[: shared_start(first, second) + 1]) == first
+    with pytest.raises(AmbiguousIdError, match=r"ferries.*lighthouses|lighthouses.*ferries"):
+        service.kb.resolve_id(first[:8])
+    with pytest.raises(DocumentNotFoundError):
+        service.kb.resolve_id(figs.id)
+    assert service.store.memories.ids_starting(figs.id[:shared], 10) == sorted([figs.id, dates.id])
+    assert service.store.memories.ids_starting(figs.id[:shared], 1) == [min(figs.id, dates.id)]
+
+
+def shared_start(first: str, second: str) -> int:
+    """How many leading characters two ids share."""
+    pairs = enumerate(zip(first, second, strict=True))
+    return next((i for i, (a, b) in pairs if a != b), len(first))

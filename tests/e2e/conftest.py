@@ -51,15 +51,55 @@ class Cli:
         """Run with ``--json`` and decode stdout."""
         return json.loads(self.ok(*args, "--json", input=input, env=env))
 
-    def fails(self, *args: str, input: str | None = None, env: dict[str, str] | None = None) -> str:
-        """Run, require exit code 1 with exactly one error line on stderr; return that line."""
+    def fails(
+        self,
+        *args: str,
+        input: str | None = None,
+        env: dict[str, str] | None = None,
+        code: int = 1,
+    ) -> str:
+        """Run, require exit code ``code`` (1: not found, refused, failed) with exactly one
+        error line on stderr; return that line."""
         result = self.run(*args, input=input, env=env)
-        assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
+        assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1, f"expected one error line, got:\n{result.stderr}"
         assert lines[0].startswith("error: "), lines[0]
         assert result.stdout == ""
         return lines[0]
+
+    def misused(self, *args: str, env: dict[str, str] | None = None) -> str:
+        """Run, require the usage exit code (2) with one error line naming the option at
+        fault; return that line."""
+        return self.fails(*args, env=env, code=2)
+
+    def in_terminal(self, *args: str, answers: str) -> subprocess.CompletedProcess[str]:
+        """Run ``memoryd ARGS`` with a terminal (a pseudo-terminal) as stdin, typing
+        ``answers``; stdout and stderr are captured as with :meth:`run`."""
+        import os
+        import pty
+
+        controller, terminal = pty.openpty()
+        try:
+            process = subprocess.Popen(
+                [str(MEMORYD), *args],
+                stdin=terminal,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+                env=self.env,
+                cwd=self.cwd,
+            )
+            os.close(terminal)
+            terminal = -1
+            os.write(controller, answers.encode())
+            out, err = process.communicate(timeout=120)
+        finally:
+            if terminal != -1:
+                os.close(terminal)
+            os.close(controller)
+        return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
 @pytest.fixture

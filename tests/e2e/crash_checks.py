@@ -111,13 +111,16 @@ class KbIngest(Operation):
                     hashes.add(payload["hash"])  # may have landed before the kill
                 continue
             self.tally.acked += 1
-            must_exist = True
             if payload["outcome"] == "ok":
+                must_exist = True
                 hashes = {payload["hash"]}
                 acked = payload
             else:
+                # Nothing to index: a stored document keeps its chunks, a new source leaves
+                # no document at all.
                 assert payload["outcome"] == "failed", payload
                 assert payload["hash"] == EMPTY_HASH, payload
+                assert (payload["doc"] is None) == (not must_exist), payload
         document = kb.document_by_uri(uri)
         if document is None:
             assert not must_exist, f"acknowledged document {uri} is gone"

@@ -245,7 +245,7 @@ def test_confirm_of_a_pending_fact_supersedes_the_active_one(
     assert rows[bali.id]["superseded_by"] == pending.memory.id
 
 
-def test_review_shows_the_fact_a_pending_one_would_replace(
+def test_review_shows_why_each_waits_and_the_fact_a_pending_one_would_replace(
     cli: Cli, seeded: Callable[[], Any]
 ) -> None:
     with seeded() as service:
@@ -259,17 +259,38 @@ def test_review_shows_the_fact_a_pending_one_would_replace(
             now=at(2),
         )
     lisbon_id, kitchen_id = lisbon.memory.id, kitchen.memory.id
+    before = cli.json("list")
 
-    output = cli.ok("review", "--now", at(3).isoformat(), input="c\nr\n")
+    # Without a terminal nothing is asked: the error says how to review instead.
+    piped = cli.fails("review", input="c\nr\n")
+    after_piped = cli.json("list")
+    listed = cli.ok("list", "--status", "pending")
+    pending = by_id(cli.json("list", "--status", "pending"))
+    shown = cli.ok("show", lisbon_id[:-4])
+    result = cli.in_terminal("review", "--now", at(3).isoformat(), answers="c\nr\n")
 
-    first, second = output.split("[2/2]")
+    for command in ("memoryd confirm ID", "memoryd reject ID", "list --status pending --json"):
+        assert command in piped, piped
+    assert "2 pending" in piped
+    assert "reason: waits for the owner: a fact never activates alone" in listed
+    assert f"would replace: {bali.id}" in listed
+    assert pending[lisbon_id]["reason"] == "waits for the owner: a fact never activates alone"
+    assert pending[lisbon_id]["would_replace"]["id"] == bali.id
+    assert "confidence 0.70 is below 0.80" in pending[kitchen_id]["reason"]
+    assert pending[kitchen_id]["would_replace"] is None
+    assert f"would replace: {bali.id}" in shown and "reason: waits for the owner" in shown
+    assert result.returncode == 0, result.stderr
+    first, second = result.stdout.split("[2/2]")
     assert "[1/2]" in first and lisbon_id in first
+    assert "reason: waits for the owner: a fact never activates alone" in first
     replace_lines = [line for line in first.splitlines() if "would replace:" in line]
     assert len(replace_lines) == 1 and bali.id in replace_lines[0]
     assert "confirmed:" in first
     assert kitchen_id in second
+    assert "confidence 0.70 is below 0.80" in second
     assert "would replace:" not in second
     assert "rejected:" in second
+    assert after_piped == before and len(before) == 3
 
     rows = by_id(cli.json("list"))
     assert rows[lisbon_id]["status"] == "active"
@@ -453,7 +474,7 @@ def test_bad_input_changes_nothing(cli: Cli, seeded: Callable[[], Any], case: st
 def test_errors_name_the_options_at_fault_and_the_next_command(cli: Cli) -> None:
     cli.ok("init")
 
-    half_slot = cli.fails("remember", "the owner's desk is oak", "--subject", "desk")
+    half_slot = cli.misused("remember", "the owner's desk is oak", "--subject", "desk")
     unknown = cli.fails("show", "01ABSENTABSENTABSENTABSENT")
 
     assert half_slot.strip() == (

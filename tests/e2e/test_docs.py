@@ -217,7 +217,8 @@ def _help_commands(*group: str) -> set[str]:
         timeout=60,
         check=True,
     ).stdout
-    listed = shown.split("\nCommands:\n", 1)[1]
+    # The command list ends at the first blank line (the id and exit-code notes follow it).
+    listed = shown.split("\nCommands:\n", 1)[1].split("\n\n", 1)[0]
     return {
         line.split()[0] for line in listed.splitlines() if line.startswith("  ") and line.split()
     }

@@ -53,6 +53,39 @@ def test_sentence_boundaries_split_names() -> None:
     assert extract_entities("I saw Ana. Bruno was late.") == ("Ana", "Bruno")
 
 
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("From now on answer in metric units.", ()),
+        ("From Now On, always reply briefly.", ()),
+        ("Never send files as base64.", ()),
+        ("Never Ever use Comic Sans.", ("Comic Sans",)),
+        ("Always answer in metric units.", ()),
+        ("Please keep answers short.", ()),
+        ("Please Note: the meeting moved.", ()),
+        ("Also, the invoices are due.", ()),
+        ("Henceforth, no emojis.", ()),
+        ("Whenever I ask for a recipe, list the ingredients first.", ()),
+        ("Instead, summarise the thread.", ()),
+        ("Reminder: the boiler service is due.", ()),
+        ("Tell the team about it. Avoid jargon. Stop adding footnotes.", ()),
+        ("Every morning, check the calendar.", ()),
+        ("Important: do not share the address.", ()),
+        ("Answer in French.", ("French",)),
+        ("Ana lives in Lisbon.", ("Ana", "Lisbon")),
+        ("Lisbon is sunny in May. Ana agrees.", ("Lisbon", "Ana")),
+        ("Tell Ana the plan. Never call Bruno after nine.", ("Ana", "Bruno")),
+        ("Please ask Marco Polo Travel for a quote.", ("Marco Polo Travel",)),
+        ("Also Ana likes tea.", ("Ana",)),
+        ("Mark lives in Porto.", ("Mark", "Porto")),
+    ],
+)
+def test_sentence_openers_are_not_names_and_names_that_open_sentences_are(
+    text: str, names: tuple[str, ...]
+) -> None:
+    assert extract_entities(text) == names
+
+
 # ---------------------------------------------------------------------------------------------
 # EntityMatcher
 

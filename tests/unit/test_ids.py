@@ -6,10 +6,11 @@ import itertools
 import threading
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.ids import IdGenerator
+from memoryd.ids import IdGenerator, id_prefix, prefix_bounds
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -92,3 +93,39 @@ def test_id_carries_its_millisecond(at: datetime) -> None:
     """Ids made by different processes interleave by time. (Past 2100 the float timestamp can
     round to the neighbouring millisecond; order is still kept, so that is not tested.)"""
     assert _millis_in(IdGenerator().new_id(at)) == (at - EPOCH) // timedelta(milliseconds=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shortened ids
+
+
+@pytest.mark.parametrize(
+    ("text", "prefix"),
+    [("01hx", "01HX"), (" 01HX5 ", "01HX5"), ("01H", None), ("01-X", None), ("01HU", None),
+     ("", None)],
+)  # fmt: skip
+def test_a_shortened_id_is_at_least_4_id_characters(text: str, prefix: str | None) -> None:
+    assert id_prefix(text) == prefix
+
+
+def test_prefix_bounds_step_past_the_last_character() -> None:
+    assert prefix_bounds("01HX") == ("01HX", "01HY")
+    assert prefix_bounds("01H9") == ("01H9", "01HA")
+    assert prefix_bounds("01HZ") == ("01HZ", "01I")
+    assert prefix_bounds("0ZZZ") == ("0ZZZ", "1")
+    assert prefix_bounds("ZZZZ") == ("ZZZZ", None)
+
+
+@given(
+    st.text(CROCKFORD, min_size=26, max_size=26),
+    st.lists(st.text(CROCKFORD, min_size=26, max_size=26), max_size=20),
+    st.integers(min_value=4, max_value=26),
+)
+def test_exactly_the_ids_that_start_with_a_prefix_lie_within_its_bounds(
+    memory_id: str, others: list[str], length: int
+) -> None:
+    prefix = memory_id[:length]
+    low, high = prefix_bounds(prefix)
+    for candidate in [memory_id, *others, prefix + "0" * (26 - length)]:
+        within = low <= candidate and (high is None or candidate < high)
+        assert within == candidate.startswith(prefix), (prefix, candidate, high)

@@ -12,26 +12,76 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import click
 
 from ..clock import parse_instant, utc_now
-from ..errors import DocumentNotFoundError, MemorydError, MemoryNotFoundError
+from ..errors import (
+    DocumentNotFoundError,
+    InvalidInputError,
+    MemorydError,
+    MemoryNotFoundError,
+)
 from ..settings import resolve_settings
 
 if TYPE_CHECKING:
     from ..model import AuditEntry, Memory
-    from ..service import MemoryService, WriteResult
+    from ..service import MemoryService, ReviewItem, WriteResult
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+
+
+# The exit codes every command shares (click's own usage errors are 2 as well).
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+ID_HELP = (
+    "Wherever a command takes a memory or document id, a unique start of it (at least 4 "
+    "characters) will do, as git takes commits; an ambiguous one is refused with its matches."
+)
+EXIT_HELP = (
+    (str(EXIT_OK), "done"),
+    (str(EXIT_FAILED), "not found (or an ambiguous id), refused, or failed"),
+    (
+        str(EXIT_USAGE),
+        "usage: an unknown command or option, a missing argument, or an option value that "
+        "cannot be used (the error names the option)",
+    ),
+)
 
 
 class ErrorMappingGroup(click.Group):
-    """Maps the project's errors to one line on stderr and exit code 1, in one place."""
+    """Maps the project's errors to one line on stderr and an exit code, in one place: 2 for
+    a usage error (an :class:`InvalidInputError` naming the options at fault), else 1."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        """Run the command; a :class:`MemorydError` becomes ``error: …`` and exit code 1."""
+        """Run the command; a :class:`MemorydError` becomes ``error: …`` and its exit code."""
         try:
             return super().invoke(ctx)
         except MemorydError as error:
             click.echo(f"error: {cli_message(error)}", err=True)
-            ctx.exit(1)
+            ctx.exit(exit_code(error))
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The id and exit-code conventions, after the command list."""
+        super().format_epilog(ctx, formatter)
+        with formatter.section("Ids"):
+            formatter.write_text(ID_HELP)
+        with formatter.section("Exit codes"):
+            formatter.write_dl(EXIT_HELP)
+
+
+def exit_code(error: MemorydError) -> int:
+    """2 when the error is about how the command was called (it names the options at
+    fault), else 1."""
+    return EXIT_USAGE if isinstance(error, InvalidInputError) and error.fields else EXIT_FAILED
+
+
+def parsed(option: str, parse: Callable[[], T]) -> T:
+    """What ``parse`` makes of an option's text; its refusal names the option (``option``, by
+    its Python name), so it is a usage error (exit code 2)."""
+    try:
+        return parse()
+    except InvalidInputError as error:
+        if error.fields:
+            raise
+        raise InvalidInputError(str(error), fields=(option,)) from None
 
 
 # What a CLI user does next when an id is unknown.
@@ -45,8 +95,9 @@ def cli_message(error: MemorydError) -> str:
     """The error's words, with the arguments at fault named as options and the CLI's next
     step for an unknown id."""
     message = str(error)
-    if error.fields:
-        message += " (" + ", ".join("--" + name.replace("_", "-") for name in error.fields) + ")"
+    options = ["--" + name.replace("_", "-") for name in error.fields]
+    if options and not all(option in message for option in options):
+        message += " (" + ", ".join(options) + ")"
     hint = next((hint for kind, hint in _CLI_HINTS if isinstance(error, kind)), None)
     return f"{message}; {hint}" if hint else message
 
@@ -99,7 +150,9 @@ def trigger_options(func: F) -> F:
 
 def now_from(now_text: str | None) -> datetime:
     """The instant given with ``--now``, else the current time."""
-    return parse_instant(now_text, what="--now") if now_text else utc_now()
+    if not now_text:
+        return utc_now()
+    return parsed("now", lambda: parse_instant(now_text, what="--now"))
 
 
 def print_json(value: Any) -> None:
@@ -117,9 +170,34 @@ def memory_line(memory: Memory) -> str:
 
 
 def echo_write_result(result: WriteResult) -> None:
-    """What a remembered or proposed item became, and the memory if one was written."""
+    """What a remembered or proposed item became, the memory if one was written, and what it
+    superseded."""
     memory = f" {memory_line(result.memory)}" if result.memory else ""
     click.echo(f"{result.outcome.value}: {result.reason}{memory and chr(10) + '  ' + memory}")
+    for old in result.replaced:
+        click.echo(f"  replaced {old.id} {_quoted(old)}")
+
+
+def echo_review_item(item: ReviewItem, indent: str = "    ") -> None:
+    """Why a pending memory waits for the owner, and the active fact it would replace."""
+    if item.reason:
+        click.echo(f"{indent}reason: {item.reason}")
+    if item.would_replace is not None:
+        click.echo(f"{indent}would replace: {memory_line(item.would_replace)}")
+
+
+def review_json(item: ReviewItem) -> dict[str, Any]:
+    """A pending memory's JSON with ``reason`` and ``would_replace`` added."""
+    replaced = item.would_replace
+    return {
+        **item.pending.to_json(),
+        "reason": item.reason,
+        "would_replace": replaced.to_json() if replaced else None,
+    }
+
+
+def _quoted(memory: Memory) -> str:
+    return "[purged]" if memory.purged_at else repr(memory.content)
 
 
 def echo_memory(memory: Memory) -> None:

@@ -14,8 +14,9 @@ from .common import json_option, memory_line, now_from, now_option, open_store_s
 @click.pass_context
 def consolidate(ctx: click.Context, dry_run: bool, now_text: str | None, as_json: bool) -> None:
     """Run the daily consolidation stages now (each a status change or a supersede)."""
+    at = now_from(now_text)
     with open_store_service(ctx) as service:
-        report = service.consolidate(now=now_from(now_text), dry_run=dry_run)
+        report = service.consolidate(now=at, dry_run=dry_run)
     if as_json:
         print_json(report.to_json())
         return
@@ -35,9 +36,10 @@ def reconfirm(
 ) -> None:
     """Without ID: the facts consolidation marked as a year unconfirmed. With ID: the owner
     says it is still true."""
+    at = now_from(now_text)
     with open_store_service(ctx) as service:
         if memory_id is not None:
-            memory = service.reconfirm(memory_id, now=now_from(now_text))
+            memory = service.reconfirm(service.resolve_id(memory_id), now=at)
             if as_json:
                 print_json(memory.to_json())
             else:

@@ -12,7 +12,7 @@ from ..errors import InvalidInputError
 from ..kb.converted import Limits
 from ..kb.model import DEFAULT_COLLECTION, Document, SourceType, parse_source_type
 from ..tools import parse_chunk_range
-from .common import json_option, now_from, now_option, open_store_service, print_json
+from .common import json_option, now_from, now_option, open_store_service, parsed, print_json
 from .kb_progress import IngestProgress
 
 if TYPE_CHECKING:
@@ -152,11 +152,11 @@ def read(
     as_json: bool,
 ) -> None:
     """read_kb: a document, a section, a chunk range or a page range, fenced and bounded."""
-    chunk_range = parse_chunk_range(span) if span else None
-    page_range = parse_chunk_range(pages, what="pages") if pages else None
+    chunk_range = parsed("chunks", lambda: parse_chunk_range(span)) if span else None
+    page_range = parsed("pages", lambda: parse_chunk_range(pages, "pages")) if pages else None
     with open_store_service(ctx) as service:
         result = service.kb.read(
-            document_id,
+            service.kb.resolve_id(document_id),
             section=section,
             chunks=chunk_range,
             pages=page_range,
@@ -176,7 +176,7 @@ def read(
 def rename(ctx: click.Context, document_id: str, title: str, as_json: bool) -> None:
     """Give a document your own title (its chunks' breadcrumbs follow)."""
     with open_store_service(ctx) as service:
-        document = service.kb.rename(document_id, title)
+        document = service.kb.rename(service.kb.resolve_id(document_id), title)
     if as_json:
         print_json(document.to_json())
     else:
@@ -208,7 +208,9 @@ def list_(ctx: click.Context, collection: str | None, limit: int | None, as_json
 def delete(ctx: click.Context, document_ids: tuple[str, ...], as_json: bool) -> None:
     """Remove documents and their chunks."""
     with open_store_service(ctx) as service:
-        deleted = [service.kb.delete(document_id) for document_id in document_ids]
+        # Every id is checked before anything is deleted.
+        resolved = [service.kb.resolve_id(document_id) for document_id in document_ids]
+        deleted = [service.kb.delete(document_id) for document_id in dict.fromkeys(resolved)]
     if as_json:
         print_json([d.to_json() for d in deleted])
         return
@@ -225,7 +227,8 @@ def reingest(ctx: click.Context, document_id: str, now_text: str | None, as_json
     """Read a document's file or URL again, even if unchanged (chunks whose text is unchanged
     keep their vectors; the others are embedded here)."""
     with open_store_service(ctx) as service:
-        result = service.kb.reingest(document_id, now=now_from(now_text) if now_text else None)
+        at = now_from(now_text) if now_text else None
+        result = service.kb.reingest(service.kb.resolve_id(document_id), now=at)
     if as_json:
         print_json(result.to_json())
     else:

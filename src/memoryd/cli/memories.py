@@ -12,13 +12,16 @@ from ..model import Importance, Kind, Source, Status, kind_from_user
 from .common import (
     audit_line,
     echo_memory,
+    echo_review_item,
     echo_write_result,
     json_option,
     memory_line,
     now_from,
     now_option,
     open_store_service,
+    parsed,
     print_json,
+    review_json,
 )
 
 
@@ -54,7 +57,13 @@ def remember(
     as_json: bool,
 ) -> None:
     """Remember TEXT as the owner: active at once (a new fact value supersedes the old)."""
-    kind = kind_from_user(kind_name) or Kind.FACT
+    kind = parsed("kind", lambda: kind_from_user(kind_name)) or Kind.FACT
+    happened = (
+        parsed("occurred_at", lambda: parse_instant(occurred_at, what="--occurred-at"))
+        if occurred_at
+        else None
+    )
+    at = now_from(now_text)
     with open_store_service(ctx) as service:
         result = service.remember(
             text,
@@ -64,11 +73,14 @@ def remember(
             object=obj,
             importance=Importance(importance) if importance else None,
             entities=entities,
-            occurred_at=parse_instant(occurred_at, what="--occurred-at") if occurred_at else None,
-            now=now_from(now_text),
+            occurred_at=happened,
+            now=at,
         )
     if as_json:
-        print_json(result.memory.to_json() if result.memory else None)
+        shaped = result.memory.to_json() if result.memory else None
+        if shaped is not None:
+            shaped["replaced"] = [old.to_json() for old in result.replaced]
+        print_json(shaped)
     else:
         echo_write_result(result)
 
@@ -116,18 +128,24 @@ def propose(
 def list_(
     ctx: click.Context, status: str | None, kind_name: str | None, limit: int | None, as_json: bool
 ) -> None:
-    """List memories, newest first."""
+    """List memories, newest first; a pending one with why it waits and the fact it would
+    replace."""
+    kind = parsed("kind", lambda: kind_from_user(kind_name))
     with open_store_service(ctx) as service:
         memories = service.list_memories(
-            status=Status(status) if status else None, kind=kind_from_user(kind_name), limit=limit
+            status=Status(status) if status else None, kind=kind, limit=limit
         )
+        pending = [m for m in memories if m.status is Status.PENDING]
+        review = {item.pending.id: item for item in service.review_items(pending)}
     if as_json:
-        print_json([m.to_json() for m in memories])
+        print_json([review_json(review[m.id]) if m.id in review else m.to_json() for m in memories])
         return
     if not memories:
         click.echo("no memories")
     for memory in memories:
         click.echo(memory_line(memory))
+        if memory.id in review:
+            echo_review_item(review[memory.id])
 
 
 @click.command()
@@ -135,13 +153,26 @@ def list_(
 @json_option
 @click.pass_context
 def show(ctx: click.Context, memory_id: str, as_json: bool) -> None:
-    """Show a memory with its whole supersede chain and audit trail."""
+    """Show a memory with its whole supersede chain and audit trail; a pending one with why
+    it waits and the fact it would replace."""
     with open_store_service(ctx) as service:
-        result = service.show(memory_id)
+        result = service.show(service.resolve_id(memory_id))
+        pending = result.memory.status is Status.PENDING
+        item = service.review_items([result.memory])[0] if pending else None
     if as_json:
-        print_json(result.to_json())
+        shaped = result.to_json()
+        if item is not None:
+            replaced = item.would_replace
+            shaped["reason"] = item.reason
+            shaped["would_replace"] = replaced.to_json() if replaced else None
+        print_json(shaped)
         return
     echo_memory(result.memory)
+    if item is not None:
+        if item.reason:
+            click.echo(f"{'reason':>18}: {item.reason}")
+        if item.would_replace is not None:
+            click.echo(f"{'would replace':>18}: {memory_line(item.would_replace)}")
     click.echo("\nchain (oldest first):")
     for memory in result.chain:
         marker = "→" if memory.id == result.memory.id else " "

@@ -8,7 +8,15 @@ import click
 
 from ..clock import parse_instant
 from ..model import kind_from_user
-from .common import json_option, memory_line, now_from, now_option, open_store_service, print_json
+from .common import (
+    json_option,
+    memory_line,
+    now_from,
+    now_option,
+    open_store_service,
+    parsed,
+    print_json,
+)
 
 if TYPE_CHECKING:
     from ..results import RecallResult
@@ -66,15 +74,12 @@ def search(
     as_json: bool,
 ) -> None:
     """Search memories (the search_memory tool): a ranked list, no packing."""
+    kind = parsed("kind", lambda: kind_from_user(kind_name))
+    start = parsed("since", lambda: parse_instant(since, what="--since")) if since else None
+    end = parsed("until", lambda: parse_instant(until, what="--until")) if until else None
+    at = now_from(now_text)
     with open_store_service(ctx) as service:
-        found = service.search_memory(
-            query,
-            kind=kind_from_user(kind_name),
-            since=parse_instant(since, what="--since") if since else None,
-            until=parse_instant(until, what="--until") if until else None,
-            limit=limit,
-            now=now_from(now_text),
-        )
+        found = service.search_memory(query, kind=kind, since=start, until=end, limit=limit, now=at)
     if as_json:
         print_json(found.to_json())
         return

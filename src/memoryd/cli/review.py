@@ -3,11 +3,14 @@ interactive ``review`` walk of the pending queue."""
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from ..errors import MemorydError
 from .common import (
     cli_message,
+    echo_review_item,
     json_option,
     memory_line,
     now_from,
@@ -24,8 +27,9 @@ def _owner_action(name: str, doc: str) -> click.Command:
     @json_option
     @click.pass_context
     def command(ctx: click.Context, memory_id: str, now_text: str | None, as_json: bool) -> None:
+        at = now_from(now_text)
         with open_store_service(ctx) as service:
-            memory = getattr(service, name)(memory_id, now=now_from(now_text))
+            memory = getattr(service, name)(service.resolve_id(memory_id), now=at)
         if as_json:
             print_json(memory.to_json())
         else:
@@ -58,8 +62,9 @@ def edit(
     as_json: bool,
 ) -> None:
     """Supersede a memory with corrected TEXT (the old one is archived and points at it)."""
+    at = now_from(now_text)
     with open_store_service(ctx) as service:
-        memory = service.edit(memory_id, text, object=obj, now=now_from(now_text))
+        memory = service.edit(service.resolve_id(memory_id), text, object=obj, now=at)
     if as_json:
         print_json(memory.to_json())
     else:
@@ -71,7 +76,9 @@ def edit(
 @json_option
 @click.pass_context
 def review(ctx: click.Context, now_text: str | None, as_json: bool) -> None:
-    """Walk the pending queue: confirm, reject, edit or skip each item."""
+    """Walk the pending queue in a terminal: each item with why it waits and the fact it
+    would replace; confirm, reject, edit or skip it. Without a terminal, see --json."""
+    now_from(now_text)  # a bad --now is refused before anything is asked
     with open_store_service(ctx) as service:
         queue = service.review_queue()
         if as_json:
@@ -80,11 +87,17 @@ def review(ctx: click.Context, now_text: str | None, as_json: bool) -> None:
         if not queue:
             click.echo("nothing to review")
             return
+        if not _interactive():
+            raise MemorydError(
+                f"`memoryd review` asks about each of the {len(queue)} pending memories and "
+                "needs a terminal; without one, read them (with their reasons and the facts "
+                "they would replace) with `memoryd list --status pending --json`, then run "
+                "`memoryd confirm ID` or `memoryd reject ID` for each"
+            )
         for number, item in enumerate(queue, start=1):
             click.echo(f"\n[{number}/{len(queue)}] {memory_line(item.pending)}")
             click.echo(f"    source: {item.pending.source.value}")
-            if item.would_supersede is not None:
-                click.echo(f"    would replace: {memory_line(item.would_supersede)}")
+            echo_review_item(item)
             choice = click.prompt(
                 "    [c]onfirm, [r]eject, [e]dit, [s]kip, [q]uit",
                 type=click.Choice(["c", "r", "e", "s", "q"]),
@@ -110,3 +123,9 @@ def review(ctx: click.Context, now_text: str | None, as_json: bool) -> None:
                     break
             except MemorydError as error:
                 click.echo(f"    error: {cli_message(error)}", err=True)
+
+
+def _interactive() -> bool:
+    """Whether the owner can answer prompts: stdin is open and a terminal."""
+    stdin = sys.stdin
+    return stdin is not None and not stdin.closed and stdin.isatty()

@@ -18,7 +18,7 @@ def split(ctx: click.Context, memory_id: str, now_text: str | None, as_json: boo
     predicate (`show` says "same_slot_as"). If it had replaced that slot's fact, the replaced
     fact is active again."""
     with open_store_service(ctx) as service:
-        result = service.split(memory_id, now=now_from(now_text))
+        result = service.split(service.resolve_id(memory_id), now=now_from(now_text))
     if as_json:
         print_json(result.to_json())
         return

@@ -215,6 +215,9 @@ class WriteOut(BaseModel):
     reason: str
     rule: str
     memory: MemoryOut | None
+    replaced: list[MemoryOut] = Field(
+        default=[], description="the memories this write superseded (a fact slot's old value)"
+    )
 
 
 class SplitOut(BaseModel):
@@ -225,7 +228,14 @@ class SplitOut(BaseModel):
 
 class ReviewItemOut(BaseModel):
     pending: MemoryOut
-    would_supersede: MemoryOut | None
+    reason: str | None = Field(
+        default=None, description="why it waits for the owner (the promotion policy's reason)"
+    )
+    rule: str | None = None
+    would_replace: MemoryOut | None = Field(
+        default=None, description="the active fact of the same slot that confirming supersedes"
+    )
+    would_supersede: MemoryOut | None = Field(default=None, description="same as would_replace")
 
 
 class ObservationOut(BaseModel):

@@ -17,6 +17,7 @@ from .blocks import parse_blocks
 from .converted import ConversionError, Converted, DocumentType, Limits
 from .images import ImageReader
 from .pdf import pdf_to_markdown
+from .titles import document_title, usable
 
 __all__ = [
     "SUPPORTED",
@@ -133,7 +134,7 @@ def convert(
     if kind is DocumentType.HTML:
         return _html(text, stem)
     if kind is DocumentType.MARKDOWN:
-        return Converted(_first_heading(text) or stem, _tidy(text), kind)
+        return Converted(document_title("", (), _headings(text), stem), _tidy(text), kind)
     return Converted(stem, _tidy(text), DocumentType.TEXT)
 
 
@@ -202,7 +203,8 @@ def _office(data: bytes, kind: DocumentType, stem: str, reader: ImageReader) -> 
     markdown = _DATA_IMAGE.sub(picture, result.markdown or "")
     if kind is DocumentType.XLSX:
         markdown = re.sub(r"^## ", "# ", markdown, flags=re.MULTILINE)
-    title = (result.title or "").strip() or _core_title(data) or _first_heading(markdown) or stem
+    metadata = next((t for t in (result.title or "", _core_title(data)) if usable(t)), "")
+    title = document_title(metadata, (), _headings(markdown), stem)
     return Converted(title, _tidy(markdown), kind, images_read=read)
 
 
@@ -249,8 +251,8 @@ def _html(text: str, stem: str) -> Converted:
         raise ConversionError(
             "no readable main content in the page (empty, script-only, or a login wall)"
         )
-    title = title or _first_heading(markdown) or stem
-    if not _first_heading(markdown):
+    title = document_title(title, (), _headings(markdown), stem)
+    if not _headings(markdown):
         markdown = f"# {title}\n\n{markdown}"
     return Converted(title, _tidy(markdown), DocumentType.HTML)
 
@@ -278,9 +280,15 @@ def _looks_like_text(data: bytes) -> bool:
     return True
 
 
-def _first_heading(markdown: str) -> str:
-    """The first heading outside code blocks ("" when there is none)."""
-    return next((b.text for b in parse_blocks(markdown) if b.kind == "heading"), "")
+def _headings(markdown: str, most: int = 40) -> list[str]:
+    """The first ``most`` headings outside code blocks, in order."""
+    found: list[str] = []
+    for block in parse_blocks(markdown):
+        if block.kind == "heading":
+            found.append(block.text)
+            if len(found) == most:
+                break
+    return found
 
 
 def _tidy(markdown: str) -> str:

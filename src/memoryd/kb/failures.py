@@ -1,6 +1,10 @@
-"""What a failed or postponed ingest leaves behind (SPEC §6): the document's row carries the
-error, a stored document keeps its chunks, and a passing failure becomes a retry job (after 2,
-10 and 30 minutes, then the document fails).
+"""What a failed or postponed ingest leaves behind (SPEC §6).
+
+A source that cannot be read (a mistyped path, a refused URL, an unsupported or damaged file)
+is reported and leaves nothing: no document the owner would have to delete. A stored document
+keeps its chunks and carries the error. Only a failure that a retry can fix (the server did not
+answer) leaves a document, queued with a retry job (after 2, 10 and 30 minutes, then the
+document fails and says why).
 """
 
 from __future__ import annotations
@@ -50,17 +54,22 @@ class IngestFailures:
         return self._settings.retry_policy
 
     def record(self, filing: Filing, reason: str, at: datetime, started: float) -> IngestResult:
-        """A failed source: a new one is recorded as failed; a stored one keeps its chunks
-        (bad input never loses what was stored) and carries the error."""
+        """A source that cannot be read. A new one leaves nothing stored (the reason is
+        reported, and there is no document to delete); a stored one keeps its chunks (bad input
+        never loses what was stored) and carries the error; one already waiting for a retry
+        (or failed before) fails with this reason."""
         with self.store.transaction():
             existing = self.store.kb.document_by_uri(filing.uri)
-            if existing is not None and existing.status is DocumentStatus.READY:
+            if existing is None:
+                document = None
+            elif existing.status is DocumentStatus.READY:
                 document = replace(
                     existing, error=f"the last re-ingest failed: {reason}", updated_at=at
                 )
             else:
                 document = self._unread(filing, DocumentStatus.FAILED, at, existing, reason)
-            self.store.kb.save_document(document)
+            if document is not None:
+                self.store.kb.save_document(document)
         return IngestResult(filing.uri, "failed", document, reason, time.perf_counter() - started)
 
     def queue_retry(

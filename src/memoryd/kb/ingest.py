@@ -4,9 +4,9 @@ searchable from that commit; the vectors follow batch by batch (:mod:`memoryd.kb
 in this process when the caller waits, else by the worker. A re-ingest keeps the vector of every
 chunk whose embedded text is unchanged.
 
-A source that cannot be read leaves what was stored before untouched; one that failed for a
-passing reason (a URL timing out) is retried from the persisted job queue
-(:mod:`memoryd.kb.failures`).
+A source that cannot be read is reported and leaves what was stored before untouched (a new
+one leaves no document at all); one that failed for a passing reason (a URL timing out) is
+retried from the persisted job queue (:mod:`memoryd.kb.failures`).
 """
 
 from __future__ import annotations

@@ -18,8 +18,14 @@ from pathlib import Path
 
 from ..clock import Clock, utc_now
 from ..embedding import Embedder
-from ..errors import DocumentNotFoundError, InvalidInputError
-from ..ids import IdGenerator
+from ..errors import AmbiguousIdError, DocumentNotFoundError, InvalidInputError
+from ..ids import (
+    SHOWN_CANDIDATES,
+    IdGenerator,
+    ambiguous_id_message,
+    id_prefix,
+    unknown_id_message,
+)
 from ..jobs import RetryPolicy
 from ..storage.protocols import Store
 from ..textutil import query_terms
@@ -310,6 +316,28 @@ class KnowledgeBase:
         )
 
     # ------------------------------------------------------------------- owner
+
+    def resolve_id(self, document_id: str) -> str:
+        """The whole id of the document ``document_id`` names: its id, or a unique start of it
+        of at least 4 characters. DocumentNotFoundError when none, AmbiguousIdError (listing
+        them) when several. For the owner's command line; the HTTP API and the model's tools
+        take whole ids only (a document can be deleted, and a shortened id would then name
+        another)."""
+        kb = self.store.kb
+        wanted = document_id.strip()
+        if kb.get_document(wanted) is not None:
+            return wanted
+        prefix = id_prefix(wanted)
+        found = kb.document_ids_starting(prefix, SHOWN_CANDIDATES + 1) if prefix else []
+        if not found:
+            raise DocumentNotFoundError(unknown_id_message("document", document_id))
+        if len(found) == 1:
+            return found[0]
+        shown = kb.documents_by_id(found[:SHOWN_CANDIDATES])
+        labels = sorted((i, d.title) for i, d in shown.items())
+        raise AmbiguousIdError(
+            ambiguous_id_message("documents", document_id, labels, len(found) > len(shown))
+        )
 
     def get(self, document_id: str) -> Document:
         """One document (with how many of its chunks have their vector), or a clear error."""

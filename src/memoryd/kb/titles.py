@@ -1,10 +1,12 @@
 """A document's title (pure): from its metadata when that says something, else from the
 document itself.
 
-Metadata titles are often empty ("untitled"), generic ("Document") or an identifier (an SEC
-accession number "0000950170-23-028914", a file or export name "10Q Doc & Exhibits-2022-05-03-
-15-15"). A filing names its registrant on the cover: "Oracle Corporation — Form 10-K 2023". Else
-the first real heading; else the file name.
+Metadata titles are often empty ("untitled"), generic ("Document", "Slide 1", "Microsoft Word -
+notes.docx"), an identifier (an SEC accession number "0000950170-23-028914", a UUID, a file or
+export name "10Q Doc & Exhibits-2022-05-03-15-15"). A filing names its registrant on the cover:
+"Oracle Corporation — Form 10-K 2023". Else the first heading that describes the document: a
+cover page opens with boilerplate ("UNITED STATES", "SECURITIES AND EXCHANGE COMMISSION",
+"Washington, D.C. 20549", "Table of contents") that names no document. Else the file name.
 """
 
 from __future__ import annotations
@@ -16,18 +18,51 @@ GENERIC_TITLES = frozenset(
     {
         "document", "untitled", "title", "report", "page", "pdf", "file", "scan", "image",
         "slide", "presentation", "draft", "contents", "table of contents", "untitled document",
-        "new document", "microsoft word", "united states", "form",
+        "new document", "microsoft word", "united states", "form", "index", "home", "cover",
+        "cover page", "front matter", "confidential", "sheet", "workbook",
         "securities and exchange commission",
     }
 )  # fmt: skip
+# "Slide 1", "Page 3", "Document1", "Presentation2", "Untitled-4", "Sheet 1", "Book1".
+_NUMBERED_GENERIC = re.compile(
+    r"^(?:untitled|document|presentation|slide|page|sheet|book|draft|image|scan|file|"
+    r"new (?:microsoft )?(?:word |powerpoint |excel )?document)[\s_-]*\d*$",
+    re.I,
+)
+_EXPORTED = re.compile(r"^microsoft (?:word|powerpoint|excel|office)\b", re.I)
 _ACCESSION = re.compile(r"^\d{10}-\d{2}-\d{6}$")
+_UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.I)
+_HEX_DIGEST = re.compile(r"^[0-9a-f]{16,}$", re.I)
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[-_ T]\d{2}")
-_FILE_NAME = re.compile(r"\.(?:docx?|pdf|xlsx?|pptx?|html?|txt|rtf|odt)$", re.I)
+_FILE_NAME = re.compile(r"\.(?:docx?|pdf|xlsx?|pptx?|html?|txt|rtf|odt|md|csv)$", re.I)
+# A name with no space but an underscore, or in lower case with a trailing number, is a file's
+# name, not a title: "q3_board_pack", "IMG_2031", "scan-0042".
+_SLUG = re.compile(r"^(?:\S*_\S*|[a-z]+(?:-[a-z0-9]+)*-\d+)$")
+# Lines on a cover page that name no document: the agency's heading, its address, the form's
+# check boxes, the registrant's particulars.
+_BOILERPLATE = re.compile(
+    r"^(?:(?:the\s+)?united states(?:\s+securities and exchange commission)?|"
+    r"securities and exchange commission|washington,?\s+d\.?\s?c\.?(?:\s+\d{5})?|"
+    r"\(mark one\)|[☒☐]\s?.*|table of contents|contents|index|page \d+(?: of \d+)?|"
+    r"(?:annual|quarterly|current|transition) report pursuant to .*|"
+    r"pursuant to section .*|commission file (?:number|no)\b.*|"
+    r"\(exact name of registrant .*|documents incorporated by reference|"
+    r"(?:state|other jurisdiction) of incorporation.*|for the (?:fiscal year|quarterly period)"
+    r"(?: ended)?\b.*|confidential(?: treatment requested)?|draft|for immediate release)$",
+    re.I,
+)
 _FORM = re.compile(r"\bFORM\s+(10-K|10-Q|8-K|20-F|40-F|6-K|S-1|DEF 14A)(/A)?\b", re.I)
+_FORM_HEADING = re.compile(r"^FORM\s+(10-K|10-Q|8-K|20-F|40-F|6-K|S-1|DEF 14A)(/A)?$", re.I)
 _REGISTRANT = re.compile(r"\(exact name of registrant as specified in its charter\)", re.I)
 _COMPANY_LINE = re.compile(
     r"^(?:THE\s+)?[A-Z][A-Z0-9&.,'’\- ]+\b(?:COMPANY|CORPORATION|CORP\.?|INC\.?|CO\.|& CO\.?|"
     r"LTD\.?|PLC|GROUP|HOLDINGS|N\.V\.|S\.A\.|AG|LLC|L\.P\.)(?:\s+AND\s+SUBSIDIARIES)?$"
+)
+# A company's name as a heading sets it, in any case: "Oracle Corporation", "JPMorgan Chase & Co.".
+_COMPANY_HEADING = re.compile(
+    r"^(?:the\s+)?[A-Z][\w&.,'’\- ]{0,80}\b(?:company|corporation|corp\.?|inc\.?|co\.|"
+    r"ltd\.?|plc|group|holdings|n\.v\.|s\.a\.|ag|llc|l\.p\.)(?:\s+and\s+subsidiaries)?$",
+    re.I,
 )
 _FISCAL_YEAR = re.compile(r"fiscal year ended\s+[A-Za-z]+\s+\d{1,2},\s*((?:19|20)\d\d)", re.I)
 _QUARTER = re.compile(r"quarterly period ended\D{0,40}?([A-Z][a-z]+\s+\d{1,2},\s*(?:19|20)\d\d)")
@@ -36,37 +71,60 @@ _REPORT_DATE = re.compile(
     r"([A-Z][a-z]+\s+\d{1,2},\s*(?:19|20)\d\d)",
     re.I,
 )
+# A heading longer than this is a sentence set in bold, not a title.
+MAX_HEADING_TITLE = 150
 
 
 def document_title(
     metadata: str, opening: Sequence[str], headings: Sequence[str], stem: str
 ) -> str:
     """The best title: a filing's own ("Registrant — Form 10-K 2023"), else usable metadata,
-    else the first real heading, else ``stem``. ``opening`` holds the first pages' lines."""
+    else the first heading that describes the document, else ``stem``. ``opening`` holds the
+    first pages' lines."""
     filing = filing_title(opening)
     if filing:
         return filing
-    if usable(metadata):
+    if usable(metadata) and not _same_name(metadata, stem):
         return " ".join(metadata.split())
-    for heading in headings:
-        if usable(heading):
-            return " ".join(heading.split())
-    return stem
+    return heading_title(headings) or stem
 
 
 def usable(title: str) -> bool:
-    """Whether a title says something: not empty, generic or an identifier."""
+    """Whether a title says something: not empty, generic, boilerplate, a file name or an
+    identifier."""
     text = " ".join(title.split())
     if len(text) < 3 or len(text) > 200:
         return False
     folded = text.casefold().strip(" .:-")
-    if folded in GENERIC_TITLES or folded.startswith("microsoft word -"):
+    if folded in GENERIC_TITLES or _NUMBERED_GENERIC.match(folded) or _EXPORTED.match(folded):
         return False
-    if _ACCESSION.match(text) or _TIMESTAMP.search(text) or _FILE_NAME.search(text):
+    if _BOILERPLATE.match(text):
+        return False
+    if _ACCESSION.match(text) or _UUID.search(text) or _HEX_DIGEST.match(text):
+        return False
+    if _TIMESTAMP.search(text) or _FILE_NAME.search(text) or _SLUG.match(text):
         return False
     letters = sum(c.isalpha() for c in text)
     digits = sum(c.isdigit() for c in text)
     return letters >= 3 and digits <= letters
+
+
+def heading_title(headings: Sequence[str]) -> str:
+    """The first heading that describes the document ('' when none does). A form's name on a
+    cover ("FORM 10-K") is joined by the company a later heading names."""
+    lines = [" ".join(heading.split()) for heading in headings]
+    for index, heading in enumerate(lines):
+        form = _FORM_HEADING.match(heading)
+        if form is not None:
+            kind = form.group(1).upper() + (form.group(2) or "").upper()
+            following = lines[index + 1 : index + 12]
+            company = next((c for c in following if _COMPANY_HEADING.match(c)), "")
+            name = re.sub(r"\s+and\s+subsidiaries$", "", company, flags=re.I)
+            name = _tidy_name(name) if name else ""
+            return f"{name} — Form {kind}" if name else f"Form {kind}"
+        if len(heading) <= MAX_HEADING_TITLE and usable(heading):
+            return heading
+    return ""
 
 
 def filing_title(opening: Sequence[str]) -> str:
@@ -106,6 +164,13 @@ def _registrant(lines: list[str]) -> str:
         if _COMPANY_LINE.match(line):
             return _tidy_name(re.sub(r"\s+AND\s+SUBSIDIARIES$", "", line))
     return ""
+
+
+def _same_name(title: str, stem: str) -> bool:
+    """Whether the metadata title only repeats the file's name ("report_v2" for
+    report_v2.pdf): then the document's own heading says more."""
+    folded = " ".join(title.split()).casefold()
+    return bool(stem) and folded == stem.casefold() and " " not in folded
 
 
 def _tidy_name(name: str) -> str:

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from ..kb.model import Chunk, ChunkKey, Document, DocumentStatus, SourceType
-from .row_dialect import RowDialect, SqlConnection
+from .row_dialect import RowDialect, SqlConnection, ids_starting
 
 DOCUMENT_COLUMNS = (
     "id, source_uri, collection, source_type, title, status, content_hash, document_type, "
@@ -131,6 +131,10 @@ class DocumentRows:
         """One document by id."""
         row = self._db.execute(self._dialect.sql(_DOCUMENT_BY_ID), (document_id,)).fetchone()
         return document_from_row(row, self._dialect.read_time) if row else None
+
+    def document_ids_starting(self, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` document ids that start with ``prefix``, in id order."""
+        return ids_starting(self._db, self._dialect, "documents", prefix, limit)
 
     def document_by_uri(self, source_uri: str) -> Document | None:
         """The document of one source."""

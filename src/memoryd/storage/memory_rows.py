@@ -13,7 +13,7 @@ from ..model import Importance, Kind, Memory, Source, Status
 from ..slots import canonical_subject
 from .entity_rows import EntityRows
 from .protocols import VectorHit
-from .row_dialect import RowDialect, SqlConnection, VectorTables
+from .row_dialect import RowDialect, SqlConnection, VectorTables, ids_starting
 
 if TYPE_CHECKING:
     from ..embedding import Vector
@@ -149,6 +149,10 @@ class MemoryRows:
         dialect = self._dialect
         rows = self._db.select_in(SELECT_MEMORIES, "id", memory_ids)
         return {row[0]: memory_from_row(row, dialect) for row in rows}
+
+    def ids_starting(self, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` ids that start with ``prefix``, in id order."""
+        return ids_starting(self._db, self._dialect, "memories", prefix, limit)
 
     def get(self, memory_id: str) -> Memory | None:
         """One memory by id."""

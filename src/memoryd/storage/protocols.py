@@ -106,6 +106,11 @@ class MemoryRecords(Protocol):
         """Memories by id; missing ids are absent from the result."""
         ...
 
+    def ids_starting(self, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` ids that start with ``prefix`` (an :func:`memoryd.ids.id_prefix`),
+        in id order; one range scan of the primary key."""
+        ...
+
     def query(
         self,
         *,
@@ -312,6 +317,11 @@ class KnowledgeStore(Protocol):
 
     def get_document(self, document_id: str) -> Document | None:
         """One document by id."""
+        ...
+
+    def document_ids_starting(self, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` document ids that start with ``prefix`` (an
+        :func:`memoryd.ids.id_prefix`), in id order; one range scan of the primary key."""
         ...
 
     def document_by_uri(self, source_uri: str) -> Document | None:

@@ -13,6 +13,8 @@ from datetime import datetime
 from functools import cache
 from typing import Any, Protocol
 
+from ..ids import prefix_bounds
+
 
 class SqlConnection(Protocol):
     """What shared row code needs from a backend's connection."""
@@ -76,3 +78,15 @@ class RowDialect:
 def _percent_marks(statement: str) -> str:
     # Shared statements hold no literal "?" or "%"; psycopg needs "%s".
     return statement.replace("?", "%s")
+
+
+def ids_starting(
+    db: SqlConnection, dialect: RowDialect, table: str, prefix: str, limit: int
+) -> list[str]:
+    """Up to ``limit`` ids of ``table`` that start with ``prefix``, in id order: a range over
+    the primary key (its bounds sort alike under any collation; see ``prefix_bounds``)."""
+    low, high = prefix_bounds(prefix)
+    sql = f"SELECT id FROM {table} WHERE id >= ?" + (" AND id < ?" if high else "")
+    params: list[Any] = [low, high] if high else [low]
+    rows = db.execute(dialect.sql(sql + " ORDER BY id LIMIT ?"), [*params, int(limit)])
+    return [row[0] for row in rows.fetchall() if row[0].startswith(prefix)]

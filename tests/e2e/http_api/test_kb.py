@@ -65,6 +65,15 @@ def test_kb_upload_search_read_get_and_delete(server: Server) -> None:
     assert reingest.status_code == 400, reingest.text
     assert "upload" in reingest.json()["error"]
 
+    # A file memoryd cannot read is reported and leaves no document behind.
+    before = server.ok("GET", "/v1/kb/documents")
+    mystery = server.ok(
+        "POST", "/v1/kb/upload", files={"file": ("mystery.xyz", b"\x8f\x13\xe2\x07" * 64)}
+    )
+    assert (mystery["outcome"], mystery["document"]) == ("failed", None)
+    assert "unsupported file type (.xyz)" in mystery["reason"]
+    assert server.ok("GET", "/v1/kb/documents") == before
+
     deleted = server.ok("DELETE", f"/v1/kb/documents/{doc_id}")
     assert deleted["id"] == doc_id
     assert doc_id not in {d["id"] for d in server.ok("GET", "/v1/kb/documents")}

@@ -25,6 +25,23 @@ def test_remember_then_show_it_with_its_chain_and_audit(server: Server) -> None:
     assert shown["source"] == "owner"
     assert [m["id"] for m in shown["chain"]] == [memory["id"]]
     assert [(a["action"], a["to_status"]) for a in shown["audit"]] == [("create", "active")]
+    # The API takes whole ids only: a shortened one could name another memory some day.
+    assert server.http.get(f"/v1/memories/{memory['id'][:12]}").status_code == 404
+
+
+def test_a_new_fact_value_says_what_it_replaced(server: Server) -> None:
+    slot = {"subject": "Rui", "predicate": "lives in"}
+    braga = server.ok(
+        "POST", "/v1/memories", json={"content": "Rui lives in Braga", "object": "Braga", **slot}
+    )
+    faro = server.ok(
+        "POST", "/v1/memories", json={"content": "Rui lives in Faro", "object": "Faro", **slot}
+    )
+
+    assert braga["replaced"] == []
+    assert [(m["id"], m["status"]) for m in faro["replaced"]] == [
+        (braga["memory"]["id"], "archived")
+    ]
 
 
 def test_list_memories_filters_by_status_kind_and_limit(server: Server) -> None:
@@ -84,7 +101,11 @@ def test_a_behaviour_changing_proposal_waits_for_review_then_confirm_activates_i
     assert pending["status"] == "pending"
 
     queue = server.ok("GET", "/v1/review")
-    assert pending["id"] in {item["pending"]["id"] for item in queue}
+    [item] = [item for item in queue if item["pending"]["id"] == pending["id"]]
+    assert item["rule"] == "needs-owner"
+    assert "a lesson never activates alone" in item["reason"]
+    assert "contains the sensitive phrase 'always'" in item["reason"]
+    assert item["would_replace"] is None
 
     confirmed = server.ok("POST", f"/v1/memories/{pending['id']}/confirm", json={})
 
