@@ -57,14 +57,15 @@ class Check:
 
 
 @dataclass(frozen=True)
-class _Answer:
-    """How one model call went: None problem means it answered."""
+class Diagnosis:
+    """How one call went: ``problem`` None means it answered; else what is wrong and what to
+    do next."""
 
     what: str
     problem: str | None = None
     next_step: str | None = None
 
-    def about(self, what: str) -> _Answer:
+    def about(self, what: str) -> Diagnosis:
         """The same answer about ``what``."""
         return replace(self, what=what)
 
@@ -123,7 +124,7 @@ def _import_clients() -> None:
     import numpy  # noqa: F401
 
 
-def _pinger(route: Route) -> Callable[[], _Answer]:
+def _pinger(route: Route) -> Callable[[], Diagnosis]:
     return lambda: _ping(route)
 
 
@@ -171,7 +172,7 @@ def _embedder_check(settings: Settings) -> Check:
     try:
         vector = OpenAICompatibleEmbedder(quick).embed(["hello world"])[0]
     except MemorydError as error:
-        answer = _diagnose(
+        answer = diagnose(
             error,
             what=f"embedding model {endpoint.model!r}",
             url=endpoint.base_url or DEFAULT_URLS[Provider.OPENAI],
@@ -215,7 +216,7 @@ def _tokenizer_check() -> Check:
     return Check("tokenizer", ids == [24912, 2375], f"o200k_base: 'hello world' → {ids}")
 
 
-def _ping(route: Route) -> _Answer:
+def _ping(route: Route) -> Diagnosis:
     """One tiny call with a short timeout and no retries."""
     quick = replace(route, timeout=min(route.timeout, DOCTOR_TIMEOUT), max_retries=0)
     what = f"{route.provider.value} model {route.model!r} at {_url(route)}"
@@ -230,7 +231,7 @@ def _ping(route: Route) -> _Answer:
             json_mode=True,
         )
     except MemorydError as error:
-        return _diagnose(
+        return diagnose(
             error,
             what=what,
             url=_url(route),
@@ -242,10 +243,10 @@ def _ping(route: Route) -> _Answer:
             provider=route.provider,
             api_key=route.api_key,
         )
-    return _Answer(what)
+    return Diagnosis(what)
 
 
-def _unreachable(url: str) -> _Answer | None:
+def _unreachable(url: str) -> Diagnosis | None:
     """Whether the endpoint's host accepts a connection at all (a quick TCP connect, before
     any client library is loaded); None when it does."""
     address = urlsplit(url)
@@ -258,11 +259,11 @@ def _unreachable(url: str) -> _Answer | None:
         with socket.create_connection((host, port), timeout=DOCTOR_TIMEOUT):
             return None
     except socket.gaierror:
-        return _Answer("", f"unknown host {host!r}", f"check the URL's host name (tried {url})")
+        return Diagnosis("", f"unknown host {host!r}", f"check the URL's host name (tried {url})")
     except TimeoutError:
-        return _Answer("", f"no answer from {host}:{port} within {DOCTOR_TIMEOUT:g} s", step)
+        return Diagnosis("", f"no answer from {host}:{port} within {DOCTOR_TIMEOUT:g} s", step)
     except OSError as error:
-        return _Answer("", f"cannot reach {url} ({(error.strerror or str(error)).lower()})", step)
+        return Diagnosis("", f"cannot reach {url} ({(error.strerror or str(error)).lower()})", step)
 
 
 def _url(route: Route) -> str:
@@ -273,7 +274,7 @@ def _is_ollama(url: str) -> bool:
     return urlsplit(url).port == OLLAMA_PORT
 
 
-def _diagnose(
+def diagnose(
     error: MemorydError,
     *,
     what: str,
@@ -284,7 +285,7 @@ def _diagnose(
     key_names: str,
     provider: Provider = Provider.OPENAI,
     api_key: str | None = None,
-) -> _Answer:
+) -> Diagnosis:
     """What went wrong, from the SDK's error behind ``error``, and the next step."""
     cause = error.__cause__ or error.__context__
     status = getattr(cause, "status_code", None)
@@ -292,15 +293,17 @@ def _diagnose(
     ollama = _is_ollama(url)
     if "Timeout" in kind:
         step = f"is the server up and the URL right? (tried {url})"
-        return _Answer(what, f"no answer within {timeout:g} s", step)
+        return Diagnosis(what, f"no answer within {timeout:g} s", step)
     if "Connection" in kind:
         step = f"is the server running? (tried {url})"
         if ollama:
             step = f"is Ollama running? Start it with `ollama serve` (tried {url})"
-        return _Answer(what, f"cannot reach {url}", step)
+        return Diagnosis(what, f"cannot reach {url}", step)
     if status in (401, 403):
         where = f"the key from {key_source}" if key_source else f"no key is set: set {key_names}"
-        return _Answer(what, f"the endpoint refused the API key (HTTP {status})", f"check {where}")
+        return Diagnosis(
+            what, f"the endpoint refused the API key (HTTP {status})", f"check {where}"
+        )
     if status == 404:
         if ollama:
             step = f"`ollama list` shows the models; `ollama pull {model}` fetches it"
@@ -309,12 +312,12 @@ def _diagnose(
             listed = _listed_models(url, provider, api_key)
             if listed:
                 step = f"the server has: {', '.join(listed[:10])}; " + step
-        return _Answer(what, f"model {model!r} not found (HTTP 404)", step)
+        return Diagnosis(what, f"model {model!r} not found (HTTP 404)", step)
     if status == 429:
-        return _Answer(what, "rate limited (HTTP 429)", "try again later, or check the plan")
+        return Diagnosis(what, "rate limited (HTTP 429)", "try again later, or check the plan")
     if status is not None and status >= 500:
-        return _Answer(what, f"the server failed (HTTP {status})", "see the server's log")
-    return _Answer(what, str(error), None)
+        return Diagnosis(what, f"the server failed (HTTP {status})", "see the server's log")
+    return Diagnosis(what, str(error), None)
 
 
 def _listed_models(url: str, provider: Provider, api_key: str | None) -> list[str]:
@@ -340,7 +343,7 @@ def _listed_models(url: str, provider: Provider, api_key: str | None) -> list[st
 
 
 def _route_checks(
-    routes: dict[str, Route], answers: list[tuple[list[str], _Answer]]
+    routes: dict[str, Route], answers: list[tuple[list[str], Diagnosis]]
 ) -> list[Check]:
     """One check per route group that answered; one per distinct failure at an endpoint."""
     checks: list[Check] = []
@@ -374,7 +377,11 @@ def _vision_check(route: Route) -> Check:
         return Check(name, True, f"{unknown} (the provider does not say)", level="info")
     root = route.base_url.rstrip("/").removesuffix("/v1")
     try:
-        answer = httpx.post(f"{root}/api/show", json={"model": route.model}, timeout=DOCTOR_TIMEOUT)
+        # The route's key goes along: the same server, and a proxy in front may want it.
+        headers = {"authorization": f"Bearer {route.api_key}"} if route.api_key else {}
+        answer = httpx.post(
+            f"{root}/api/show", json={"model": route.model}, headers=headers, timeout=DOCTOR_TIMEOUT
+        )
         capabilities = answer.json().get("capabilities") if answer.status_code == 200 else None
     except (httpx.HTTPError, ValueError, AttributeError):
         capabilities = None

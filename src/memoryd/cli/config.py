@@ -29,7 +29,7 @@ from ..settings import (
     setting_values,
     system_zone,
 )
-from .common import json_option, print_json
+from .common import db_option_of, json_option, print_json
 
 
 @dataclass(frozen=True)
@@ -71,10 +71,11 @@ def config() -> None:
 
 @config.command()
 @json_option
-def show(as_json: bool) -> None:
+@click.pass_context
+def show(ctx: click.Context, as_json: bool) -> None:
     """Every effective setting, where it came from (flag, environment, file or default) and
     any problem with it; API keys are never shown, only where they come from."""
-    values = setting_values()
+    values = setting_values(flags={"db": db_option_of(ctx)})
     rows, problems = effective_rows(values, os.environ)
     if as_json:
         print_json(
