@@ -96,7 +96,7 @@ def test_a_broken_file_is_not_touched(tmp_path: Path) -> None:
     path = tmp_path / "memoryd.toml"
     path.write_text("[llm\nmodel = 1\n")
 
-    with pytest.raises(SettingsError, match="memoryd.toml"):
+    with pytest.raises(SettingsError, match=r"memoryd\.toml"):
         set_value(path, "llm.model", "m")
     assert path.read_text() == "[llm\nmodel = 1\n"
 
