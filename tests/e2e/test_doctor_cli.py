@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from memoryd.http.server import free_port
+from tests.fake_embeddings import FakeEmbeddingServer
 from tests.fake_llm import FakeLLMServer, Reply, Status
 
 from .conftest import Cli
@@ -22,6 +23,8 @@ def test_an_unreachable_endpoint_is_reported_once_and_quickly(cli: Cli) -> None:
     cli.ok("config", "set", "llm.base_url", closed)
     cli.ok("config", "set", "llm.model", "llama3.1:8b")
     cli.ok("config", "set", "llm.caption.model", "llava")
+    cli.ok("config", "set", "embed.base_url", closed)
+    cli.ok("config", "set", "embed.model", "nomic-embed-text")
 
     started = time.monotonic()
     result = cli.run("doctor")
@@ -32,8 +35,10 @@ def test_an_unreachable_endpoint_is_reported_once_and_quickly(cli: Cli) -> None:
     assert took < 10, f"doctor took {took:.1f} s"
     failures = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
     assert failures == [
+        f"FAIL embedder: embedding model 'nomic-embed-text': cannot reach {closed} (connection "
+        "refused)",
         f"FAIL llm extract, merge, reflect, caption: openai models 'llama3.1:8b', 'llava' at "
-        f"{closed}: cannot reach {closed} (connection refused)"
+        f"{closed}: cannot reach {closed} (connection refused)",
     ], result.stdout
     assert f"     next: is the server running? (tried {closed})" in result.stdout.splitlines()
     assert "caption vision" not in result.stdout  # nothing to ask a server that is down
@@ -44,9 +49,9 @@ def test_each_failure_gets_its_next_step(cli: Cli, tmp_path: Path) -> None:
     wrong_key.write_text("sk-wrong\n")
     right_key = tmp_path / "right.key"
     right_key.write_text(KEY + "\n")
-    closed_embed = f"http://127.0.0.1:{free_port()}/v1"
     home = Path(cli.env["MEMORYD_HOME"])
     with (
+        FakeEmbeddingServer() as embeddings,
         FakeLLMServer("openai", default=Status(404), models=("llama3.1:8b", "qwen2.5:7b")) as no,
         FakeLLMServer(
             "openai",
@@ -64,7 +69,7 @@ def test_each_failure_gets_its_next_step(cli: Cli, tmp_path: Path) -> None:
         cli.ok("config", "set", "llm.caption.base_url", keyed.sdk_base_url)
         cli.ok("config", "set", "llm.caption.model", "llama3.1:8b")
         cli.ok("config", "set", "llm.caption.api_key_file", str(wrong_key))
-        embed = {"MEMORYD_EMBED_MODEL": "nomic-embed-text", "MEMORYD_EMBED_BASE_URL": closed_embed}
+        embed = {**embeddings.env(), "MEMORYD_EMBED_MODEL": "nomic-embed-text"}
 
         first = cli.run("doctor", "--json", env=embed)
         cli.ok("config", "set", "llm.caption.api_key_file", str(right_key))
@@ -87,9 +92,12 @@ def test_each_failure_gets_its_next_step(cli: Cli, tmp_path: Path) -> None:
         f"check the key from the file {wrong_key} (llm.caption.api_key_file in "
         f"{home / 'memoryd.toml'})"
     )
-    assert checks["embedder"]["status"] == "fail"
-    assert checks["embedder"]["detail"].startswith("embedding model 'nomic-embed-text': cannot")
-    assert checks["embedder"]["next_step"] == f"is the server running? (tried {closed_embed})"
+    assert checks["embedder"]["detail"] == (
+        "embedding model 'nomic-embed-text': model 'nomic-embed-text' not found (HTTP 404)"
+    )
+    assert checks["embedder"]["next_step"] == (
+        f"GET {embeddings.base_url}/models lists the models the server has"
+    )
     assert checks["store"]["ok"] and checks["tokenizer"]["ok"]
 
     # Everything answers now; the caption model is not a vision model, which Ollama says.

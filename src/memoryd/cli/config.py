@@ -87,6 +87,8 @@ def show(ctx: click.Context, as_json: bool) -> None:
             }
         )
         return
+    exists = values.file is not None and values.file.is_file()
+    click.echo(f"settings file: {values.file}" + ("" if exists else " (not created yet)"))
     width = max(len(row.key) for row in rows) + 2
     for row in rows:
         shown = "-" if row.value is None else str(row.value)
@@ -190,12 +192,6 @@ def effective_rows(
             str(values.home),
             home_source,
             "MEMORYD_HOME" if environ.get("MEMORYD_HOME") else None,
-        ),
-        Row(
-            "settings file",
-            str(values.file),
-            "default",
-            note=None if values.file is not None and values.file.is_file() else "not created yet",
         ),
         _row(values, "db", str(values.home / DEFAULT_DB_NAME)),
         _row(values, "tz", "UTC"),

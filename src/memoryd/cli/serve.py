@@ -91,7 +91,14 @@ def serve(
         started = datetime.now(UTC).isoformat(timespec="seconds")
         pid = os.getpid()
         record = ServerRecord(pid, page, masked_location(settings.db), started)
-        write_record(settings.home, record)
+        try:
+            write_record(settings.home, record)
+        except OSError as error:
+            click.echo(
+                f"warning: cannot write {settings.home}/serve.json ({error.strerror}); "
+                "`memoryd status` will not see this server",
+                err=True,
+            )
         try:
             run_server(service, token, options, listener=listener)
         finally:

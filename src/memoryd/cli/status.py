@@ -92,7 +92,7 @@ def _embedder(part: dict[str, Any]) -> str:
 
 def _route(route: dict[str, Any]) -> str:
     if not route["on"]:
-        return "off"
+        return "off (`memoryd config set llm.model NAME` turns it on)"
     where = route["base_url"] or "the provider's endpoint"
     return f"{route['provider']} {route['model']!r} at {where}; {_health(route['health'])}"
 
