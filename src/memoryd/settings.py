@@ -378,7 +378,7 @@ def unknown_key_message(key: str) -> str:
 
     close = difflib.get_close_matches(key, list(KEYS), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown setting {key!r}{hint}; valid keys: {key_summary()}"
+    return f"unknown setting {key!r}{hint}; valid keys: {key_summary()} (`memoryd config keys`)"
 
 
 def key_summary() -> str:

@@ -127,6 +127,10 @@ def test_bad_keys_and_values_are_refused_and_change_nothing(cli: Cli) -> None:
     url = cli.fails("config", "set", "embed.base_url", "localhost:11434")
 
     assert "did you mean 'llm.model'" in unknown and "serve.{host,port,daily_at}" in unknown
+    listed = {key["key"]: key for key in cli.json("config", "keys")}
+    assert len(listed) == 5 + 7 * 5 + 9
+    assert listed["serve.port"]["env"] == "MEMORYD_SERVE_PORT"
+    assert listed["serve.port"]["flag"] == "--port"
     assert "Europe/Lisbn" in zone and "IANA" in zone
     assert "serve.port" in port and "whole number" in port
     assert "http://" in url

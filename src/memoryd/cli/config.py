@@ -98,6 +98,21 @@ def show(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"problem: {problem}")
 
 
+@config.command()
+@json_option
+def keys(as_json: bool) -> None:
+    """Every key `config set` takes, its environment variable, the flag that overrides it
+    (if any) and what it holds."""
+    if as_json:
+        print_json(
+            [{"key": k.name, "env": k.env, "flag": k.flag, "help": k.help} for k in KEYS.values()]
+        )
+        return
+    for key in KEYS.values():
+        flag = f", {key.flag}" if key.flag else ""
+        click.echo(f"{key.name:<26}{key.help} ({key.env}{flag})")
+
+
 @config.command(name="set")
 @click.argument("key")
 @click.argument("value")
@@ -108,7 +123,8 @@ def set_(key: str, value: str) -> None:
     history). Other lines and comments stay as they are, unless the key sits in an inline
     table or a dotted key, when the file is rewritten from its values and its comments are
     lost (the command says so). The file is replaced atomically, and made readable by you only
-    (0600) once it holds an API key or a store password. Valid keys: see `config show`."""
+    (0600) once it holds an API key or a store password. `memoryd config keys` lists the
+    keys."""
     from ..settings_file import set_value, value_for_file
 
     if value == "-":
