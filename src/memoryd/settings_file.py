@@ -258,7 +258,7 @@ def _is_table(value: Any) -> bool:
 
 
 def _key(name: str) -> str:
-    return name if _BARE_KEY.match(name) else _string(name)
+    return name if _BARE_KEY.fullmatch(name) else _string(name)
 
 
 def literal(value: Any) -> str:

@@ -7,9 +7,14 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from memoryd.http.server import free_port
+from tests.builders import batch, item
+from tests.fake_llm import FakeLLMServer, Reply
 
 from .conftest import MEMORYD, Cli
 from .server import serving
@@ -39,7 +44,7 @@ def test_serve_reports_its_settings_and_a_busy_port_before_anything_else(
     assert f"memoryd serve: settings from {home / 'memoryd.toml'}, overridden by " in first
     assert "MEMORYD_DB" in first.splitlines()[0] and "--port" in first.splitlines()[0]
     assert "  llm extract off: turns queued by observe" in first
-    assert "`memoryd config set llm.model NAME`, then restart serve" in first
+    assert "`memoryd config set llm.model NAME`; no restart needed" in first
     assert f"time zone   Europe/Lisbon (tz in {home / 'memoryd.toml'})" in first
     assert (
         f"web page    http://127.0.0.1:{port}/ (log in with the token in {home / 'token'})" in first
@@ -57,6 +62,37 @@ def test_serve_reports_its_settings_and_a_busy_port_before_anything_else(
 
     assert not record.exists()  # removed when the server stopped
     assert cli.json("status")["server"] == {"running": False}
+
+
+def test_llm_settings_changed_while_serving_are_used_at_once(cli: Cli, tmp_path: Path) -> None:
+    cli.ok("init")
+    with (
+        FakeLLMServer("openai", default=Reply(batch(item("Had dinner with Ana")))) as llm,
+        serving(cli.env, tmp_path) as running,
+    ):
+        told = cli.ok("config", "set", "llm.base_url", llm.sdk_base_url)
+        cli.ok("config", "set", "llm.model", "fake-extractor")
+        wait_for(lambda: "llm extract now openai model 'fake-extractor'" in running.output())
+        queued = cli.json("observe", "--user", "I had dinner with Ana yesterday")
+        wait_for(lambda: _job(cli, queued["job_id"])["status"] == "done")
+        cli.ok("config", "set", "tz", "Europe/Lisbon")
+        wait_for(lambda: "tz changed in" in running.output())
+
+    assert "it uses the new LLM settings within seconds" in told
+    assert [r.body["model"] for r in llm.requests] == ["fake-extractor"]
+    assert "restart serve to use the new values" in running.output()
+
+
+def _job(cli: Cli, job_id: str) -> dict[str, Any]:
+    [job] = [job for job in cli.json("jobs")["jobs"] if job["id"] == job_id]
+    return job
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)
 
 
 def test_a_killed_server_leaves_a_record_status_calls_stale(cli: Cli, tmp_path: Path) -> None:

@@ -174,10 +174,12 @@ def _report_notes(key: str, kept_layout: bool, after: SettingValues) -> None:
                 click.echo(f"note: {specific.source()} still decides it for {operation}")
     state = read_record(after.home)
     if state.alive and state.record is not None:
-        click.echo(
-            f"note: memoryd serve (pid {state.record.pid}) is running for this home; restart it "
-            "to use the change"
+        then = (
+            "it uses the new LLM settings within seconds"
+            if key.startswith("llm.")
+            else "restart it to use the change"
         )
+        click.echo(f"note: memoryd serve (pid {state.record.pid}) is running for this home; {then}")
 
 
 def _shown(key: str, value: Any) -> str:

@@ -48,10 +48,17 @@ def serve(
 ) -> None:
     """The HTTP API, the web page, the background worker and the daily consolidation, until
     Ctrl-C. Settings come from memoryd.toml, the environment and these flags; the first lines
-    printed say which, and where the page and its token are."""
+    printed say which, and where the page and its token are. LLM settings changed in
+    memoryd.toml while it runs are used within seconds; other changes need a restart."""
     from ..app import open_service
     from ..http.auth import ensure_token, load_token
-    from ..http.server import ServeOptions, check_bind, is_loopback, listen_socket
+    from ..http.server import (
+        ServeOptions,
+        SettingsWatcher,
+        check_bind,
+        is_loopback,
+        listen_socket,
+    )
     from ..http.server import serve as run_server
     from ..server_record import ServerRecord, remove_record, write_record
 
@@ -99,9 +106,17 @@ def serve(
                 "`memoryd status` will not see this server",
                 err=True,
             )
+        watcher = SettingsWatcher(
+            service,
+            settings,
+            lambda: resolve_settings(db_option_of(ctx), flags=flags),
+            lambda line: click.echo(line, err=True),
+        )
+        watcher.start()
         try:
             run_server(service, token, options, listener=listener)
         finally:
+            watcher.stop()
             remove_record(settings.home, pid)
     finally:
         service.close()
@@ -151,7 +166,7 @@ def startup_lines(settings: Settings, service: MemoryService, page: str) -> list
             if operation == "extract":
                 text += (
                     ": turns queued by observe, compact and mission wait until it is on "
-                    "(`memoryd config set llm.model NAME`, then restart serve)"
+                    "(`memoryd config set llm.model NAME`; no restart needed)"
                 )
         else:
             text = route.describe().partition(": ")[2]

@@ -9,13 +9,17 @@ import logging
 import os
 import signal
 import socket
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import time, tzinfo
+from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, MemorydError
+from ..llm import Gateway, routes_of
 from ..service import MemoryService
-from ..settings import DEFAULT_HOST, DEFAULT_PORT, system_zone
+from ..settings import DEFAULT_HOST, DEFAULT_PORT, Settings, system_zone
 from .api import create_app
 
 log = logging.getLogger(__name__)
@@ -130,6 +134,85 @@ def serve(
     finally:
         service.stop_scheduler()
         service.stop_worker()
+
+
+class SettingsWatcher:
+    """Reads memoryd.toml again when it changes while ``serve`` runs: new LLM routes replace
+    the service's gateway at once (the worker's next job uses them); other changes (the store,
+    the embedder, the time zone, the address) are reported as needing a restart."""
+
+    def __init__(
+        self,
+        service: MemoryService,
+        current: Settings,
+        reload: Callable[[], Settings],
+        say: Callable[[str], None],
+        interval: float = 2.0,
+    ) -> None:
+        self.service = service
+        self.current = current
+        self.reload = reload
+        self.say = say
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="memoryd-settings", daemon=True)
+        self._seen = self._stamp()
+
+    def start(self) -> None:
+        """Watch in a background thread."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop watching."""
+        self._stop.set()
+        self._thread.join(timeout=self.interval + 5)
+
+    def _stamp(self) -> tuple[int, int] | None:
+        path = self.current.file
+        try:
+            found = path.stat() if path is not None else None
+        except OSError:
+            return None
+        return None if found is None else (found.st_mtime_ns, found.st_size)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            stamp = self._stamp()
+            if stamp != self._seen:
+                self._seen = stamp
+                self.check()
+
+    def check(self) -> None:
+        """Apply what changed in the file since the last look."""
+        where = self.current.file or Path("memoryd.toml")
+        try:
+            fresh = self.reload()
+            routes = routes_of(fresh)
+        except MemorydError as error:
+            self.say(f"memoryd serve: {where} changed but cannot be used ({error}); keeping the "
+                     "settings it started with")  # fmt: skip
+            log.warning("settings file %s unusable: %s", where, error)
+            return
+        if routes != self.service.gateway.routes:
+            self.service.gateway = Gateway(routes)
+            for operation in ("extract", "merge", "reflect", "caption"):
+                route = routes.get(operation)
+                text = route.describe().partition(": ")[2] if route else "off"
+                self.say(f"memoryd serve: {where} changed: llm {operation} now {text}")
+        others = sorted(
+            key
+            for key in set(fresh.values) | set(self.current.values)
+            if not key.startswith("llm.") and _value(fresh, key) != _value(self.current, key)
+        )
+        if others:
+            self.say(f"memoryd serve: {', '.join(others)} changed in {where}; restart serve to "
+                     "use the new values")  # fmt: skip
+        self.current = fresh
+
+
+def _value(settings: Settings, key: str) -> Any:
+    found = settings.setting(key)
+    return None if found is None else found.value
 
 
 def admit_in_order(server: Any, threads: int) -> None:
