@@ -420,7 +420,9 @@ class FakeLLMServer:
     stops it on exit). Completion requests (openai: ``POST /v1/chat/completions`` or
     ``/chat/completions``; anthropic: ``POST /v1/messages``) consume one scripted step each,
     or use `default` when the script is empty. ``GET /v1/models`` lists `models`. Other paths
-    get a 404 in the provider's error format. Every request is recorded.
+    get a 404 in the provider's error format. Every request is recorded. With `capabilities`
+    (model → capability names), ``POST /api/show`` answers like Ollama's: ``{"capabilities":
+    [...]}`` for a listed model, a 404 for any other.
 
     With `validate` (default), a completion request that the real API would reject outright
     (not a JSON object, no ``model``, empty ``messages``, anthropic without ``max_tokens``, or
@@ -438,6 +440,7 @@ class FakeLLMServer:
         models: Sequence[str] = ("fake-model",),
         validate: bool = True,
         host: str = "127.0.0.1",
+        capabilities: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         if flavor not in _FLAVORS:
             raise ValueError(f"flavor must be 'openai' or 'anthropic', not {flavor!r}")
@@ -446,6 +449,7 @@ class FakeLLMServer:
         self.api_key = api_key
         self.models: tuple[str, ...] = tuple(models)
         self.validate = validate
+        self.capabilities = dict(capabilities) if capabilities is not None else None
         self._host = host
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -598,6 +602,13 @@ class FakeLLMServer:
             self._changed.notify_all()
         if rec.method == "GET" and rec.path in _MODELS_PATHS:
             self._send_json(handler, 200, _models_list(self.flavor, self.models))
+            return
+        if rec.method == "POST" and rec.path == "/api/show" and self.capabilities is not None:
+            model = rec.body.get("model") if isinstance(rec.body, dict) else None
+            if model in self.capabilities:
+                self._send_json(handler, 200, {"capabilities": list(self.capabilities[model])})
+            else:
+                self._send_json(handler, 404, {"error": f"model '{model}' not found"})
             return
         if rec.method != "POST" or rec.path not in _COMPLETION_PATHS[self.flavor]:
             message = f"fake {self.flavor} server: no route for {rec.method} {rec.path}"

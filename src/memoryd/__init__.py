@@ -38,8 +38,9 @@ def open(
 ) -> MemoryService:
     """Open (or create) a store and return the service object.
 
-    ``path_or_url`` is a file path; ``None`` uses ``MEMORYD_DB`` or the file under
-    ``MEMORYD_HOME``. The local MiniLM embedder is the default.
+    ``path_or_url`` is a file path; ``None`` uses ``MEMORYD_DB``, else ``db`` in
+    ``$MEMORYD_HOME/memoryd.toml``, else the file under ``MEMORYD_HOME``. The embedder and the
+    LLM routes are the ones memoryd.toml and the environment configure (MiniLM by default).
     """
     from .app import open_service
     from .settings import resolve_settings

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .embed_remote import configured_embedder
+from .embed_remote import embedder_of
 from .embedding import Embedder
-from .llm import Gateway, load_routes
+from .llm import Gateway, routes_of
 from .promotion import PromotionPolicy
 from .service import MemoryService
 from .settings import Settings
@@ -36,14 +36,13 @@ def open_service(
     gateway: Gateway | None = None,
 ) -> MemoryService:
     """Open the store and the service over it; closes the store if the service refuses it.
-    The LLM routes and the embedder come from the settings' home (``memoryd.toml`` and the
-    environment) unless given."""
-    gateway = gateway if gateway is not None else Gateway(load_routes(settings.home))
+    The LLM routes and the embedder come from the settings unless given."""
+    gateway = gateway if gateway is not None else Gateway(routes_of(settings))
     store = open_store(settings, create=create)
     try:
         return MemoryService(
             store,
-            embedder or configured_embedder(settings.home),
+            embedder or embedder_of(settings),
             policy=policy,
             gateway=gateway,
             zone=settings.zone,

@@ -1,9 +1,10 @@
 """Embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint (Ollama, llama.cpp,
 vLLM, Text Embeddings Inference, hosted APIs), and where the owner says which embedder to use.
 
-Configuration, like the LLM routes': ``[embed]`` in ``$MEMORYD_HOME/memoryd.toml`` and
-``MEMORYD_EMBED_<SETTING>`` in the environment (which wins). Without a model, memoryd embeds
-locally with MiniLM. The API key comes from the environment or a file, never the store.
+Configuration, like the LLM routes': ``embed.<setting>`` in the resolved settings (``[embed]``
+in ``$MEMORYD_HOME/memoryd.toml``, ``MEMORYD_EMBED_<SETTING>`` in the environment, which wins).
+Without a model, memoryd embeds locally with MiniLM. The API key comes from the environment or
+a file, never the store.
 """
 
 from __future__ import annotations
@@ -16,22 +17,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import EmbeddingUnavailableError, InvalidInputError
-from .settings import api_key_of, config_section
+from .settings import (
+    EMBED_FIELDS,
+    Setting,
+    SettingValues,
+    api_key_of,
+    key_source,
+    setting_values,
+)
 
 if TYPE_CHECKING:
     from .embedding import Embedder, Matrix
 
-SETTINGS = (
-    "provider",
-    "base_url",
-    "model",
-    "api_key",
-    "api_key_file",
-    "dimensions",
-    "batch_size",
-    "timeout",
-    "max_retries",
-)
+SETTINGS = EMBED_FIELDS
 DEFAULT_BATCH = 64
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_RETRIES = 2
@@ -52,6 +50,8 @@ class EmbedSettings:
     batch_size: int = DEFAULT_BATCH
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_RETRIES
+    # Where the key came from, in words (never the key); None without a key.
+    key_source: str | None = field(default=None, compare=False)
 
     def describe(self) -> str:
         """A one-line description without the key."""
@@ -60,17 +60,19 @@ class EmbedSettings:
         return f"embeddings: model {self.model!r} at {where}{size}"
 
 
-def load_embed_settings(
-    home: Path, environ: Mapping[str, str] | None = None
-) -> EmbedSettings | None:
-    """The configured endpoint, or None for the local MiniLM default."""
-    env = os.environ if environ is None else environ
-    section = config_section(home, "embed", EmbedConfigError)
-    values: dict[str, Any] = {k: v for k, v in section.items() if k in SETTINGS}
+def embed_settings_of(settings: SettingValues) -> EmbedSettings | None:
+    """The configured endpoint (``embed.*`` in the resolved settings), or None for the local
+    MiniLM default."""
+    values: dict[str, Any] = {}
     for setting in SETTINGS:
-        value = env.get(f"MEMORYD_EMBED_{setting.upper()}")
-        if value:
-            values[setting] = value
+        found = settings.setting(f"embed.{setting}")
+        if found is not None:
+            values[setting] = found.value
+    values.pop("api_key", None)
+    values.pop("api_key_file", None)
+    key = embed_key_setting(settings)
+    if key is not None:
+        values[key.key.rpartition(".")[2]] = key.value
     provider = str(values.get("provider", "openai" if values.get("model") else "local")).lower()
     if provider == "local":
         return None
@@ -82,28 +84,60 @@ def load_embed_settings(
     model = values.get("model")
     if not model:
         raise EmbedConfigError(
-            "the embeddings endpoint has no model; set MEMORYD_EMBED_MODEL (or model under "
-            "[embed] in memoryd.toml), e.g. nomic-embed-text"
+            "the embeddings endpoint has no model; set MEMORYD_EMBED_MODEL (or "
+            "`memoryd config set embed.model NAME`), e.g. nomic-embed-text"
         )
+    api_key = api_key_of(values, EmbedConfigError, "the embeddings endpoint")
     return EmbedSettings(
         model=str(model),
         base_url=str(values["base_url"]) if values.get("base_url") else None,
-        api_key=api_key_of(values, EmbedConfigError, "the embeddings endpoint"),
+        api_key=api_key,
         dimensions=_number(values, "dimensions", int, None),
         batch_size=max(1, _number(values, "batch_size", int, DEFAULT_BATCH) or DEFAULT_BATCH),
         timeout=_number(values, "timeout", float, DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT,
         max_retries=max(0, _number(values, "max_retries", int, DEFAULT_RETRIES) or 0),
+        key_source=key_source(key) if api_key else None,
     )
 
 
-def configured_embedder(home: Path, environ: Mapping[str, str] | None = None) -> Embedder:
+def embed_key_setting(settings: SettingValues) -> Setting | None:
+    """Where the endpoint's key comes from: ``embed.api_key`` or ``embed.api_key_file``, the
+    environment over the file, a key over a key file from the same place."""
+    given = [
+        found
+        for found in (settings.setting("embed.api_key"), settings.setting("embed.api_key_file"))
+        if found is not None
+    ]
+    return min(given, key=lambda found: found.origin) if given else None
+
+
+def load_embed_settings(
+    home: Path, environ: Mapping[str, str] | None = None
+) -> EmbedSettings | None:
+    """:func:`embed_settings_of` for the settings under ``home`` with ``environ`` (default:
+    this process's environment)."""
+    return embed_settings_of(_values_at(home, environ))
+
+
+def embedder_of(settings: SettingValues) -> Embedder:
     """The embedder the settings name: an endpoint, or the local MiniLM."""
-    settings = load_embed_settings(home, environ)
-    if settings is None:
+    found = embed_settings_of(settings)
+    if found is None:
         from .embedding import LocalMiniLM
 
         return LocalMiniLM()
-    return OpenAICompatibleEmbedder(settings)
+    return OpenAICompatibleEmbedder(found)
+
+
+def configured_embedder(home: Path, environ: Mapping[str, str] | None = None) -> Embedder:
+    """:func:`embedder_of` for the settings under ``home`` with ``environ``."""
+    return embedder_of(_values_at(home, environ))
+
+
+def _values_at(home: Path, environ: Mapping[str, str] | None) -> SettingValues:
+    env = dict(os.environ if environ is None else environ)
+    env["MEMORYD_HOME"] = str(home)
+    return setting_values(env)
 
 
 def embedder_with(

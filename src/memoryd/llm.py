@@ -19,21 +19,20 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import MemorydError
-from .settings import CONFIG_FILE, api_key_of, config_section
+from .settings import (
+    CONFIG_FILE,
+    LLM_FIELDS,
+    Setting,
+    SettingValues,
+    api_key_of,
+    key_source,
+    setting_values,
+)
+from .settings import OPERATIONS as OPERATIONS
 
-OPERATIONS = ("extract", "merge", "reflect", "caption")
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 3
-SETTINGS = (
-    "provider",
-    "base_url",
-    "model",
-    "api_key",
-    "api_key_file",
-    "timeout",
-    "max_retries",
-    "structured",
-)
+SETTINGS = LLM_FIELDS
 
 log = logging.getLogger("memoryd.llm")
 
@@ -80,6 +79,9 @@ class Route:
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_RETRIES
     structured: Structured = Structured.AUTO
+    # Where the key came from, in words (never the key): "MEMORYD_LLM_API_KEY", "the file
+    # ~/.keys/llm (llm.api_key_file in /…/memoryd.toml)"; None without a key.
+    key_source: str | None = field(default=None, compare=False)
 
     def describe(self) -> str:
         """A one-line description without the key."""
@@ -125,37 +127,62 @@ class SchemaChatClient(ChatClient, Protocol):
         ...
 
 
-def load_routes(home: Path, environ: Mapping[str, str] | None = None) -> dict[str, Route]:
-    """Routes per operation from ``$MEMORYD_HOME/memoryd.toml`` and the environment.
+def routes_of(settings: SettingValues) -> dict[str, Route]:
+    """Routes per operation from the resolved settings.
 
-    The default route comes from ``[llm]`` and ``MEMORYD_LLM_<SETTING>``; an operation overrides
-    it with ``[llm.<operation>]`` and ``MEMORYD_LLM_<OPERATION>_<SETTING>``. The environment wins
-    over the file. Operations without a provider and a model are absent (off).
+    An operation's value comes from ``llm.<operation>.<setting>`` (``[llm.<operation>]`` in
+    memoryd.toml, ``MEMORYD_LLM_<OPERATION>_<SETTING>``), else from the default route
+    ``llm.<setting>`` (``[llm]``, ``MEMORYD_LLM_<SETTING>``); at each level the environment
+    beats the file. Operations without a provider and a model are absent (off).
     """
-    env = os.environ if environ is None else environ
-    file_config = config_section(home, "llm", LLMConfigError)
-    base: dict[str, Any] = {k: v for k, v in file_config.items() if k in SETTINGS}
-    for setting in SETTINGS:
-        value = env.get(f"MEMORYD_LLM_{setting.upper()}")
-        if value:
-            base[setting] = value
     routes: dict[str, Route] = {}
     for operation in OPERATIONS:
-        merged = dict(base)
-        section = file_config.get(operation)
-        if isinstance(section, dict):
-            merged.update({k: v for k, v in section.items() if k in SETTINGS})
-        for setting in SETTINGS:
-            value = env.get(f"MEMORYD_LLM_{operation.upper()}_{setting.upper()}")
-            if value:
-                merged[setting] = value
-        route = _route(operation, merged)
+        values: dict[str, Any] = {}
+        for name in ("provider", "base_url", "model", "timeout", "max_retries", "structured"):
+            found = route_setting(settings, operation, name)
+            if found is not None:
+                values[name] = found.value
+        key = route_key_setting(settings, operation)
+        if key is not None:
+            values[key.key.rpartition(".")[2]] = key.value
+        route = _route(operation, values, key_source(key))
         if route is not None:
             routes[operation] = route
     return routes
 
 
-def _route(operation: str, values: Mapping[str, Any]) -> Route | None:
+def route_setting(settings: SettingValues, operation: str, name: str) -> Setting | None:
+    """The value an operation's route takes for ``name``: its own, else the default route's."""
+    return settings.setting(f"llm.{operation}.{name}") or settings.setting(f"llm.{name}")
+
+
+def route_key_setting(settings: SettingValues, operation: str) -> Setting | None:
+    """Where an operation's key comes from: ``api_key`` or ``api_key_file`` of the most
+    specific level that sets either; within a level the environment beats the file, and a key
+    beats a key file from the same place."""
+    for level in (f"llm.{operation}", "llm"):
+        given = [
+            found
+            for found in (
+                settings.setting(f"{level}.api_key"),
+                settings.setting(f"{level}.api_key_file"),
+            )
+            if found is not None
+        ]
+        if given:
+            return min(given, key=lambda found: found.origin)
+    return None
+
+
+def load_routes(home: Path, environ: Mapping[str, str] | None = None) -> dict[str, Route]:
+    """The routes of the settings under ``home`` with ``environ`` (default: this process's):
+    :func:`routes_of` for scripts and tests that have no resolved settings at hand."""
+    env = dict(os.environ if environ is None else environ)
+    env["MEMORYD_HOME"] = str(home)
+    return routes_of(setting_values(env))
+
+
+def _route(operation: str, values: Mapping[str, Any], key_from: str | None) -> Route | None:
     if not values.get("provider") and not values.get("model"):
         return None
     try:
@@ -169,7 +196,7 @@ def _route(operation: str, values: Mapping[str, Any]) -> Route | None:
     if not model:
         raise LLMConfigError(
             f"the {operation} route has a provider but no model; set MEMORYD_LLM_MODEL or "
-            f"MEMORYD_LLM_{operation.upper()}_MODEL"
+            f"MEMORYD_LLM_{operation.upper()}_MODEL, or `memoryd config set llm.model NAME`"
         )
     api_key = api_key_of(values, LLMConfigError, operation)
     try:
@@ -195,6 +222,7 @@ def _route(operation: str, values: Mapping[str, Any]) -> Route | None:
         timeout=timeout,
         max_retries=max(0, retries),
         structured=structured,
+        key_source=key_from if api_key else None,
     )
 
 
@@ -454,8 +482,9 @@ class Gateway:
 def off_notice(operation: str) -> str:
     """What to tell the owner when an operation has no LLM."""
     return (
-        f"{operation} is off: no LLM is configured. Turn it on with MEMORYD_LLM_PROVIDER "
-        "(openai | anthropic), MEMORYD_LLM_MODEL, MEMORYD_LLM_BASE_URL and MEMORYD_LLM_API_KEY, "
-        f"or an [llm] table in $MEMORYD_HOME/{CONFIG_FILE}; remember, recall, review and the "
-        "knowledge base work without it"
+        f"{operation} is off: no LLM is configured. Turn it on for every memoryd process with "
+        "`memoryd config set llm.model NAME` (and llm.base_url, llm.provider openai | "
+        f"anthropic, llm.api_key_file), which writes $MEMORYD_HOME/{CONFIG_FILE}, or with "
+        "MEMORYD_LLM_PROVIDER, MEMORYD_LLM_MODEL, MEMORYD_LLM_BASE_URL and MEMORYD_LLM_API_KEY; "
+        "remember, recall, review and the knowledge base work without it"
     )

@@ -68,7 +68,15 @@ def test_help_imports_neither_heavy_libraries_nor_the_service(
 
 
 @pytest.mark.parametrize(
-    "args", [["list"], ["recall", "where do I live?"], ["search", "coffee"], ["jobs"]]
+    "args",
+    [
+        ["list"],
+        ["recall", "where do I live?"],
+        ["search", "coffee"],
+        ["jobs"],
+        ["status"],
+        ["config", "show"],
+    ],
 )
 def test_commands_on_an_empty_store_import_no_heavy_library(
     tmp_path: Path, args: list[str]

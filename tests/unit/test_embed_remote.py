@@ -21,7 +21,7 @@ from memoryd.embed_remote import (
 from memoryd.embedding import LocalMiniLM
 from memoryd.errors import EmbeddingUnavailableError
 from memoryd.kb.vector_fill import EMBED_JOB_KIND
-from memoryd.settings import resolve_settings
+from memoryd.settings import SettingsError, resolve_settings
 from tests.fake_embeddings import FakeEmbeddingServer
 
 
@@ -84,7 +84,7 @@ def test_bad_settings_name_what_to_fix(
 
 def test_a_broken_settings_file_is_named(tmp_path: Path) -> None:
     (tmp_path / "memoryd.toml").write_text("[embed\nmodel = 1")
-    with pytest.raises(EmbedConfigError, match=r"memoryd.toml"):
+    with pytest.raises(SettingsError, match=r"memoryd.toml"):
         load_embed_settings(tmp_path, {})
 
 

@@ -16,6 +16,7 @@ from memoryd.llm import (
     Route,
     load_routes,
 )
+from memoryd.settings import SettingsError
 
 KEY = "sk-test-DO-NOT-LEAK-1234567890abcdef"
 BASE = {
@@ -228,7 +229,7 @@ def test_non_numeric_timeout_is_a_clear_error(tmp_path: Path) -> None:
 def test_broken_toml_names_the_file(tmp_path: Path) -> None:
     write_config(tmp_path, "[llm\nprovider = openai\n")
 
-    with pytest.raises(LLMConfigError, match=r"memoryd\.toml"):
+    with pytest.raises(SettingsError, match=r"memoryd\.toml.*line 1"):
         load_routes(tmp_path, {})
 
 

@@ -1,7 +1,7 @@
 """The ``memoryd`` command line: a thin adapter over the service object.
 
-The commands live in one module per group (memories, review, slots, recall, jobs,
-consolidate, kb, store, reembed, serve); this module holds the root group and registers them.
+The commands live in one module per group (memories, review, slots, recall, jobs, consolidate,
+kb, store, reembed, serve, config, status); this module holds the root group and registers them.
 """
 
 from __future__ import annotations
@@ -11,12 +11,29 @@ import os
 
 import click
 
-from . import consolidate, jobs, kb, memories, recall, reembed, review, serve, slots, store
+from . import (
+    config,
+    consolidate,
+    jobs,
+    kb,
+    memories,
+    recall,
+    reembed,
+    review,
+    serve,
+    slots,
+    status,
+    store,
+)
 from .common import ErrorMappingGroup
 
 
 @click.group(cls=ErrorMappingGroup)
-@click.option("--db", envvar="MEMORYD_DB", help="Store file (default: $MEMORYD_HOME/memoryd.db).")
+@click.option(
+    "--db",
+    help="Store file or postgresql:// URL (default: MEMORYD_DB, else db in memoryd.toml, else "
+    "$MEMORYD_HOME/memoryd.db).",
+)
 @click.version_option(package_name="memoryd")
 @click.pass_context
 def main(ctx: click.Context, db: str | None) -> None:
@@ -54,6 +71,8 @@ for _command in (
     consolidate.reconfirm,
     store.init,
     store.doctor,
+    status.status,
+    config.config,
     store.export_,
     store.import_,
     store.migrate_store,

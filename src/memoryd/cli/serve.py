@@ -3,27 +3,33 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import InvalidInputError
-from ..settings import resolve_settings
+from ..settings import OPERATIONS, Origin, Settings, masked_location, resolve_settings
 from .common import db_option_of, open_store_service
+
+if TYPE_CHECKING:
+    from ..service import MemoryService
 
 
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
+@click.option("--host", help="Address to listen on (default: serve.host, else 127.0.0.1).")
+@click.option(
+    "--port", type=click.IntRange(1, 65535), help="Port (default: serve.port, else 8765)."
+)
 @click.option(
     "--daily-at",
-    default="03:30",
-    show_default=True,
-    help="Local time (HH:MM) of the daily consolidation.",
+    help="Local time (HH:MM) of the daily consolidation (default: serve.daily_at, else 03:30).",
 )
 @click.option(
     "--tz",
     "zone_name",
-    help="IANA time zone for --daily-at (default: MEMORYD_TZ, else the system's).",
+    help="The owner's IANA time zone for this run, e.g. Europe/Lisbon (default: tz in "
+    "memoryd.toml or MEMORYD_TZ; without one the daily time is the machine's).",
 )
 @click.option(
     "--threads",
@@ -34,39 +40,142 @@ from .common import db_option_of, open_store_service
 @click.pass_context
 def serve(
     ctx: click.Context,
-    host: str,
-    port: int,
-    daily_at: str,
+    host: str | None,
+    port: int | None,
+    daily_at: str | None,
     zone_name: str | None,
     threads: int | None,
 ) -> None:
-    """The HTTP API, the background worker and the daily consolidation, until Ctrl-C."""
+    """The HTTP API, the web page, the background worker and the daily consolidation, until
+    Ctrl-C. Settings come from memoryd.toml, the environment and these flags; the first lines
+    printed say which, and where the page and its token are. LLM settings changed in
+    memoryd.toml while it runs are used within seconds; other changes need a restart."""
+    from ..app import open_service
     from ..http.auth import ensure_token, load_token
-    from ..http.server import ServeOptions, check_bind, is_loopback, local_zone
+    from ..http.server import (
+        ServeOptions,
+        SettingsWatcher,
+        check_bind,
+        is_loopback,
+        listen_socket,
+    )
     from ..http.server import serve as run_server
-    from ..schedule import parse_daily_at
+    from ..server_record import ServerRecord, remove_record, write_record
 
-    settings = resolve_settings(db_option_of(ctx))
-    try:
-        at = parse_daily_at(daily_at)
-    except ValueError as error:
-        raise InvalidInputError(str(error)) from None
-    zone = local_zone(zone_name)
+    flags = {"serve.host": host, "serve.port": port, "serve.daily_at": daily_at, "tz": zone_name}
+    settings = resolve_settings(db_option_of(ctx), flags=flags)
+    chosen = settings.serve()
     token = load_token(settings.home)
-    if token is None and is_loopback(host):
+    if token is None and is_loopback(chosen.host):
         ensure_token(settings.home)
         token = load_token(settings.home)
-    check_bind(host, token)
+    check_bind(chosen.host, token)
     assert token is not None
-    with open_store_service(ctx) as service:
+    # Bound before anything else, so a busy port is the first and only thing reported.
+    listener = listen_socket(chosen.host, chosen.port)
+    try:
+        service = open_service(settings, create=False)
+    except BaseException:
+        listener.close()
+        raise
+    try:
+        page = page_url(chosen.host, chosen.port)
+        for line in startup_lines(settings, service, page):
+            click.echo(line, err=True)
         click.echo(
-            f"memoryd serving {settings.db} on http://{host}:{port} (token: "
-            f"{'MEMORYD_TOKEN' if os.environ.get('MEMORYD_TOKEN') else settings.home / 'token'});"
-            f" daily consolidation at {daily_at} {zone}",
+            f"memoryd serving {masked_location(settings.db)} on {page} (token: "
+            f"{token_source(settings)}); daily consolidation at {chosen.daily_at_text} "
+            f"{chosen.zone}",
             err=True,
         )
-        options = ServeOptions(host=host, port=port, daily_at=at, zone=zone, threads=threads)
-        run_server(service, token, options)
+        options = ServeOptions(
+            host=chosen.host,
+            port=chosen.port,
+            daily_at=chosen.daily_at,
+            zone=chosen.zone,
+            threads=threads,
+        )
+        started = datetime.now(UTC).isoformat(timespec="seconds")
+        pid = os.getpid()
+        record = ServerRecord(pid, page, masked_location(settings.db), started)
+        try:
+            write_record(settings.home, record)
+        except OSError as error:
+            click.echo(
+                f"warning: cannot write {settings.home}/serve.json ({error.strerror}); "
+                "`memoryd status` will not see this server",
+                err=True,
+            )
+        watcher = SettingsWatcher(
+            service,
+            settings,
+            lambda: resolve_settings(db_option_of(ctx), flags=flags),
+            lambda line: click.echo(line, err=True),
+        )
+        watcher.start()
+        try:
+            run_server(service, token, options, listener=listener)
+        finally:
+            watcher.stop()
+            remove_record(settings.home, pid)
+    finally:
+        service.close()
+        listener.close()
+
+
+def page_url(host: str, port: int) -> str:
+    """The address a browser on this machine opens (an any-address bind is reached on
+    loopback)."""
+    shown = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    if ":" in shown:
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}/"
+
+
+def token_source(settings: Settings) -> str:
+    """Where the API token comes from (never the token)."""
+    from ..http.auth import token_path
+
+    return "MEMORYD_TOKEN" if os.environ.get("MEMORYD_TOKEN") else str(token_path(settings.home))
+
+
+def startup_lines(settings: Settings, service: MemoryService, page: str) -> list[str]:
+    """What ``serve`` says before it serves: where its settings came from, the store, the
+    embedder, each LLM route (or that it is off), the time zone, and the page with its token."""
+    file = settings.file
+    sources = sorted({s.where for s in settings.values.values() if s.origin is not Origin.FILE})
+    where = f"{file}" if file is not None and file.is_file() else f"defaults (no {file})"
+    lines = [f"memoryd serve: settings from {where}"]
+    if sources:
+        lines[0] += ", overridden by " + ", ".join(sources)
+    backend = "postgresql" if settings.is_postgres else "sqlite"
+    lines.append(f"  {'store':<12}{masked_location(settings.db)} ({backend})")
+    signature = service.admin.embedding_signature()
+    endpoint = getattr(getattr(service.embedder, "settings", None), "base_url", None)
+    size = f", {signature.dimension} dimensions" if signature else ""
+    lines.append(
+        f"  {'embedder':<12}{service.embedder.model}"
+        + (f" at {endpoint}" if endpoint else " (local)")
+        + size
+    )
+    routes = service.gateway.routes
+    for operation in OPERATIONS:
+        route = routes.get(operation)
+        if route is None:
+            text = "off"
+            if operation == "extract":
+                text += (
+                    ": turns queued by observe, compact and mission wait until it is on "
+                    "(`memoryd config set llm.model NAME`; no restart needed)"
+                )
+        else:
+            text = route.describe().partition(": ")[2]
+        lines.append(f"  {'llm ' + operation:<12}{text}")
+    zone_source = settings.setting("tz")
+    zone = f"{settings.zone} ({zone_source.source()})" if zone_source else "UTC (default)"
+    lines.append(f"  {'time zone':<12}{zone}")
+    lines.append(f"  {'web page':<12}{page} (log in with the token in {token_source(settings)})")
+    return lines
 
 
 @click.command()

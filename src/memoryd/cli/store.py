@@ -26,7 +26,8 @@ def init(ctx: click.Context, as_json: bool) -> None:
     with open_store_service(ctx, create=True) as service:
         signature = service.admin.embedding_signature()
         location = str(service.admin.store_location() or db_option_of(ctx))
-    token_file = ensure_token(resolve_settings(db_option_of(ctx)).home)
+    settings = resolve_settings(db_option_of(ctx))
+    token_file = ensure_token(settings.home)
     if as_json:
         print_json(
             {
@@ -34,18 +35,27 @@ def init(ctx: click.Context, as_json: bool) -> None:
                 "embedding_model": signature.model if signature else None,
                 "embedding_dimension": signature.dimension if signature else None,
                 "token_file": str(token_file),
+                "settings_file": str(settings.file),
             }
         )
     else:
         click.echo(f"memoryd store ready at {location}")
         click.echo(f"API token in {token_file}")
+        exists = settings.file is not None and settings.file.is_file()
+        click.echo(
+            f"settings in {settings.file}"
+            + ("" if exists else " (none yet)")
+            + ": `memoryd config show` lists them, `memoryd config set KEY VALUE` changes one"
+        )
 
 
 @click.command()
 @json_option
 @click.pass_context
 def doctor(ctx: click.Context, as_json: bool) -> None:
-    """Check the store, the embedder, the tokenizer and every configured LLM route."""
+    """Check the store, the embedder, the tokenizer and every configured LLM route with one
+    small real call each, side by side with short timeouts, and say what to do about each
+    failure. A warning (a caption model that cannot read images) does not fail the run."""
     from ..doctor import run_doctor
 
     checks = run_doctor(resolve_settings(db_option_of(ctx)))
@@ -53,7 +63,9 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
         print_json([c.to_json() for c in checks])
     else:
         for check in checks:
-            click.echo(f"{'ok ' if check.ok else 'FAIL'}  {check.name}: {check.detail}")
+            click.echo(f"{check.verdict:<5}{check.name}: {check.detail}")
+            if check.next_step:
+                click.echo(f"{'':5}next: {check.next_step}")
     if not all(check.ok for check in checks):
         ctx.exit(1)
 

@@ -3,24 +3,26 @@ the extraction and document-retry worker, and the daily consolidation."""
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
 import os
 import signal
 import socket
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import time, tzinfo
+from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, MemorydError
+from ..llm import Gateway, routes_of
 from ..service import MemoryService
+from ..settings import DEFAULT_HOST, DEFAULT_PORT, Settings, system_zone
 from .api import create_app
 
 log = logging.getLogger(__name__)
-
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
 
 
 @dataclass(frozen=True)
@@ -61,25 +63,50 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
-def local_zone(name: str | None = None) -> tzinfo:
-    """The zone the daily time is read in: ``name`` (or ``MEMORYD_TZ``), else the system's."""
-    chosen = name or os.environ.get("MEMORYD_TZ")
-    if chosen:
-        try:
-            return ZoneInfo(chosen)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise InvalidInputError(
-                f"unknown time zone {chosen!r}; use an IANA name such as Europe/Lisbon"
-            ) from None
-    from datetime import datetime
+def listen_socket(host: str, port: int) -> socket.socket:
+    """``host:port`` bound now, so that a busy port, a foreign address or a privileged port is
+    a clear error before anything else starts (the server then listens on this socket)."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as error:
+        raise InvalidInputError(
+            f"cannot listen on {host!r}: {error.strerror}; use an address such as 127.0.0.1 "
+            "(--host, or serve.host in memoryd.toml)"
+        ) from None
+    family, kind, protocol, _, address = found[0]
+    listener = socket.socket(family, kind, protocol)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(address)
+    except OSError as error:
+        listener.close()
+        raise InvalidInputError(_bind_failure(host, port, error)) from None
+    return listener
 
-    zone = datetime.now().astimezone().tzinfo
-    assert zone is not None
-    return zone
+
+def _bind_failure(host: str, port: int, error: OSError) -> str:
+    other_port = "choose another port with --port (or `memoryd config set serve.port N`)"
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} on {host} is already in use (another memoryd serve? `memoryd "
+            f"status` tells); stop it, or {other_port}"
+        )
+    if error.errno == errno.EACCES:
+        return f"not allowed to listen on port {port} (below 1024 needs privileges); {other_port}"
+    if error.errno == errno.EADDRNOTAVAIL:
+        return f"{host} is not an address of this machine; use 127.0.0.1 or 0.0.0.0 (--host)"
+    return f"cannot listen on {host}:{port}: {error.strerror}"
 
 
-def serve(service: MemoryService, token: str, options: ServeOptions) -> None:
-    """Run until interrupted: the API, the worker and the daily scheduler."""
+def serve(
+    service: MemoryService,
+    token: str,
+    options: ServeOptions,
+    *,
+    listener: socket.socket | None = None,
+) -> None:
+    """Run until interrupted: the API, the worker and the daily scheduler, listening on
+    ``listener`` when given (a socket :func:`listen_socket` bound)."""
     import uvicorn
 
     check_bind(options.host, token)
@@ -87,7 +114,7 @@ def serve(service: MemoryService, token: str, options: ServeOptions) -> None:
     if options.worker:
         service.start_worker()
     if options.scheduler:
-        service.start_scheduler(options.daily_at, options.zone or local_zone())
+        service.start_scheduler(options.daily_at, options.zone or system_zone())
     config = uvicorn.Config(
         app,
         host=options.host,
@@ -103,10 +130,89 @@ def serve(service: MemoryService, token: str, options: ServeOptions) -> None:
     admit_in_order(server, options.threads or request_threads())
     exit_cleanly_on_sigterm()
     try:
-        server.run()
+        server.run(sockets=[listener] if listener is not None else None)
     finally:
         service.stop_scheduler()
         service.stop_worker()
+
+
+class SettingsWatcher:
+    """Reads memoryd.toml again when it changes while ``serve`` runs: new LLM routes replace
+    the service's gateway at once (the worker's next job uses them); other changes (the store,
+    the embedder, the time zone, the address) are reported as needing a restart."""
+
+    def __init__(
+        self,
+        service: MemoryService,
+        current: Settings,
+        reload: Callable[[], Settings],
+        say: Callable[[str], None],
+        interval: float = 2.0,
+    ) -> None:
+        self.service = service
+        self.current = current
+        self.reload = reload
+        self.say = say
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="memoryd-settings", daemon=True)
+        self._seen = self._stamp()
+
+    def start(self) -> None:
+        """Watch in a background thread."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop watching."""
+        self._stop.set()
+        self._thread.join(timeout=self.interval + 5)
+
+    def _stamp(self) -> tuple[int, int] | None:
+        path = self.current.file
+        try:
+            found = path.stat() if path is not None else None
+        except OSError:
+            return None
+        return None if found is None else (found.st_mtime_ns, found.st_size)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            stamp = self._stamp()
+            if stamp != self._seen:
+                self._seen = stamp
+                self.check()
+
+    def check(self) -> None:
+        """Apply what changed in the file since the last look."""
+        where = self.current.file or Path("memoryd.toml")
+        try:
+            fresh = self.reload()
+            routes = routes_of(fresh)
+        except MemorydError as error:
+            self.say(f"memoryd serve: {where} changed but cannot be used ({error}); keeping the "
+                     "settings it started with")  # fmt: skip
+            log.warning("settings file %s unusable: %s", where, error)
+            return
+        if routes != self.service.gateway.routes:
+            self.service.gateway = Gateway(routes)
+            for operation in ("extract", "merge", "reflect", "caption"):
+                route = routes.get(operation)
+                text = route.describe().partition(": ")[2] if route else "off"
+                self.say(f"memoryd serve: {where} changed: llm {operation} now {text}")
+        others = sorted(
+            key
+            for key in set(fresh.values) | set(self.current.values)
+            if not key.startswith("llm.") and _value(fresh, key) != _value(self.current, key)
+        )
+        if others:
+            self.say(f"memoryd serve: {', '.join(others)} changed in {where}; restart serve to "
+                     "use the new values")  # fmt: skip
+        self.current = fresh
+
+
+def _value(settings: Settings, key: str) -> Any:
+    found = settings.setting(key)
+    return None if found is None else found.value
 
 
 def admit_in_order(server: Any, threads: int) -> None:
