@@ -31,6 +31,20 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> TestPostgres:
     return TestPostgres.start(tmp_path_factory.mktemp("postgres"))
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty store location, once a SQLite file and once a PostgreSQL database."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "store.db")
+        return
+    server: TestPostgres = request.getfixturevalue("postgres_server")
+    url = server.create_database()
+    try:
+        yield url
+    finally:
+        server.drop_database(url)
+
+
 @pytest.fixture
 def make_service(tmp_path: Path, embedder: LocalMiniLM) -> Iterator[Callable[..., MemoryService]]:
     """Open services on fresh SQLite stores under tmp_path; all closed after the test."""

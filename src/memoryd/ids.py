@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Mapping
 from datetime import datetime
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -96,3 +97,34 @@ def ambiguous_id_message(
 def _clip(label: str, width: int = 40) -> str:
     words = " ".join(label.split())
     return repr(words if len(words) <= width else words[: width - 1] + "…")
+
+
+def resolve_prefix(
+    text: str,
+    what: tuple[str, str],
+    *,
+    exists: Callable[[str], bool],
+    starting: Callable[[str, int], list[str]],
+    labels: Callable[[list[str]], Mapping[str, str]],
+    not_found: Callable[[str], Exception],
+) -> str:
+    """The whole id ``text`` names: itself when a record has it, else the one id that starts
+    with it (at least MIN_ID_PREFIX characters, as git takes commits). ``what`` is the record's
+    name, singular and plural; ``starting(prefix, limit)`` lists ids in order and ``labels``
+    says a few words of each. Raises ``not_found(message)`` when none, AmbiguousIdError
+    (listing them) when several."""
+    from .errors import AmbiguousIdError
+
+    wanted = text.strip()
+    if exists(wanted):
+        return wanted
+    prefix = id_prefix(wanted)
+    found = starting(prefix, SHOWN_CANDIDATES + 1) if prefix else []
+    if not found:
+        raise not_found(unknown_id_message(what[0], text))
+    if len(found) == 1:
+        return found[0]
+    shown = labels(found[:SHOWN_CANDIDATES])
+    raise AmbiguousIdError(
+        ambiguous_id_message(what[1], text, sorted(shown.items()), len(found) > len(shown))
+    )

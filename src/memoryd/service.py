@@ -28,16 +28,10 @@ from .collaborators import CollaboratorAccess, Collaborators, check_embedding_si
 from .consolidation import ConsolidationPolicy
 from .consolidation_run import ConsolidationLeaseLost, ConsolidationRun, StageSkipped
 from .embedding import Embedder
-from .errors import AmbiguousIdError, MemoryNotFoundError
+from .errors import MemoryNotFoundError
 from .extraction import MissionDigest
 from .extraction_queue import ExtractionQueue
-from .ids import (
-    SHOWN_CANDIDATES,
-    IdGenerator,
-    ambiguous_id_message,
-    id_prefix,
-    unknown_id_message,
-)
+from .ids import IdGenerator, resolve_prefix
 from .jobs import Job, RetryPolicy
 from .kb.images import ImageReader
 from .kb.images import image_reader as default_image_reader
@@ -246,19 +240,16 @@ class MemoryService(CollaboratorAccess):
         AmbiguousIdError (listing them) when several. For the owner's command line; the
         HTTP API and the model's tools take whole ids only."""
         memories = self.store.memories
-        wanted = memory_id.strip()
-        if memories.get(wanted) is not None:
-            return wanted
-        prefix = id_prefix(wanted)
-        found = memories.ids_starting(prefix, SHOWN_CANDIDATES + 1) if prefix else []
-        if not found:
-            raise MemoryNotFoundError(unknown_id_message("memory", memory_id))
-        if len(found) == 1:
-            return found[0]
-        shown = memories.get_many(found[:SHOWN_CANDIDATES])
-        labels = [(i, "[purged]" if shown[i].purged_at else shown[i].content) for i in shown]
-        raise AmbiguousIdError(
-            ambiguous_id_message("memories", memory_id, sorted(labels), len(found) > len(shown))
+        return resolve_prefix(
+            memory_id,
+            ("memory", "memories"),
+            exists=lambda whole: memories.get(whole) is not None,
+            starting=memories.ids_starting,
+            labels=lambda ids: {
+                i: "[purged]" if m.purged_at else m.content
+                for i, m in memories.get_many(ids).items()
+            },
+            not_found=MemoryNotFoundError,
         )
 
     def get(self, memory_id: str) -> Memory:

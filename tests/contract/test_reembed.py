@@ -21,9 +21,6 @@ from memoryd.settings import resolve_settings
 from memoryd.storage.protocols import EmbeddingSignature, Store
 from memoryd.tokens import O200kTokenizer
 from tests.fake_embeddings import FakeEmbeddingServer
-from tests.pg import TestPostgres
-
-from .conftest import BACKENDS
 
 # Each memory is about one thing, in words no other memory uses: a query that repeats a
 # memory's words finds that memory first under MiniLM and under the fake endpoint's
@@ -46,19 +43,6 @@ NOTES = (
     "# Greenhouse\n\nThe greenhouse tomatoes need watering every morning before nine.\n\n"
     "# Bees\n\nThe beehive by the orchard swarmed in May and was rehoused in a new box.\n"
 )
-
-
-@pytest.fixture(params=BACKENDS)
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "store.db")
-        return
-    server: TestPostgres = request.getfixturevalue("postgres_server")
-    url = server.create_database()
-    try:
-        yield url
-    finally:
-        server.drop_database(url)
 
 
 @pytest.fixture

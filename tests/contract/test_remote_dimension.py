@@ -3,31 +3,12 @@ fake server) works on both backends: memories and documents, recall and search_k
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from memoryd.app import open_service
 from memoryd.embed_remote import EmbedSettings, OpenAICompatibleEmbedder
 from memoryd.settings import resolve_settings
 from tests.fake_embeddings import FakeEmbeddingServer
-from tests.pg import TestPostgres
-
-from .conftest import BACKENDS
-
-
-@pytest.fixture(params=BACKENDS)
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "store.db")
-        return
-    server: TestPostgres = request.getfixturevalue("postgres_server")
-    url = server.create_database()
-    try:
-        yield url
-    finally:
-        server.drop_database(url)
 
 
 def test_a_768_dimension_store_remembers_recalls_and_searches_documents(

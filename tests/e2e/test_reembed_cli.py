@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 from memoryd.app import open_service, open_store
 from memoryd.embed_remote import EmbedSettings, OpenAICompatibleEmbedder
@@ -20,7 +18,6 @@ from memoryd.reembed import BATCH_ROWS
 from memoryd.settings import resolve_settings
 from memoryd.storage.protocols import EmbeddingSignature
 from tests.fake_embeddings import FakeEmbeddingServer
-from tests.pg import TestPostgres
 
 from .conftest import MEMORYD, Cli
 from .server import serving
@@ -28,19 +25,6 @@ from .server import serving
 PEOPLE = ("Marta", "Joaquim", "Tomasz", "Priya", "Kofi", "Yuki", "Lars", "Amara")
 PLACES = ("Lisbon", "Porto", "Braga", "Faro", "Evora", "Coimbra", "Sintra", "Tavira")
 MEMORIES = 5 * BATCH_ROWS
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "store.db")
-        return
-    server: TestPostgres = request.getfixturevalue("postgres_server")
-    url = server.create_database()
-    try:
-        yield url
-    finally:
-        server.drop_database(url)
 
 
 def _endpoint(server: FakeEmbeddingServer) -> OpenAICompatibleEmbedder:

@@ -18,14 +18,8 @@ from pathlib import Path
 
 from ..clock import Clock, utc_now
 from ..embedding import Embedder
-from ..errors import AmbiguousIdError, DocumentNotFoundError, InvalidInputError
-from ..ids import (
-    SHOWN_CANDIDATES,
-    IdGenerator,
-    ambiguous_id_message,
-    id_prefix,
-    unknown_id_message,
-)
+from ..errors import DocumentNotFoundError, InvalidInputError
+from ..ids import IdGenerator, resolve_prefix
 from ..jobs import RetryPolicy
 from ..storage.protocols import Store
 from ..textutil import query_terms
@@ -324,19 +318,13 @@ class KnowledgeBase:
         take whole ids only (a document can be deleted, and a shortened id would then name
         another)."""
         kb = self.store.kb
-        wanted = document_id.strip()
-        if kb.get_document(wanted) is not None:
-            return wanted
-        prefix = id_prefix(wanted)
-        found = kb.document_ids_starting(prefix, SHOWN_CANDIDATES + 1) if prefix else []
-        if not found:
-            raise DocumentNotFoundError(unknown_id_message("document", document_id))
-        if len(found) == 1:
-            return found[0]
-        shown = kb.documents_by_id(found[:SHOWN_CANDIDATES])
-        labels = sorted((i, d.title) for i, d in shown.items())
-        raise AmbiguousIdError(
-            ambiguous_id_message("documents", document_id, labels, len(found) > len(shown))
+        return resolve_prefix(
+            document_id,
+            ("document", "documents"),
+            exists=lambda whole: kb.get_document(whole) is not None,
+            starting=kb.document_ids_starting,
+            labels=lambda ids: {i: d.title for i, d in kb.documents_by_id(ids).items()},
+            not_found=DocumentNotFoundError,
         )
 
     def get(self, document_id: str) -> Document:
