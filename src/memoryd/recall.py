@@ -41,6 +41,10 @@ class RecallPolicy:
     recency_weight: float = 0.1
     recency_half_life_days: float = 90.0
     budget_tokens: int = 1500
+    # A longer message (a pasted document) is read at its start and its end only, so recall
+    # costs bounded time: 2,000 characters hold any question about it (query_bounds.py).
+    message_head_chars: int = 500
+    message_tail_chars: int = 1500
     # How many candidates each leg contributes to the fusion.
     leg_depth: int = 50
     # Why 5 %: names that tag most memories (the owner, the other speaker) match nearly every

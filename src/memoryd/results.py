@@ -10,6 +10,7 @@ from .consolidation import Step
 from .jobs import Job
 from .model import Memory
 from .promotion import Outcome
+from .query_bounds import BoundedQuery
 from .recall import Dropped, Packed, QueryFacts, Scored
 from .timewindow import TimeWindow
 
@@ -149,6 +150,8 @@ class RecallResult:
     window: TimeWindow | None
     facts: QueryFacts = field(default_factory=QueryFacts)
     silence: str | None = None
+    # The part of the message recall read (all of it unless it is long).
+    read: BoundedQuery | None = None
 
     @property
     def text(self) -> str:
@@ -175,6 +178,7 @@ class RecallResult:
             "query": {
                 "words": {w: self.facts.word_frequency.get(w) for w in self.facts.words},
                 "unknown_names": list(self.facts.unknown_names),
+                "read": self.read.to_json() if self.read else None,
             },
             "silence": self.silence,
         }
@@ -186,6 +190,8 @@ class SearchResult:
 
     items: tuple[Scored, ...]
     legs: dict[str, str]
+    # The part of the query that was searched (all of it unless it is long).
+    read: BoundedQuery | None = None
 
     def to_json(self) -> list[dict[str, Any]]:
         """``search --json``: memory objects with ``score`` and per-leg ranks."""

@@ -15,6 +15,7 @@ from .entities import EntityMatcher
 from .errors import InvalidInputError
 from .legs import QueryEmbedder
 from .model import Kind, Memory
+from .query_bounds import BoundedQuery, bound_query
 from .recall import Candidate, Packed, pack_block, relative_cut
 from .results import RecallResult, SearchResult
 from .retrieval import Evidence, gather, rank
@@ -48,6 +49,8 @@ class Retriever:
         limit = policy.budget_tokens if budget is None else budget
         if limit < 0:
             raise InvalidInputError("the token budget must be zero or more")
+        read = self._bounded(message)
+        message = read.text
         window = find_time_window(message, at, parts.zone)
         with self._one_space():
             evidence = self._gather(message, window, ())
@@ -71,6 +74,7 @@ class Retriever:
             window,
             evidence.facts,
             ranking.silence,
+            read,
         )
 
     def search(
@@ -90,6 +94,8 @@ class Retriever:
         if limit < 1:
             raise InvalidInputError("the limit must be at least 1", fields=("limit",))
         since, until = span
+        read = self._bounded(query)
+        query = read.text
         window = find_time_window(query, at, parts.zone)
         ranged = since is not None or until is not None
         if ranged:
@@ -114,13 +120,18 @@ class Retriever:
         top = ranking.items[:limit]
         if top and stamp:
             self._stamp_later([s.memory.id for s in top], at)
-        return SearchResult(tuple(top), evidence.legs)
+        return SearchResult(tuple(top), evidence.legs, read)
 
     def evidence(self, message: str, now: datetime | None) -> Evidence:
         """See :meth:`memoryd.service.MemoryService.evidence`."""
         at = self.parts.now(now)
+        message = self._bounded(message).text
         with self._one_space():
             return self._gather(message, find_time_window(message, at, self.parts.zone), ())
+
+    def _bounded(self, message: str) -> BoundedQuery:
+        policy = self.parts.recall_policy
+        return bound_query(message, policy.message_head_chars, policy.message_tail_chars)
 
     def settle(self) -> None:
         """Wait until the retrieval stamps of earlier recalls are written."""

@@ -92,6 +92,10 @@ def search(
 def _echo_explain(result: RecallResult) -> None:
     from ..recall import LEGS
 
+    if result.read is not None and not result.read.whole:
+        click.echo(
+            f"message read: {result.read.describe()} (a longer message is read at both ends)"
+        )
     click.echo("legs: " + ", ".join(f"{leg} {state}" for leg, state in result.legs.items()))
     if result.window is not None:
         click.echo(

@@ -264,9 +264,20 @@ class TimeWindowOut(BaseModel):
     end: str
 
 
+class MessageReadOut(BaseModel):
+    """The part of the message recall read: all of it, or its start and its end."""
+
+    chars: int
+    whole: bool
+    head_chars: int
+    tail_chars: int
+    read: str
+
+
 class RecallQueryOut(BaseModel):
     words: dict[str, int | None]
     unknown_names: list[str]
+    read: MessageReadOut | None = None
 
 
 class RecallOut(BaseModel):

@@ -21,6 +21,7 @@ from ..llm import Gateway, routes_of
 from ..service import MemoryService
 from ..settings import DEFAULT_HOST, DEFAULT_PORT, Settings, system_zone
 from .api import create_app
+from .connections import DeadlineH11Protocol, connection_cap
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,12 @@ def serve(
         access_log=False,
         server_header=False,
         timeout_graceful_shutdown=10,
+        # A client's idle or trickling connections hold a descriptor, never a thread: headers
+        # within 10 s, a body within 30 s (limits.py), 5 s idle between requests; past the
+        # cap, 503 rather than no descriptor left for the database.
+        http=DeadlineH11Protocol,
+        timeout_keep_alive=5,
+        limit_concurrency=connection_cap(),
     )
     server = uvicorn.Server(config)
     admit_in_order(server, options.threads or request_threads())

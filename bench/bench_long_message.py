@@ -1,0 +1,75 @@
+"""Recall and search on a pasted document: a message of 100,000 characters with the question at
+its end, read whole (``--whole``, what recall did before the bound) and as the policy reads it
+(its first 500 and last 1,500 characters), over a store of ``--memories`` facts.
+
+    .venv/bin/python bench/bench_long_message.py [--runs 5] [--memories 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from report import elapsed_ms, percentile, print_table, progress, stamp
+
+import memoryd
+from memoryd.recall import RecallPolicy
+
+FILLER = "The quarterly filing lists revenue, costs and the auditors' notes in full. "
+QUESTION = "What did Ana say about the Lisbon office?"
+TOPICS = ("tea", "cycling", "Porto", "the garden", "chess", "the standup", "flights", "jazz")
+
+
+def main() -> None:
+    """Print one row per way of reading the message: recall and search wall times."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--memories", type=int, default=200)
+    parser.add_argument("--chars", type=int, default=100_000)
+    args = parser.parse_args()
+    message = (FILLER * (args.chars // len(FILLER) + 1))[: args.chars] + " " + QUESTION
+    whole = replace(RecallPolicy(), message_head_chars=len(message), message_tail_chars=0)
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "bench.db"
+        service = memoryd.open(path)
+        for number in range(args.memories):
+            service.remember(f"Fact {number}: the owner likes {TOPICS[number % len(TOPICS)]}")
+        service.remember("Ana said the Lisbon office moves to Alcântara in May")
+        service.close()
+        ways: tuple[tuple[str, RecallPolicy | None], ...] = (
+            ("whole message (before)", whole),
+            ("bounded (after)", None),
+        )
+        for name, policy in ways:
+            progress(f"{name} …")
+            service = memoryd.open(path)
+            if policy is not None:
+                service.recall_policy = policy
+            service.recall(QUESTION)  # load the models first
+            recalls = [elapsed_ms(partial(service.recall, message)) for _ in range(args.runs)]
+            searches = [
+                elapsed_ms(partial(service.search_memory, message)) for _ in range(args.runs)
+            ]
+            service.close()
+            rows.append(
+                (
+                    name,
+                    f"{percentile(recalls, 0.5):.0f}",
+                    f"{max(recalls):.0f}",
+                    f"{percentile(searches, 0.5):.0f}",
+                )
+            )
+    print(f"{len(message):,}-character message, {args.memories + 1} memories ({stamp()})\n")
+    print_table(
+        ("read", "recall p50 ms", "recall max ms", "search p50 ms"), rows, numeric_right=True
+    )
+
+
+if __name__ == "__main__":
+    main()
