@@ -106,7 +106,9 @@ class MissionRequest(_Strict):
 
 
 class RecallRequest(_Strict):
-    message: str = Field(min_length=1, max_length=20_000)
+    # A pasted document is a fair message: recall reads its start and end (query_bounds.py);
+    # the 1 MB body limit bounds the rest.
+    message: str = Field(min_length=1, max_length=1_000_000)
     budget: int | None = Field(default=None, ge=0, le=32_000)
     now: str | None = None
 
