@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .embedding import Embedder
 from .errors import MemorydError
 from .llm import Gateway, Message, load_routes
 from .settings import Settings
+from .storage.sqlite_health import StoreDamagedError
 
 DOCTOR_TIMEOUT = 5.0
 
@@ -42,14 +44,15 @@ def run_doctor(settings: Settings) -> list[Check]:
     else:
         try:
             problems = service.admin.store_integrity_errors()
-            count = service.admin.memory_count()
-            checks.append(
-                Check(
-                    "store",
-                    not problems,
-                    "; ".join(problems) or f"{settings.db}: {count} memories, integrity ok",
-                )
-            )
+            if not problems:
+                count = service.admin.memory_count()
+                detail = f"{settings.db}: {count} memories, integrity ok"
+            elif settings.is_postgres:
+                detail = "; ".join(problems)
+            else:
+                finding = "integrity_check: " + "; ".join(problems[:3])
+                detail = str(StoreDamagedError(Path(settings.db), finding))
+            checks.append(Check("store", not problems, detail))
             try:
                 vector = service.embedder.embed(["hello world"])[0]
                 where = getattr(getattr(service.embedder, "settings", None), "base_url", None)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import click
 
 from ..errors import InvalidInputError
-from ..settings import resolve_settings
+from ..settings import Settings, resolve_settings
 from .common import db_option_of, open_store_service
 
 
@@ -58,6 +59,7 @@ def serve(
         token = load_token(settings.home)
     check_bind(host, token)
     assert token is not None
+    _refuse_damaged_store(settings)
     with open_store_service(ctx) as service:
         click.echo(
             f"memoryd serving {settings.db} on http://{host}:{port} (token: "
@@ -91,6 +93,7 @@ def mcp(ctx: click.Context, transport: str, host: str, port: int, pinned: tuple[
     from ..mcp_server import build_server, http_app, run_stdio
 
     settings = resolve_settings(db_option_of(ctx))
+    _refuse_damaged_store(settings)
     with open_store_service(ctx) as service:
         server = build_server(service, pinned)
         if transport == "stdio":
@@ -109,3 +112,12 @@ def mcp(ctx: click.Context, transport: str, host: str, port: int, pinned: tuple[
         click.echo(f"memoryd MCP on http://{host}:{port}/mcp", err=True)
         exit_cleanly_on_sigterm()
         uvicorn.run(http_app(server, token, host), host=host, port=port, log_level="warning")
+
+
+def _refuse_damaged_store(settings: Settings) -> None:
+    """A server runs for days: check every page of an SQLite store once before it opens
+    (commands check only small stores at open, to stay quick)."""
+    if not settings.is_postgres:
+        from ..storage.sqlite_health import refuse_damaged_file
+
+        refuse_damaged_file(Path(settings.db))

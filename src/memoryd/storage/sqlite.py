@@ -17,6 +17,7 @@ from .audit_rows import AuditRows
 from .meta_rows import RECORD_SIGNATURE, MetaAndLeases
 from .protocols import EmbeddingSignature
 from .sqlite_connection import SQLITE_ROWS, SqliteConnection
+from .sqlite_health import QUICK_CHECK_BYTES, diagnose, holds_sqlite, raise_if_damaged
 from .sqlite_jobs import SqliteJobQueue
 from .sqlite_kb import SqliteKnowledgeStore
 from .sqlite_memories import SqliteEntityIndex, SqliteMemoryRecords
@@ -37,6 +38,9 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
                 f"no memoryd store at {path}; run `memoryd init` first, or point --db / "
                 "MEMORYD_DB at an existing store"
             )
+        if holds_sqlite(path):
+            # Before any connection: SQLite would fold a cut-short log into the file on close.
+            raise_if_damaged(path, pages=path.stat().st_size <= QUICK_CHECK_BYTES)
         self._db = SqliteConnection(path)
         self._dialect = SQLITE_ROWS
         self._vectors_ready: bool | None = None
@@ -128,6 +132,10 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
                 row[0] for row in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
             }
         except sqlite3.DatabaseError as error:
+            damage = diagnose(self.path, error) if holds_sqlite(self.path) else None
+            self._db.close()
+            if damage is not None:
+                raise damage from None
             raise StoreUnavailableError(
                 f"cannot open store {self.path}: {error}; it is not a memoryd store"
             ) from None
