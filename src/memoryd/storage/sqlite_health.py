@@ -31,8 +31,8 @@ __all__ = [
 ]
 
 # quick_check reads every page: ~4.5 ms per MiB on a busy 2-core machine (a 10,000-memory
-# store is 30 MiB: 134 ms), so at open it runs only on small stores (~1,300 memories).
-QUICK_CHECK_BYTES = 4 * 1024 * 1024
+# store is 30 MiB: 134 ms), so at open it runs only on small stores (up to ~600 memories).
+QUICK_CHECK_BYTES = 2 * 1024 * 1024
 _WAL_MAGIC = (0x377F0682, 0x377F0683)
 _WAL_HEADER = 32
 _FRAME_HEADER = 24
