@@ -17,12 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidInputError, StoreUnavailableError
+from .errors import InvalidInputError, StoreDamagedError, StoreUnavailableError
 from .portability import Summary, export_store
 from .settings import Settings
 from .storage.protocols import Store
 from .storage.sqlite import SqliteStore
-from .storage.sqlite_health import StoreDamagedError
 
 if TYPE_CHECKING:
     from .service import MemoryService

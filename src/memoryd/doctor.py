@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from .embedding import Embedder
-from .errors import MemorydError
+from .errors import MemorydError, StoreDamagedError
 from .llm import Gateway, Message, load_routes
 from .settings import Settings
-from .storage.sqlite_health import StoreDamagedError
 
 DOCTOR_TIMEOUT = 5.0
 

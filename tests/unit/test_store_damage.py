@@ -14,7 +14,7 @@ import memoryd
 from memoryd.cli import main
 from memoryd.embedding import LocalMiniLM
 from memoryd.storage import sqlite as sqlite_store
-from memoryd.storage.sqlite_health import wal_damage
+from memoryd.storage.sqlite import wal_damage
 
 
 def test_damage_met_mid_command_is_reported_with_the_finding(

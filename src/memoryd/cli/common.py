@@ -84,7 +84,7 @@ def _store_damage(ctx: click.Context, error: Exception) -> MemorydError | None:
     settings = resolve_settings(db_option_of(ctx))
     if settings.is_postgres:
         return None
-    from ..storage.sqlite_health import diagnose
+    from ..storage.sqlite import diagnose
 
     return diagnose(Path(settings.db), error)
 

@@ -118,6 +118,6 @@ def _refuse_damaged_store(settings: Settings) -> None:
     """A server runs for days: check every page of an SQLite store once before it opens
     (commands check only small stores at open, to stay quick)."""
     if not settings.is_postgres:
-        from ..storage.sqlite_health import refuse_damaged_file
+        from ..storage.sqlite import refuse_damaged_file
 
         refuse_damaged_file(Path(settings.db))
