@@ -12,11 +12,12 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidInputError, StoreUnavailableError
+from .errors import InvalidInputError, StoreDamagedError, StoreUnavailableError
 from .portability import Summary, export_store
 from .settings import Settings
 from .storage.protocols import Store
@@ -37,11 +38,14 @@ class BackupResult:
     memories: int
     documents: int
     sha256: str | None = None
+    # A damaged store that a restore replaced, moved here rather than deleted.
+    kept_damaged: Path | None = None
 
     def describe(self) -> str:
         """One line for the CLI."""
         checksum = f", sha256 {self.sha256}" if self.sha256 else ""
-        return f"{self.memories} memories, {self.documents} documents{checksum}"
+        kept = f"; the damaged store is kept as {self.kept_damaged}" if self.kept_damaged else ""
+        return f"{self.memories} memories, {self.documents} documents{checksum}{kept}"
 
     def to_json(self) -> dict[str, Any]:
         """JSON shape."""
@@ -51,6 +55,7 @@ class BackupResult:
             "memories": self.memories,
             "documents": self.documents,
             "sha256": self.sha256,
+            "kept_damaged": str(self.kept_damaged) if self.kept_damaged else None,
         }
 
 
@@ -129,17 +134,27 @@ def _restore_sqlite(backup: Path, settings: Settings, *, force: bool) -> BackupR
     finally:
         copy.close()
     target = Path(settings.db)
+    kept: Path | None = None
     if target.exists():
-        current = SqliteStore(target, create=False)
         try:
-            holds_data = current.memories.count() > 0 or bool(current.kb.documents(limit=1))
-        finally:
-            current.close()
-        if holds_data and not force:
-            raise InvalidInputError(
-                f"{target} holds memories; pass --force to replace it with the backup (stop "
-                "memoryd first)"
-            )
+            current = SqliteStore(target, create=False)
+        except StoreDamagedError as damage:
+            if not force:
+                raise InvalidInputError(
+                    f"{target} is damaged ({damage.finding}); pass --force to replace it with "
+                    "the backup (stop memoryd first; the damaged file is kept beside it)"
+                ) from None
+            kept = _keep_damaged(target)
+        else:
+            try:
+                holds_data = current.memories.count() > 0 or bool(current.kb.documents(limit=1))
+            finally:
+                current.close()
+            if holds_data and not force:
+                raise InvalidInputError(
+                    f"{target} holds memories; pass --force to replace it with the backup "
+                    "(stop memoryd first)"
+                )
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=target.parent, delete=False) as staging:
         staging_path = Path(staging.name)
@@ -150,4 +165,16 @@ def _restore_sqlite(backup: Path, settings: Settings, *, force: bool) -> BackupR
         os.replace(staging_path, target)
     finally:
         staging_path.unlink(missing_ok=True)
-    return result
+    return replace(result, kept_damaged=kept) if kept else result
+
+
+def _keep_damaged(target: Path) -> Path:
+    """Move a damaged store and its write-ahead log aside (never delete them): what was in
+    them may still be read out by hand."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    aside = target.with_name(f"{target.name}.damaged-{stamp}")
+    for suffix in ("", "-wal"):
+        source = Path(f"{target}{suffix}")
+        if source.exists():
+            os.replace(source, Path(f"{aside}{suffix}"))
+    return aside

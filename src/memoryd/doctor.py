@@ -13,10 +13,11 @@ import socket
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .errors import MemorydError
+from .errors import MemorydError, StoreDamagedError
 from .llm import Gateway, Message, Provider, Route, routes_of
 from .settings import Settings, masked_location
 
@@ -144,7 +145,13 @@ def _store_check(settings: Settings) -> tuple[Check, Any]:
         return Check("store", False, f"{where}: {error}"), None
     finally:
         store.close()
-    detail = "; ".join(problems) or f"{where}: {count} memories, integrity ok"
+    if not problems:
+        detail = f"{where}: {count} memories, integrity ok"
+    elif settings.is_postgres:
+        detail = "; ".join(problems)
+    else:
+        finding = "integrity_check: " + "; ".join(problems[:3])
+        detail = str(StoreDamagedError(Path(settings.db), finding))
     step = "restore a backup (`memoryd restore`)" if problems else None
     return Check("store", not problems, detail, step), signature
 

@@ -4,6 +4,7 @@ surface (Python, CLI, HTTP, MCP); each surface adds its own hint (a CLI option, 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 
 class MemorydError(Exception):
@@ -17,6 +18,20 @@ class MemorydError(Exception):
 
 class StoreUnavailableError(MemorydError):
     """The store cannot be opened: missing, unreadable, or not a memoryd store."""
+
+
+class StoreDamagedError(StoreUnavailableError):
+    """The store file is damaged; memoryd refuses to use it and leaves it as it is."""
+
+    def __init__(self, path: Path, finding: str) -> None:
+        super().__init__(
+            f"store {path} is damaged: {finding}. memoryd will not open it and has not "
+            "changed it; restore the last good backup with `memoryd restore BACKUP --force` "
+            "(stop memoryd first; the damaged file is kept beside it as *.damaged-…), or "
+            "copy the file away to inspect it"
+        )
+        self.path = path
+        self.finding = finding
 
 
 class StoreMismatchError(MemorydError):

@@ -6,7 +6,9 @@ from datetime import UTC, datetime, time, timedelta, timezone
 
 import pytest
 
+from memoryd.jobs import RetryPolicy
 from memoryd.schedule import is_due, last_scheduled, next_run, parse_daily_at
+from memoryd.storage.job_rows import CLOCK_WENT_BACK
 
 LISBON_SUMMER = timezone(timedelta(hours=1))
 AT = time(3, 30)
@@ -28,6 +30,17 @@ def test_missed_days_mean_one_catch_up_run_at_start() -> None:
     assert next_run(start, start, AT, LISBON_SUMMER) == datetime(
         2026, 8, 28, 3, 30, tzinfo=LISBON_SUMMER
     )
+
+
+def test_a_clock_gone_back_skips_no_more_than_a_day_and_repeats_no_day() -> None:
+    ran = datetime(2026, 8, 27, 2, 31, tzinfo=UTC)
+    # Back by a day: today's run counts as done (never twice in a day) …
+    assert not is_due(ran, ran - timedelta(hours=23), AT, LISBON_SUMMER)
+    # … back by a year (a clock that ran a year ahead, corrected): one run now, not next year.
+    assert is_due(ran, ran - timedelta(days=365), AT, LISBON_SUMMER)
+    # No retry policy step reaches the horizon past which a job's time means the clock went
+    # back (storage.job_rows), so no real retry is ever run early.
+    assert max(RetryPolicy().steps_seconds) < CLOCK_WENT_BACK.total_seconds()
 
 
 def test_a_store_that_never_ran_is_due_and_the_last_slot_is_local() -> None:

@@ -4,9 +4,11 @@ the --json and --now options, and the one-line renderings of memories and audit 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
@@ -57,6 +59,12 @@ class ErrorMappingGroup(click.Group):
         except MemorydError as error:
             click.echo(f"error: {cli_message(error)}", err=True)
             ctx.exit(exit_code(error))
+        except Exception as error:
+            damage = _store_damage(ctx, error)
+            if damage is None:
+                raise
+            click.echo(f"error: {damage}", err=True)
+            ctx.exit(EXIT_FAILED)
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The id and exit-code conventions, after the command list."""
@@ -65,6 +73,20 @@ class ErrorMappingGroup(click.Group):
             formatter.write_text(ID_HELP)
         with formatter.section("Exit codes"):
             formatter.write_dl(EXIT_HELP)
+
+
+def _store_damage(ctx: click.Context, error: Exception) -> MemorydError | None:
+    """SQLite found damage mid-command (a store too big to check at open): the checked
+    finding for the store's file, or None when the error is not about the file."""
+    sqlite = sys.modules.get("sqlean")
+    if sqlite is None or not isinstance(error, sqlite.DatabaseError):
+        return None
+    settings = resolve_settings(db_option_of(ctx))
+    if settings.is_postgres:
+        return None
+    from ..storage.sqlite import diagnose
+
+    return diagnose(Path(settings.db), error)
 
 
 def exit_code(error: MemorydError) -> int:

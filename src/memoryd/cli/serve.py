@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -72,6 +73,7 @@ def serve(
     check_bind(chosen.host, token)
     assert token is not None
     # Bound before anything else, so a busy port is the first and only thing reported.
+    _refuse_damaged_store(settings)
     listener = listen_socket(chosen.host, chosen.port)
     try:
         service = open_service(settings, create=False)
@@ -200,6 +202,7 @@ def mcp(ctx: click.Context, transport: str, host: str, port: int, pinned: tuple[
     from ..mcp_server import build_server, http_app, run_stdio
 
     settings = resolve_settings(db_option_of(ctx))
+    _refuse_damaged_store(settings)
     with open_store_service(ctx) as service:
         server = build_server(service, pinned)
         if transport == "stdio":
@@ -218,3 +221,12 @@ def mcp(ctx: click.Context, transport: str, host: str, port: int, pinned: tuple[
         click.echo(f"memoryd MCP on http://{host}:{port}/mcp", err=True)
         exit_cleanly_on_sigterm()
         uvicorn.run(http_app(server, token, host), host=host, port=port, log_level="warning")
+
+
+def _refuse_damaged_store(settings: Settings) -> None:
+    """A server runs for days: check every page of an SQLite store once before it opens
+    (commands check only small stores at open, to stay quick)."""
+    if not settings.is_postgres:
+        from ..storage.sqlite import refuse_damaged_file
+
+        refuse_damaged_file(Path(settings.db))

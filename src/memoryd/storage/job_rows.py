@@ -65,6 +65,12 @@ def job_from_row(row: Sequence[Any], dialect: RowDialect) -> Job:
     )
 
 
+# No retry waits longer than an hour (jobs.RetryPolicy's last step): a queued job due more
+# than this ahead was scheduled by a clock that has since gone back (a wrong time corrected, a
+# restored snapshot), and runs now rather than a day — or a year — late.
+CLOCK_WENT_BACK = timedelta(hours=2)
+
+
 class JobRows:
     """The jobs table as both backends run it; a backend adds ``_due_job_id``, the one query
     whose locking differs."""
@@ -83,7 +89,10 @@ class JobRows:
             return None
         stored_time = self._dialect.stored_time
         job_id = self._due_job_id(
-            kinds, stored_time(now), stored_time(now - timedelta(seconds=lease_seconds))
+            kinds,
+            stored_time(now),
+            stored_time(now - timedelta(seconds=lease_seconds)),
+            stored_time(now + CLOCK_WENT_BACK),
         )
         if job_id is None:
             return None
@@ -131,7 +140,8 @@ class JobRows:
         rows = self._db.execute(_COUNTS).fetchall()
         return {row[0]: int(row[1]) for row in rows}
 
-    def _due_job_id(self, kinds: Sequence[str], now: Any, expired: Any) -> str | None:
-        """The id of the job to claim next, or None (backend SQL; ``now`` and ``expired``
-        are stored times)."""
+    def _due_job_id(self, kinds: Sequence[str], now: Any, expired: Any, ahead: Any) -> str | None:
+        """The id of the job to claim next, or None (backend SQL; ``now``, ``expired`` and
+        ``ahead`` — past it a queued job's time came from a clock since gone back — are
+        stored times)."""
         raise NotImplementedError

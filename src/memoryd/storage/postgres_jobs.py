@@ -16,12 +16,14 @@ class PostgresJobQueue(JobRows):
     def __init__(self, db: PostgresDatabase) -> None:
         super().__init__(db, POSTGRES_ROWS)
 
-    def _due_job_id(self, kinds: Sequence[str], now: datetime, expired: datetime) -> str | None:
+    def _due_job_id(
+        self, kinds: Sequence[str], now: datetime, expired: datetime, ahead: datetime
+    ) -> str | None:
         row = self._db.execute(
             "SELECT id FROM jobs WHERE kind = ANY(%s) AND "
-            "((status = 'queued' AND next_attempt_at <= %s) OR "
+            "((status = 'queued' AND (next_attempt_at <= %s OR next_attempt_at > %s)) OR "
             "(status = 'running' AND claimed_at <= %s)) "
             "ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
-            (list(kinds), now, expired),
+            (list(kinds), now, ahead, expired),
         ).fetchone()
         return str(row[0]) if row else None
