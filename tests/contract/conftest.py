@@ -46,7 +46,8 @@ def _sqlite_backend(directory: Path, embedder: LocalMiniLM) -> Backend:
     def open_fresh() -> MemoryService:
         path = directory / f"store-{len(paths)}.db"
         paths.append(path)
-        service = open_service(resolve_settings(str(path), {}), embedder=embedder)
+        # The process environment gives the LLM routes (tests set them with monkeypatch).
+        service = open_service(resolve_settings(str(path)), embedder=embedder)
         backend.opened.append(service)
         return service
 
@@ -68,7 +69,8 @@ def _postgres_backend(server: TestPostgres, embedder: LocalMiniLM) -> Backend:
     def open_fresh() -> MemoryService:
         url = server.create_database()
         urls.append(url)
-        service = open_service(resolve_settings(url, {}), embedder=embedder)
+        # The process environment gives the LLM routes (tests set them with monkeypatch).
+        service = open_service(resolve_settings(url), embedder=embedder)
         backend.opened.append(service)
         return service
 
