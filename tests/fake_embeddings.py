@@ -13,6 +13,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
@@ -32,6 +33,44 @@ def fake_vector(text: str, dimension: int) -> list[float]:
     return values
 
 
+def json_handler(
+    answer: Callable[[str, str, dict[str, Any]], tuple[int, dict[str, Any]]],
+) -> type[BaseHTTPRequestHandler]:
+    """A request handler that decodes a JSON body (none for GET) and sends back what
+    ``answer(method, path, body)`` returns: a status and a JSON object."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self._send(*answer("GET", self.path, {}))
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", "0"))
+            self._send(*answer("POST", self.path, json.loads(self.rfile.read(length) or b"{}")))
+
+        def _send(self, status: int, body: dict[str, Any]) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    return Handler
+
+
+def embeddings_answer(texts: list[str], model: str, dimension: int) -> dict[str, Any]:
+    """The body of a ``/v1/embeddings`` answer: a :func:`fake_vector` per text, in order."""
+    data = [
+        {"object": "embedding", "index": i, "embedding": fake_vector(text, dimension)}
+        for i, text in enumerate(texts)
+    ]
+    usage = {"prompt_tokens": len(texts), "total_tokens": len(texts)}
+    return {"object": "list", "data": data, "model": model, "usage": usage}
+
+
 class FakeEmbeddingServer:
     """``/v1/embeddings`` on 127.0.0.1 at an ephemeral port, in a daemon thread."""
 
@@ -45,24 +84,7 @@ class FakeEmbeddingServer:
         self.texts = 0
         self._failures: list[int] = []
         self._lock = threading.Lock()
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                status, answer = owner._answer(self.path, body)
-                data = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), json_handler(self._answer))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -97,8 +119,8 @@ class FakeEmbeddingServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def _answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        if path.rstrip("/") not in ("/v1/embeddings", "/embeddings"):
+    def _answer(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if method != "POST" or path.rstrip("/") not in ("/v1/embeddings", "/embeddings"):
             return 404, {"error": {"message": f"no route {path}", "type": "not_found"}}
         with self._lock:
             self.requests += 1
@@ -116,9 +138,4 @@ class FakeEmbeddingServer:
         with self._lock:
             self.texts += len(texts)
         size = self.answer_dimension or int(body.get("dimensions") or self.dimension)
-        data = [
-            {"object": "embedding", "index": i, "embedding": fake_vector(text, size)}
-            for i, text in enumerate(texts)
-        ]
-        usage = {"prompt_tokens": len(texts), "total_tokens": len(texts)}
-        return 200, {"object": "list", "data": data, "model": self.model, "usage": usage}
+        return 200, embeddings_answer(texts, self.model, size)

@@ -13,12 +13,12 @@ import json
 import re
 import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from tests.fake_embeddings import fake_vector
+from tests.fake_embeddings import embeddings_answer, json_handler
 
 RUN = frozenset({"sh", "python"})
 PARSED = frozenset({"json", "toml"})
@@ -92,48 +92,22 @@ class FakeOllama:
                 }
             ]
         }
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                if self.path.rstrip("/") in ("/v1/models", "/api/tags"):
-                    self._send(200, {"object": "list", "data": [], "models": []})
-                else:
-                    self._send(404, {"error": f"no route {self.path}"})
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                self._send(200, owner._answer(self.path, body))
-
-            def _send(self, status: int, answer: dict[str, Any]) -> None:
-                data = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), json_handler(self._answer))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
-    def _answer(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    def _answer(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if method == "GET":
+            if path.rstrip("/") in ("/v1/models", "/api/tags"):
+                return 200, {"object": "list", "data": [], "models": []}
+            return 404, {"error": f"no route {path}"}
+        return 200, self._post(path, body)
+
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         model = str(body.get("model", ""))
         if path.endswith("/embeddings"):
             texts = body.get("input", [])
             texts = [texts] if isinstance(texts, str) else texts
-            return {
-                "object": "list",
-                "model": model,
-                "data": [
-                    {"object": "embedding", "index": n, "embedding": fake_vector(t, self.dimension)}
-                    for n, t in enumerate(texts)
-                ],
-                "usage": {"prompt_tokens": 1, "total_tokens": 1},
-            }
+            return embeddings_answer(texts, model, self.dimension)
         if path.endswith("/chat/completions"):
             self.chats += 1
             return {
