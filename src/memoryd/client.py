@@ -169,14 +169,28 @@ class Client:
         return list(self._call("GET", "/v1/tools", params={"style": style}))
 
     def call_tool(
-        self, name: str, arguments: dict[str, Any], pinned_collections: list[str] | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        pinned_collections: list[str] | None = None,
+        *,
+        session: str | None = None,
+        turn: str | None = None,
+        untrusted: bool = False,
     ) -> dict[str, Any]:
-        """Run a model's tool call (as the model)."""
-        body = {
+        """Run a model's tool call (as the model); ``session``, ``turn`` and ``untrusted`` as
+        in :meth:`memoryd.service.MemoryService.call_tool`."""
+        body: dict[str, Any] = {
             "name": name,
             "arguments": arguments,
             "pinned_collections": pinned_collections or [],
         }
+        if session is not None:
+            body["session"] = session
+        if turn is not None:
+            body["turn"] = turn
+        if untrusted:
+            body["untrusted"] = True
         return dict(self._call("POST", "/v1/tools/call", body))
 
     def _call(

@@ -8,6 +8,11 @@ block is offered as a prompt (``memory_block``) and a resource template
 (``memoryd://memory-block/{message}``) so a client can push it into context; the server
 advertises the tools, prompts and resources capabilities at initialisation, so a client that
 checks them before listing finds both.
+
+Each connection is a tool session (:mod:`memoryd.taint`): once search_kb or read_kb returned
+content on it, the model's ``remember`` waits for the owner until a call whose ``_meta`` carries
+a new ``memoryd/turn`` (the owner's next message). A client can also name the session
+(``memoryd/session``) and mark a turn as having read untrusted output (``memoryd/untrusted``).
 """
 
 from __future__ import annotations
@@ -22,10 +27,17 @@ import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from starlette.types import ASGIApp
 
+from .errors import MemorydError
 from .http.auth import MISSING, Refusal, RequireBearer
 from .service import MemoryService
 
 BLOCK_URI_PREFIX = "memoryd://memory-block/"
+# A tool call's _meta keys (set by the client, never by the model): the conversation, the
+# owner's turn it answers, and a mark that the model read untrusted output this turn.
+SESSION_META = "memoryd/session"
+TURN_META = "memoryd/turn"
+UNTRUSTED_META = "memoryd/untrusted"
+STDIO_SESSION = "mcp-stdio"
 SERVER_INSTRUCTIONS = (
     "memoryd keeps long-term memories about the owner and the owner's documents. Call "
     "search_memory or search_kb before answering questions about the owner or their files. "
@@ -54,9 +66,23 @@ def build_server(service: MemoryService, pinned_collections: Sequence[str] = ())
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = dict(params.arguments or {})
-        result = await anyio.to_thread.run_sync(
-            lambda: service.call_tool(params.name, arguments, pinned_collections=pinned)
-        )
+        meta = dict(params.meta or {})
+        session = _session_of(meta, getattr(ctx, "request", None))
+        turn = _meta_id(meta.get(TURN_META))
+        untrusted = meta.get(UNTRUSTED_META) is True
+        try:
+            result = await anyio.to_thread.run_sync(
+                lambda: service.call_tool(
+                    params.name,
+                    arguments,
+                    pinned_collections=pinned,
+                    session=session,
+                    turn=turn,
+                    untrusted=untrusted,
+                )
+            )
+        except MemorydError as error:  # the client's own _meta was malformed
+            result = {"error": str(error)}
         return types.CallToolResult(
             content=[types.TextContent(text=json.dumps(result, ensure_ascii=False))],
             structured_content=result,
@@ -132,6 +158,28 @@ def build_server(service: MemoryService, pinned_collections: Sequence[str] = ())
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
     )
+
+
+def _session_of(meta: dict[str, Any], request: Any) -> str | None:
+    """The tool session of a call: the client's ``memoryd/session`` if it sends one, else the
+    MCP session (its ``Mcp-Session-Id`` over HTTP; over stdio the process serves one client,
+    so the whole connection). A stateless HTTP call without either is a session of its own."""
+    given = _meta_id(meta.get(SESSION_META))
+    if given is not None:
+        return given
+    if request is None:
+        return STDIO_SESSION
+    headers = getattr(request, "headers", None)
+    found = headers.get("mcp-session-id") if headers is not None else None
+    return f"mcp-http:{found}" if found else None
+
+
+def _meta_id(value: object) -> str | None:
+    """A session or turn id from ``_meta``: text, or a number as text; anything else becomes
+    an empty id, which the dispatcher refuses with a message naming it."""
+    if value is None or isinstance(value, str):
+        return value
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else ""
 
 
 async def _block(service: MemoryService, message: str) -> str:

@@ -23,6 +23,7 @@ from .screening import DEFAULT_SENSITIVE_PHRASES, find_credential, find_sensitiv
 from .slots import SlotPolicy
 
 CREDENTIAL_RULE = "credential"
+TAINTED_REMEMBER_RULE = "tool-after-untrusted-content"
 
 
 class Outcome(StrEnum):
@@ -143,9 +144,13 @@ def plan_remember(
     actor: Actor,
     neighbors: Neighbors,
     policy: PromotionPolicy = PromotionPolicy(),
+    taint: str | None = None,
 ) -> Decision:
     """Decide a ``remember``: the owner's is active at once; the model's (a tool call) is too,
-    unless it could change behaviour, because a model can be talked into calling a tool."""
+    unless it could change behaviour, because a model can be talked into calling a tool.
+
+    ``taint`` says why the model's call is suspect (it was made after the model read untrusted
+    content in its session): then it waits for the owner whatever it holds."""
     if actor is Actor.OWNER:
         refused = _refuse_credential(proposal)
         if refused is not None:
@@ -162,17 +167,17 @@ def plan_remember(
     screened = _screen(proposal, neighbors, policy)
     if screened is not None:
         return screened
+    blockers = [taint] if taint is not None else []
+    rule = TAINTED_REMEMBER_RULE
     behavior = is_behavior_changing(proposal, policy)
     if behavior is not None:
-        return Decision(
-            Outcome.PENDING,
-            "tool-behaviour-change",
-            f"waits for the owner: {behavior}, and a tool call is not an owner action",
-        )
-    if proposal.kind is Kind.INFERENCE:
-        return Decision(
-            Outcome.PENDING, "inference-needs-owner", "waits for the owner: an inference"
-        )
+        blockers.append(f"{behavior}, and a tool call is not an owner action")
+        rule = rule if taint is not None else "tool-behaviour-change"
+    elif proposal.kind is Kind.INFERENCE:
+        blockers.append("an inference")
+        rule = rule if taint is not None else "inference-needs-owner"
+    if blockers:
+        return Decision(Outcome.PENDING, rule, "waits for the owner: " + "; ".join(blockers))
     return Decision(
         Outcome.ACTIVATED,
         "tool-remember",

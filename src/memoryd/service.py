@@ -58,6 +58,7 @@ from .review import OwnerReview
 from .slot_vocabulary import reslot_if_needed
 from .storage.protocols import Store
 from .store_admin import StoreAdmin
+from .taint import SessionTaints
 from .tokens import O200kTokenizer, TokenCodec
 from .tools import dispatch, tool_definitions
 from .writes import EVENT_NEIGHBORS, MemoryWriter, RememberRequest
@@ -120,6 +121,8 @@ class MemoryService(CollaboratorAccess):
         self.consolidator = Consolidator(
             store, ConsolidationRun(self.parts, self.writer.propose), ConsolidationLease(store)
         )
+        # The model's tool sessions and their taint: per process, in memory.
+        self.sessions = SessionTaints(lambda: self.parts.clock())
         self._worker_thread = BackgroundThread("memoryd-worker")
         self._scheduler_thread = BackgroundThread("memoryd-scheduler")
 
@@ -140,12 +143,15 @@ class MemoryService(CollaboratorAccess):
         confidence: float = 1.0,
         actor: Actor = Actor.OWNER,
         now: datetime | None = None,
+        tainted_by: str | None = None,
     ) -> WriteResult:
         """Keep something the owner asked for. The owner's own call is active at once; a
-        model's tool call is too, unless the content could change behaviour (then pending).
+        model's tool call is too, unless the content could change behaviour, or
+        ``tainted_by`` says the model read untrusted content first (then pending).
         Credentials are refused whoever asks."""
         asked = RememberRequest(content, kind, subject, predicate, object, entities, importance,
-                                changes_behavior, occurred_at, confidence, actor)  # fmt: skip
+                                changes_behavior, occurred_at, confidence, actor,
+                                tainted_by)  # fmt: skip
         return self.writer.remember(asked, now)
 
     def propose(
@@ -327,12 +333,33 @@ class MemoryService(CollaboratorAccess):
         return tool_definitions(style)
 
     def call_tool(
-        self, name: str, arguments: dict[str, Any] | str, *, pinned_collections: Sequence[str] = ()
+        self,
+        name: str,
+        arguments: dict[str, Any] | str,
+        *,
+        pinned_collections: Sequence[str] = (),
+        session: str | None = None,
+        turn: str | None = None,
+        untrusted: bool = False,
     ) -> dict[str, Any]:
         """Run a model's tool call; acts as the model (Actor.TOOL), never as the owner.
         ``pinned_collections`` (the agent's and the session's) boost search_kb; the model
-        cannot set them."""
-        return dispatch(self, name, arguments, pinned_collections=pinned_collections)
+        cannot set them.
+
+        ``session`` (the conversation's id) keeps a taint: once search_kb or read_kb returned
+        content in it, or a call was marked ``untrusted`` (the model read another tool's
+        output), every ``remember`` in it waits for the owner ("written after reading
+        untrusted content"), until a call with a new ``turn`` (the id of the owner's next
+        message). Without a session the call is a session of its own."""
+        return dispatch(
+            self,
+            name,
+            arguments,
+            pinned_collections=pinned_collections,
+            session=session,
+            turn=turn,
+            untrusted=untrusted,
+        )
 
     # ----------------------------------------------------------- extraction queue
 

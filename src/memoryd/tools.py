@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .clock import parse_instant
 from .errors import DocumentNotFoundError, InvalidInputError, MemorydError
 from .fence import escape_data
-from .model import Actor, Importance, Kind, parse_kind
+from .model import Actor, Importance, Kind, Status, parse_kind
 from .textutil import has_lone_surrogate
 
 if TYPE_CHECKING:
@@ -140,10 +140,17 @@ def dispatch(
     arguments: Mapping[str, Any] | str,
     *,
     pinned_collections: Sequence[str] = (),
+    session: str | None = None,
+    turn: str | None = None,
+    untrusted: bool = False,
 ) -> dict[str, Any]:
     """Run one tool call from the model. Always returns a JSON-able dict: the result, or
     ``{"error": message}`` for bad arguments, so the model can correct itself.
-    ``pinned_collections`` come from the assistant's configuration, never from the model."""
+    ``pinned_collections`` come from the assistant's configuration, never from the model;
+    so do ``session``, ``turn`` and ``untrusted``, which keep the session's taint
+    (:mod:`memoryd.taint`): a ``remember`` after untrusted content waits for the owner."""
+    # Before the try: a bad session or turn id is the caller's mistake, not the model's.
+    taint = service.sessions.begin_call(session, turn, untrusted)
     try:
         args = json.loads(arguments) if isinstance(arguments, str) else dict(arguments)
         if not isinstance(args, dict):
@@ -151,13 +158,18 @@ def dispatch(
         if has_lone_surrogate(args):
             raise InvalidInputError("tool arguments hold invalid Unicode (a lone surrogate)")
         if name == "remember":
-            return _remember(service, args)
+            return _remember(service, args, taint)
         if name == "search_memory":
             return _search(service, args)
         if name == "search_kb":
-            return _search_kb(service, args, pinned_collections)
+            found = _search_kb(service, args, pinned_collections)
+            _taint_with_documents(service, session, "search_kb", found["results"])
+            return found
         if name == "read_kb":
-            return _read_kb(service, args)
+            read = _read_kb(service, args)
+            if read.get("content"):
+                _taint_with_documents(service, session, "read_kb", [read])
+            return read
         raise InvalidInputError(
             f"unknown tool {name!r}; the tools are " + ", ".join(t["name"] for t in MEMORY_TOOLS)
         )
@@ -205,7 +217,20 @@ def _check(args: dict[str, Any], schema: dict[str, Any]) -> None:
             raise InvalidInputError(f"{key!r} must be an array of strings")
 
 
-def _remember(service: MemoryService, args: dict[str, Any]) -> dict[str, Any]:
+def _taint_with_documents(
+    service: MemoryService, session: str | None, tool: str, passages: Sequence[dict[str, Any]]
+) -> None:
+    """The session has just shown the model document text: it is tainted, naming the tool
+    and the documents (so the owner reviewing a remember sees what was read before it)."""
+    docs = list(dict.fromkeys(str(p.get("doc")) for p in passages if p.get("doc")))
+    if not docs:
+        return
+    shown = ", ".join(docs[:3]) + (f" and {len(docs) - 3} more" if len(docs) > 3 else "")
+    noun = "document" if len(docs) == 1 else "documents"
+    service.sessions.mark(session, f"{tool} returned {noun} {shown}")
+
+
+def _remember(service: MemoryService, args: dict[str, Any], taint: str | None) -> dict[str, Any]:
     _check(args, REMEMBER_TOOL)
     occurred = args.get("occurred_at")
     result = service.remember(
@@ -218,14 +243,21 @@ def _remember(service: MemoryService, args: dict[str, Any]) -> dict[str, Any]:
         importance=Importance(args["importance"]) if args.get("importance") else None,
         occurred_at=parse_instant(occurred, what="occurred_at") if occurred else None,
         actor=Actor.TOOL,
+        tainted_by=taint,
     )
     memory = result.memory
-    return {
+    reply: dict[str, Any] = {
         "outcome": result.outcome.value,
         "reason": result.reason,
         "id": memory.id if memory else None,
         "status": memory.status.value if memory else None,
     }
+    if memory is not None and memory.status is Status.PENDING:
+        reply["note"] = (
+            "kept as pending for the owner's review: it is not used until the owner confirms "
+            "it; tell the owner it waits for their review"
+        )
+    return reply
 
 
 def _search(service: MemoryService, args: dict[str, Any]) -> dict[str, Any]:

@@ -59,6 +59,8 @@ class RememberRequest:
     occurred_at: datetime | None
     confidence: float
     actor: Actor
+    # Why a model's call is suspect (it read untrusted content first); see plan_remember.
+    tainted_by: str | None = None
 
 
 Propose = Callable[[Sequence[Proposal], Provenance, datetime, str | None], list[WriteResult]]
@@ -105,7 +107,9 @@ class MemoryWriter:
         with self.parts.store.transaction():
             proposal = self.slots.place(proposal)
             neighbors = self._neighbors(proposal, vector, actor)
-            decision = plan_remember(proposal, actor, neighbors, self.parts.policy)
+            decision = plan_remember(
+                proposal, actor, neighbors, self.parts.policy, asked.tainted_by
+            )
             if decision.rule == CREDENTIAL_RULE:
                 # Whoever asked, a credential is refused loudly, not dropped quietly.
                 raise CredentialRefusedError(

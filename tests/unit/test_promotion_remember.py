@@ -13,7 +13,7 @@ from memoryd.promotion import (
     plan_remember,
 )
 
-from .promotion_support import CARD_TEXT, FACT, FAKE_KEY, NONE, fact
+from .promotion_support import CARD_TEXT, EVENT, FACT, FAKE_KEY, NONE, fact
 
 # plan_remember
 
@@ -94,3 +94,36 @@ def test_tool_remember_respects_rejections_and_pending_duplicates() -> None:
     assert rejected.rule == "rejection-sticks"
     pending = plan_remember(FACT, Actor.TOOL, Neighbors(slot_pending_same_value="m-pend"))
     assert pending.rule == "pending-duplicate"
+
+
+TAINT = "written after reading untrusted content (search_kb returned document 01DOC)"
+
+
+def test_tool_remember_after_untrusted_content_waits_for_the_owner_whatever_it_holds() -> None:
+    """Taint-aware remember: a plain fact or event (active untainted) and a new slot value all
+    wait, with the taint as the reason; a lesson keeps its own reason beside it."""
+    replacing = Neighbors(slot_active=SlotHolder("m-bali", "Bali", "Lives in Bali"))
+    for proposal, neighbors in [(FACT, NONE), (FACT, replacing), (EVENT, NONE)]:
+        decision = plan_remember(proposal, Actor.TOOL, neighbors, taint=TAINT)
+        assert decision.outcome is Outcome.PENDING
+        assert decision.rule == "tool-after-untrusted-content"
+        assert decision.reason == f"waits for the owner: {TAINT}"
+        assert decision.supersedes is None
+    lesson = Proposal(Kind.LESSON, "Send files with the file marker", 1.0, False)
+    decision = plan_remember(lesson, Actor.TOOL, NONE, taint=TAINT)
+    assert decision.rule == "tool-after-untrusted-content"
+    assert decision.reason == (
+        f"waits for the owner: {TAINT}; a lesson changes behaviour, and a tool call is not an "
+        "owner action"
+    )
+    # Untainted, the lesson's reason is what it always was.
+    assert plan_remember(lesson, Actor.TOOL, NONE).reason == (
+        "waits for the owner: a lesson changes behaviour, and a tool call is not an owner action"
+    )
+
+
+def test_a_tainted_tool_remember_still_drops_credentials_and_the_owner_is_never_tainted() -> None:
+    assert plan_remember(fact(content=CARD_TEXT), Actor.TOOL, NONE, taint=TAINT).rule == (
+        "credential"
+    )
+    assert plan_remember(FACT, Actor.OWNER, NONE, taint=TAINT).outcome is Outcome.ACTIVATED

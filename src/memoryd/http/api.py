@@ -320,9 +320,16 @@ def create_app(
 
     @app.post("/v1/tools/call", tags=["model tools"])
     def call_tool(body: s.ToolCallRequest) -> dict[str, Any]:
-        """Run a model's tool call as the model (never as the owner)."""
+        """Run a model's tool call as the model (never as the owner); ``session``, ``turn``
+        and ``untrusted`` keep the session's taint (a remember after untrusted content waits
+        for the owner until the owner's next turn)."""
         return service.call_tool(
-            body.name, body.arguments, pinned_collections=body.pinned_collections
+            body.name,
+            body.arguments,
+            pinned_collections=body.pinned_collections,
+            session=body.session,
+            turn=body.turn,
+            untrusted=body.untrusted,
         )
 
     if web:

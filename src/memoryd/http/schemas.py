@@ -160,6 +160,18 @@ class ToolCallRequest(_Strict):
     name: Literal["remember", "search_memory", "search_kb", "read_kb"]
     arguments: dict[str, Any] = Field(default_factory=dict)
     pinned_collections: list[str] = Field(default_factory=list, max_length=20)
+    session: str | None = Field(
+        default=None,
+        description="the conversation's id: after search_kb or read_kb content (or an "
+        "untrusted mark) in it, remember waits for the owner until a new turn",
+    )
+    turn: str | None = Field(
+        default=None, description="the id of the owner's message being answered"
+    )
+    untrusted: bool = Field(
+        default=False,
+        description="the model read untrusted tool output (a web page, an e-mail) this turn",
+    )
 
     _arguments_well_formed = field_validator("arguments")(_well_formed)
 
