@@ -150,7 +150,8 @@ def plan_remember(
     unless it could change behaviour, because a model can be talked into calling a tool.
 
     ``taint`` says why the model's call is suspect (it was made after the model read untrusted
-    content in its session): then it waits for the owner whatever it holds."""
+    content in its session): then it waits for the owner whatever it holds, and a repeat of a
+    kept memory changes nothing (it does not reinforce it)."""
     if actor is Actor.OWNER:
         refused = _refuse_credential(proposal)
         if refused is not None:
@@ -165,6 +166,15 @@ def plan_remember(
             supersedes=_superseded_slot_holder(proposal, neighbors),
         )
     screened = _screen(proposal, neighbors, policy)
+    if screened is not None and taint is not None and screened.outcome is Outcome.REINFORCED:
+        # Untrusted content may not vouch for a memory either (a reinforcement keeps a stale
+        # fact from decaying): the memory is already kept, so nothing changes.
+        return Decision(
+            Outcome.DROPPED,
+            TAINTED_REMEMBER_RULE,
+            f"{screened.reason}, kept already; not reinforced: {taint}",
+            target_id=screened.target_id,
+        )
     if screened is not None:
         return screened
     blockers = [taint] if taint is not None else []

@@ -79,6 +79,8 @@ def test_read_kb_and_an_untrusted_mark_taint_and_a_call_without_session_stands_a
     clean = service.call_tool("remember", {"content": "The owner's oven is a Bosch"}, session="s")
     read = service.call_tool("read_kb", {"doc": doc}, session="s")
     after_read = service.call_tool("remember", SUPPLIER, session="s")
+    repeat = service.call_tool("remember", {"content": "The owner's boiler is a Vaillant"},
+                               session="s")  # fmt: skip
     marked = service.call_tool(
         "remember", {"content": "The owner's fridge is a Liebherr"}, untrusted=True
     )
@@ -87,6 +89,10 @@ def test_read_kb_and_an_untrusted_mark_taint_and_a_call_without_session_stands_a
     assert "error" in missing and "error" not in read
     assert after_read["status"] == "pending"
     assert after_read["reason"] == f"{UNTRUSTED} (read_kb returned document {doc})"
+    # Repeating a kept memory after the read does not vouch for it: nothing changes.
+    assert repeat["outcome"] == "dropped" and "not reinforced" in repeat["reason"], repeat
+    kept = service.get(alone["id"])
+    assert (kept.status, kept.last_confirmed_at) == (Status.ACTIVE, kept.created_at)
     assert marked["status"] == "pending"
     assert marked["reason"] == (
         f"{UNTRUSTED} (the caller marked this turn as having read untrusted tool output)"

@@ -122,8 +122,14 @@ def test_tool_remember_after_untrusted_content_waits_for_the_owner_whatever_it_h
     )
 
 
-def test_a_tainted_tool_remember_still_drops_credentials_and_the_owner_is_never_tainted() -> None:
+def test_a_tainted_tool_remember_drops_credentials_and_repeats_and_the_owner_is_untainted() -> None:
     assert plan_remember(fact(content=CARD_TEXT), Actor.TOOL, NONE, taint=TAINT).rule == (
         "credential"
     )
     assert plan_remember(FACT, Actor.OWNER, NONE, taint=TAINT).outcome is Outcome.ACTIVATED
+    # A repeat of a kept fact is not reinforced by untrusted content: nothing changes.
+    same = Neighbors(slot_active=SlotHolder("m-lisbon", "Lisbon", "Lives in Lisbon"))
+    repeat = plan_remember(FACT, Actor.TOOL, same, taint=TAINT)
+    assert (repeat.outcome, repeat.target_id) == (Outcome.DROPPED, "m-lisbon")
+    assert repeat.reason.endswith(f"kept already; not reinforced: {TAINT}")
+    assert plan_remember(FACT, Actor.TOOL, same).outcome is Outcome.REINFORCED
