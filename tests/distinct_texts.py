@@ -47,13 +47,18 @@ TOPICS = (
 )  # fmt: skip
 
 
+# Vectors by model, shared by every CachingEmbedder of the test process: the SQLite and the
+# PostgreSQL run of a simulation embed the same sentences.
+_VECTORS: dict[str, dict[str, np.ndarray]] = {}
+
+
 class CachingEmbedder:
     """The same model, remembering each text's vector: long simulations embed the same
     pending texts every night, and the model is deterministic."""
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
-        self.cache: dict[str, np.ndarray] = {}
+        self.cache = _VECTORS.setdefault(f"{inner.model}/{inner.dimension}", {})
 
     @property
     def model(self) -> str:
