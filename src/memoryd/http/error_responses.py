@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -18,9 +20,11 @@ from ..errors import (
     InvalidOperationError,
     MemorydError,
     MemoryNotFoundError,
+    StoreFullError,
     StoreMismatchError,
     StoreUnavailableError,
 )
+from ..full_disk import disk_full_error, is_disk_full
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +35,8 @@ _STATUS_BY_ERROR: tuple[tuple[type[Exception], int], ...] = (
     (InvalidOperationError, 409),
     (InvalidInputError, 400),
     (StoreUnavailableError, 503),
+    # 507 Insufficient Storage: the write was undone; it succeeds once space is freed.
+    (StoreFullError, 507),
     # The store moved to another embedding model under a running server: it must restart.
     (StoreMismatchError, 503),
     (EmbeddingUnavailableError, 503),
@@ -87,6 +93,13 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse({"error": str(error.detail)}, status_code=error.status_code)
 
     async def unexpected(request: Request, error: Exception) -> JSONResponse:
+        if is_disk_full(error):
+            # Outside the store (whose writes say so themselves): a file the error names, else
+            # an upload spooled to a temporary file.
+            named = getattr(error, "filename", None)
+            full = disk_full_error(Path(str(named) if named else tempfile.gettempdir()))
+            log.warning("%s %s: %s", request.method, request.url.path, full)
+            return JSONResponse(http_error_body(full), status_code=507)
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return JSONResponse(
             {"error": "internal error; the server log has the details"}, status_code=500
