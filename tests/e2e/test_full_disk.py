@@ -19,10 +19,12 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 import sqlean as sqlite3
 
 import memoryd
 from memoryd.embedding import LocalMiniLM
+from memoryd.errors import StoreFullError
 from memoryd.storage.sqlite_connection import sqlite_vec_extension
 
 from .conftest import Cli
@@ -31,9 +33,9 @@ from .server import serving, store_env
 DISK_SIZE = "16m"
 # Why: a large document's chunks and full-text rows outgrow this, so its one transaction
 # fails part-way through, while a memory (a few pages) still fits.
-NEARLY_FULL_BYTES = 1 << 20
-# A memory takes a few dozen pages of the log: the 1 MiB the refused document grew it by
-# holds a few dozen of them, not this many.
+NEARLY_FULL_BYTES = 256 << 10
+# A memory takes a few pages of the log: the 256 KiB the refused document grew it by holds
+# some of them, not this many.
 MAX_WRITES_INTO_HELD_SPACE = 80
 # How soon after space is freed the next write must succeed (measured: well under a second).
 RECOVERY_SECONDS = 5.0
@@ -146,7 +148,7 @@ def test_a_full_disk_refuses_writes_keeps_reads_and_recovers_without_a_restart(
 
             # Nearly full: a memory still fits, a large document's one transaction does not.
             fill(disk, "filler-1", leave=NEARLY_FULL_BYTES)
-            handbook = document(3_000_000)
+            handbook = document(800_000)
             answer = http.post(
                 "/v1/kb/upload",
                 files={"file": ("handbook.md", handbook.encode(), "text/markdown")},
@@ -190,12 +192,13 @@ def test_a_full_disk_refuses_writes_keeps_reads_and_recovers_without_a_restart(
             # The CLI and the model's tools say the same, with no stack trace.
             line = cli.fails("remember", "Owner's drill is kept in the shed")
             assert FULL.fullmatch(line.removeprefix("error: ")), line
-            line = cli.fails("backup", str(disk / "backup.db"))
-            refused = FULL.fullmatch(line.removeprefix("error: "))
-            assert refused is not None and refused["path"] == str(disk / "backup.db"), line
-            assert sorted(p.name for p in disk.iterdir() if "backup" in p.name) == []
             service = memoryd.open(db, embedder=embedder)
             try:
+                with pytest.raises(StoreFullError) as backup:
+                    service.admin.backup_to(disk / "backup.db")
+                assert FULL.fullmatch(str(backup.value)), backup.value
+                assert backup.value.path == disk / "backup.db"
+                assert [p.name for p in disk.iterdir() if "backup" in p.name] == []
                 tool = service.call_tool("remember", {"content": "The tent is in the loft"})
                 assert FULL.fullmatch(tool["error"]), tool
                 found = json.dumps(service.call_tool("search_memory", {"query": "the passport"}))
