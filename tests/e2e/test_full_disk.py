@@ -123,7 +123,9 @@ def test_a_full_disk_refuses_writes_keeps_reads_and_recovers_without_a_restart(
 ) -> None:
     with small_disk(tmp_path / "disk", DISK_SIZE) as disk:
         db = disk / "memoryd.db"
-        env = {**store_env(tmp_path / "user"), "MEMORYD_DB": str(db)}
+        spool = disk / "spool"  # where the server spools uploads over 1 MB
+        spool.mkdir()
+        env = {**store_env(tmp_path / "user"), "MEMORYD_DB": str(db), "TMPDIR": str(spool)}
         cli = Cli(env=env, cwd=tmp_path)
         cli.ok("init")
         token = (Path(env["MEMORYD_HOME"]) / "token").read_text(encoding="ascii").strip()
@@ -145,10 +147,18 @@ def test_a_full_disk_refuses_writes_keeps_reads_and_recovers_without_a_restart(
                 assert answer.status_code == 200, answer.text
                 acknowledged.append(answer.json()["memory"]["id"])
             empty_kb = kb_rows(db)
+            handbook = document(800_000)
+            # Python settles on its temporary directory at its first use (the spool's, while
+            # its disk has room): an upload over 1 MB, refused for its form after spooling.
+            answer = http.post(
+                "/v1/kb/upload",
+                files={"file": ("handbook.md", handbook.encode() * 2, "text/markdown")},
+                data={"source_type": "scribbles"},
+            )
+            assert answer.status_code == 400, answer.text
 
             # Nearly full: a memory still fits, a large document's one transaction does not.
             fill(disk, "filler-1", leave=NEARLY_FULL_BYTES)
-            handbook = document(800_000)
             answer = http.post(
                 "/v1/kb/upload",
                 files={"file": ("handbook.md", handbook.encode(), "text/markdown")},
@@ -176,6 +186,15 @@ def test_a_full_disk_refuses_writes_keeps_reads_and_recovers_without_a_restart(
                     continue
                 assert answer.status_code == 507, answer.text
                 assert FULL.fullmatch(answer.json()["error"]), answer.text
+
+            # An upload too big to hold in memory finds the spool's disk full.
+            answer = http.post(
+                "/v1/kb/upload",
+                files={"file": ("handbook.md", handbook.encode() * 2, "text/markdown")},
+            )
+            assert answer.status_code == 507, answer.text
+            refused = FULL.fullmatch(answer.json()["error"])
+            assert refused is not None and refused["path"] == str(spool), answer.text
 
             # Reads answer (their retrieval stamps are lost quietly), the file is sound.
             for _ in range(3):

@@ -90,16 +90,14 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def http_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, StarletteHTTPException)
+        if error.__cause__ is not None and is_disk_full(error.__cause__):
+            # FastAPI's "error parsing the body": an upload spooled to a full disk.
+            return _disk_full(request, error.__cause__)
         return JSONResponse({"error": str(error.detail)}, status_code=error.status_code)
 
     async def unexpected(request: Request, error: Exception) -> JSONResponse:
         if is_disk_full(error):
-            # Outside the store (whose writes say so themselves): a file the error names, else
-            # an upload spooled to a temporary file.
-            named = getattr(error, "filename", None)
-            full = disk_full_error(Path(str(named) if named else tempfile.gettempdir()))
-            log.warning("%s %s: %s", request.method, request.url.path, full)
-            return JSONResponse(http_error_body(full), status_code=507)
+            return _disk_full(request, error)
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return JSONResponse(
             {"error": "internal error; the server log has the details"}, status_code=500
@@ -115,3 +113,12 @@ def install_error_handlers(app: FastAPI) -> None:
     ]
     for kind, handler in handlers:
         app.add_exception_handler(kind, handler)
+
+
+def _disk_full(request: Request, error: BaseException) -> JSONResponse:
+    """507 for a full disk outside the store (whose writes say so themselves): the file the
+    error names, else the temporary directory an upload is spooled to."""
+    named = getattr(error, "filename", None)
+    full = disk_full_error(Path(str(named) if named else tempfile.gettempdir()))
+    log.warning("%s %s: %s", request.method, request.url.path, full)
+    return JSONResponse(http_error_body(full), status_code=507)
