@@ -40,6 +40,22 @@ def free_bytes(path: Path) -> int | None:
     return None
 
 
+# Why 1 MiB: a write transaction starts only with this much free on the store's disk: room for
+# a few memories' pages in the write-ahead log and for its index (-shm) to grow. A write that
+# would start below it is refused whole and at once, instead of landing or not depending on
+# which log pages SQLite happens to hold; a larger one can still run out part-way, and is
+# then rolled back.
+WRITE_RESERVE_BYTES = 1 << 20
+
+
+def require_room(path: Path) -> None:
+    """Refuse a write to the store at ``path`` while its disk has less than
+    :data:`WRITE_RESERVE_BYTES` free."""
+    free = free_bytes(path)
+    if free is not None and free < WRITE_RESERVE_BYTES:
+        raise StoreFullError(path, free)
+
+
 def disk_full_error(path: Path) -> StoreFullError:
     """The error for a write to ``path`` that found its disk full, with the free space now."""
     return StoreFullError(path, free_bytes(path))

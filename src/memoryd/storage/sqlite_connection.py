@@ -20,7 +20,7 @@ import sqlean as sqlite3
 
 from ..clock import to_db
 from ..errors import StoreFullError, StoreUnavailableError
-from ..full_disk import full_disk_reported
+from ..full_disk import full_disk_reported, require_room
 from .row_dialect import RowDialect
 
 if TYPE_CHECKING:
@@ -97,6 +97,8 @@ class SqliteConnection:
                 if depth:
                     yield
                     return
+                if self._parallel:  # a file store, not :memory:
+                    require_room(self.path)
                 self.raw.execute("BEGIN IMMEDIATE")
                 try:
                     yield
