@@ -75,7 +75,7 @@ def full_disk_reported(path: Path) -> Iterator[None]:
 
 class FullDiskNotice:
     """For background writes (retrieval stamps, the worker's rounds) that fail while the disk
-    is full: one warning when the first fails, without a stack trace, and one line when
+    is full: one error line when the first fails, without a stack trace, and one warning when
     writes succeed again, instead of a log line per failure. Used by one thread at a time."""
 
     def __init__(self, log: logging.Logger, what: str) -> None:
@@ -86,8 +86,8 @@ class FullDiskNotice:
     def failed(self, error: StoreFullError) -> None:
         """Count a write lost to the full disk; only the first of a spell is logged."""
         self.failures += 1
-        if self.failures == 1:
-            self._log.warning(
+        if self.failures == 1:  # an error: the owner must act, and serve shows errors
+            self._log.error(
                 "%s failed: %s (further failures are not logged until a write succeeds)",
                 self._what,
                 error,

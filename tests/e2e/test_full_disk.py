@@ -231,7 +231,8 @@ def test_a_full_disk_refuses_writes_keeps_reads_and_recovers_without_a_restart(
 
         log = server.output()
         assert "Traceback" not in log, log
-        assert log.count("writing retrieval stamps failed") <= 1, log
+        # Said once for the whole spell, however many reads could not stamp what they used.
+        assert log.count("writing retrieval stamps failed") == 1, log
         with closing(read_only(db)) as connection:
             assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
             stored = {row[0] for row in connection.execute("SELECT id FROM memories")}
