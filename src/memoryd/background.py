@@ -16,8 +16,9 @@ from datetime import datetime, time, tzinfo
 from .clock import Clock, from_db, to_db, utc_now
 from .consolidation import ConsolidationPolicy
 from .consolidation_run import ConsolidationLeaseLost, ConsolidationRun
-from .errors import ConsolidationBusyError
+from .errors import ConsolidationBusyError, StoreFullError
 from .extraction_queue import ExtractionQueue
+from .full_disk import FullDiskNotice
 from .kb.service import KnowledgeBase
 from .lease import StoreLease
 from .results import ConsolidationReport, WorkRound
@@ -136,6 +137,7 @@ class WorkerLoop:
         self.kb = kb
         self.store = store
         self.wake = threading.Event()
+        self._full_disk = FullDiskNotice(log, "memoryd worker: running jobs")
 
     def tick(self, now: datetime | None = None) -> WorkRound:
         """One round: every due extraction job, every due document retry, then the vectors
@@ -170,11 +172,16 @@ class WorkerLoop:
         while not stop.is_set():
             try:
                 done = self.tick(now)
+            except StoreFullError as error:  # said once per spell, not once a round
+                if once:
+                    raise
+                self._full_disk.failed(error)
             except Exception:  # the worker must outlive any one failure
                 if once:
                     raise
                 log.exception("memoryd worker: running jobs failed")
             else:
+                self._full_disk.succeeded()
                 if on_round is not None:
                     on_round(done)
             if once:

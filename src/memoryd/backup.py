@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInputError, StoreDamagedError, StoreUnavailableError
+from .full_disk import full_disk_reported
 from .portability import Summary, export_store
 from .settings import Settings
 from .storage.protocols import Store
@@ -67,26 +68,27 @@ def make_backup(store: Store, target: Path) -> BackupResult:
         raise InvalidInputError(f"directory {target.parent} does not exist")
     partial = target.with_name(target.name + ".partial")
     try:
-        if isinstance(store, SqliteStore):
-            store.backup_to(partial)
-            copy = SqliteStore(partial, create=False)
-            try:
-                problems = copy.integrity_errors()
-                if problems:
-                    raise StoreUnavailableError(f"the backup copy is damaged: {problems[0]}")
+        with full_disk_reported(target):
+            if isinstance(store, SqliteStore):
+                store.backup_to(partial)
+                copy = SqliteStore(partial, create=False)
+                try:
+                    problems = copy.integrity_errors()
+                    if problems:
+                        raise StoreUnavailableError(f"the backup copy is damaged: {problems[0]}")
+                    result = BackupResult(
+                        target, "sqlite", copy.memories.count(), len(copy.kb.documents())
+                    )
+                finally:
+                    copy.close()
+            else:
+                with partial.open("w", encoding="utf-8") as handle:
+                    summary = export_store(store, handle, with_vectors=True)
                 result = BackupResult(
-                    target, "sqlite", copy.memories.count(), len(copy.kb.documents())
-                )
-            finally:
-                copy.close()
-        else:
-            with partial.open("w", encoding="utf-8") as handle:
-                summary = export_store(store, handle, with_vectors=True)
-            result = BackupResult(
-                target, "export", summary.counts.get("memory", 0),
-                summary.counts.get("document", 0), summary.sha256,
-            )  # fmt: skip
-        os.replace(partial, target)
+                    target, "export", summary.counts.get("memory", 0),
+                    summary.counts.get("document", 0), summary.sha256,
+                )  # fmt: skip
+            os.replace(partial, target)
         return result
     finally:
         partial.unlink(missing_ok=True)
@@ -159,7 +161,8 @@ def _restore_sqlite(backup: Path, settings: Settings, *, force: bool) -> BackupR
     with tempfile.NamedTemporaryFile(dir=target.parent, delete=False) as staging:
         staging_path = Path(staging.name)
     try:
-        shutil.copyfile(backup, staging_path)
+        with full_disk_reported(target):
+            shutil.copyfile(backup, staging_path)
         for suffix in ("-wal", "-shm"):
             Path(str(target) + suffix).unlink(missing_ok=True)
         os.replace(staging_path, target)

@@ -85,3 +85,16 @@ class DocumentNotFoundError(InvalidInputError):
 
 class AmbiguousIdError(MemorydError):
     """A shortened id starts more than one memory or document; the message lists them."""
+
+
+class StoreFullError(MemorydError):
+    """The disk memoryd writes to is full; the write was undone, and the next one after space
+    is freed succeeds without a restart."""
+
+    def __init__(self, path: Path, free_bytes: int | None) -> None:
+        free = "free space unknown" if free_bytes is None else f"{free_bytes} bytes free"
+        super().__init__(
+            f"the disk holding {path} is full ({free}): free space, then retry; nothing was changed"
+        )
+        self.path = path
+        self.free_bytes = free_bytes

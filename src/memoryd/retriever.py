@@ -12,7 +12,8 @@ from datetime import datetime
 
 from .collaborators import Collaborators
 from .entities import EntityMatcher
-from .errors import InvalidInputError
+from .errors import InvalidInputError, StoreFullError
+from .full_disk import FullDiskNotice
 from .legs import QueryEmbedder
 from .model import Kind, Memory
 from .query_bounds import BoundedQuery, bound_query
@@ -37,6 +38,7 @@ class Retriever:
         self._stamper: ThreadPoolExecutor | None = None
         self._last_stamp: Future[None] | None = None
         self._stamp_lock = threading.Lock()
+        self._stamps_notice = FullDiskNotice(log, "memoryd: writing retrieval stamps")
         self._query_embedder = QueryEmbedder(lambda: self.parts.embedder)
 
     def recall(
@@ -193,8 +195,14 @@ class Retriever:
             self._last_stamp = self._stamper.submit(self._write_stamps, memory_ids, at)
 
     def _write_stamps(self, memory_ids: list[str], at: datetime) -> None:
-        with self.parts.store.transaction():
-            self.parts.store.memories.stamp_retrieved(memory_ids, at)
+        # Runs on the one stamp thread, so the notice is never shared between threads.
+        try:
+            with self.parts.store.transaction():
+                self.parts.store.memories.stamp_retrieved(memory_ids, at)
+        except StoreFullError as error:  # a lost stamp is a statistic, not data
+            self._stamps_notice.failed(error)
+            return
+        self._stamps_notice.succeeded()
 
 
 def _within(memory: Memory, window: TimeWindow | None) -> bool:

@@ -10,7 +10,8 @@ from typing import Any
 
 import click
 
-from ..errors import MemorydError
+from ..errors import MemorydError, StoreFullError
+from ..full_disk import full_disk_reported
 from ..settings import resolve_settings
 from .common import db_option_of, json_option, open_store_service, print_json, service_at
 
@@ -86,8 +87,13 @@ def export_(ctx: click.Context, out_path: str | None, with_vectors: bool) -> Non
         if out_path is None:
             summary = service.admin.export_to(sys.stdout, with_vectors=with_vectors)
         else:
-            with open(out_path, "w", encoding="utf-8") as handle:
-                summary = service.admin.export_to(handle, with_vectors=with_vectors)
+            out = Path(out_path)
+            try:
+                with full_disk_reported(out), out.open("w", encoding="utf-8") as handle:
+                    summary = service.admin.export_to(handle, with_vectors=with_vectors)
+            except StoreFullError:
+                out.unlink(missing_ok=True)  # a cut-off export is no export
+                raise
     counts = ", ".join(f"{v} {k}" for k, v in sorted(summary.counts.items()) if k != "header")
     click.echo(f"exported {counts or 'nothing'}; sha256 {summary.sha256}", err=True)
 

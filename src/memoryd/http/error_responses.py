@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -18,9 +20,11 @@ from ..errors import (
     InvalidOperationError,
     MemorydError,
     MemoryNotFoundError,
+    StoreFullError,
     StoreMismatchError,
     StoreUnavailableError,
 )
+from ..full_disk import disk_full_error, is_disk_full
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +35,8 @@ _STATUS_BY_ERROR: tuple[tuple[type[Exception], int], ...] = (
     (InvalidOperationError, 409),
     (InvalidInputError, 400),
     (StoreUnavailableError, 503),
+    # 507 Insufficient Storage: the write was undone; it succeeds once space is freed.
+    (StoreFullError, 507),
     # The store moved to another embedding model under a running server: it must restart.
     (StoreMismatchError, 503),
     (EmbeddingUnavailableError, 503),
@@ -84,9 +90,14 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def http_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, StarletteHTTPException)
+        if error.__cause__ is not None and is_disk_full(error.__cause__):
+            # FastAPI's "error parsing the body": an upload spooled to a full disk.
+            return _disk_full(request, error.__cause__)
         return JSONResponse({"error": str(error.detail)}, status_code=error.status_code)
 
     async def unexpected(request: Request, error: Exception) -> JSONResponse:
+        if is_disk_full(error):
+            return _disk_full(request, error)
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return JSONResponse(
             {"error": "internal error; the server log has the details"}, status_code=500
@@ -102,3 +113,12 @@ def install_error_handlers(app: FastAPI) -> None:
     ]
     for kind, handler in handlers:
         app.add_exception_handler(kind, handler)
+
+
+def _disk_full(request: Request, error: BaseException) -> JSONResponse:
+    """507 for a full disk outside the store (whose writes say so themselves): the file the
+    error names, else the temporary directory an upload is spooled to."""
+    named = getattr(error, "filename", None)
+    full = disk_full_error(Path(str(named) if named else tempfile.gettempdir()))
+    log.warning("%s %s: %s", request.method, request.url.path, full)
+    return JSONResponse(http_error_body(full), status_code=507)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..clock import Clock
 from ..embedding import Embedder
+from ..errors import StoreFullError
 from ..ids import IdGenerator
 from ..jobs import Job, JobStatus, RetryPolicy
 from ..storage.protocols import Store
@@ -276,7 +277,8 @@ class VectorFiller:
         try:
             embedded = self.fill(document_id, None, pause)
         except Exception as error:  # recorded on the job, which runs again or fails
-            log.exception("embedding the chunks of document %s failed", document_id)
+            if not isinstance(error, StoreFullError):  # the worker reports a full disk
+                log.exception("embedding the chunks of document %s failed", document_id)
             at = self._clock()
             retry_at = self.retry_policy.next_attempt(job.attempts + 1, at)
             with self.store.transaction():

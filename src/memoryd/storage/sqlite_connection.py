@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
+import os
 import re
+import struct
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -16,11 +19,14 @@ from typing import TYPE_CHECKING, Any
 import sqlean as sqlite3
 
 from ..clock import to_db
-from ..errors import StoreUnavailableError
+from ..errors import StoreFullError, StoreUnavailableError
+from ..full_disk import full_disk_reported, require_room
 from .row_dialect import RowDialect
 
 if TYPE_CHECKING:
     from ..embedding import Vector
+
+log = logging.getLogger("memoryd")
 
 
 class SqliteConnection:
@@ -62,7 +68,13 @@ class SqliteConnection:
                 return reader.execute(sql, params)
             return _Fetched(reader.execute(sql, params).fetchall())
         with self.lock:
-            return self.raw.execute(sql, params)
+            try:
+                with full_disk_reported(self.path):
+                    return self.raw.execute(sql, params)
+            except StoreFullError:
+                if not self.writing:  # else the transaction's end trims the log
+                    self._trim_torn_frame()
+                raise
 
     def select_in(self, select: str, column: str, values: Sequence[Any]) -> list[Any]:
         """The rows of ``select`` whose ``column`` is one of ``values``, IN lists of at most
@@ -85,15 +97,50 @@ class SqliteConnection:
                 if depth:
                     yield
                     return
+                if self._parallel:  # a file store, not :memory:
+                    require_room(self.path)
                 self.raw.execute("BEGIN IMMEDIATE")
                 try:
                     yield
-                except BaseException:
-                    self.raw.execute("ROLLBACK")
+                    with full_disk_reported(self.path):
+                        self.raw.execute("COMMIT")
+                except BaseException as error:
+                    self._roll_back()
+                    if isinstance(error, StoreFullError):
+                        self._trim_torn_frame()
                     raise
-                self.raw.execute("COMMIT")
             finally:
                 self._threads.write_depth = depth
+
+    def _roll_back(self) -> None:
+        # SQLite ends the transaction itself on some errors (SQLITE_FULL among them): a
+        # ROLLBACK then would fail and hide the error worth reporting.
+        if self.raw.in_transaction:
+            self.raw.execute("ROLLBACK")
+
+    def _trim_torn_frame(self) -> None:
+        """After a write the full disk cut short: cut the write-ahead log back to whole frames.
+
+        SQLite writes a frame as a header and a page; when the disk fills between them (or
+        part-way through the page) the log ends in a partial frame past its committed end,
+        which SQLite ignores — but a log whose size is not a whole number of frames is what a
+        copy cut short looks like (``storage.sqlite.wal_damage``), so the next open would
+        refuse the store as damaged. Under the log's write lock (BEGIN IMMEDIATE, which no
+        other process can hold meanwhile) the torn bytes go; no committed frame is touched."""
+        wal = Path(f"{self.path}-wal")
+        try:
+            self.raw.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:  # busy, or the disk refuses even that: leave it
+            log.warning("could not trim the write-ahead log %s after a full disk: %s", wal, error)
+            return
+        try:
+            whole = _whole_frames(wal)
+            if whole is not None:
+                os.truncate(wal, whole)
+        except OSError as error:
+            log.warning("could not trim the write-ahead log %s after a full disk: %s", wal, error)
+        finally:
+            self.raw.execute("ROLLBACK")
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -157,6 +204,25 @@ _WRITE_VERB = re.compile(r"\b(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
 
 def _reads_only(sql: str) -> bool:
     return _READ_START.match(sql) is not None and _WRITE_VERB.search(sql) is None
+
+
+_WAL_HEADER = 32
+_FRAME_HEADER = 24
+
+
+def _whole_frames(wal: Path) -> int | None:
+    """The size ``wal`` has without a partial frame at its end, or None when it has none."""
+    try:
+        with wal.open("rb") as handle:
+            header = handle.read(_WAL_HEADER)
+            size = handle.seek(0, os.SEEK_END)
+    except FileNotFoundError:
+        return None
+    if size < _WAL_HEADER:
+        return 0 if size else None  # a header the disk cut short: an empty log
+    frame = _FRAME_HEADER + struct.unpack(">I", header[8:12])[0]
+    whole = _WAL_HEADER + (size - _WAL_HEADER) // frame * frame
+    return whole if whole < size else None
 
 
 class _Fetched:
