@@ -185,6 +185,12 @@ class FakeEmbeddingServer:
         with self._lock:
             self._failures.extend([status] * times)
 
+    def recover(self) -> None:
+        """Answer properly again: no failures left, no misbehaviour."""
+        with self._lock:
+            self._failures.clear()
+        self.misbehave = None
+
     def env(self) -> dict[str, str]:
         """The environment that points memoryd at this server."""
         return {

@@ -191,7 +191,7 @@ def _seconds(value: float) -> str:
 
 
 def _size(value: int) -> str:
-    return f"{value / ONE_MIB:g} MiB" if value >= ONE_MIB else f"{value:,} bytes"
+    return f"{value / ONE_MIB:.3g} MiB" if value >= ONE_MIB else f"{value:,} bytes"
 
 
 def bounded_http_client(fallback: Limits) -> httpx2.Client:
