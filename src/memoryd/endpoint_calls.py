@@ -2,12 +2,13 @@
 small, whatever the endpoint does.
 
 Every call runs under a :class:`Budget`: a total deadline (the route's ``timeout``, for the
-whole call with its retries, not per read) and a cap on the bytes one answer may have. The SDKs'
-HTTP client gets a transport (:func:`bounded_http_client`) that reads the budget of the call in
-progress: it clamps every connect, read and write timeout to the time left, shuts the socket
-down when the deadline passes (an endpoint that sends a byte every few seconds never trips a
-read timeout), and cuts an answer off past the cap. The SDKs' own retries are off: this module
-retries, and never sleeps past the deadline (:func:`retry_delay`, the policy).
+whole call with its retries from its first request, not per read) and a cap on the bytes one
+answer may have. The SDKs' HTTP client gets a transport (:func:`bounded_http_client`) that
+reads the budget of the call in progress: it clamps every connect, read and write timeout to
+the time left, shuts the socket down when the deadline passes (an endpoint that sends a byte
+every few seconds never trips a read timeout), and cuts an answer off past the cap. The SDKs'
+own retries are off: this module retries, and never sleeps past the deadline
+(:func:`retry_delay`, the policy).
 """
 
 from __future__ import annotations
@@ -59,15 +60,24 @@ class Limits:
 
 
 class Budget:
-    """The deadline and byte cap of one call in progress (monotonic clock)."""
+    """The deadline and byte cap of one call in progress (monotonic clock). The deadline runs
+    from the call's first request: what the SDK does before it sends anything (loading its
+    modules on first use) is not the endpoint's time."""
 
     def __init__(self, limits: Limits, clock: Callable[[], float] = time.monotonic) -> None:
         self.limits = limits
         self.clock = clock
-        self.deadline = clock() + limits.timeout
+        self.deadline: float | None = None
+
+    def start(self) -> None:
+        """The call's first request goes out now (later ones keep the deadline)."""
+        if self.deadline is None:
+            self.deadline = self.clock() + self.limits.timeout
 
     def remaining(self) -> float:
         """Seconds left before the deadline (negative once passed)."""
+        if self.deadline is None:
+            return self.limits.timeout
         return self.deadline - self.clock()
 
     def expired(self) -> bool:
@@ -267,6 +277,7 @@ def _transport_class() -> type[Any]:
 
         def handle_request(self, request: httpx2.Request) -> httpx2.Response:
             budget = _current.get() or Budget(self.fallback)
+            budget.start()
             remaining = budget.remaining()
             if remaining <= 0:
                 raise budget.late()
