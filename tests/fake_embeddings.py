@@ -2,8 +2,9 @@
 
 Each text becomes a bag of its lower-cased words hashed into ``dimension`` signed slots, so
 texts that share words have a high cosine and unrelated ones a low one, as a real model's would.
-The server can fail the next requests (``fail``), answer another dimension (``answer_dimension``)
-and counts what it was asked. Standard library only.
+The server can fail the next requests (``fail``), answer another dimension (``answer_dimension``),
+misbehave (``misbehave``: see :func:`act_out`, shared with the fake LLM server) and counts what it
+was asked. Standard library only.
 """
 
 from __future__ import annotations
@@ -33,11 +34,78 @@ def fake_vector(text: str, dimension: int) -> list[float]:
     return values
 
 
+# How an endpoint can misbehave (see act_out).
+MODES = ("hang", "slow", "endless", "huge")
+HUGE_BYTES = 64 << 20
+
+
+def act_out(
+    handler: BaseHTTPRequestHandler, mode: str, body: bytes, interval: float, stop: threading.Event
+) -> int:
+    """Answer like a broken endpoint, until ``stop`` is set or the client goes away, and say
+    how many bytes of the answer's body went out:
+
+    - ``hang``: accept the request and send nothing (for two minutes), then close;
+    - ``slow``: send the headers of ``body``, then one byte of it every ``interval`` seconds
+      (a token at a time: no read timeout longer than ``interval`` ever fires);
+    - ``endless``: a 200 whose chunked body never ends, a kilobyte every ``interval`` seconds;
+    - ``huge``: a 200 with a valid JSON body of :data:`HUGE_BYTES`, as fast as the client
+      reads, chunked (no Content-Length to refuse it by).
+    """
+    handler.close_connection = True
+    sent = 0
+
+    def send(data: bytes, chunked: bool = True) -> None:
+        nonlocal sent
+        framed = f"{len(data):x}\r\n".encode() + data + b"\r\n" if chunked else data
+        handler.wfile.write(framed)
+        handler.wfile.flush()
+        sent += len(data)
+
+    try:
+        if mode == "hang":
+            stop.wait(120)
+            return sent
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        if mode == "slow":
+            handler.send_header("Content-Length", str(len(body)))
+            handler.end_headers()
+            for index in range(len(body)):
+                send(body[index : index + 1], chunked=False)
+                if stop.wait(interval):
+                    break
+            return sent
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        if mode == "huge":
+            send(body[:-1] + b', "padding": "')
+            block = b" " * (64 << 10)
+            for _ in range(HUGE_BYTES // len(block)):
+                send(block)
+            send(b'"}')
+            send(b"")
+            return sent
+        send(b'{"padding": "')
+        while not stop.wait(interval):
+            send(b"x" * 1024)
+    except OSError:
+        pass  # the client gave up: what a bounded client does
+    return sent
+
+
 def json_handler(
     answer: Callable[[str, str, dict[str, Any]], tuple[int, dict[str, Any]]],
+    misbehaviour: Callable[[], tuple[str | None, float]] = lambda: (None, 0.0),
+    stop: threading.Event | None = None,
+    sent: list[int] | None = None,
 ) -> type[BaseHTTPRequestHandler]:
     """A request handler that decodes a JSON body (none for GET) and sends back what
-    ``answer(method, path, body)`` returns: a status and a JSON object."""
+    ``answer(method, path, body)`` returns: a status and a JSON object. While
+    ``misbehaviour()`` names a mode (with its interval), POSTs are answered by :func:`act_out`
+    instead (with what ``answer`` would have sent), until ``stop`` is set; ``sent`` gets the
+    bytes each such answer sent."""
+    stopped = stop or threading.Event()
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -45,7 +113,14 @@ def json_handler(
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
-            self._send(*answer("POST", self.path, json.loads(self.rfile.read(length) or b"{}")))
+            status, body = answer("POST", self.path, json.loads(self.rfile.read(length) or b"{}"))
+            mode, interval = misbehaviour()
+            if mode is not None and status == 200:
+                count = act_out(self, mode, json.dumps(body).encode(), interval, stopped)
+                if sent is not None:
+                    sent.append(count)
+                return
+            self._send(status, body)
 
         def _send(self, status: int, body: dict[str, Any]) -> None:
             data = json.dumps(body).encode()
@@ -82,9 +157,22 @@ class FakeEmbeddingServer:
         self.delay = 0.0
         self.requests = 0
         self.texts = 0
+        # One of MODES while the endpoint misbehaves (None: it answers), and its pace.
+        self.misbehave: str | None = None
+        self.interval = 0.3
         self._failures: list[int] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), json_handler(self._answer))
+        # The body bytes each misbehaving answer sent before the client hung up.
+        self.misbehaved_bytes: list[int] = []
+        self._stop = threading.Event()
+        handler = json_handler(
+            self._answer,
+            lambda: (self.misbehave, self.interval),
+            self._stop,
+            self.misbehaved_bytes,
+        )
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -96,6 +184,12 @@ class FakeEmbeddingServer:
         """Answer the next ``times`` requests with ``status``."""
         with self._lock:
             self._failures.extend([status] * times)
+
+    def recover(self) -> None:
+        """Answer properly again: no failures left, no misbehaviour."""
+        with self._lock:
+            self._failures.clear()
+        self.misbehave = None
 
     def env(self) -> dict[str, str]:
         """The environment that points memoryd at this server."""
@@ -116,6 +210,7 @@ class FakeEmbeddingServer:
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        self._stop.set()
         self._server.shutdown()
         self._server.server_close()
 

@@ -16,6 +16,9 @@ server's ``default`` step answers (by default a 503 in the provider's error JSON
 Every request is recorded, and `FakeLLMServer.down` / `FakeLLMServer.up` close and re-open
 the listening socket on the same port to simulate an unreachable provider.
 
+A `Misbehave` step answers like a broken endpoint (hang, slow, endless, huge: see
+`tests.fake_embeddings.act_out`, which the fake embeddings server shares).
+
 Standard library only: the tests import the SDKs, this module must not.
 """
 
@@ -36,11 +39,14 @@ from types import TracebackType
 from typing import Any, Literal, Self, TypeAlias, cast
 from urllib.parse import urlsplit
 
+from tests.fake_embeddings import act_out
+
 __all__ = [
     "Delay",
     "FakeLLMServer",
     "Flavor",
     "Hang",
+    "Misbehave",
     "Recorded",
     "Reply",
     "Responder",
@@ -115,6 +121,17 @@ class Hang:
 
 
 @dataclass(frozen=True)
+class Misbehave:
+    """Answer `reply` the way a broken endpoint would: `mode` is ``hang``, ``slow`` (a byte
+    every `interval` seconds), ``endless`` (a body that never ends) or ``huge`` (megabytes of
+    valid JSON); see `tests.fake_embeddings.act_out`."""
+
+    mode: str
+    interval: float = 0.3
+    reply: Reply = field(default_factory=lambda: Reply('{"proposals": []}'))
+
+
+@dataclass(frozen=True)
 class Recorded:
     """One request as received: path (no query), lower-cased headers, parsed JSON body.
 
@@ -144,7 +161,7 @@ class Recorded:
 Responder: TypeAlias = Callable[[Recorded], "Step"]
 """A step computed from the request, e.g. ``lambda rec: Reply(rec.body["model"])``."""
 
-Step: TypeAlias = Reply | Status | Delay | Hang | Responder
+Step: TypeAlias = Reply | Status | Delay | Hang | Misbehave | Responder
 """Anything `FakeLLMServer.script` accepts."""
 
 
@@ -454,6 +471,8 @@ class FakeLLMServer:
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._steps: deque[Step] = deque()
+        # The body bytes each Misbehave answer sent before the client hung up.
+        self.misbehaved_bytes: list[int] = []
         self._requests: list[Recorded] = []
         self._ids = itertools.count(1)
         self._server: _Server | None = None
@@ -542,7 +561,9 @@ class FakeLLMServer:
     def script(self, *steps: Step) -> None:
         """Append `steps` to the FIFO of answers for completion requests."""
         for step in steps:
-            if not isinstance(step, Reply | Status | Delay | Hang) and not callable(step):
+            if not isinstance(step, Reply | Status | Delay | Hang | Misbehave) and not callable(
+                step
+            ):
                 raise TypeError(f"not a script step: {step!r}")
         with self._lock:
             self._steps.extend(steps)
@@ -651,6 +672,12 @@ class FakeLLMServer:
             elif isinstance(step, Reply):
                 self._send_reply(handler, step, rec)
                 return
+            elif isinstance(step, Misbehave):
+                body = json.dumps(self._payload(step.reply, rec)).encode()
+                sent = act_out(handler, step.mode, body, step.interval, abort)
+                with self._lock:
+                    self.misbehaved_bytes.append(sent)
+                return
             else:
                 step = step(rec)
         raise RuntimeError("script step chain too deep")
@@ -660,12 +687,13 @@ class FakeLLMServer:
             return f"{prefix}{next(self._ids):08d}"
 
     def _send_reply(self, handler: _Handler, reply: Reply, rec: Recorded) -> None:
+        self._send_json(handler, 200, self._payload(reply, rec), reply.headers)
+
+    def _payload(self, reply: Reply, rec: Recorded) -> dict[str, Any]:
         request = rec.body if isinstance(rec.body, dict) else {}
         if self.flavor == "openai":
-            payload = _openai_completion(reply, request, self._next_id("chatcmpl-fake"))
-        else:
-            payload = _anthropic_message(reply, request, self._next_id("msg_fake"))
-        self._send_json(handler, 200, payload, reply.headers)
+            return _openai_completion(reply, request, self._next_id("chatcmpl-fake"))
+        return _anthropic_message(reply, request, self._next_id("msg_fake"))
 
     def _send_status(self, handler: _Handler, status: Status) -> None:
         extra = {k.lower(): v for k, v in (status.headers or {}).items()}

@@ -13,9 +13,11 @@ import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .endpoint_calls import ONE_MIB, EndpointLimitError, Limits, bounded_http_client, call_within
 from .errors import EmbeddingUnavailableError, InvalidInputError
 from .settings import (
     EMBED_FIELDS,
@@ -33,6 +35,9 @@ SETTINGS = EMBED_FIELDS
 DEFAULT_BATCH = 64
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_RETRIES = 2
+# Room for 8,192 dimensions a text as JSON floats (about 25 characters each), so any real
+# model's answer fits and a runaway one stops at a few megabytes.
+ANSWER_BYTES_PER_TEXT = 8192 * 25
 
 
 class EmbedConfigError(InvalidInputError):
@@ -168,6 +173,8 @@ class OpenAICompatibleEmbedder:
         self._dimension = settings.dimensions
         self._client: Any = None
         self._lock = threading.Lock()
+        # Since when, and why, the endpoint fails (None once it answers): the web page shows it.
+        self.failing: tuple[datetime, str] | None = None
 
     @property
     def model(self) -> str:
@@ -196,8 +203,14 @@ class OpenAICompatibleEmbedder:
             return np.zeros((0, self._dimension or 0), dtype=np.float32)
         rows: list[list[float]] = []
         size = self.settings.batch_size
-        for start in range(0, len(texts), size):
-            rows.extend(self._request(texts[start : start + size]))
+        try:
+            for start in range(0, len(texts), size):
+                rows.extend(self._request(texts[start : start + size]))
+        except EmbeddingUnavailableError as error:
+            at = self.failing[0] if self.failing is not None else datetime.now(UTC)
+            self.failing = (at, str(error))
+            raise
+        self.failing = None
         matrix = np.asarray(rows, dtype=np.float32)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         if not np.all(norms > 0):
@@ -213,9 +226,14 @@ class OpenAICompatibleEmbedder:
         if self.settings.dimensions:
             extra["dimensions"] = self.settings.dimensions
         try:
-            response = client.embeddings.create(
-                model=self.settings.model, input=texts, encoding_format="float", **extra
+            response = call_within(
+                self._limits(len(texts)),
+                lambda: client.embeddings.create(
+                    model=self.settings.model, input=texts, encoding_format="float", **extra
+                ),
             )
+        except EndpointLimitError as error:
+            raise EmbeddingUnavailableError(f"{error}; try again later") from None
         except self._errors.APIError as error:
             raise EmbeddingUnavailableError(self._failure(error)) from None
         data = sorted(response.data, key=lambda item: item.index)
@@ -247,9 +265,20 @@ class OpenAICompatibleEmbedder:
                         api_key=self.settings.api_key or "not-needed",
                         base_url=self.settings.base_url,
                         timeout=self.settings.timeout,
-                        max_retries=self.settings.max_retries,
+                        max_retries=0,  # call_within retries, within the timeout
+                        http_client=bounded_http_client(self._limits(self.settings.batch_size)),
                     )
         return self._client
+
+    def _limits(self, texts: int) -> Limits:
+        """One call for ``texts`` texts: the timeout for the whole call with its retries, and
+        an answer of at most a megabyte plus room for each text's vector."""
+        return Limits(
+            f"the embeddings endpoint ({self._where()})",
+            self.settings.timeout,
+            ONE_MIB + texts * ANSWER_BYTES_PER_TEXT,
+            self.settings.max_retries,
+        )
 
     def _where(self) -> str:
         return f"model {self.settings.model!r} at {self.settings.base_url or 'the default URL'}"

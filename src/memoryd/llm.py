@@ -12,12 +12,20 @@ import base64
 import json
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from .endpoint_calls import (
+    ONE_MIB,
+    EndpointLimitError,
+    Limits,
+    attempts_of,
+    bounded_http_client,
+    call_within,
+)
 from .errors import MemorydError
 from .settings import (
     CONFIG_FILE,
@@ -32,9 +40,13 @@ from .settings import OPERATIONS as OPERATIONS
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 3
+# Why 1 MiB: an answer of 4,096 tokens is about 16 KB of JSON; anything near a megabyte is an
+# endpoint gone wrong, and reading more would only grow the worker's memory.
+MAX_ANSWER_BYTES = ONE_MIB
 SETTINGS = LLM_FIELDS
 
 log = logging.getLogger("memoryd.llm")
+T = TypeVar("T")
 
 
 class Provider(StrEnum):
@@ -235,12 +247,14 @@ class OpenAIChat:
 
         self._route = route
         self._errors = openai
+        self._limits = route_limits(route)
         self._client = openai.OpenAI(
             # Local servers (Ollama, llama.cpp) need no key, but the SDK wants one.
             api_key=route.api_key or "not-needed",
             base_url=route.base_url,
             timeout=route.timeout,
-            max_retries=route.max_retries,
+            max_retries=0,  # call_within retries, within the route's deadline
+            http_client=bounded_http_client(self._limits),
         )
         # auto becomes json_object for good once the endpoint refuses a schema.
         self.structured = route.structured
@@ -272,8 +286,12 @@ class OpenAIChat:
     def _create(self, system: str, messages: Sequence[Message], extra: dict[str, Any]) -> str:
         payload: list[Any] = [{"role": "system", "content": system}]
         payload.extend({"role": m.role, "content": _openai_content(m)} for m in messages)
-        response = self._client.chat.completions.create(
-            model=self._route.model, messages=payload, **extra
+        response = _bounded(
+            self._route,
+            self._limits,
+            lambda: self._client.chat.completions.create(
+                model=self._route.model, messages=payload, **extra
+            ),
         )
         content = response.choices[0].message.content if response.choices else None
         return content or ""
@@ -294,11 +312,13 @@ class AnthropicChat:
         self._route = route
         self._errors = anthropic
         self._transform = anthropic.transform_schema
+        self._limits = route_limits(route)
         self._client = anthropic.Anthropic(
             api_key=route.api_key,
             base_url=route.base_url,
             timeout=route.timeout,
-            max_retries=route.max_retries,
+            max_retries=0,  # call_within retries, within the route's deadline
+            http_client=bounded_http_client(self._limits),
         )
         self.structured = route.structured
 
@@ -329,12 +349,33 @@ class AnthropicChat:
         return _unconstrained(self, self.structured, system, messages)
 
     def _create(self, system: str, payload: list[Any], extra: dict[str, Any]) -> str:
-        response = self._client.messages.create(
-            model=self._route.model, max_tokens=4096, system=system, messages=payload, **extra
+        response = _bounded(
+            self._route,
+            self._limits,
+            lambda: self._client.messages.create(
+                model=self._route.model, max_tokens=4096, system=system, messages=payload, **extra
+            ),
         )
         return "".join(
             getattr(block, "text", "") for block in response.content if block.type == "text"
         )
+
+
+def route_limits(route: Route) -> Limits:
+    """What one call on ``route`` may take: its timeout for the whole call, its retries, and
+    :data:`MAX_ANSWER_BYTES`."""
+    return Limits(
+        f"the {route.operation} route", route.timeout, MAX_ANSWER_BYTES, route.max_retries
+    )
+
+
+def _bounded(route: Route, limits: Limits, call: Callable[[], T]) -> T:
+    """``call()`` within the route's limits; running out of them is the route being
+    unavailable (the job retries later)."""
+    try:
+        return call_within(limits, call)
+    except EndpointLimitError as error:
+        raise LLMUnavailableError(f"{error}: {route.describe()}") from None
 
 
 def _openai_content(message: Message) -> Any:
@@ -412,10 +453,12 @@ def _describe_failure(route: Route, error: Exception) -> str:
     status = getattr(error, "status_code", None)
     kind = type(error).__name__
     detail = f"HTTP {status}" if status else kind
+    attempts = attempts_of(error)
+    tried = "once" if attempts == 1 else f"{attempts} times"
     # Why not str(error): provider messages can echo request details; ours never hold the key.
     return (
-        f"the {route.operation} LLM route failed after {route.max_retries} retries ({detail}): "
-        f"{route.describe()}"
+        f"the {route.operation} LLM route failed ({detail}; tried {tried} within its "
+        f"{route.timeout:g} s timeout): {route.describe()}"
     )
 
 

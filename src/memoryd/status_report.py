@@ -124,6 +124,7 @@ def extraction_health(jobs: Sequence[Job], now: datetime) -> dict[str, Any]:
     done = [job.finished_at for job in extraction if job.status is JobStatus.DONE]
     last_answer = max((at for at in done if at is not None), default=None)
     retrying = [j for j in extraction if j.status is JobStatus.QUEUED and j.last_error]
+    tried = [job.claimed_at for job in retrying if job.claimed_at is not None]
     failed = [j for j in extraction if j.status is JobStatus.FAILED and j.finished_at]
     last_failure = max(failed, key=lambda job: job.finished_at or now, default=None)
     newest_error = retrying[0] if retrying else last_failure
@@ -144,8 +145,42 @@ def extraction_health(jobs: Sequence[Job], now: datetime) -> dict[str, Any]:
             else None
         ),
         "retrying": len(retrying),
+        # When a job now waiting to retry last failed (the route's latest failure).
+        "failing_at": max(tried).isoformat() if tried else None,
         "last_error": newest_error.last_error if newest_error is not None else None,
     }
+
+
+def failing_notices(
+    extract: tuple[str, str | None] | None,
+    health: dict[str, Any],
+    embeddings: tuple[str, str | None, datetime, str] | None,
+) -> list[str]:
+    """What the web page says about failing endpoints: the ``extract`` route (its model and
+    base URL) when jobs wait to retry because of it or it last failed for good, with
+    :func:`extraction_health`'s verdict; the embeddings endpoint (model, base URL, failing
+    since, why) while it fails."""
+    notices: list[str] = []
+    if extract is not None and health.get("answered_recently") is False and health["last_error"]:
+        model, base_url = extract
+        where = f"{model} @ " + (base_url or "the provider's endpoint")
+        if health["retrying"]:
+            notices.append(
+                f"extraction route {where} failing (last tried {health['failing_at']}): "
+                f"{health['last_error']}; {health['retrying']} jobs wait to retry"
+            )
+        elif health["last_failure_at"]:
+            notices.append(
+                f"extraction route {where} failed {health['last_failure_at']} and was given up "
+                f"on: {health['last_error']}"
+            )
+    if embeddings is not None:
+        model, base_url, since, reason = embeddings
+        notices.append(
+            f"embeddings endpoint {model} @ {base_url or 'the default URL'} failing since "
+            f"{since.isoformat(timespec='seconds')}: {reason}"
+        )
+    return notices
 
 
 def _embedder_part(settings: Settings, signature: EmbeddingSignature | None) -> dict[str, Any]:

@@ -360,11 +360,16 @@ TRANSIENT: dict[str, Step] = {
     "http-500": HttpStatus(500),
     "http-429": HttpStatus(429),
 }
-TRANSIENT_DETAIL = {"timeout": "Timeout", "http-500": "HTTP 500", "http-429": "HTTP 429"}
+TRANSIENT_DETAIL = {
+    "timeout": "did not answer within its 1 s timeout",
+    "http-500": "HTTP 500",
+    "http-429": "HTTP 429",
+}
 
 
-@pytest.mark.parametrize("failure", sorted(TRANSIENT))
-def test_the_sdk_retries_a_transient_failure(
+# A timeout is not retried within the call: the route's timeout bounds the whole call.
+@pytest.mark.parametrize("failure", ["http-429", "http-500"])
+def test_the_call_retries_a_transient_failure(
     backend: Backend, monkeypatch: pytest.MonkeyPatch, server: FakeLLMServer, failure: str
 ) -> None:
     service = connect(backend, monkeypatch, server, MEMORYD_LLM_MAX_RETRIES="1")

@@ -100,7 +100,10 @@ def _route(route: dict[str, Any]) -> str:
 def _health(health: dict[str, Any]) -> str:
     recently = health.get("answered_recently")
     if health.get("retrying"):
-        return f"failing: {health['last_error']} ({health['retrying']} jobs waiting to retry)"
+        return (
+            f"failing: {health['last_error']} (last tried {health.get('failing_at')}; "
+            f"{health['retrying']} jobs waiting to retry)"
+        )
     if recently:
         return f"answered {health['last_answer_at']}"
     if recently is None:

@@ -22,10 +22,12 @@ from urllib.parse import quote
 from fastapi import FastAPI, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from ..embed_remote import OpenAICompatibleEmbedder
 from ..errors import InvalidInputError, MemorydError, MemoryNotFoundError
 from ..kb.model import page_label, parse_source_type
 from ..model import AuditEntry, Kind, Memory, Status
 from ..service import MemoryService
+from ..status_report import JOBS_READ, extraction_health, failing_notices
 from ..tools import parse_chunk_range
 from .auth import token_matches
 from .web_html import (
@@ -133,8 +135,11 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
     def page(request: Request, title: str, body: str, session: str) -> HTMLResponse:
         flash = request.query_params.get("flash")
         report = sessions.take_report(session)
+        failing = failing_endpoints(service)
         return HTMLResponse(
-            page_html(title, body, sessions.csrf(session), flash=flash, report=report)
+            page_html(
+                title, body, sessions.csrf(session), flash=flash, report=report, failing=failing
+            )
         )
 
     def act(location: str, call: Callable[[], Any], done: str) -> RedirectResponse:
@@ -396,6 +401,21 @@ def _budget(text: str) -> int:
         raise InvalidInputError(
             f"the token budget must be a whole number of tokens, not {text!r}"
         ) from None
+
+
+def failing_endpoints(service: MemoryService) -> list[str]:
+    """The page's status area: the extract route when its jobs fail (from the job table, as
+    ``memoryd status`` reads it) and the embeddings endpoint while it fails (what this server's
+    embedder saw last)."""
+    parts = service.parts
+    route = parts.gateway.routes.get("extract")
+    extract = (route.model, route.base_url) if route is not None else None
+    health = extraction_health(parts.store.jobs.recent(JOBS_READ), parts.now(None))
+    embedder = parts.embedder
+    embeddings = None
+    if isinstance(embedder, OpenAICompatibleEmbedder) and embedder.failing is not None:
+        embeddings = (embedder.settings.model, embedder.settings.base_url, *embedder.failing)
+    return failing_notices(extract, health, embeddings)
 
 
 # ------------------------------------------------------------- review queue helpers

@@ -63,9 +63,11 @@ def page_html(
     nav: bool = True,
     flash: str | None = None,
     report: Sequence[str] = (),
+    failing: Sequence[str] = (),
 ) -> str:
-    """The page around ``body``: the navigation and, when an action just ran, what it said
-    (``flash``) and its report (one line per thing it did)."""
+    """The page around ``body``: the navigation, the model endpoints that are failing (the
+    status area, on every page) and, when an action just ran, what it said (``flash``) and its
+    report (one line per thing it did)."""
     links = ""
     if nav:
         links = (
@@ -75,7 +77,8 @@ def page_html(
             f'<form class="inline" method="post" action="/logout">{csrf_field(csrf)}'
             "<button>Log out</button></form>"
         )
-    notice = f'<p class="flash">{escape(flash)}</p>' if flash else ""
+    notice = "".join(f'<p class="error" role="status">{escape(line)}</p>' for line in failing)
+    notice += f'<p class="flash">{escape(flash)}</p>' if flash else ""
     lines = "".join(f"<li>{escape(line)}</li>" for line in report)
     notice += f'<ul class="flash report">{lines}</ul>' if lines else ""
     return (
