@@ -85,3 +85,7 @@ class DocumentNotFoundError(InvalidInputError):
 
 class AmbiguousIdError(MemorydError):
     """A shortened id starts more than one memory or document; the message lists them."""
+
+
+class EvalCaseNotFoundError(MemorydError):
+    """No evaluation case has the given id."""
