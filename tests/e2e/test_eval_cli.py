@@ -44,9 +44,10 @@ def test_eval_add_list_run_beside_candidates_and_remove(
                     "--set", "recall.strong_text_coverage=1.01").splitlines()  # fmt: skip
     refused = cli.misused("eval", "run", "--set", "recall.vectorgate=0.3")
 
-    assert report[0].split()[:2] == ["current", "recall.strong_cosine=0.99,"]
+    assert report[0].split() == ["current", "candidate"]
+    assert report[-1] == "candidate: recall.strong_cosine=0.99, recall.strong_text_coverage=1.01"
     overall = report[report.index("overall (1 cases)") :]
-    assert overall[1].split() == ["recall@1", "100%", "100%"]
+    assert overall[1].split() == ["recall@1", "100%", "0%"]
     assert overall[2].split() == ["block", "recall", "100%", "0%"]
     assert overall[3].split() == ["noise", "in", "block", "0/1", "0/1"]
     assert "did you mean 'recall.vector_gate'" in refused and "(--set)" in refused
@@ -61,9 +62,10 @@ def test_eval_add_list_run_beside_candidates_and_remove(
     candidate = compared["eval"]["candidate"]
     assert candidate["label"] == f"embedder {target.model}"
     assert "all 2 active memories embedded in memory" in candidate["note"]
-    # Bag-of-words vectors still find the kayak by its word.
-    assert candidate["cases"][0]["found_in_top_k"] == [kayak]
-    assert compared["eval"]["baseline"]["overall"]["block_recall"] == 1.0
+    # The fake model's hashed words put the question and the kayak at a negative cosine: the
+    # text match is refused as contradicting the meaning, and the report shows the loss.
+    assert compared["eval"]["baseline"]["cases"][0]["found_in_block"] == [kayak]
+    assert candidate["cases"][0]["found_in_top_k"] == candidate["cases"][0]["found_in_block"] == []
     # The target embedded the two memories and the question (and its dimension probe).
     assert 3 <= asked <= 5
     assert "use it with --dry-run" in misused

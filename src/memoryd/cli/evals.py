@@ -129,7 +129,7 @@ def echo_run(result: EvalRun) -> None:
         click.echo('no evaluation cases; add one with `memoryd eval add "QUESTION" --expect ID`')
         return
     k = result.baseline.k
-    _row("", [_clip(report.label, WIDTH) for report in reports])
+    _row("", ["current", "candidate"][: len(reports)])
     for index, score in enumerate(result.baseline.scores):
         click.echo(f"{score.case.id} {_clip(score.case.question, 60)!r}")
         case = [report.scores[index] for report in reports]
@@ -143,9 +143,10 @@ def echo_run(result: EvalRun) -> None:
     _row(f"  recall@{k}", [_percent(report.recall_at_k) for report in reports])
     _row("  block recall", [_percent(report.block_recall) for report in reports])
     _row("  noise in block", [_ratio(r.noise_shown, r.noise_total) for r in reports])
-    for report in reports:
-        if report.note:
-            click.echo(f"{report.label}: {report.note}")
+    if result.candidate is not None:
+        click.echo(f"candidate: {result.candidate.label}")
+        if result.candidate.note:
+            click.echo(f"  ({result.candidate.note})")
 
 
 WIDTH = 28

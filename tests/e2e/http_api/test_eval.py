@@ -50,13 +50,16 @@ def test_eval_cases_and_runs_over_the_api_and_the_web_page(server: Server) -> No
     assert "Padaria Rosa in Tavira" in page and "recall.budget_tokens=0" in page
     report = page[page.index("<h2>Report</h2>") :]
     assert re.search(r"block recall</td><td[^>]*>1/1</td><td[^>]*>0/1<", report), report
+    assert re.search(r"noise in block</td><td[^>]*>1/1</td><td[^>]*>0/1<", report), report
 
     run = server.ok("POST", "/v1/eval/run",
                     json={"k": 1, "overrides": {"recall.budget_tokens": 0}})  # fmt: skip
     mine = next(c for c in run["baseline"]["cases"] if c["id"] == case["id"])
     candidate = next(c for c in run["candidate"]["cases"] if c["id"] == case["id"])
     assert mine["found_in_top_k"] == [bakery["id"]] and mine["found_in_block"] == [bakery["id"]]
-    assert mine["noise_in_block"] == [] and candidate["found_in_block"] == []
+    # The ferry (also in Tavira) is in today's block: the noise the owner marked.
+    assert mine["noise_in_block"] == [ferry["id"]]
+    assert candidate["found_in_block"] == candidate["noise_in_block"] == []
     assert run["candidate"]["label"] == "recall.budget_tokens=0"
     # Nothing a run recalled counts as retrieved.
     assert server.show(bakery["id"])["retrieval_hits"] == 0
