@@ -18,12 +18,15 @@ from typing import Any
 
 from .errors import InvalidInputError
 from .recall import RecallPolicy
+from .textutil import has_lone_surrogate
 
 # A question is a message to the assistant; recall reads no more of one than this anyway.
 MAX_QUESTION_CHARS = 2_000
 DEFAULT_K = 5
 MAX_K = 200
 SETTING_PREFIX = "recall."
+# No recall number means anything past this (depths, budgets, characters are far below).
+MAX_SETTING = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,11 @@ def plan_case(
     as noise moves it. Raises InvalidInputError for an empty or too long question, no ids, or
     an id given as both."""
     text = question.strip()
+    if has_lone_surrogate(text) or "\x00" in text:
+        raise InvalidInputError(
+            "the question holds a NUL character or invalid Unicode (a lone surrogate)",
+            fields=("question",),
+        )
     if not text:
         raise InvalidInputError("the question is empty; give the message to test recall with",
                                 fields=("question",))  # fmt: skip
@@ -260,8 +268,10 @@ def _value(key: str, text: str, kind: type) -> Any:
         raise InvalidInputError(
             f"{key} must be {expected}, not {text!r}", fields=("set",)
         ) from None
-    if number < 0 or number != number:  # NaN is not a setting either
-        raise InvalidInputError(f"{key} must be zero or more, not {text!r}", fields=("set",))
+    if not 0 <= number <= MAX_SETTING:  # NaN and infinity fail this too
+        raise InvalidInputError(
+            f"{key} must be between 0 and {MAX_SETTING}, not {text!r}", fields=("set",)
+        )
     return number
 
 
