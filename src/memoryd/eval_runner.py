@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from . import eval_space
 from .collaborators import Collaborators
 from .embedding import Embedder
 from .errors import EvalCaseNotFoundError, InvalidInputError
-from .eval_space import FULL_SPACE_LIMIT, candidate_space
+from .eval_space import candidate_space
 from .evalset import (
     DEFAULT_K,
     MAX_K,
@@ -109,26 +110,27 @@ class OwnerEval:
         baseline = self._report("current", Retriever(parts), cases, k, at)
         if not overrides and embedder is None:
             return EvalRun(baseline)
+        labels = [overrides_label(overrides)] if overrides else []
+        labels += [f"embedder {embedder.model}"] if embedder is not None else []
+        label = ", ".join(labels)
+        if not cases:  # nothing to score: no memory is embedded for nothing
+            return EvalRun(baseline, EvalReport(label, k, ()))
         candidate = parts
-        labels, note = [], ""
         if overrides:
-            candidate = dataclasses.replace(
-                candidate, recall_policy=policy_with(parts.recall_policy, overrides)
-            )
-            labels.append(overrides_label(overrides))
+            policy = policy_with(parts.recall_policy, overrides)
+            candidate = dataclasses.replace(candidate, recall_policy=policy)
+        note = ""
         if embedder is not None:
             space = candidate_space(parts.store, embedder, self._pool(cases, at))
             candidate = dataclasses.replace(candidate, store=space.store, embedder=embedder)
-            labels.append(f"embedder {embedder.model}")
             note = space.note
-        label = ", ".join(labels)
         return EvalRun(baseline, self._report(label, Retriever(candidate), cases, k, at, note))
 
     def _pool(self, cases: Sequence[EvalCase], at: datetime) -> set[str] | None:
         """None (embed every active memory) while the store is small enough; else what any
         leg found for each question, and the cases' own memories."""
         store = self.parts.store
-        if store.memories.count(status=Status.ACTIVE) <= FULL_SPACE_LIMIT:
+        if store.memories.count(status=Status.ACTIVE) <= eval_space.FULL_SPACE_LIMIT:
             return None
         retriever = Retriever(self.parts)
         pool: set[str] = set()

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from memoryd import eval_space
 from memoryd.errors import EvalCaseNotFoundError, InvalidInputError, MemoryNotFoundError
 from memoryd.evalset import parse_overrides
 from memoryd.portability import export_store, import_store
@@ -89,7 +90,7 @@ def test_cases_are_added_listed_removed_and_scored_without_stamping(
 
 
 def test_candidate_settings_and_embedder_move_the_scores_and_change_nothing(
-    service: MemoryService,
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kayak, dentist, viola, penicillin = _remembered(service)
     service.eval_add(KAYAK, expected=[kayak], noise=[viola, penicillin, dentist])
@@ -112,6 +113,10 @@ def test_candidate_settings_and_embedder_move_the_scores_and_change_nothing(
     assert blind.candidate is not None and blind.candidate.label == "embedder blind-test"
     assert "all 4 active memories embedded in memory" in blind.candidate.note
     assert blind.candidate.noise_shown > 0
+    # Past the limit, only what the current legs found and the case's memories are embedded.
+    monkeypatch.setattr(eval_space, "FULL_SPACE_LIMIT", 3)
+    pooled = service.eval_run(k=3, embedder=_Blind(service.embedder.dimension)).candidate
+    assert pooled is not None and pooled.note.startswith("4 of 4 active memories embedded")
     assert service.store.embedding_signature() == signature
     assert all(done == 0 for done, _ in service.store.next_vectors.counts().values())
     with pytest.raises(InvalidInputError, match=r"did you mean 'recall\.vector_gate'"):

@@ -443,7 +443,7 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
         session = session_of(request)
         cases = service.eval_cases()
         ids = sorted({i for case in cases for i in (*case.expected, *case.noise)})
-        labels = {i: _excerpt(m) for i, m in service.store.memories.get_many(ids).items()}
+        labels = {i: _label(service, i) for i in ids}
         report, error = None, None
         if run:
             try:
