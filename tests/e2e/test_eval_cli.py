@@ -30,7 +30,7 @@ def test_eval_add_list_run_beside_candidates_and_remove(
             )
         )
 
-    added = cli.ok("eval", "add", QUESTION, "--expect", kayak[:-4].lower(), "--noise", viola)
+    added = cli.ok("eval", "add", QUESTION, "--expect", kayak[:-4].lower(), "--noise", f"{viola},")
     unknown = cli.fails("eval", "add", QUESTION, "--expect", "01NOSUCHMEMORY")
     cases = cli.json("eval", "list")
 

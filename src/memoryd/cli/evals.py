@@ -26,13 +26,13 @@ def eval_() -> None:
     "expected",
     multiple=True,
     metavar="ID",
-    help="A memory recall should find for QUESTION (repeat for several).",
+    help="A memory recall should find for QUESTION (repeat, or separate ids with commas).",
 )
 @click.option(
     "--noise",
     multiple=True,
     metavar="ID",
-    help="A memory recall should not show for QUESTION (repeat for several).",
+    help="A memory recall should not show for QUESTION (repeat, or separate with commas).",
 )
 @now_option
 @json_option
@@ -48,7 +48,9 @@ def add(
     """Add a case: QUESTION and the memories recall should find (--expect) or not show
     (--noise). A question already in the set gets the ids joined to its case."""  # fmt: skip
     with open_store_service(ctx) as service:
-        case = service.eval_add(question, expected=expected, noise=noise, now=now_from(now_text))
+        case = service.eval_add(
+            question, expected=_ids(expected), noise=_ids(noise), now=now_from(now_text)
+        )
     if as_json:
         print_json(case.to_json())
         return
@@ -154,6 +156,11 @@ WIDTH = 28
 
 def _row(name: str, cells: list[str]) -> None:
     click.echo(f"{name:<{WIDTH}}" + "".join(f"{cell:<{WIDTH}}" for cell in cells).rstrip())
+
+
+def _ids(given: tuple[str, ...]) -> list[str]:
+    """Ids from repeated options, each of which may hold several (``A,B`` or ``"A B"``)."""
+    return [i for value in given for i in value.replace(",", " ").split()]
 
 
 def _ratio(found: int, total: int) -> str:
