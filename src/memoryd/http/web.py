@@ -458,7 +458,9 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
 
 def _local_path(path: str) -> str:
     """A redirect target on this site only (a form's ``back`` is the owner's, but checked)."""
-    return path if path.startswith("/") and not path.startswith("//") else "/recall"
+    # "//host" and "/\\host" leave the site in a browser; only plain local paths return.
+    local = path.startswith("/") and not path.startswith("//") and "\\" not in path
+    return path if local else "/recall"
 
 
 def _k(text: str) -> int:

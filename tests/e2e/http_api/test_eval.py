@@ -38,6 +38,10 @@ def test_eval_cases_and_runs_over_the_api_and_the_web_page(server: Server) -> No
             data={"csrf": "forged", "question": "x", "memory_id": ferry["id"], "verdict": "noise"},
         )
         assert "expired" in forged.headers["location"]
+        away = web.post("/eval/verdict", data={"csrf": csrf.group(1), "question": QUESTION,
+                                               "memory_id": ferry["id"], "verdict": "noise",
+                                               "back": "/\\evil.example/"})  # fmt: skip
+        assert away.headers["location"].startswith("/recall?flash=")
         page = unescape(
             web.get(
                 "/eval", params={"run": "1", "k": "1", "candidate": "recall.budget_tokens=0"}
