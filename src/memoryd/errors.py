@@ -98,3 +98,7 @@ class StoreFullError(MemorydError):
         )
         self.path = path
         self.free_bytes = free_bytes
+
+
+class EvalCaseNotFoundError(MemorydError):
+    """No evaluation case has the given id."""

@@ -3,9 +3,9 @@
 One record per line, in a fixed order so the same store always exports the same bytes: a
 header (format, version, embedding model), memories by id (with their chain links, retrieval
 statistics and, with ``--with-vectors``, their vectors), the audit log in write order, entity
-aliases, documents with their chunks, jobs, the small key-value table, then a footer with the
-counts and the SHA-256 of every line before it. Import goes into an empty store in one
-transaction, and re-embeds whatever came without vectors.
+aliases, documents with their chunks, jobs, the owner's evaluation cases, the small key-value
+table, then a footer with the counts and the SHA-256 of every line before it. Import goes into
+an empty store in one transaction, and re-embeds whatever came without vectors.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .clock import parse_instant
 from .embedding import Embedder
 from .errors import InvalidInputError, MemorydError
+from .evalset import EvalCase
 from .jobs import Job, JobStatus
 from .kb.model import Chunk, Document
 from .model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
@@ -91,6 +92,8 @@ def export_records(store: Store, *, with_vectors: bool) -> Iterator[dict[str, An
             yield record
     for job in sorted(store.jobs.recent(1 << 62), key=lambda j: j.id):
         yield {"type": "job", **_job_json(job)}
+    for case in store.evals.all():
+        yield {"type": "eval_case", **case.to_json()}
     for key, value in sorted(store.meta_items().items()):
         if key not in _NOT_EXPORTED_META:
             yield {"type": "meta", "key": key, "value": value}
@@ -114,10 +117,11 @@ def export_store(store: Store, out: TextIO, *, with_vectors: bool = False) -> Su
 def import_store(store: Store, lines: Iterable[str], embedder: Embedder) -> Summary:
     """Load an export into an empty store, in one transaction. Records without a vector (or
     whose vectors come from another model) are embedded again."""
-    if store.memories.count() or store.kb.documents(limit=1):
+    if store.memories.count() or store.kb.documents(limit=1) or store.evals.all():
         raise InvalidInputError(
-            "import needs an empty store: this one already holds memories or documents; "
-            "create a new store with `memoryd init` (or another --db) and import there"
+            "import needs an empty store: this one already holds memories, documents or "
+            "evaluation cases; create a new store with `memoryd init` (or another --db) and "
+            "import there"
         )
     records = list(_parse(lines))
     header, footer = records[0], records[-1]
@@ -177,6 +181,8 @@ def import_store(store: Store, lines: Iterable[str], embedder: Embedder) -> Summ
                 store.jobs.enqueue(_job_from(record))
             elif kind == "meta":
                 store.set_meta(str(record["key"]), str(record["value"]))
+            elif kind == "eval_case":
+                store.evals.save(_eval_case_from(record))
         chunks_by_document: dict[str, list[tuple[Chunk, Vector]]] = {}
         for record, vector in zip(chunk_records, chunk_vectors, strict=True):
             chunk = _chunk_from(record)
@@ -360,6 +366,19 @@ def _chunk_from(record: dict[str, Any]) -> Chunk:
         overlap_chars=int(record.get("overlap_chars") or 0),
         pages=tuple((int(p), int(o)) for p, o in record.get("pages") or ()),
     )
+
+
+def _eval_case_from(record: dict[str, Any]) -> EvalCase:
+    try:
+        return EvalCase(
+            id=str(record["id"]),
+            question=str(record["question"]),
+            expected=tuple(str(i) for i in record.get("expected") or ()),
+            noise=tuple(str(i) for i in record.get("noise") or ()),
+            created_at=_required(record["created_at"]),
+        )
+    except KeyError as missing:
+        raise ImportError_(f"an eval_case record has no {missing}") from None
 
 
 def _job_json(job: Job) -> dict[str, Any]:

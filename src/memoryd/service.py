@@ -29,6 +29,8 @@ from .consolidation import ConsolidationPolicy
 from .consolidation_run import ConsolidationLeaseLost, ConsolidationRun, StageSkipped
 from .embedding import Embedder
 from .errors import MemoryNotFoundError
+from .eval_runner import EvalRun, OwnerEval
+from .evalset import DEFAULT_K, EvalCase
 from .extraction import MissionDigest
 from .extraction_queue import ExtractionQueue
 from .ids import IdGenerator, resolve_prefix
@@ -113,6 +115,7 @@ class MemoryService(CollaboratorAccess):
         self.review = OwnerReview(self.parts)
         self.admin = StoreAdmin(self.parts)
         self.retriever = Retriever(self.parts)
+        self.evaluation = OwnerEval(self.parts, self.resolve_id)
         self.worker = WorkerLoop(
             ExtractionQueue(self.parts, self.writer.propose, lambda: self.worker.wake.set()),
             self.kb,
@@ -321,6 +324,44 @@ class MemoryService(CollaboratorAccess):
         the gates judge (cosines, words, names, window); for diagnostics and calibration:
         ``memoryd.retrieval.rank`` turns it into recall's ranking under any policy."""
         return self.retriever.evidence(message, now)
+
+    # ---------------------------------------------------------- the owner's evaluation set
+
+    def eval_add(
+        self,
+        question: str,
+        *,
+        expected: Sequence[str] = (),
+        noise: Sequence[str] = (),
+        now: datetime | None = None,
+    ) -> EvalCase:
+        """Owner action: recall should find the ``expected`` memories for ``question`` and not
+        show the ``noise`` ones (ids or unique prefixes). A question already in the set gets
+        the new ids joined to its case (the latest verdict on a memory wins)."""
+        return self.evaluation.add(question, expected, noise, now)
+
+    def eval_cases(self) -> list[EvalCase]:
+        """The evaluation set, oldest case first."""
+        return self.evaluation.cases()
+
+    def eval_remove(self, case_id: str) -> EvalCase:
+        """Owner action: drop one evaluation case (its id or a unique prefix)."""
+        return self.evaluation.remove(case_id)
+
+    def eval_run(
+        self,
+        *,
+        k: int = DEFAULT_K,
+        overrides: Mapping[str, Any] | None = None,
+        embedder: Embedder | None = None,
+        now: datetime | None = None,
+    ) -> EvalRun:
+        """Score every case against the current configuration: recall@k (expected memories in
+        the top ``k`` of ``search_memory``), block recall and noise (in recall's block). With
+        ``overrides`` (``{"recall.vector_gate": 0.3}``, see ``memoryd.evalset``) or another
+        ``embedder`` (its vectors held in memory), a candidate report too. Nothing is stamped
+        as retrieved and nothing stored changes."""
+        return self.evaluation.run(k, overrides or {}, embedder, now)
 
     def settle(self) -> None:
         """Wait until the retrieval stamps of earlier recalls are written (reads through the

@@ -39,7 +39,7 @@ SET_UP = ("bash scripts/run.sh", "bash .ci/run")
 SERVICE = "http://127.0.0.1:8765/v1/health"
 BLOCK_TIMEOUT = 600
 # Commands with subcommands: docs/cli.md names each subcommand ("kb ingest").
-GROUPS = frozenset({"kb", "config"})
+GROUPS = frozenset({"kb", "config", "eval"})
 START_TIMEOUT = 300
 
 

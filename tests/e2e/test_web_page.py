@@ -400,6 +400,20 @@ def test_on_a_phone_the_owner_sees_why_each_memory_waits_and_reviews_several_at_
     assert re.fullmatch(r"[a-z]+ #\d+(, [a-z]+ #\d+)*", ranks), ranks
     _fits_the_phone(browser)
     _shot(browser, "recall-phone")
+
+    # "Should have been here" makes the answer an evaluation case; its run shows on a phone.
+    keep = _row_with(browser, "Owner lives in Porto").find_element(
+        By.XPATH, ".//button[text()='should have been here']"
+    )
+    _submit(browser, keep)
+    assert "added to the evaluation set" in browser.find_element(By.CLASS_NAME, "flash").text
+    browser.get(base + "/eval?run=1&k=1")
+    assert "Where do I live?" in _row_with(browser, "Owner lives in Porto").text
+    assert browser.find_element(By.CSS_SELECTOR, ".eval-report").text.count("1/1") == 2
+    _fits_the_phone(browser)
+    _shot(browser, "eval-phone")
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as api:
         shown = api.get(f"/v1/memories/{porto['id']}").json()
+        [case] = api.get("/v1/eval/cases").json()
     assert (shown["retrieval_hits"], shown["last_retrieved_at"]) == (0, None)
+    assert case["expected"] == [porto["id"]]

@@ -1,7 +1,8 @@
 """The ``memoryd`` command line: a thin adapter over the service object.
 
 The commands live in one module per group (memories, review, slots, recall, jobs, consolidate,
-kb, store, reembed, serve, config, status); this module holds the root group and registers them.
+kb, store, reembed, serve, config, status, evals); this module holds the root group and
+registers them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import click
 from . import (
     config,
     consolidate,
+    evals,
     jobs,
     kb,
     memories,
@@ -82,6 +84,7 @@ for _command in (
     serve.serve,
     serve.mcp,
     kb.kb,
+    evals.eval_,
 ):
     main.add_command(_command)
 

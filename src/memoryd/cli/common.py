@@ -16,6 +16,7 @@ import click
 from ..clock import parse_instant, utc_now
 from ..errors import (
     DocumentNotFoundError,
+    EvalCaseNotFoundError,
     InvalidInputError,
     MemorydError,
     MemoryNotFoundError,
@@ -110,6 +111,7 @@ def parsed(option: str, parse: Callable[[], T]) -> T:
 _CLI_HINTS: tuple[tuple[type[MemorydError], str], ...] = (
     (MemoryNotFoundError, "list ids with `memoryd list`"),
     (DocumentNotFoundError, "`memoryd kb list` shows the ids"),
+    (EvalCaseNotFoundError, "`memoryd eval list` shows the ids"),
 )
 
 

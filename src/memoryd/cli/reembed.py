@@ -8,11 +8,14 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
+from ..errors import InvalidInputError
 from ..settings import resolve_settings
-from .common import db_option_of, json_option, print_json
+from .common import db_option_of, json_option, open_store_service, print_json
+from .evals import echo_run
 
 if TYPE_CHECKING:
-    from ..reembed import ReembedProgress, ReembedResult
+    from ..embedding import Embedder
+    from ..reembed import ReembedPlan, ReembedProgress, ReembedResult
     from ..storage.protocols import Store
 
 
@@ -23,6 +26,15 @@ if TYPE_CHECKING:
 @click.option("--api-key-file", type=click.Path(dir_okay=False), help="File holding its key.")
 @click.option("--batch-size", type=int, help="Texts per request to the endpoint.")
 @click.option("--dry-run", is_flag=True, help="Count the texts and tokens; change nothing.")
+@click.option(
+    "--eval",
+    "with_eval",
+    is_flag=True,
+    help="With --dry-run: run the evaluation set (`memoryd eval`) with the target model's "
+    "vectors held in memory, beside the current model's results.",
+)
+@click.option("--k", "k", type=click.IntRange(1, 200), default=5, show_default=True,
+              help="With --eval: recall@k counts expected memories among the top k.")  # fmt: skip
 @json_option
 @click.pass_context
 def reembed(
@@ -33,16 +45,17 @@ def reembed(
     api_key_file: str | None,
     batch_size: int | None,
     dry_run: bool,
+    with_eval: bool,
+    k: int,
     as_json: bool,
 ) -> None:
     """Re-embed every memory and document chunk with another model (by default the one
     memoryd.toml or MEMORYD_EMBED_* configure) into a second vector set, then switch the
     store to it in one transaction. memoryd keeps serving meanwhile; Ctrl-C or a crash
-    keeps the work done, and running it again resumes."""
+    keeps the work done, and running it again resumes. With --dry-run --eval, the owner's
+    evaluation set is scored with the target model beside the current one first."""
     from ..app import open_store
     from ..embed_remote import embedder_with
-    from ..reembed import plan_reembed
-    from ..tokens import O200kTokenizer
 
     settings = resolve_settings(db_option_of(ctx))
     overrides = {
@@ -56,23 +69,23 @@ def reembed(
         )
         if value is not None
     }
+    if with_eval and not dry_run:
+        raise InvalidInputError(
+            "--eval compares models before anything changes; use it with --dry-run",
+            fields=("eval",),
+        )
     embedder = embedder_with(settings.home, overrides)
+    if with_eval:
+        _dry_run_eval(ctx, embedder, k, as_json)
+        return
     store = open_store(settings, create=False)
     try:
         if dry_run:
-            size = getattr(getattr(embedder, "settings", None), "batch_size", 64)
-            plan = plan_reembed(store, embedder.model, O200kTokenizer(), batch_size=size)
+            plan = _plan(store, embedder)
             if as_json:
                 print_json(plan.to_json())
                 return
-            resumed = f"; {plan.already} already done" if plan.already else ""
-            click.echo(
-                f"would embed {plan.memories} memories and {plan.chunks} chunks ({plan.texts} "
-                f"texts, {plan.tokens} o200k tokens) with {plan.target_model!r} in "
-                f"{plan.calls} calls of up to {size}{resumed}; the store now holds "
-                f"{plan.source.dimension}-dimension vectors from {plan.source.model!r}. "
-                "Nothing was changed."
-            )
+            click.echo(_plan_text(plan, embedder))
             return
         result = _run(store, embedder)
     finally:
@@ -93,6 +106,41 @@ def reembed(
             "([embed] in memoryd.toml, or MEMORYD_EMBED_MODEL and MEMORYD_EMBED_BASE_URL) and "
             "restart `memoryd serve`; until then they refuse to embed"
         )
+
+
+def _plan(store: Store, embedder: Embedder) -> ReembedPlan:
+    from ..reembed import plan_reembed
+    from ..tokens import O200kTokenizer
+
+    return plan_reembed(store, embedder.model, O200kTokenizer(), batch_size=_batch(embedder))
+
+
+def _batch(embedder: Embedder) -> int:
+    return int(getattr(getattr(embedder, "settings", None), "batch_size", 64))
+
+
+def _plan_text(plan: ReembedPlan, embedder: Embedder) -> str:
+    resumed = f"; {plan.already} already done" if plan.already else ""
+    return (
+        f"would embed {plan.memories} memories and {plan.chunks} chunks ({plan.texts} "
+        f"texts, {plan.tokens} o200k tokens) with {plan.target_model!r} in "
+        f"{plan.calls} calls of up to {_batch(embedder)}{resumed}; the store now holds "
+        f"{plan.source.dimension}-dimension vectors from {plan.source.model!r}. "
+        "Nothing was changed."
+    )
+
+
+def _dry_run_eval(ctx: click.Context, embedder: Embedder, k: int, as_json: bool) -> None:
+    """The plan, then the evaluation set under the current model and the target's vectors
+    held in memory (the store is only read)."""
+    with open_store_service(ctx) as service:
+        plan = _plan(service.store, embedder)
+        result = service.eval_run(k=k, embedder=embedder)
+    if as_json:
+        print_json({**plan.to_json(), "eval": result.to_json()})
+        return
+    click.echo(_plan_text(plan, embedder))
+    echo_run(result)
 
 
 def _run(store: Store, embedder: object) -> ReembedResult:

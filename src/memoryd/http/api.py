@@ -201,6 +201,41 @@ def create_app(
         )
         return found.to_json()
 
+    # ------------------------------------------------------------- evaluation set
+
+    @app.get("/v1/eval/cases", response_model=list[s.EvalCaseOut], tags=["evaluation"])
+    def eval_cases() -> list[dict[str, Any]]:
+        """The owner's evaluation cases, oldest first."""
+        return [case.to_json() for case in service.eval_cases()]
+
+    @app.post("/v1/eval/cases", response_model=s.EvalCaseOut, tags=["evaluation"])
+    def eval_add(body: s.EvalCaseRequest) -> dict[str, Any]:
+        """Owner action: recall should find the ``expect`` memories for the question and not
+        show the ``noise`` ones (whole ids); an existing question gets them joined."""
+        case = service.eval_add(
+            body.question, expected=body.expect, noise=body.noise, now=_instant(body.now, "now")
+        )
+        return case.to_json()
+
+    @app.delete("/v1/eval/cases/{case_id}", response_model=s.EvalCaseOut, tags=["evaluation"])
+    def eval_remove(case_id: str) -> dict[str, Any]:
+        """Owner action: drop an evaluation case."""
+        return service.eval_remove(case_id).to_json()
+
+    @app.post("/v1/eval/run", response_model=s.EvalRunOut, tags=["evaluation"])
+    def eval_run(body: s.EvalRunRequest) -> dict[str, Any]:
+        """Score every case (recall@k, block recall, noise) under the current settings and,
+        with ``overrides``, under the candidate settings too. Nothing counts as retrieved."""
+        from ..evalset import parse_overrides
+
+        pairs = [f"{key}={value}" for key, value in body.overrides.items()]
+        result = service.eval_run(
+            k=body.k,
+            overrides=_with_field(lambda: parse_overrides(pairs), "overrides"),
+            now=_instant(body.now, "now"),
+        )
+        return result.to_json()
+
     @app.post("/v1/consolidate", response_model=s.ConsolidationOut, tags=["service"])
     def consolidate(body: s.ConsolidateRequest) -> dict[str, Any]:
         """Run (or with dry_run, plan) the daily consolidation now."""
@@ -337,6 +372,14 @@ def create_app(
 
         install_web(app, service, token)
     return app
+
+
+def _with_field(parse: Callable[[], Any], field: str) -> Any:
+    """What ``parse`` returns; its refusal names the body ``field``."""
+    try:
+        return parse()
+    except InvalidInputError as error:
+        raise InvalidInputError(str(error), fields=(field,)) from None
 
 
 def _instant(value: str | None, what: str) -> datetime | None:

@@ -16,6 +16,7 @@ from ..errors import (
     ConsolidationBusyError,
     DocumentNotFoundError,
     EmbeddingUnavailableError,
+    EvalCaseNotFoundError,
     InvalidInputError,
     InvalidOperationError,
     MemorydError,
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 _STATUS_BY_ERROR: tuple[tuple[type[Exception], int], ...] = (
     (MemoryNotFoundError, 404),
     (DocumentNotFoundError, 404),
+    (EvalCaseNotFoundError, 404),
     (ConsolidationBusyError, 409),
     (InvalidOperationError, 409),
     (InvalidInputError, 400),
@@ -48,6 +50,7 @@ _STATUS_BY_ERROR: tuple[tuple[type[Exception], int], ...] = (
 _HTTP_HINTS: tuple[tuple[type[MemorydError], str], ...] = (
     (MemoryNotFoundError, "GET /v1/memories lists the ids"),
     (DocumentNotFoundError, "GET /v1/kb/documents lists the ids"),
+    (EvalCaseNotFoundError, "GET /v1/eval/cases lists the ids"),
 )
 
 

@@ -176,6 +176,20 @@ class ToolCallRequest(_Strict):
     _arguments_well_formed = field_validator("arguments")(_well_formed)
 
 
+class EvalCaseRequest(_Strict):
+    question: str = Field(min_length=1, max_length=2000)
+    expect: list[str] = Field(default_factory=list, max_length=200)
+    noise: list[str] = Field(default_factory=list, max_length=200)
+    now: str | None = None
+
+
+class EvalRunRequest(_Strict):
+    k: int = Field(default=5, ge=1, le=200)
+    # Candidate recall settings, {"recall.vector_gate": 0.3}: a second report beside the first.
+    overrides: dict[str, float | int | bool | str] = Field(default_factory=dict, max_length=50)
+    now: str | None = None
+
+
 # ----------------------------------------------------------------- responses
 
 
@@ -397,3 +411,45 @@ class HealthOut(BaseModel):
 
 class ErrorOut(BaseModel):
     error: str
+
+
+class EvalCaseOut(BaseModel):
+    id: str
+    question: str
+    expected: list[str]
+    noise: list[str]
+    created_at: str
+
+
+class EvalScoreOut(BaseModel):
+    id: str
+    question: str
+    expected: list[str]
+    noise: list[str]
+    recall_at_k: float | None
+    found_in_top_k: list[str]
+    block_recall: float | None
+    found_in_block: list[str]
+    noise_in_block: list[str]
+    inactive: list[str]
+
+
+class EvalOverallOut(BaseModel):
+    cases: int
+    recall_at_k: float | None
+    block_recall: float | None
+    noise_in_block: int
+    noise_total: int
+
+
+class EvalReportOut(BaseModel):
+    label: str
+    note: str
+    k: int
+    overall: EvalOverallOut
+    cases: list[EvalScoreOut]
+
+
+class EvalRunOut(BaseModel):
+    baseline: EvalReportOut
+    candidate: EvalReportOut | None

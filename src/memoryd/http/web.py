@@ -2,9 +2,10 @@
 
 Pages: the review queue (why each memory waits, what a fact would replace, several confirmed
 or rejected at once), the memory browser (chains and audit trails), the reconfirmation queue,
-the knowledge-base documents and a recall playground (a preview: nothing it shows is counted as
-retrieved). A login form trades the API token for a session cookie (HttpOnly, SameSite=Strict);
-every form carries a per-session CSRF token.
+the knowledge-base documents, a recall playground (a preview: nothing it shows is counted as
+retrieved) whose results can join the owner's evaluation set, and the evaluation page. A login
+form trades the API token for a session cookie (HttpOnly, SameSite=Strict); every form carries a
+per-session CSRF token.
 """
 
 from __future__ import annotations
@@ -24,13 +25,16 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ..embed_remote import OpenAICompatibleEmbedder
 from ..errors import InvalidInputError, MemorydError, MemoryNotFoundError
+from ..evalset import parse_overrides
 from ..kb.model import page_label, parse_source_type
 from ..model import AuditEntry, Kind, Memory, Status
 from ..service import MemoryService
 from ..status_report import JOBS_READ, extraction_health, failing_notices
 from ..tools import parse_chunk_range
 from .auth import token_matches
+from .eval_html import eval_html
 from .web_html import (
+    VERDICTS,
     PendingView,
     browser_html,
     documents_html,
@@ -391,7 +395,84 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
                 result = service.recall(message, budget=_budget(budget), stamp=False)
             except MemorydError as problem:
                 error = f"error: {problem}"
-        return page(request, "Recall", recall_html(message, budget, result, error), session)
+        body = recall_html(message, budget, result, error, sessions.csrf(session))
+        return page(request, "Recall", body, session)
+
+    # -------------------------------------------------------------- evaluation set
+
+    @app.post("/eval/verdict", include_in_schema=False)
+    def eval_verdict(
+        request: Request,
+        csrf: str = Form(""),
+        question: str = Form(""),
+        memory_id: str = Form(""),
+        verdict: str = Form(""),
+        back: str = Form("/recall"),
+    ) -> Response:
+        checked(request, csrf)
+        chosen = {"expected": ([memory_id], []), "noise": ([], [memory_id])}.get(verdict)
+        if chosen is None:
+            return act(_local_path(back), lambda: None, f"error: unknown verdict {verdict!r}")
+        expected, noise = chosen
+        return act(
+            _local_path(back),
+            lambda: service.eval_add(question, expected=expected, noise=noise),
+            f"added to the evaluation set as {VERDICTS[verdict]!r}",
+        )
+
+    @app.post("/eval/cases", include_in_schema=False)
+    def eval_add(
+        request: Request,
+        csrf: str = Form(""),
+        question: str = Form(""),
+        expect: str = Form(""),
+        noise: str = Form(""),
+    ) -> Response:
+        checked(request, csrf)
+        return act(
+            "/eval",
+            lambda: service.eval_add(
+                question, expected=expect.replace(",", " ").split(),
+                noise=noise.replace(",", " ").split(),
+            ),
+            "case added",
+        )  # fmt: skip
+
+    @app.post("/eval/{case_id}/remove", include_in_schema=False)
+    def eval_remove(request: Request, case_id: str, csrf: str = Form("")) -> Response:
+        checked(request, csrf)
+        return act("/eval", lambda: service.eval_remove(case_id), "case removed")
+
+    @app.get("/eval", include_in_schema=False)
+    def eval_page(request: Request, run: str = "", k: str = "5", candidate: str = "") -> Response:
+        session = session_of(request)
+        cases = service.eval_cases()
+        ids = sorted({i for case in cases for i in (*case.expected, *case.noise)})
+        labels = {i: _label(service, i) for i in ids}
+        report, error = None, None
+        if run:
+            try:
+                pairs = [p for p in candidate.replace(";", ",").split(",") if p.strip()]
+                report = service.eval_run(k=_k(k), overrides=parse_overrides(pairs))
+            except MemorydError as problem:
+                error = f"error: {problem}"
+        body = eval_html(cases, labels, sessions.csrf(session), run=report, k=k,
+                         candidate=candidate, error=error)  # fmt: skip
+        return page(request, "Evaluation", body, session)
+
+
+def _local_path(path: str) -> str:
+    """A redirect target on this site only (a form's ``back`` is the owner's, but checked)."""
+    # "//host" and "/\\host" leave the site in a browser; only plain local paths return.
+    local = path.startswith("/") and not path.startswith("//") and "\\" not in path
+    return path if local else "/recall"
+
+
+def _k(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise InvalidInputError(f"k must be a whole number, not {text!r}") from None
 
 
 def _budget(text: str) -> int:

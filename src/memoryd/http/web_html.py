@@ -73,7 +73,7 @@ def page_html(
         links = (
             '<a href="/">Review</a><a href="/memories">Memories</a>'
             '<a href="/reconfirm">Reconfirm</a><a href="/documents">Documents</a>'
-            '<a href="/recall">Recall</a>'
+            '<a href="/recall">Recall</a><a href="/eval">Evaluation</a>'
             f'<form class="inline" method="post" action="/logout">{csrf_field(csrf)}'
             "<button>Log out</button></form>"
         )
@@ -420,11 +420,32 @@ def error_html(error: str | None) -> str:
     return f"<br><span class=error>{escape(error)}</span>" if error else ""
 
 
+VERDICTS = {"expected": "should have been here", "noise": "should not be here"}
+
+
+def verdict_button_html(question: str, memory_id: str, verdict: str, csrf: str, back: str) -> str:
+    """A button adding ``memory_id`` to the evaluation case for ``question``, as a memory
+    recall should find (``expected``) or should not show (``noise``)."""
+    return (
+        f'<form class="inline" method="post" action="/eval/verdict">{csrf_field(csrf)}'
+        f'<input type="hidden" name="question" value="{escape(question)}">'
+        f'<input type="hidden" name="memory_id" value="{escape(memory_id)}">'
+        f'<input type="hidden" name="verdict" value="{escape(verdict)}">'
+        f'<input type="hidden" name="back" value="{escape(back)}">'
+        f'<button class="verdict {escape(verdict)}">{escape(VERDICTS[verdict])}</button></form>'
+    )
+
+
 def recall_html(
-    message: str, budget: str, result: RecallResult | None, error: str | None = None
+    message: str,
+    budget: str,
+    result: RecallResult | None,
+    error: str | None = None,
+    csrf: str = "",
 ) -> str:
     """The recall playground: the block a message would get and why, without counting as a
-    retrieval."""
+    retrieval; each memory shown can join the evaluation set ("should have been here",
+    "should not be here")."""
     form = (
         '<form method="get" action="/recall">'
         '<label for="message">message</label>'
@@ -439,10 +460,16 @@ def recall_html(
     if result is None:
         return form
     legs = ", ".join(f"{escape(k)} {escape(v)}" for k, v in result.legs.items())
+    back = f"/recall?message={quote(message)}&budget={quote(budget)}"
+
+    def verdicts(memory_id: str, *kinds: str) -> str:
+        return "".join(verdict_button_html(message, memory_id, v, csrf, back) for v in kinds)
+
     lesson_rows = [
-        [m.kind.value, escape(m.content), "always", "standing lesson", "", "", "", ""]
+        [m.kind.value, escape(m.content), "always", "standing lesson", "", "", "", "",
+         verdicts(m.id, "noise")]
         for m in result.packed.lessons
-    ]
+    ]  # fmt: skip
     item_rows = [
         [
             s.memory.kind.value,
@@ -453,12 +480,13 @@ def recall_html(
             "" if s.cosine is None else f"{s.cosine:.2f}",
             f"{s.recency:.2f}",
             f"{s.weight:.2f}",
+            verdicts(s.memory.id, "expected", "noise"),
         ]
         for s in result.packed.items
     ]
     dropped = "".join(
         f'<li><a href="/memories/{quote(d.memory_id)}">{escape(d.memory_id)}</a>: '
-        f"{escape(d.reason)}</li>"
+        f"{escape(d.reason)} {verdicts(d.memory_id, 'expected')}</li>"
         for d in result.dropped
     )
     silence = (
@@ -474,7 +502,17 @@ def recall_html(
         else ""
     )
     explain = table_html(
-        ["kind", "content", "score", "gates", "leg ranks", "cosine", "recency", "weight"],
+        [
+            "kind",
+            "content",
+            "score",
+            "gates",
+            "leg ranks",
+            "cosine",
+            "recency",
+            "weight",
+            "evaluation set",
+        ],
         lesson_rows + item_rows,
     )
     return (

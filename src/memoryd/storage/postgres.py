@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import StoreUnavailableError
 from .audit_rows import AuditRows
+from .eval_rows import EvalRows
 from .meta_rows import RECORD_SIGNATURE, MetaAndLeases
 from .postgres_connection import (
     MIGRATION_LOCK_KEY,
@@ -65,6 +66,7 @@ class PostgresStore(MetaAndLeases[PostgresDatabase]):
         self.jobs = PostgresJobQueue(self._db)
         self.kb = PostgresKnowledgeStore(self._db, self, idf_weighting=IDF_WEIGHTING)
         self.next_vectors = PostgresNextVectors(self._db)
+        self.evals = EvalRows(self._db, POSTGRES_ROWS)
 
     def transaction(self) -> Any:
         """One database transaction holding the memoryd write lock; nested calls join it."""

@@ -201,6 +201,20 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             WHERE subject_key IS NOT NULL;
         """,
     ),
+    (
+        "0007_eval_cases",
+        """
+        -- The owner's evaluation set (`memoryd eval`): a question, the memory ids recall
+        -- should find for it and those it should not show.
+        CREATE TABLE eval_cases (
+            id TEXT PRIMARY KEY,
+            question TEXT NOT NULL UNIQUE,
+            expected JSONB NOT NULL DEFAULT '[]',
+            noise JSONB NOT NULL DEFAULT '[]',
+            created_at TIMESTAMPTZ NOT NULL
+        );
+        """,
+    ),
 )
 
 

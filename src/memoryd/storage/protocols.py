@@ -17,6 +17,7 @@ from ..model import AuditEntry, Kind, Memory, Status
 
 if TYPE_CHECKING:
     from ..embedding import Vector
+    from ..evalset import EvalCase
 
 
 @dataclass(frozen=True)
@@ -391,6 +392,34 @@ class KnowledgeStore(Protocol):
         ...
 
 
+class EvalCases(Protocol):
+    """The owner's evaluation cases (``memoryd eval``)."""
+
+    def save(self, case: EvalCase) -> None:
+        """Insert the case, or replace its question and ids when its id is stored."""
+        ...
+
+    def get(self, case_id: str) -> EvalCase | None:
+        """One case by id."""
+        ...
+
+    def by_question(self, question: str) -> EvalCase | None:
+        """The case asking exactly ``question``, if any."""
+        ...
+
+    def all(self) -> list[EvalCase]:
+        """Every case, oldest first."""
+        ...
+
+    def ids_starting(self, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` case ids that start with ``prefix``, in id order."""
+        ...
+
+    def delete(self, case_id: str) -> None:
+        """Remove one case (nothing when it is not stored)."""
+        ...
+
+
 class Store(Protocol):
     """A backend: the capabilities above plus transactions and the embedding signature."""
 
@@ -432,6 +461,11 @@ class Store(Protocol):
     @property
     def next_vectors(self) -> NextVectors:
         """The vector set a re-embed fills for another model."""
+        ...
+
+    @property
+    def evals(self) -> EvalCases:
+        """The owner's evaluation cases."""
         ...
 
     def expect_signature(self, signature: EmbeddingSignature) -> None:

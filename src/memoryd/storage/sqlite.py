@@ -16,6 +16,7 @@ import sqlean as sqlite3
 
 from ..errors import StoreDamagedError, StoreUnavailableError
 from .audit_rows import AuditRows
+from .eval_rows import EvalRows
 from .meta_rows import RECORD_SIGNATURE, MetaAndLeases
 from .protocols import EmbeddingSignature
 from .sqlite_connection import SQLITE_ROWS, SqliteConnection
@@ -54,6 +55,7 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
         self.jobs = SqliteJobQueue(self._db)
         self.kb = SqliteKnowledgeStore(self._db, self)
         self.next_vectors = SqliteNextVectors(self._db, self.vectors.forget_bit_copy)
+        self.evals = EvalRows(self._db, SQLITE_ROWS)
 
     def transaction(self) -> Any:
         """BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any exception."""

@@ -251,6 +251,20 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             WHERE subject_key IS NOT NULL;
         """,
     ),
+    (
+        "0013_eval_cases",
+        """
+        -- The owner's evaluation set (`memoryd eval`): a question, the memory ids recall
+        -- should find for it and those it should not show (JSON lists).
+        CREATE TABLE eval_cases (
+            id TEXT PRIMARY KEY,
+            question TEXT NOT NULL UNIQUE,
+            expected TEXT NOT NULL DEFAULT '[]',
+            noise TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL
+        );
+        """,
+    ),
 )
 
 
