@@ -60,6 +60,19 @@ class ExtractionQueue:
         now: datetime | None = None,
     ) -> Observation:
         """See :meth:`memoryd.service.MemoryService.observe_turn`."""
+        job = self.turn_job(user_message, summary, at=at, now=now)
+        if not self.parts.gateway.configured("extract"):
+            return Observation(False, None, off_notice("extraction"))
+        with self.parts.store.transaction():
+            self.parts.store.jobs.enqueue(job)
+        self.on_enqueue()
+        return Observation(True, job.id)
+
+    def turn_job(
+        self, user_message: str, summary: str | None, *, at: datetime | None, now: datetime | None
+    ) -> Job:
+        """The queued job for one turn (credentials redacted, their fingerprints kept), for
+        the caller to enqueue in its own transaction; ids made in order sort in order."""
         if not user_message.strip():
             raise InvalidInputError("the owner's message is empty; nothing to observe")
         payload = {
@@ -68,7 +81,7 @@ class ExtractionQueue:
             "at": to_db(self._instant(at, now, "the turn's time")),
             **_secret_payload(user_message + "\n" + (summary or "")),
         }
-        return self._enqueue("turn", payload, now)
+        return self._job("turn", payload, now)
 
     def before_compaction(
         self, turns: Sequence[Mapping[str, Any]], *, now: datetime | None = None
@@ -151,8 +164,15 @@ class ExtractionQueue:
     def _enqueue(self, kind: str, payload: dict[str, Any], now: datetime | None) -> Observation:
         if not self.parts.gateway.configured("extract"):
             return Observation(False, None, off_notice("extraction"))
+        job = self._job(kind, payload, now)
+        with self.parts.store.transaction():
+            self.parts.store.jobs.enqueue(job)
+        self.on_enqueue()
+        return Observation(True, job.id)
+
+    def _job(self, kind: str, payload: dict[str, Any], now: datetime | None) -> Job:
         at = self.parts.now(now)
-        job = Job(
+        return Job(
             id=self.parts.ids.new_id(at),
             kind=kind,
             payload=payload,
@@ -161,10 +181,6 @@ class ExtractionQueue:
             next_attempt_at=at,
             created_at=at,
         )
-        with self.parts.store.transaction():
-            self.parts.store.jobs.enqueue(job)
-        self.on_enqueue()
-        return Observation(True, job.id)
 
     def _run(self, job: Job, at: datetime) -> JobReport:
         store = self.parts.store
