@@ -157,6 +157,8 @@ def _json_of(data: bytes) -> Any:
             "the file is not JSON (not UTF-8 text); give the conversations.json of a ChatGPT "
             "or Claude export, or its .zip"
         ) from None
+    except RecursionError:
+        raise ChatExportError("the file's JSON is nested too deeply to be an export") from None
     except json.JSONDecodeError as error:
         raise ChatExportError(
             f"the file is not JSON ({error.msg} at line {error.lineno} column {error.colno}); "
