@@ -21,9 +21,7 @@ def test_an_uploaded_export_is_counted_and_a_bad_one_refused(server: Server) -> 
 
     assert (dry["format"], dry["turns_queued"], dry["dry_run"]) == ("claude", 1, True)
     assert dry["first_at"] == "2025-01-10T09:00:00+00:00"
-    assert (off.status_code, off.json()["error"][:36]) == (
-        400,
-        "extraction is off: no LLM is configu",
-    )
+    assert off.status_code == 400
+    assert off.json()["error"].startswith("extraction is off: no LLM is configured")
     assert bad.status_code == 400
     assert bad.json()["error"].startswith("unknown format: the file holds a JSON dict")
