@@ -1,9 +1,11 @@
 """Importing conversation histories through the service, on both backends: turns are queued
-oldest first with their original times, a second import queues nothing, a newer export queues
-only what is new, and an import that fails part-way stores nothing."""
+oldest first with their original times, a second import queues nothing (nor one into a copy of
+the store), a newer export queues only what is new, and an import that fails part-way stores
+nothing."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -98,6 +100,12 @@ def test_turns_queue_oldest_first_with_their_times_once(
         "The turn happened on Monday 2024-03-04",
     ]
     assert "Summary of the turn: Lovely name!" in sent[1]
+    # An export carries what was imported: the same export into the copy queues nothing.
+    dump = io.StringIO()
+    service.admin.export_to(dump)
+    copy = backend.open_fresh()
+    copy.admin.import_from(io.StringIO(dump.getvalue()))
+    assert copy.import_chats(newer, now=NOW).skipped_imported == 4
 
 
 def test_an_import_that_fails_part_way_stores_nothing(

@@ -8,7 +8,13 @@ from datetime import datetime
 
 from .row_dialect import RowDialect, SqlConnection
 
+# The job ids are kept so an export carries the link from each message to the job it became.
+
 _IMPORTED = "SELECT conversation_id, message_id FROM imported_chats WHERE source = ?"
+_ALL = (
+    "SELECT source, conversation_id, message_id, job_id, imported_at FROM imported_chats "
+    "ORDER BY source, conversation_id, message_id"
+)
 _RECORD = (
     "INSERT INTO imported_chats (source, conversation_id, message_id, job_id, imported_at) "
     "VALUES (?, ?, ?, ?, ?)"
@@ -26,6 +32,15 @@ class ImportedChatRows:
         """Every ``(conversation id, message id)`` already imported from ``source``."""
         rows = self._db.execute(self._dialect.sql(_IMPORTED), (source,)).fetchall()
         return frozenset((str(row[0]), str(row[1])) for row in rows)
+
+    def rows(self) -> list[tuple[str, str, str, str, datetime]]:
+        """Every imported message as ``(source, conversation id, message id, job id, imported
+        at)``, in key order (for export)."""
+        read_time = self._dialect.read_time
+        return [
+            (str(r[0]), str(r[1]), str(r[2]), str(r[3]), read_time(r[4]))
+            for r in self._db.execute(_ALL).fetchall()
+        ]
 
     def record(
         self, source: str, conversation_id: str, queued: Sequence[tuple[str, str]], at: datetime

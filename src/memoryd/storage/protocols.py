@@ -315,6 +315,10 @@ class ImportedChats(Protocol):
         """Every ``(conversation id, message id)`` already imported from ``source``."""
         ...
 
+    def rows(self) -> list[tuple[str, str, str, str, datetime]]:
+        """Every imported message: source, conversation id, message id, job id, when."""
+        ...
+
     def record(
         self, source: str, conversation_id: str, queued: Sequence[tuple[str, str]], at: datetime
     ) -> None:
