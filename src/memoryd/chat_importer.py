@@ -9,16 +9,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .chat_imports import ChatExportError, ImportPlan, parse_export, plan_import
+from .chat_imports import ChatExportError, ChatTurn, ImportPlan, parse_export, plan_import
 from .collaborators import Collaborators
 from .errors import ExtractionOffError
 from .extraction_queue import ExtractionQueue
+from .jobs import Job
 from .llm import off_notice
 
 
 @dataclass(frozen=True)
 class ImportProgress:
-    """How far an import is: conversations written of all to write, turns queued so far."""
+    """How far an import is: conversations prepared (their turns screened and made jobs) of
+    all to queue, and their turns; the jobs are then written in one transaction."""
 
     conversations_done: int
     conversations_total: int
@@ -93,29 +95,40 @@ class ChatImporter:
         """Import an export file's bytes (see :meth:`import_file`)."""
         export = parse_export(data, chosen)
         store = self.parts.store
+        plan = plan_import(export, store.imported_chats.imported(export.format))
         if dry_run:
-            return _report(plan_import(export, store.imported_chats.imported(export.format)), True)
+            return _report(plan, True)
         if not self.parts.gateway.configured("extract"):
             raise ExtractionOffError(off_notice("extraction"))
         at = self.parts.now(now)
+        # Why outside the transaction: screening each turn for credentials is most of an
+        # import's time (milliseconds a turn), and the store's writer must not wait on it.
+        jobs: list[list[tuple[str, Job]]] = []
+        prepared = 0
+        for done, conversation in enumerate(plan.conversations, start=1):
+            jobs.append([(turn.message_id, self._job(turn, at)) for turn in conversation.turns])
+            prepared += len(conversation.turns)
+            if progress is not None:
+                progress(ImportProgress(done, len(plan.conversations), prepared, plan.turn_count))
         with store.transaction():
-            # Read inside the transaction: a second import running at once waits, then sees
-            # this one's ids (SQLite), or fails on the key and stores nothing (PostgreSQL).
-            plan = plan_import(export, store.imported_chats.imported(export.format))
-            queued = 0
-            for done, conversation in enumerate(plan.conversations, start=1):
-                pairs = []
-                for turn in conversation.turns:
-                    job = self.queue.turn_job(turn.owner, turn.reply, at=turn.at, now=at)
+            # Another import of the same export may have committed meanwhile: SQLite runs one
+            # writer at a time, so its ids are seen here; on PostgreSQL two racing imports
+            # meet on the key and the later one stores nothing.
+            imported = store.imported_chats.imported(export.format)
+            for conversation, pairs in zip(plan.conversations, jobs, strict=True):
+                new = [(message, job) for message, job in pairs
+                       if (conversation.id, message) not in imported]  # fmt: skip
+                for _, job in new:
                     store.jobs.enqueue(job)
-                    pairs.append((turn.message_id, job.id))
-                store.imported_chats.record(export.format, conversation.id, pairs, at)
-                queued += len(pairs)
-                if progress is not None:
-                    progress(ImportProgress(done, len(plan.conversations), queued, plan.turn_count))
+                store.imported_chats.record(
+                    export.format, conversation.id, [(m, job.id) for m, job in new], at
+                )
         if plan.turn_count:
             self.queue.on_enqueue()
         return _report(plan, False)
+
+    def _job(self, turn: ChatTurn, at: datetime) -> Job:
+        return self.queue.turn_job(turn.owner, turn.reply, at=turn.at, now=at)
 
 
 def _report(plan: ImportPlan, dry_run: bool) -> ChatImportReport:

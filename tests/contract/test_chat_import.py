@@ -9,11 +9,13 @@ import io
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from memoryd.chat_importer import ImportProgress
+from memoryd.errors import StoreUnavailableError
 from memoryd.service import MemoryService
+from memoryd.storage.protocols import ImportedChats
 from tests.builders import batch
 from tests.chat_exports import as_json, gpt_chat
 from tests.fake_llm import FakeLLMServer, Reply
@@ -108,22 +110,40 @@ def test_turns_queue_oldest_first_with_their_times_once(
     assert copy.import_chats(newer, now=NOW).skipped_imported == 4
 
 
+class FailsOnSecondConversation:
+    """The store's imported-chats rows, failing as a full disk would once the first
+    conversation's turns are written."""
+
+    def __init__(self, rows: ImportedChats) -> None:
+        self.rows_ = rows
+        self.recorded = 0
+
+    def imported(self, source: str) -> frozenset[tuple[str, str]]:
+        return self.rows_.imported(source)
+
+    def record(self, *args: Any) -> None:
+        self.recorded += 1
+        if self.recorded == 2:
+            raise StoreUnavailableError("the disk is full")
+        self.rows_.record(*args)
+
+
 def test_an_import_that_fails_part_way_stores_nothing(
-    service: MemoryService, tmp_path: Path
+    service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = export(tmp_path / "c.json", gpt_chat("cat", "Miso", CAT), gpt_chat("mv", "", MOVE))
+    failing = FailsOnSecondConversation(service.store.imported_chats)
+    monkeypatch.setattr(service.store, "imported_chats", failing)
 
-    def interrupted(progress: ImportProgress) -> None:
-        if progress.conversations_done == 1:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        service.import_chats(path, now=NOW, progress=interrupted)
+    with pytest.raises(StoreUnavailableError):
+        service.import_chats(path, now=NOW)
+    monkeypatch.undo()
     nothing = queued(service)
     dry = service.import_chats(path, dry_run=True, now=NOW)
     still_nothing = queued(service)
     after = service.import_chats(path, now=NOW)
 
+    assert failing.recorded == 2
     assert nothing == still_nothing == []
     assert (dry.turns_queued, dry.dry_run) == (3, True)
     assert (after.turns_queued, after.skipped_imported, len(queued(service))) == (3, 0, 3)
