@@ -128,7 +128,7 @@ class ChatImporter:
         return _report(plan, False)
 
     def _job(self, turn: ChatTurn, at: datetime) -> Job:
-        return self.queue.turn_job(turn.owner, turn.reply, at=turn.at, now=at)
+        return self.queue.turn_job(turn.owner, turn.reply, at=turn.at, now=at, kind="imported_turn")
 
 
 def _report(plan: ImportPlan, dry_run: bool) -> ChatImportReport:

@@ -14,6 +14,8 @@ from .clock import from_db, to_db
 from .collaborators import Collaborators
 from .errors import InvalidInputError
 from .extraction import (
+    BACKLOG_TRIGGERS,
+    LIVE_TRIGGERS,
     TRIGGERS,
     Extractor,
     MissionDigest,
@@ -69,10 +71,17 @@ class ExtractionQueue:
         return Observation(True, job.id)
 
     def turn_job(
-        self, user_message: str, summary: str | None, *, at: datetime | None, now: datetime | None
+        self,
+        user_message: str,
+        summary: str | None,
+        *,
+        at: datetime | None,
+        now: datetime | None,
+        kind: str = "turn",
     ) -> Job:
         """The queued job for one turn (credentials redacted, their fingerprints kept), for
-        the caller to enqueue in its own transaction; ids made in order sort in order."""
+        the caller to enqueue in its own transaction; ids made in order sort in order.
+        ``kind`` ``imported_turn`` queues it behind every live trigger."""
         if not user_message.strip():
             raise InvalidInputError("the owner's message is empty; nothing to observe")
         payload = {
@@ -81,7 +90,7 @@ class ExtractionQueue:
             "at": to_db(self._instant(at, now, "the turn's time")),
             **_secret_payload(user_message + "\n" + (summary or "")),
         }
-        return self._job("turn", payload, now)
+        return self._job(kind, payload, now)
 
     def before_compaction(
         self, turns: Sequence[Mapping[str, Any]], *, now: datetime | None = None
@@ -146,7 +155,9 @@ class ExtractionQueue:
                     job = store.jobs.claim_one(job_id, at)
                 else:
                     lease = self.parts.retry_policy.lease_seconds
-                    job = store.jobs.claim(list(TRIGGERS), at, lease)
+                    job = store.jobs.claim(LIVE_TRIGGERS, at, lease) or store.jobs.claim(
+                        BACKLOG_TRIGGERS, at, lease
+                    )
             if job is None:
                 break
             reports.append(self._run(job, at))
@@ -255,7 +266,7 @@ class ExtractionQueue:
         def stamp(key: str) -> datetime:
             return from_db(payload.get(key)) or job.created_at
 
-        if job.kind == "turn":
+        if job.kind in ("turn", "imported_turn"):
             written = stamp("at")
             body = render_turn(payload["user"], payload.get("summary"))
             return when_line("The turn happened", written, zone) + "\n" + body, written, None

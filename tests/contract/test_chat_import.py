@@ -91,10 +91,13 @@ def test_turns_queue_oldest_first_with_their_times_once(
         ("Miso likes tuna", "2024-03-04T08:00:00.000000+00:00"),
     ]
     assert TOKEN.encode() not in backend.persisted_bytes()
-    # The worker takes them in that order, each dated by its own time.
-    server.script(*[Reply(batch()) for _ in range(4)])
-    assert len(service.run_jobs(now=NOW)) == 4
-    sent = [r.body["messages"][1]["content"] for r in server.requests if r.method == "POST"]
+    # The worker takes them in that order, each dated by its own time, after a turn the
+    # owner gave meanwhile: an import is a backlog.
+    service.observe_turn("Today I start a new job", now=NOW)
+    server.script(*[Reply(batch()) for _ in range(5)])
+    assert len(service.run_jobs(now=NOW)) == 5
+    live, *sent = [r.body["messages"][1]["content"] for r in server.requests if r.method == "POST"]
+    assert "Owner: Today I start a new job" in live
     assert [text.split(" at ")[0] for text in sent] == [
         "The turn happened on Saturday 2023-06-10",
         "The turn happened on Friday 2024-03-01",
