@@ -50,7 +50,13 @@ TRIGGERS: dict[str, tuple[str, Source]] = {
     "turn": ("extract", Source.TURN),
     "compaction": ("compaction", Source.COMPACTION),
     "mission": ("mission", Source.MISSION),
+    # A turn from an imported conversation history (``import-chats``): read like a live turn.
+    "imported_turn": ("extract", Source.TURN),
 }
+# Imported turns are a backlog: a job of these kinds runs only when no live trigger is due, so
+# an import of thousands of turns never holds back what the owner said today.
+BACKLOG_TRIGGERS = ("imported_turn",)
+LIVE_TRIGGERS = tuple(kind for kind in TRIGGERS if kind not in BACKLOG_TRIGGERS)
 
 
 # Prompts that define their own answer format instead of the proposal contract.

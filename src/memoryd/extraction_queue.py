@@ -14,6 +14,8 @@ from .clock import from_db, to_db
 from .collaborators import Collaborators
 from .errors import InvalidInputError
 from .extraction import (
+    BACKLOG_TRIGGERS,
+    LIVE_TRIGGERS,
     TRIGGERS,
     Extractor,
     MissionDigest,
@@ -60,6 +62,26 @@ class ExtractionQueue:
         now: datetime | None = None,
     ) -> Observation:
         """See :meth:`memoryd.service.MemoryService.observe_turn`."""
+        job = self.turn_job(user_message, summary, at=at, now=now)
+        if not self.parts.gateway.configured("extract"):
+            return Observation(False, None, off_notice("extraction"))
+        with self.parts.store.transaction():
+            self.parts.store.jobs.enqueue(job)
+        self.on_enqueue()
+        return Observation(True, job.id)
+
+    def turn_job(
+        self,
+        user_message: str,
+        summary: str | None,
+        *,
+        at: datetime | None,
+        now: datetime | None,
+        kind: str = "turn",
+    ) -> Job:
+        """The queued job for one turn (credentials redacted, their fingerprints kept), for
+        the caller to enqueue in its own transaction; ids made in order sort in order.
+        ``kind`` ``imported_turn`` queues it behind every live trigger."""
         if not user_message.strip():
             raise InvalidInputError("the owner's message is empty; nothing to observe")
         payload = {
@@ -68,7 +90,7 @@ class ExtractionQueue:
             "at": to_db(self._instant(at, now, "the turn's time")),
             **_secret_payload(user_message + "\n" + (summary or "")),
         }
-        return self._enqueue("turn", payload, now)
+        return self._job(kind, payload, now)
 
     def before_compaction(
         self, turns: Sequence[Mapping[str, Any]], *, now: datetime | None = None
@@ -133,7 +155,9 @@ class ExtractionQueue:
                     job = store.jobs.claim_one(job_id, at)
                 else:
                     lease = self.parts.retry_policy.lease_seconds
-                    job = store.jobs.claim(list(TRIGGERS), at, lease)
+                    job = store.jobs.claim(LIVE_TRIGGERS, at, lease) or store.jobs.claim(
+                        BACKLOG_TRIGGERS, at, lease
+                    )
             if job is None:
                 break
             reports.append(self._run(job, at))
@@ -151,8 +175,15 @@ class ExtractionQueue:
     def _enqueue(self, kind: str, payload: dict[str, Any], now: datetime | None) -> Observation:
         if not self.parts.gateway.configured("extract"):
             return Observation(False, None, off_notice("extraction"))
+        job = self._job(kind, payload, now)
+        with self.parts.store.transaction():
+            self.parts.store.jobs.enqueue(job)
+        self.on_enqueue()
+        return Observation(True, job.id)
+
+    def _job(self, kind: str, payload: dict[str, Any], now: datetime | None) -> Job:
         at = self.parts.now(now)
-        job = Job(
+        return Job(
             id=self.parts.ids.new_id(at),
             kind=kind,
             payload=payload,
@@ -161,10 +192,6 @@ class ExtractionQueue:
             next_attempt_at=at,
             created_at=at,
         )
-        with self.parts.store.transaction():
-            self.parts.store.jobs.enqueue(job)
-        self.on_enqueue()
-        return Observation(True, job.id)
 
     def _run(self, job: Job, at: datetime) -> JobReport:
         store = self.parts.store
@@ -239,7 +266,7 @@ class ExtractionQueue:
         def stamp(key: str) -> datetime:
             return from_db(payload.get(key)) or job.created_at
 
-        if job.kind == "turn":
+        if job.kind in ("turn", "imported_turn"):
             written = stamp("at")
             body = render_turn(payload["user"], payload.get("summary"))
             return when_line("The turn happened", written, zone) + "\n" + body, written, None

@@ -3,9 +3,10 @@
 One record per line, in a fixed order so the same store always exports the same bytes: a
 header (format, version, embedding model), memories by id (with their chain links, retrieval
 statistics and, with ``--with-vectors``, their vectors), the audit log in write order, entity
-aliases, documents with their chunks, jobs, the owner's evaluation cases, the small key-value
-table, then a footer with the counts and the SHA-256 of every line before it. Import goes into
-an empty store in one transaction, and re-embeds whatever came without vectors.
+aliases, documents with their chunks, jobs, the owner's evaluation cases, the conversation
+messages already imported (``import-chats``), the small key-value table, then a footer with the
+counts and the SHA-256 of every line before it. Import goes into an empty store in one
+transaction, and re-embeds whatever came without vectors.
 """
 
 from __future__ import annotations
@@ -94,6 +95,9 @@ def export_records(store: Store, *, with_vectors: bool) -> Iterator[dict[str, An
         yield {"type": "job", **_job_json(job)}
     for case in store.evals.all():
         yield {"type": "eval_case", **case.to_json()}
+    for source, conversation, message, job_id, at in store.imported_chats.rows():
+        yield {"type": "imported_chat", "source": source, "conversation_id": conversation,
+               "message_id": message, "job_id": job_id, "imported_at": _iso(at)}  # fmt: skip
     for key, value in sorted(store.meta_items().items()):
         if key not in _NOT_EXPORTED_META:
             yield {"type": "meta", "key": key, "value": value}
@@ -179,6 +183,14 @@ def import_store(store: Store, lines: Iterable[str], embedder: Embedder) -> Summ
                 store.entities.add_alias(str(record["entity"]), str(record["alias"]))
             elif kind == "job":
                 store.jobs.enqueue(_job_from(record))
+            elif kind == "imported_chat":
+                # So importing the same conversations into this store again queues nothing.
+                store.imported_chats.record(
+                    str(record["source"]),
+                    str(record["conversation_id"]),
+                    [(str(record["message_id"]), str(record["job_id"]))],
+                    _required(record.get("imported_at")),
+                )
             elif kind == "meta":
                 store.set_meta(str(record["key"]), str(record["value"]))
             elif kind == "eval_case":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, time, tzinfo
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from .background import (
@@ -23,6 +24,7 @@ from .background import (
     DailyConsolidation,
     WorkerLoop,
 )
+from .chat_importer import ChatImporter, ChatImportReport, ProgressListener
 from .clock import Clock, utc_now
 from .collaborators import CollaboratorAccess, Collaborators, check_embedding_signature
 from .consolidation import ConsolidationPolicy
@@ -121,6 +123,7 @@ class MemoryService(CollaboratorAccess):
             self.kb,
             store,
         )
+        self.chat_importer = ChatImporter(self.parts, self.worker.queue)
         self.consolidator = Consolidator(
             store, ConsolidationRun(self.parts, self.writer.propose), ConsolidationLease(store)
         )
@@ -432,6 +435,35 @@ class MemoryService(CollaboratorAccess):
         """Queue a finished mission's digest for the stricter, discoveries-only extraction
         (dated by ``digest.finished_at``, default now)."""
         return self.worker.queue.mission_finished(digest, now=now)
+
+    def import_chats(
+        self,
+        path: str | Path,
+        *,
+        format: str = "auto",
+        dry_run: bool = False,
+        now: datetime | None = None,
+        progress: ProgressListener | None = None,
+    ) -> ChatImportReport:
+        """Queue every turn of a ChatGPT or Claude export (``conversations.json`` or the
+        export's .zip; ``format`` ``chatgpt``, ``claude`` or ``auto``) for extraction, oldest
+        first, each dated by the owner's message. Turns already imported are left out, so
+        importing again queues nothing; a file that cannot be read stores nothing, and all the
+        turns are queued in one transaction. ``dry_run`` counts without queueing."""
+        return self.chat_importer.import_file(
+            Path(path), chosen=format, dry_run=dry_run, now=now, progress=progress
+        )
+
+    def import_chat_bytes(
+        self,
+        data: bytes,
+        *,
+        format: str = "auto",
+        dry_run: bool = False,
+        now: datetime | None = None,
+    ) -> ChatImportReport:
+        """:meth:`import_chats` over the file's bytes (an upload)."""
+        return self.chat_importer.import_bytes(data, chosen=format, dry_run=dry_run, now=now)
 
     def run_jobs(
         self, *, limit: int | None = None, now: datetime | None = None, job_id: str | None = None

@@ -27,7 +27,7 @@ from .storage.protocols import EmbeddingSignature, Store
 RECENT = timedelta(hours=24)
 # How far back the job table is read for the routes' last answers.
 JOBS_READ = 500
-EXTRACTION_KINDS = frozenset({"turn", "compaction", "mission"})
+EXTRACTION_KINDS = frozenset({"turn", "compaction", "mission", "imported_turn"})
 
 
 def gather_status(settings: Settings, now: datetime) -> dict[str, Any]:

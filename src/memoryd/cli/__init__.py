@@ -1,7 +1,7 @@
 """The ``memoryd`` command line: a thin adapter over the service object.
 
-The commands live in one module per group (memories, review, slots, recall, jobs, consolidate,
-kb, store, reembed, serve, config, status, evals); this module holds the root group and
+The commands live in one module per group (memories, review, slots, recall, jobs, chats,
+consolidate, kb, store, reembed, serve, config, status, evals); this module holds the root group and
 registers them.
 """
 
@@ -13,6 +13,7 @@ import os
 import click
 
 from . import (
+    chats,
     config,
     consolidate,
     evals,
@@ -67,6 +68,7 @@ for _command in (
     jobs.observe,
     jobs.compact,
     jobs.mission,
+    chats.import_chats,
     jobs.worker,
     jobs.jobs,
     consolidate.consolidate,

@@ -24,7 +24,13 @@ from ..tools import parse_chunk_range
 from . import schemas as s
 from .auth import MISSING, Refusal, RequireBearer
 from .error_responses import install_error_handlers
-from .limits import MAX_JSON_BYTES, MAX_UPLOAD_BYTES, UPLOAD_PATH, BodyLimit
+from .limits import (
+    IMPORT_CHATS_PATH,
+    MAX_JSON_BYTES,
+    MAX_UPLOAD_BYTES,
+    UPLOAD_PATH,
+    BodyLimit,
+)
 
 OPEN_PATHS = frozenset({"/v1/health"})
 
@@ -178,6 +184,21 @@ def create_app(
         finished_at = _local(body.finished_at, service.zone, "finished_at")
         digest = MissionDigest(body.title, body.goal, body.outcome, finished_at)
         return service.mission_finished(digest, now=_instant(body.now, "now")).to_json()
+
+    @app.post(IMPORT_CHATS_PATH, response_model=s.ChatImportOut, tags=["writing"])
+    def import_chats(
+        file: UploadFile = File(...),  # noqa: B008 - FastAPI's declaration style
+        format: str = Form("auto"),
+        dry_run: bool = Form(False),
+        now: str | None = Form(None),
+    ) -> dict[str, Any]:
+        """Upload a ChatGPT or Claude export (multipart form: file — its conversations.json or
+        the .zip —, format chatgpt | claude | auto, dry_run): its new turns are queued for
+        extraction, each dated by the original message."""
+        report = service.import_chat_bytes(
+            file.file.read(), format=format, dry_run=dry_run, now=_instant(now, "now")
+        )
+        return report.to_json()
 
     # --------------------------------------------------------------- reading
 

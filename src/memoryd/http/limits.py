@@ -18,6 +18,8 @@ from .asgi import send_json
 MAX_JSON_BYTES = 1_000_000
 MAX_UPLOAD_BYTES = 50_000_000
 UPLOAD_PATH = "/v1/kb/upload"
+# A conversation export is an upload too (its conversations.json, or the export's .zip).
+IMPORT_CHATS_PATH = "/v1/import-chats"
 # Why these: a turn or a query arrives in milliseconds; 30 s is for a slow link, not a slow
 # sender. An upload of 50 MB at the slowest link worth serving (~200 kB/s) takes ~250 s.
 JSON_BODY_SECONDS = 30.0
@@ -46,7 +48,7 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        uploads = (UPLOAD_PATH, "/documents/upload")
+        uploads = (UPLOAD_PATH, IMPORT_CHATS_PATH, "/documents/upload")
         upload = scope["path"] in uploads
         limit = self.upload_limit if upload else self.json_limit
         deadline = time.monotonic() + (self.upload_seconds if upload else self.json_seconds)

@@ -272,6 +272,18 @@ class ObservationOut(BaseModel):
     notice: str | None
 
 
+class ChatImportOut(BaseModel):
+    format: Literal["chatgpt", "claude"]
+    conversations: int
+    conversations_queued: int
+    turns_queued: int
+    skipped_already_imported: int
+    skipped_empty_or_unsupported: int
+    first_at: str | None
+    last_at: str | None
+    dry_run: bool
+
+
 class RecallItemOut(BaseModel):
     id: str
     kind: str

@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import StoreUnavailableError
 from .audit_rows import AuditRows
 from .eval_rows import EvalRows
+from .chat_import_rows import ImportedChatRows
 from .meta_rows import RECORD_SIGNATURE, MetaAndLeases
 from .postgres_connection import (
     MIGRATION_LOCK_KEY,
@@ -64,6 +65,7 @@ class PostgresStore(MetaAndLeases[PostgresDatabase]):
         # Read when the store opens, so a benchmark can turn it off first.
         self.text = PostgresTextSearch(self._db, idf_weighting=IDF_WEIGHTING)
         self.jobs = PostgresJobQueue(self._db)
+        self.imported_chats = ImportedChatRows(self._db, POSTGRES_ROWS)
         self.kb = PostgresKnowledgeStore(self._db, self, idf_weighting=IDF_WEIGHTING)
         self.next_vectors = PostgresNextVectors(self._db)
         self.evals = EvalRows(self._db, POSTGRES_ROWS)

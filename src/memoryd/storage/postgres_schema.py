@@ -215,6 +215,21 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "0008_imported_chats",
+        """
+        -- The conversation messages `memoryd import-chats` queued (by the exporting service,
+        -- the conversation's id and the owner message's id), so importing again queues nothing.
+        CREATE TABLE imported_chats (
+            source TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            job_id TEXT NOT NULL,
+            imported_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (source, conversation_id, message_id)
+        );
+        """,
+    ),
 )
 
 

@@ -309,6 +309,24 @@ class JobQueue(Protocol):
         ...
 
 
+class ImportedChats(Protocol):
+    """Which conversation messages ``import-chats`` already queued, by source."""
+
+    def imported(self, source: str) -> frozenset[tuple[str, str]]:
+        """Every ``(conversation id, message id)`` already imported from ``source``."""
+        ...
+
+    def rows(self) -> list[tuple[str, str, str, str, datetime]]:
+        """Every imported message: source, conversation id, message id, job id, when."""
+        ...
+
+    def record(
+        self, source: str, conversation_id: str, queued: Sequence[tuple[str, str]], at: datetime
+    ) -> None:
+        """Record ``(message id, job id)`` pairs of a conversation as imported."""
+        ...
+
+
 class KnowledgeStore(Protocol):
     """Documents, their chunks, and the chunks' text and vector indexes, written together."""
 
@@ -451,6 +469,11 @@ class Store(Protocol):
     @property
     def jobs(self) -> JobQueue:
         """The background job queue."""
+        ...
+
+    @property
+    def imported_chats(self) -> ImportedChats:
+        """The conversation messages already imported."""
         ...
 
     @property

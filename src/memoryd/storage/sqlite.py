@@ -17,6 +17,7 @@ import sqlean as sqlite3
 from ..errors import StoreDamagedError, StoreUnavailableError
 from .audit_rows import AuditRows
 from .eval_rows import EvalRows
+from .chat_import_rows import ImportedChatRows
 from .meta_rows import RECORD_SIGNATURE, MetaAndLeases
 from .protocols import EmbeddingSignature
 from .sqlite_connection import SQLITE_ROWS, SqliteConnection
@@ -53,6 +54,7 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
         self.vectors = SqliteVectorSearch(self._db, self)
         self.text = SqliteTextSearch(self._db)
         self.jobs = SqliteJobQueue(self._db)
+        self.imported_chats = ImportedChatRows(self._db, SQLITE_ROWS)
         self.kb = SqliteKnowledgeStore(self._db, self)
         self.next_vectors = SqliteNextVectors(self._db, self.vectors.forget_bit_copy)
         self.evals = EvalRows(self._db, SQLITE_ROWS)
