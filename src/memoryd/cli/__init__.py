@@ -1,7 +1,8 @@
 """The ``memoryd`` command line: a thin adapter over the service object.
 
-The commands live in one module per group (memories, review, slots, recall, jobs, consolidate,
-kb, store, reembed, serve, config, status); this module holds the root group and registers them.
+The commands live in one module per group (memories, review, forget, slots, recall, jobs,
+consolidate, kb, store, reembed, serve, config, status); this module holds the root group and
+registers them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import click
 from . import (
     config,
     consolidate,
+    forget,
     jobs,
     kb,
     memories,
@@ -58,6 +60,7 @@ for _command in (
     review.archive,
     review.purge,
     review.edit,
+    forget.forget,
     slots.split,
     review.review,
     recall.recall,

@@ -2,9 +2,10 @@
 
 Pages: the review queue (why each memory waits, what a fact would replace, several confirmed
 or rejected at once), the memory browser (chains and audit trails), the reconfirmation queue,
-the knowledge-base documents and a recall playground (a preview: nothing it shows is counted as
-retrieved). A login form trades the API token for a session cookie (HttpOnly, SameSite=Strict);
-every form carries a per-session CSRF token.
+the knowledge-base documents, a recall playground (a preview: nothing it shows is counted as
+retrieved) and forget (the list first, then a button that erases it). A login form trades the
+API token for a session cookie (HttpOnly, SameSite=Strict); every form carries a per-session
+CSRF token.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .web_html import (
     PendingView,
     browser_html,
     documents_html,
+    forget_html,
     login_html,
     memory_html,
     page_html,
@@ -387,6 +389,40 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
             except MemorydError as problem:
                 error = f"error: {problem}"
         return page(request, "Recall", recall_html(message, budget, result, error), session)
+
+    # -------------------------------------------------------------- forget
+
+    @app.get("/forget", include_in_schema=False)
+    def forget_page(request: Request, by: str = "entity", text: str = "") -> HTMLResponse:
+        session = session_of(request)
+        plan, error = None, None
+        if text.strip():
+            try:
+                entity, query = _forget_request(by, text)
+                plan = service.forget(entity=entity, query=query, dry_run=True)
+            except MemorydError as problem:
+                error = f"error: {problem}"
+        body = forget_html(by, text, plan, error, sessions.csrf(session))
+        return page(request, "Forget", body, session)
+
+    @app.post("/forget", include_in_schema=False)
+    def forget_confirmed(
+        request: Request, csrf: str = Form(""), by: str = Form(""), text: str = Form("")
+    ) -> Response:
+        checked(request, csrf)
+        try:
+            entity, query = _forget_request(by, text)
+            message = "erased: " + service.forget(entity=entity, query=query).summary
+        except MemorydError as error:
+            message = f"error: {error}"
+        return RedirectResponse("/forget?flash=" + quote(message), status_code=303)
+
+
+def _forget_request(by: str, text: str) -> tuple[str | None, str | None]:
+    """(entity, query) from the form's choice and text."""
+    if by not in ("entity", "query"):
+        raise InvalidInputError(f"forget by 'entity' or 'query', not {by!r}")
+    return (text, None) if by == "entity" else (None, text)
 
 
 def _budget(text: str) -> int:

@@ -91,9 +91,10 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
             self._vectors_ready = row is not None
         return self._vectors_ready
 
-    def erase_traces(self) -> None:
+    def erase_traces(self, *, documents: bool = False) -> None:
         """After a purge: fold the write-ahead log (which still holds old page images) into
-        the main file, where secure_delete has zeroed them, and truncate it."""
+        the main file, where secure_delete has zeroed them, and truncate it (the same for
+        removed documents: ``documents`` changes nothing here)."""
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def require_vectors(self) -> None:
