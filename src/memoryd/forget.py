@@ -211,7 +211,8 @@ class ForgetResult:
         memories = _count(len(self.memories), "memory", "memories")
         chunks = _count(len(self.chunks), "chunk", "chunks")
         documents = _count(len(self.documents), "document", "documents")
-        return f"forget {self.request.label}: {memories}, {chunks} in {documents}"
+        where = f" in {documents}" if self.documents else ""
+        return f"forget {self.request.label}: {memories}, {chunks}{where}"
 
     def to_json(self) -> dict[str, Any]:
         """JSON shape for the CLI and the API."""

@@ -506,7 +506,13 @@ def forget_html(by: str, text: str, plan: ForgetResult | None, error: str | None
     memories = table_html(
         ["id", "status", "kind", "first words", "why"],
         [
-            [escape(m.id), escape(m.status), escape(m.kind), escape(m.preview), escape(m.why)]
+            [
+                f'<a href="/memories/{quote(m.id)}">{escape(m.id)}</a>',
+                escape(m.status),
+                escape(m.kind),
+                escape(m.preview),
+                escape(m.why),
+            ]
             for m in plan.memories
         ],
     )
