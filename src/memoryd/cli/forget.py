@@ -82,7 +82,8 @@ def _show(result: ForgetResult, as_json: bool) -> None:
     if result.documents:
         click.echo("documents (removed whole, every chunk):")
     for document in result.documents:
-        click.echo(f"  {document.id}  {document.title!r}, {document.chunk_count} chunks")
+        chunks = "1 chunk" if document.chunk_count == 1 else f"{document.chunk_count} chunks"
+        click.echo(f"  {document.id}  {document.title!r}, {chunks}")
         for chunk in result.chunks:
             if chunk.document_id == document.id:
                 click.echo(f"    chunk {chunk.position}: {chunk.preview}  [{chunk.why}]")
