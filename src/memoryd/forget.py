@@ -8,7 +8,8 @@ A memory or a chunk *matches* a query only when both hold (conservative on purpo
 is not undoable, so a doubtful row stays):
 
 1. every content word of the query (stop words dropped) is in its text as a whole word; and
-2. its vector's cosine with the query's is at least :data:`QUERY_MIN_COSINE`.
+2. its vector's cosine with the query's is at least :data:`QUERY_MIN_COSINE` (which keeps out
+   long text that holds the words only in passing).
 
 A document with any chunk that names the entity or matches is removed whole, not only those
 chunks: chunks overlap their neighbours and read spans widen into them, a neighbour's "she" is
@@ -29,10 +30,12 @@ from .errors import InvalidInputError
 from .model import Memory
 from .textutil import query_terms
 
-# Why 0.4: with the local MiniLM, a memory that holds every content word of a short query sits
-# at 0.45-0.85 from it when it is about that; sentences that merely share the words in another
-# sense ("Ana's bank" vs "river bank fishing") fall under 0.35. The keyword rule alone already
-# keeps most unrelated rows out; the cosine keeps out the incidental ones.
+# Why 0.4 (measured with the local MiniLM): a short memory that holds every content word of a
+# short query sits at 0.42-0.80 from it, whatever the sense ("bank" ~ "fishing on the river
+# bank" is 0.42), so for memories the words decide and the listed plan is the owner's check. The
+# cosine drops long text that holds the words only in passing: a ~200-word chunk mentioning
+# "my dentist appointment moved" once sits at 0.24 from "dentist appointment", one about it at
+# 0.62.
 QUERY_MIN_COSINE = 0.4
 PREVIEW_WORDS = 8
 MAX_REQUEST_CHARS = 200
