@@ -142,9 +142,23 @@ def test_forget_a_query_takes_only_what_holds_every_word_and_is_close(
         keep("The owner prefers green tea to coffee", 4),
     }
 
+    harbour = (
+        "The harbour authority approved the new dredging schedule for the northern basin. "
+        "Tugs will work in two shifts and the pilot boats keep their usual berths. "
+    ) * 6
+    passing = f"# Harbour works\n\n{harbour}Unrelated: my dentist appointment moved. {harbour}\n"
+    about = "# Teeth\n\n" + (
+        "My dentist appointment is on Tuesday. The dentist said the appointment takes an hour "
+        "and I should not eat before the appointment. "
+    ) * 4
+    kept_doc = service.kb.ingest_bytes(passing.encode(), "harbour.md", now=at(4)).document
+    teeth = service.kb.ingest_bytes(about.encode(), "teeth.md", now=at(4)).document
+    assert kept_doc is not None and teeth is not None
+
     plan = service.forget(query="dentist appointment", dry_run=True, now=at(5))
 
     assert {m.id for m in plan.memories} == dentist
+    assert [d.id for d in plan.documents] == [teeth.id], "a mention in passing is not taken"
     assert all(m.why.startswith("every query word, cosine 0.") for m in plan.memories)
     service.forget(query="dentist appointment", now=at(5))
     left = {m.id for m in service.list_memories() if m.purged_at is None}
