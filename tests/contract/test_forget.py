@@ -147,10 +147,14 @@ def test_forget_a_query_takes_only_what_holds_every_word_and_is_close(
         "Tugs will work in two shifts and the pilot boats keep their usual berths. "
     ) * 6
     passing = f"# Harbour works\n\n{harbour}Unrelated: my dentist appointment moved. {harbour}\n"
-    about = "# Teeth\n\n" + (
-        "My dentist appointment is on Tuesday. The dentist said the appointment takes an hour "
-        "and I should not eat before the appointment. "
-    ) * 4
+    about = (
+        "# Teeth\n\n"
+        + (
+            "My dentist appointment is on Tuesday. The dentist said the appointment takes an hour "
+            "and I should not eat before the appointment. "
+        )
+        * 4
+    )
     kept_doc = service.kb.ingest_bytes(passing.encode(), "harbour.md", now=at(4)).document
     teeth = service.kb.ingest_bytes(about.encode(), "teeth.md", now=at(4)).document
     assert kept_doc is not None and teeth is not None
