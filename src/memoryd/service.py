@@ -35,6 +35,8 @@ from .eval_runner import EvalRun, OwnerEval
 from .evalset import DEFAULT_K, EvalCase
 from .extraction import MissionDigest
 from .extraction_queue import ExtractionQueue
+from .forget import ForgetResult
+from .forgetting import Forgetting
 from .ids import IdGenerator, resolve_prefix
 from .jobs import Job, RetryPolicy
 from .kb.images import ImageReader
@@ -115,6 +117,7 @@ class MemoryService(CollaboratorAccess):
         self.kb = KnowledgeBase(store, embedder, self.parts.tokenizer, images, clock=clock, ids=ids)
         self.writer = MemoryWriter(self.parts)
         self.review = OwnerReview(self.parts)
+        self.forgetting = Forgetting(self.parts)
         self.admin = StoreAdmin(self.parts)
         self.retriever = Retriever(self.parts)
         self.evaluation = OwnerEval(self.parts, self.resolve_id)
@@ -199,6 +202,25 @@ class MemoryService(CollaboratorAccess):
     def purge(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Owner action: erase a memory's content for privacy, keeping a tombstone."""
         return self.writer.purge(memory_id, now=now)
+
+    def forget(
+        self,
+        *,
+        entity: str | None = None,
+        query: str | None = None,
+        dry_run: bool = False,
+        now: datetime | None = None,
+    ) -> ForgetResult:
+        """Owner action: erase everything about ``entity`` or matching ``query`` (one of the
+        two). Lists every memory in any status (active, pending, archived, superseded,
+        rejected) and every knowledge-base chunk that names the entity (tagged with it or one
+        of its aliases, or holding one as whole words) or matches the query (every content
+        word, and a cosine of at least :data:`memoryd.forget.QUERY_MIN_COSINE`); then, unless
+        ``dry_run``, purges those memories (tombstones kept) and removes the documents those
+        chunks belong to, whole, in one transaction, and records the request with its counts
+        (no content) in the store and in each tombstone's audit entry."""
+        self.settle()
+        return self.forgetting.forget(entity, query, dry_run, now)
 
     def add_alias(self, name: str, alias: str) -> None:
         """Owner action: ``alias`` names the same entity as ``name`` (for the entity leg)."""

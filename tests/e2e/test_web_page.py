@@ -417,3 +417,20 @@ def test_on_a_phone_the_owner_sees_why_each_memory_waits_and_reviews_several_at_
         [case] = api.get("/v1/eval/cases").json()
     assert (shown["retrieval_hits"], shown["last_retrieved_at"]) == (0, None)
     assert case["expected"] == [porto["id"]]
+
+    # Forget: the list comes first, on the phone too; only the confirm button erases.
+    browser.get(base + "/forget")
+    browser.find_element(By.NAME, "text").send_keys("Ribeira")
+    _submit(browser, browser.find_element(By.XPATH, "//button[text()='List what would be erased']"))
+    assert "Would erase: forget entity 'Ribeira': 1 memory, 0 chunks<" in browser.page_source
+    assert porto["id"] in _row_with(browser, "Owner lives in Porto").text
+    _fits_the_phone(browser)
+    _shot(browser, "forget-phone")
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as api:
+        assert api.get(f"/v1/memories/{porto['id']}").json()["content"], "listed, not erased"
+    _submit(browser, browser.find_element(By.XPATH, "//button[text()='Erase all of this']"))
+    flash = browser.find_element(By.CLASS_NAME, "flash").text
+    assert flash == "erased: forget entity 'Ribeira': 1 memory, 0 chunks"
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as api:
+        gone = api.get(f"/v1/memories/{porto['id']}").json()
+    assert (gone["content"], gone["purged"]) == ("", True)

@@ -1,8 +1,8 @@
 """The ``memoryd`` command line: a thin adapter over the service object.
 
-The commands live in one module per group (memories, review, slots, recall, jobs, chats,
-consolidate, kb, store, reembed, serve, config, status, evals); this module holds the root group and
-registers them.
+The commands live in one module per group (memories, review, forget, slots, recall, jobs,
+chats, consolidate, kb, store, reembed, serve, config, status, evals); this module holds the root
+group and registers them.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from . import (
     config,
     consolidate,
     evals,
+    forget,
     jobs,
     kb,
     memories,
@@ -61,6 +62,7 @@ for _command in (
     review.archive,
     review.purge,
     review.edit,
+    forget.forget,
     slots.split,
     review.review,
     recall.recall,

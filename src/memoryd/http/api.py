@@ -263,6 +263,19 @@ def create_app(
         report = service.consolidate(now=_instant(body.now, "now"), dry_run=body.dry_run)
         return report.to_json()
 
+    @app.post("/v1/forget", response_model=s.ForgetOut, tags=["review"])
+    def forget(body: s.ForgetRequest) -> dict[str, Any]:
+        """Owner action: erase every memory (any status) and knowledge-base document that
+        names ``entity`` or matches ``query``, in one transaction; with ``dry_run``, only
+        list them."""
+        result = service.forget(
+            entity=body.entity,
+            query=body.query,
+            dry_run=body.dry_run,
+            now=_instant(body.now, "now"),
+        )
+        return result.to_json()
+
     # --------------------------------------------------------------------- kb
 
     @app.post(

@@ -127,6 +127,13 @@ class ConsolidateRequest(_Strict):
     now: str | None = None
 
 
+class ForgetRequest(_Strict):
+    entity: str | None = Field(default=None, min_length=1, max_length=200)
+    query: str | None = Field(default=None, min_length=1, max_length=200)
+    dry_run: bool = False
+    now: str | None = None
+
+
 class KbIngestRequest(_Strict):
     sources: list[str] = Field(
         min_length=1, max_length=1000, description="paths on the server's disk, or http(s) URLs"
@@ -348,6 +355,46 @@ class ConsolidationOut(BaseModel):
     dry_run: bool
     stages: dict[str, str]
     steps: list[ConsolidationStepOut]
+
+
+class ForgetRequestOut(BaseModel):
+    entity: str | None
+    query: str | None
+
+
+class ForgottenMemoryOut(BaseModel):
+    id: str
+    status: str
+    kind: str
+    preview: str
+    why: str
+
+
+class ForgottenChunkOut(BaseModel):
+    document_id: str
+    chunk: int
+    preview: str
+    why: str
+
+
+class ForgottenDocumentOut(BaseModel):
+    id: str
+    title: str
+    chunks: int
+    matching_chunks: list[int]
+
+
+class ForgetOut(BaseModel):
+    request: ForgetRequestOut
+    summary: str
+    names: list[str]
+    dry_run: bool
+    erased: bool
+    request_id: str | None
+    at: str
+    memories: list[ForgottenMemoryOut]
+    chunks: list[ForgottenChunkOut]
+    documents: list[ForgottenDocumentOut]
 
 
 class DocumentOut(BaseModel):

@@ -3,9 +3,9 @@
 Pages: the review queue (why each memory waits, what a fact would replace, several confirmed
 or rejected at once), the memory browser (chains and audit trails), the reconfirmation queue,
 the knowledge-base documents, a recall playground (a preview: nothing it shows is counted as
-retrieved) whose results can join the owner's evaluation set, and the evaluation page. A login
-form trades the API token for a session cookie (HttpOnly, SameSite=Strict); every form carries a
-per-session CSRF token.
+retrieved) whose results can join the owner's evaluation set, the evaluation page, and forget
+(the list first, then a button that erases it). A login form trades the API token for a session
+cookie (HttpOnly, SameSite=Strict); every form carries a per-session CSRF token.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from .web_html import (
     PendingView,
     browser_html,
     documents_html,
+    forget_html,
     login_html,
     memory_html,
     page_html,
@@ -460,6 +461,33 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
                          candidate=candidate, error=error)  # fmt: skip
         return page(request, "Evaluation", body, session)
 
+    # -------------------------------------------------------------- forget
+
+    @app.get("/forget", include_in_schema=False)
+    def forget_page(request: Request, by: str = "entity", text: str = "") -> HTMLResponse:
+        session = session_of(request)
+        plan, error = None, None
+        if text.strip():
+            try:
+                entity, query = _forget_request(by, text)
+                plan = service.forget(entity=entity, query=query, dry_run=True)
+            except MemorydError as problem:
+                error = f"error: {problem}"
+        body = forget_html(by, text, plan, error, sessions.csrf(session))
+        return page(request, "Forget", body, session)
+
+    @app.post("/forget", include_in_schema=False)
+    def forget_confirmed(
+        request: Request, csrf: str = Form(""), by: str = Form(""), text: str = Form("")
+    ) -> Response:
+        checked(request, csrf)
+        try:
+            entity, query = _forget_request(by, text)
+            message = "erased: " + service.forget(entity=entity, query=query).summary
+        except MemorydError as error:
+            message = f"error: {error}"
+        return RedirectResponse("/forget?flash=" + quote(message), status_code=303)
+
 
 def _local_path(path: str) -> str:
     """A redirect target on this site only (a form's ``back`` is the owner's, but checked)."""
@@ -473,6 +501,13 @@ def _k(text: str) -> int:
         return int(text.strip())
     except ValueError:
         raise InvalidInputError(f"k must be a whole number, not {text!r}") from None
+
+
+def _forget_request(by: str, text: str) -> tuple[str | None, str | None]:
+    """(entity, query) from the form's choice and text."""
+    if by not in ("entity", "query"):
+        raise InvalidInputError(f"forget by 'entity' or 'query', not {by!r}")
+    return (text, None) if by == "entity" else (None, text)
 
 
 def _budget(text: str) -> int:

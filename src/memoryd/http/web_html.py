@@ -14,6 +14,7 @@ from ..kb.vector_fill import FillProgress, pace
 from ..model import AuditEntry, Kind, Memory, Status
 
 if TYPE_CHECKING:
+    from ..forget import ForgetResult
     from ..service import RecallResult
 
 _STYLE = """
@@ -74,6 +75,7 @@ def page_html(
             '<a href="/">Review</a><a href="/memories">Memories</a>'
             '<a href="/reconfirm">Reconfirm</a><a href="/documents">Documents</a>'
             '<a href="/recall">Recall</a><a href="/eval">Evaluation</a>'
+            '<a href="/forget">Forget</a>'
             f'<form class="inline" method="post" action="/logout">{csrf_field(csrf)}'
             "<button>Log out</button></form>"
         )
@@ -520,6 +522,69 @@ def recall_html(
         f"<pre>{escape(result.text) or '(empty)'}</pre>{silence}<p class=muted>legs: {legs}</p>"
         f"{window}<h2>Explain</h2>{explain}"
         + (f"<h2>Dropped</h2><ul>{dropped}</ul>" if dropped else "")
+    )
+
+
+def forget_html(by: str, text: str, plan: ForgetResult | None, error: str | None,
+                csrf: str) -> str:  # fmt: skip
+    """The forget form: what would be erased is listed first; only then a button erases it."""
+    options = "".join(
+        f'<option value="{v}"{" selected" if v == by else ""}>{label}</option>'
+        for v, label in (("entity", "an entity (and its aliases)"), ("query", "a query"))
+    )
+    form = (
+        '<form method="get" action="/forget"><label>forget <select name="by">'
+        f"{options}</select></label> "
+        f'<input name="text" value="{escape(text)}" size=40 placeholder="Ana" required> '
+        "<button>List what would be erased</button></form>"
+        '<p class="muted">Nothing is erased until you confirm the list.</p>'
+    )
+    if error is not None:
+        return f'{form}<p class="error">{escape(error)}</p>'
+    if plan is None:
+        return form
+    if plan.empty:
+        return f"{form}<p>Nothing names or matches {escape(plan.request.label)}.</p>"
+    memories = table_html(
+        ["id", "status", "kind", "first words", "why"],
+        [
+            [
+                f'<a href="/memories/{quote(m.id)}">{escape(m.id)}</a>',
+                escape(m.status),
+                escape(m.kind),
+                escape(m.preview),
+                escape(m.why),
+            ]
+            for m in plan.memories
+        ],
+    )
+    documents = table_html(
+        ["id", "title", "chunks", "chunks that name or match"],
+        [
+            [
+                escape(d.id),
+                escape(d.title),
+                str(d.chunk_count),
+                escape("; ".join(
+                    f"{c.position}: {c.preview}" for c in plan.chunks if c.document_id == d.id
+                )),
+            ]
+            for d in plan.documents
+        ],
+    )  # fmt: skip
+    confirm = (
+        f'<form method="post" action="/forget" id="forget-confirm">{csrf_field(csrf)}'
+        f'<input type="hidden" name="by" value="{escape(by)}">'
+        f'<input type="hidden" name="text" value="{escape(text)}">'
+        "<button>Erase all of this</button></form>"
+        '<p class="muted">Cannot be undone: memories keep an empty tombstone, documents are '
+        "removed whole.</p>"
+    )
+    return (
+        f"{form}<h2>Would erase: {escape(plan.summary)}</h2>"
+        + (f"<h3>Memories</h3>{memories}" if plan.memories else "")
+        + (f"<h3>Documents (removed whole)</h3>{documents}" if plan.documents else "")
+        + confirm
     )
 
 

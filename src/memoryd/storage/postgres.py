@@ -17,8 +17,8 @@ from typing import Any
 
 from ..errors import StoreUnavailableError
 from .audit_rows import AuditRows
-from .eval_rows import EvalRows
 from .chat_import_rows import ImportedChatRows
+from .eval_rows import EvalRows
 from .meta_rows import RECORD_SIGNATURE, MetaAndLeases
 from .postgres_connection import (
     MIGRATION_LOCK_KEY,
@@ -134,13 +134,16 @@ class PostgresStore(MetaAndLeases[PostgresDatabase]):
                 problems.append(f"{message}: {count}")
         return problems
 
-    def erase_traces(self) -> None:
+    def erase_traces(self, *, documents: bool = False) -> None:
         """After a purge: rewrite the tables so the old row versions are gone from the data
-        files. (PostgreSQL's write-ahead log keeps them until its segments are recycled.)"""
+        files; with ``documents``, the knowledge base's tables too (a rewrite of every chunk,
+        so only when documents were removed). (PostgreSQL's write-ahead log keeps them until
+        its segments are recycled.)"""
+        tables = "memories, memory_entities, entities, entity_aliases, jobs"
+        if documents:
+            tables += ", documents, chunks"
         with self._db.pool.connection() as connection:
-            connection.execute(
-                "VACUUM FULL memories, memory_entities, entities, entity_aliases, jobs"
-            )
+            connection.execute(f"VACUUM FULL {tables}")
 
     def close(self) -> None:
         """Close the pool."""

@@ -552,8 +552,9 @@ class Store(Protocol):
         """The backend's own consistency checks, as messages (empty when sound)."""
         ...
 
-    def erase_traces(self) -> None:
-        """Make purged content unrecoverable from the backend's files (logs, free pages)."""
+    def erase_traces(self, *, documents: bool = False) -> None:
+        """Make purged content unrecoverable from the backend's files (logs, free pages);
+        with ``documents``, removed documents' chunks too."""
         ...
 
     def close(self) -> None:

@@ -16,8 +16,8 @@ import sqlean as sqlite3
 
 from ..errors import StoreDamagedError, StoreUnavailableError
 from .audit_rows import AuditRows
-from .eval_rows import EvalRows
 from .chat_import_rows import ImportedChatRows
+from .eval_rows import EvalRows
 from .meta_rows import RECORD_SIGNATURE, MetaAndLeases
 from .protocols import EmbeddingSignature
 from .sqlite_connection import SQLITE_ROWS, SqliteConnection
@@ -95,9 +95,10 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
             self._vectors_ready = row is not None
         return self._vectors_ready
 
-    def erase_traces(self) -> None:
+    def erase_traces(self, *, documents: bool = False) -> None:
         """After a purge: fold the write-ahead log (which still holds old page images) into
-        the main file, where secure_delete has zeroed them, and truncate it."""
+        the main file, where secure_delete has zeroed them, and truncate it (the same for
+        removed documents: ``documents`` changes nothing here)."""
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def require_vectors(self) -> None:

@@ -280,6 +280,16 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "0015_chunk_fts_secure_delete",
+        """
+        -- A removed document's words leave the chunks' full-text index at once (as a purged
+        -- memory's leave memory_fts), instead of waiting in its segments for a merge; the
+        -- optimize drops what earlier removals left there.
+        INSERT INTO chunk_fts(chunk_fts, rank) VALUES ('secure-delete', 1);
+        INSERT INTO chunk_fts(chunk_fts) VALUES ('optimize');
+        """,
+    ),
 )
 
 
