@@ -11,7 +11,6 @@ from datetime import datetime
 from .context_pack import (
     ContextPack,
     ContextPolicy,
-    MemoryEvidence,
     PackDrop,
     calibrate,
     pack_context,
@@ -47,14 +46,10 @@ def build_context(
     recalled = retriever.ranked(message, now)
     legs = dict(recalled.evidence.legs)
     found = _search_kb(kb, recalled.read.text, pinned_collections, policy, legs)
-    candidates = recalled.evidence.candidates
-    memories = [
-        MemoryEvidence(s, len(candidates[s.memory.id].words) if s.memory.id in candidates else 0)
-        for s in recalled.kept
-    ]
     lesson_ids = {m.id for m in recalled.lessons}
     scored = calibrate(
-        [m for m in memories if m.scored.memory.id not in lesson_ids],
+        recalled.read.text,
+        [s for s in recalled.kept if s.memory.id not in lesson_ids],
         found.hits if found is not None else (),
         policy,
     )

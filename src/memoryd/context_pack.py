@@ -16,6 +16,8 @@ source's own: nothing enters the joint ranking that its own gates stopped.
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,14 +53,6 @@ class ContextPolicy:
     duplicate_share: float = 0.8
     # How many search_kb results compete for the pack (search_kb's own default).
     kb_candidates: int = 5
-
-
-@dataclass(frozen=True)
-class MemoryEvidence:
-    """A memory recall admitted and kept, with the query words it holds (text leg)."""
-
-    scored: Scored
-    words: int = 0
 
 
 @dataclass(frozen=True)
@@ -168,34 +162,35 @@ def chunk_id(hit: KbHit) -> str:
 
 
 def calibrate(
-    memories: Sequence[MemoryEvidence],
+    message: str,
+    memories: Sequence[Scored],
     chunks: Sequence[KbHit],
     policy: ContextPolicy = ContextPolicy(),
 ) -> list[PackItem]:
     """Memories and chunks on one score (see the module docstring), best first; at equal
     score a memory first (it is shorter and the owner's own), then by id."""
+    asked = content_words(message)
     vector: list[tuple[float, int, str]] = []
-    words: list[tuple[int, int, int, str]] = []
-    for evidence in memories:
-        scored = evidence.scored
+    words: list[tuple[float, int, str]] = []
+    for scored in memories:
         if "vector" in scored.gates and scored.cosine is not None:
             vector.append((-scored.cosine, 0, scored.memory.id))
         if "text" in scored.gates:
-            words.append((-evidence.words, scored.ranks.get("text", 0), 0, scored.memory.id))
+            words.append((-word_cosine(asked, scored.memory.content), 0, scored.memory.id))
     for hit in chunks:
         ranked = hit.ranked
         if ranked.vector_rank is not None and ranked.cosine is not None:
             vector.append((-ranked.cosine, 1, chunk_id(hit)))
         if ranked.keyword_rank is not None:
-            words.append((-ranked.shared_words, ranked.keyword_rank, 1, chunk_id(hit)))
+            text = f"{hit.chunk.breadcrumb}\n{hit.chunk.text}"
+            words.append((-word_cosine(asked, text), 1, chunk_id(hit)))
     joint = {
         "vector": {entry[-1]: rank for rank, entry in enumerate(sorted(vector), start=1)},
         "text": {entry[-1]: rank for rank, entry in enumerate(sorted(words), start=1)},
     }
     k = policy.rank_constant
     items: list[PackItem] = []
-    for evidence in memories:
-        scored = evidence.scored
+    for scored in memories:
         ranks = {
             leg: joint[leg][scored.memory.id]
             for leg in SHARED_LEGS
@@ -236,9 +231,18 @@ def calibrate(
     return items
 
 
+@functools.lru_cache(maxsize=4096)
 def content_words(text: str) -> frozenset[str]:
     """The distinct content words of ``text``, stemmed, stop words left out."""
     return frozenset(stem(word) for word in query_terms(text))
+
+
+def word_cosine(asked: frozenset[str], text: str) -> float:
+    """The cosine of the message's distinct content words (``asked``) with ``text``'s."""
+    held = content_words(text)
+    if not asked or not held:
+        return 0.0
+    return len(asked & held) / math.sqrt(len(asked) * len(held))
 
 
 def repeated_memory(
