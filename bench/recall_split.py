@@ -55,7 +55,7 @@ STEPS: tuple[tuple[Any, str, str], ...] = (
     (memoryd.recall, "render_item", "rendering lines"),
     (memoryd.tokens.O200kTokenizer, "count", "tokenising"),
     (memoryd.recall, "fence", "fencing"),
-    (memoryd.retriever.Retriever, "_stamp_later", "retrieval stamp (queue)"),
+    (memoryd.retriever.Retriever, "stamp_later", "retrieval stamp (queue)"),
 )
 
 

@@ -69,6 +69,14 @@ class Client:
         """The memory block for a message (``["text"]`` goes into the prompt)."""
         return dict(self._call("POST", "/v1/recall", {"message": message, "budget": budget}))
 
+    def context(
+        self, message: str, *, budget: int | None = None, explain: bool = False
+    ) -> dict[str, Any]:
+        """The one context pack for a message: memories and document chunks in one fenced
+        block (``["text"]`` goes into the prompt), with what was dropped and why."""
+        body = {"message": message, "budget": budget, "explain": explain}
+        return dict(self._call("POST", "/v1/context", body))
+
     def search_memory(self, query: str, **filters: Any) -> list[dict[str, Any]]:
         """A ranked list of memories (kind, since, until, limit)."""
         return list(self._call("POST", "/v1/search", {"query": query, **filters}))

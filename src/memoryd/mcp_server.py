@@ -5,7 +5,8 @@ Exactly four tools — remember, search_memory, search_kb, read_kb — with the 
 as :meth:`MemoryService.tool_definitions`; they run through the same dispatcher, as the model
 (never the owner). No owner operation (confirm, edit, purge, …) is reachable here. The memory
 block is offered as a prompt (``memory_block``) and a resource template
-(``memoryd://memory-block/{message}``) so a client can push it into context; the server
+(``memoryd://memory-block/{message}``), and the context pack (memories and document chunks in
+one block) as the prompt ``context``, so a client can push them into context; the server
 advertises the tools, prompts and resources capabilities at initialisation, so a client that
 checks them before listing finds both.
 
@@ -90,6 +91,9 @@ def build_server(service: MemoryService, pinned_collections: Sequence[str] = ())
         )
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        message = types.PromptArgument(
+            name="message", description="The owner's message.", required=True
+        )
         return types.ListPromptsResult(
             prompts=[
                 types.Prompt(
@@ -98,19 +102,32 @@ def build_server(service: MemoryService, pinned_collections: Sequence[str] = ())
                         "The fenced memory block for the owner's message: standing lessons "
                         "and the memories relevant to it, within a token budget."
                     ),
-                    arguments=[
-                        types.PromptArgument(
-                            name="message", description="The owner's message.", required=True
-                        )
-                    ],
-                )
+                    arguments=[message],
+                ),
+                types.Prompt(
+                    name="context",
+                    description=(
+                        "The one context pack for the owner's message: standing lessons, then "
+                        "the memories and document passages relevant to it, best first, in "
+                        "one fenced block within the token budget."
+                    ),
+                    arguments=[message],
+                ),
             ]
         )
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        if params.name != "memory_block":
-            raise ValueError(f"unknown prompt {params.name!r}; the prompt is memory_block")
         message = (params.arguments or {}).get("message", "")
+        if params.name == "context":
+            text = await _pack(service, message, pinned)
+            return types.GetPromptResult(
+                description="memories and document passages relevant to the message",
+                messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
+            )
+        if params.name != "memory_block":
+            raise ValueError(
+                f"unknown prompt {params.name!r}; the prompts are memory_block and context"
+            )
         block = await _block(service, message)
         return types.GetPromptResult(
             description="memories relevant to the message",
@@ -185,6 +202,15 @@ def _meta_id(value: object) -> str | None:
 async def _block(service: MemoryService, message: str) -> str:
     result = await anyio.to_thread.run_sync(lambda: service.recall(message or " "))
     return result.text or "(no memories for this message)"
+
+
+async def _pack(service: MemoryService, message: str, pinned: Sequence[str]) -> str:
+    if not message.strip():
+        raise ValueError("the context prompt needs the owner's message")
+    pack = await anyio.to_thread.run_sync(
+        lambda: service.context(message, pinned_collections=pinned)
+    )
+    return pack.text or "(no memories or documents for this message)"
 
 
 def _version() -> str:

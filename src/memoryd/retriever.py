@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 
 from .collaborators import Collaborators
@@ -17,7 +18,7 @@ from .full_disk import FullDiskNotice
 from .legs import QueryEmbedder
 from .model import Kind, Memory
 from .query_bounds import BoundedQuery, bound_query
-from .recall import Candidate, Packed, pack_block, relative_cut
+from .recall import Candidate, Dropped, Packed, Ranking, Scored, pack_block, relative_cut
 from .results import RecallResult, SearchResult
 from .retrieval import Evidence, gather, rank
 from .timewindow import TimeWindow, find_time_window
@@ -27,6 +28,28 @@ Span = tuple[datetime | None, datetime | None]
 """An explicit (since, until) range; either end may be open."""
 # Nothing to say: the empty block, uncounted, so a recall on a new store loads no tokenizer.
 EMPTY_BLOCK = Packed(text="", tokens=0, lessons=(), items=(), dropped=())
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Recall before packing: when, what of the message was read, its time window, the
+    evidence and its ranking, the memories kept after the relative cut (and the cut ones),
+    and the standing lessons."""
+
+    at: datetime
+    read: BoundedQuery
+    window: TimeWindow | None
+    evidence: Evidence
+    ranking: Ranking
+    kept: tuple[Scored, ...]
+    cut: tuple[Dropped, ...]
+    lessons: tuple[Memory, ...]
+
+    def dropped(self, standing: Sequence[Memory]) -> tuple[Dropped, ...]:
+        """What the gates stopped and the cut left out; a standing lesson the legs also found
+        is in the block whatever its gates said."""
+        ids = {m.id for m in standing}
+        return tuple(d for d in self.ranking.dropped if d.memory_id not in ids) + self.cut
 
 
 class Retriever:
@@ -46,11 +69,36 @@ class Retriever:
     ) -> RecallResult:
         """See :meth:`memoryd.service.MemoryService.recall`."""
         parts = self.parts
-        at = parts.now(now)
-        policy = parts.recall_policy
-        limit = policy.budget_tokens if budget is None else budget
+        limit = self.budget(budget)
+        found = self.ranked(message, now)
+        packed = EMPTY_BLOCK
+        if found.lessons or found.kept:
+            packed = pack_block(found.lessons, found.kept, parts.tokenizer, limit)
+        packed_ids = [m.id for m in packed.lessons] + [s.memory.id for s in packed.items]
+        if packed_ids and stamp:
+            self.stamp_later(packed_ids, found.at)
+        return RecallResult(
+            packed,
+            found.dropped(packed.lessons) + packed.dropped,
+            found.evidence.legs,
+            found.window,
+            found.evidence.facts,
+            found.ranking.silence,
+            found.read,
+        )
+
+    def budget(self, budget: int | None) -> int:
+        """The token budget asked for, else the recall budget of the settings."""
+        limit = self.parts.recall_policy.budget_tokens if budget is None else budget
         if limit < 0:
             raise InvalidInputError("the token budget must be zero or more")
+        return limit
+
+    def ranked(self, message: str, now: datetime | None) -> Ranked:
+        """Recall up to packing: the memories gated, ranked and cut, and the standing lessons."""
+        parts = self.parts
+        at = parts.now(now)
+        policy = parts.recall_policy
         read = self._bounded(message)
         message = read.text
         window = find_time_window(message, at, parts.zone)
@@ -59,25 +107,7 @@ class Retriever:
             ranking, evidence = rank(parts.store, evidence, at, policy, parts.zone)
         kept, cut = relative_cut(ranking.items, policy)
         lessons = parts.store.memories.standing_lessons()
-        packed = EMPTY_BLOCK
-        if lessons or kept:
-            packed = pack_block(lessons, kept, parts.tokenizer, limit)
-        packed_ids = [m.id for m in packed.lessons] + [s.memory.id for s in packed.items]
-        if packed_ids and stamp:
-            self._stamp_later(packed_ids, at)
-        # A standing lesson the legs also found is in the block whatever its gates said.
-        standing = {m.id for m in packed.lessons}
-        return RecallResult(
-            packed,
-            tuple(d for d in ranking.dropped if d.memory_id not in standing)
-            + tuple(cut)
-            + packed.dropped,
-            evidence.legs,
-            window,
-            evidence.facts,
-            ranking.silence,
-            read,
-        )
+        return Ranked(at, read, window, evidence, ranking, tuple(kept), tuple(cut), tuple(lessons))
 
     def search(
         self,
@@ -121,7 +151,7 @@ class Retriever:
             )
         top = ranking.items[:limit]
         if top and stamp:
-            self._stamp_later([s.memory.id for s in top], at)
+            self.stamp_later([s.memory.id for s in top], at)
         return SearchResult(tuple(top), evidence.legs, read)
 
     def evidence(self, message: str, now: datetime | None) -> Evidence:
@@ -184,7 +214,7 @@ class Retriever:
             self._matcher = (version, EntityMatcher.build(self.parts.store.entities.aliases()))
         return self._matcher[1]
 
-    def _stamp_later(self, memory_ids: list[str], at: datetime) -> None:
+    def stamp_later(self, memory_ids: list[str], at: datetime) -> None:
         """Stamp packed memories on a single background writer, so the answer does not wait
         for the write (and the WAL checkpoints it sometimes triggers). Runs in order."""
         with self._stamp_lock:

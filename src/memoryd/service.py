@@ -29,6 +29,8 @@ from .clock import Clock, utc_now
 from .collaborators import CollaboratorAccess, Collaborators, check_embedding_signature
 from .consolidation import ConsolidationPolicy
 from .consolidation_run import ConsolidationLeaseLost, ConsolidationRun, StageSkipped
+from .context import build_context
+from .context_pack import ContextPack
 from .embedding import Embedder
 from .errors import MemoryNotFoundError
 from .eval_runner import EvalRun, OwnerEval
@@ -319,6 +321,34 @@ class MemoryService(CollaboratorAccess):
         hits, last retrieved), unless ``stamp`` is False: a preview, such as the owner trying
         a message on the web page, that consolidation must not count as use."""
         return self.retriever.recall(message, budget, now, stamp)
+
+    def context(
+        self,
+        message: str,
+        *,
+        budget: int | None = None,
+        now: datetime | None = None,
+        explain: bool = False,
+        stamp: bool = True,
+        pinned_collections: Sequence[str] = (),
+    ) -> ContextPack:
+        """The one context pack for this turn: standing lessons, then the memories recall
+        admits and the document chunks search_kb admits (each through its own gates),
+        interleaved by one calibrated score (:mod:`memoryd.context_pack` says how), chunks
+        that repeat a memory left out, all in one fenced block within ``budget`` o200k tokens
+        (default: the recall budget). ``dropped`` says what was left out and why; ``explain``
+        adds each item's ranks and weights to the JSON. Stamps the memories it packed, as
+        recall does, unless ``stamp`` is False."""
+        return build_context(
+            self.retriever,
+            self.kb,
+            message,
+            budget=budget,
+            now=now,
+            explain=explain,
+            stamp=stamp,
+            pinned_collections=pinned_collections,
+        )
 
     def search_memory(
         self,

@@ -425,10 +425,20 @@ def test_the_memory_block_is_a_prompt(mcp_client: McpConnection, seeded: Seeder)
     fact = "The owner lives in Lisbon, in the Alfama district"
     _remember_fact(seeded, fact, subject="owner", predicate="lives in", object="Lisbon")
 
+    document = _ingest_markdown(
+        seeded,
+        "alfama.md",
+        "# Alfama guide\n\nThe Alfama district in Lisbon is the oldest quarter of the city, "
+        "with steep lanes running down from the castle to the river.\n",
+    )
+
     prompts = mcp_client.call(mcp_client.session.list_prompts)
-    assert [p.name for p in prompts.prompts] == ["memory_block"]
+    assert [p.name for p in prompts.prompts] == ["memory_block", "context"]
     prompt = mcp_client.call(
         mcp_client.session.get_prompt, "memory_block", {"message": "where do I live"}
+    )
+    pack = mcp_client.call(
+        mcp_client.session.get_prompt, "context", {"message": "What is Alfama in Lisbon like?"}
     )
 
     assert len(prompt.messages) == 1
@@ -438,6 +448,12 @@ def test_the_memory_block_is_a_prompt(mcp_client: McpConnection, seeded: Seeder)
     assert block.startswith("<memory ")
     assert block.rstrip().endswith("</memory>")
     assert fact in block
+    # The context prompt: the memory and the document's chunk in one fenced pack.
+    [message] = pack.messages
+    assert isinstance(message.content, types.TextContent)
+    assert message.content.text.startswith('<memory trust="data">')
+    assert fact in message.content.text
+    assert f'doc="{document}"' in message.content.text
 
 
 def test_the_memory_block_is_a_resource(mcp_client: McpConnection, seeded: Seeder) -> None:

@@ -66,6 +66,7 @@ for _command in (
     slots.split,
     review.review,
     recall.recall,
+    recall.context,
     recall.search,
     jobs.observe,
     jobs.compact,

@@ -1,4 +1,5 @@
-"""``memoryd recall`` (the fenced block, or ``--explain``) and ``memoryd search``."""
+"""``memoryd recall`` (the fenced block, or ``--explain``), ``memoryd context`` (the one pack of
+memories and document chunks) and ``memoryd search``."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..context_pack import ContextPack, PackItem
     from ..results import RecallResult
 
 
@@ -52,6 +54,40 @@ def recall(
         _echo_explain(result)
         return
     click.echo(result.text if result.text else "(no memories qualify)")
+
+
+@click.command()
+@click.argument("message")
+@click.option(
+    "--budget", type=click.IntRange(min=0), help="Token budget (default: the recall budget)."
+)
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Show each item's calibrated score, joint ranks and weight, and what was dropped and why.",
+)
+@now_option
+@json_option
+@click.pass_context
+def context(
+    ctx: click.Context,
+    message: str,
+    budget: int | None,
+    explain: bool,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
+    """Print the one context pack for MESSAGE: standing lessons, then memories and document
+    chunks by relevance, in one fenced block within the token budget."""
+    with open_store_service(ctx) as service:
+        pack = service.context(message, budget=budget, now=now_from(now_text), explain=explain)
+    if as_json:
+        print_json(pack.to_json())
+        return
+    if explain:
+        _echo_pack(pack)
+        return
+    click.echo(pack.text if pack.text else "(nothing qualifies)")
 
 
 @click.command()
@@ -134,3 +170,38 @@ def _echo_explain(result: RecallResult) -> None:
         click.echo("\ndropped:")
         for dropped in result.dropped:
             click.echo(f"{dropped.memory_id:<26}  {dropped.reason}")
+
+
+def _echo_pack(pack: ContextPack) -> None:
+    click.echo("legs: " + ", ".join(f"{leg} {state}" for leg, state in pack.legs.items()))
+    click.echo(f"pack: {pack.tokens} of {pack.budget} tokens")
+    if pack.silence:
+        click.echo(f"no memory qualifies: {pack.silence}")
+    click.echo("")
+    click.echo(f"{'type':<7} {'id':<30} {'score':>7} {'own':>7} {'vector':>6} {'text':>5}  content")
+    for lesson in pack.lessons:
+        click.echo(f"{'lesson':<7} {lesson.id:<30} {'always':>7} {'':>7} {'':>6} {'':>5}  "
+                   f"{_line(lesson.content)}")  # fmt: skip
+    for item in pack.items:
+        shown = item.memory.content if item.memory is not None else _chunk_label(item)
+        vector, text = (str(item.ranks.get(leg, "-")) for leg in ("vector", "text"))
+        click.echo(
+            f"{item.kind:<7} {item.id:<30} {item.score:>7.4f} {item.source_score:>7.4f} "
+            f"{vector:>6} {text:>5}  {_line(shown)}"
+        )
+    if pack.dropped:
+        click.echo("\ndropped:")
+        for dropped in pack.dropped:
+            click.echo(f"{dropped.kind:<7} {dropped.id:<30} {dropped.reason}")
+
+
+def _chunk_label(item: PackItem) -> str:
+    hit = item.hit
+    if hit is None:
+        return ""
+    return f"[{hit.chunk.breadcrumb or hit.document.title}] {hit.chunk.text}"
+
+
+def _line(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

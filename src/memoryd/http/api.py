@@ -209,6 +209,15 @@ def create_app(
             body.message, budget=body.budget, now=_instant(body.now, "now")
         ).to_json()
 
+    @app.post("/v1/context", response_model=s.ContextOut, tags=["reading"])
+    def context(body: s.ContextRequest) -> dict[str, Any]:
+        """The one context pack: standing lessons, then memories and document chunks by
+        calibrated score, in one fenced block within the token budget, with what was dropped
+        and why."""
+        return service.context(
+            body.message, budget=body.budget, now=_instant(body.now, "now"), explain=body.explain
+        ).to_json()
+
     @app.post("/v1/search", response_model=list[s.SearchItemOut], tags=["reading"])
     def search(body: s.SearchRequest) -> list[dict[str, Any]]:
         """search_memory: a ranked list."""

@@ -113,6 +113,10 @@ class RecallRequest(_Strict):
     now: str | None = None
 
 
+class ContextRequest(RecallRequest):
+    explain: bool = False
+
+
 class SearchRequest(_Strict):
     query: str = Field(min_length=1, max_length=2000)
     kind: Literal["fact", "event", "lesson", "inference"] | None = None
@@ -335,6 +339,40 @@ class RecallOut(BaseModel):
     legs: dict[str, str]
     time_window: TimeWindowOut | None
     query: RecallQueryOut
+    silence: str | None
+
+
+class ContextItemOut(BaseModel):
+    """A lesson, a memory or a document chunk of the pack (chunks carry their fenced text)."""
+
+    type: Literal["lesson", "memory", "chunk"]
+    id: str
+    score: float | None
+    content: str
+    importance: str | None = None
+    memory_kind: str | None = None
+    doc: str | None = None
+    chunk: int | None = None
+    title: str | None = None
+    source: str | None = None
+    pages: list[int] | None = None
+    cite: str | None = None
+    explain: dict[str, Any] | None = None
+
+
+class ContextDropOut(BaseModel):
+    type: Literal["lesson", "memory", "chunk"]
+    id: str
+    reason: str
+
+
+class ContextOut(BaseModel):
+    text: str
+    tokens: int
+    budget: int
+    items: list[ContextItemOut]
+    dropped: list[ContextDropOut]
+    legs: dict[str, str]
     silence: str | None
 
 

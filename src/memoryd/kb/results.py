@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..fence import escape_data, fence
-from .model import Chunk, Document, page_label
+from .model import Chunk, ChunkKey, Document, page_label
 from .search import RankedChunk
 
 
@@ -92,6 +92,8 @@ class KbSearchResult:
     query: str
     hits: tuple[KbHit, ...]
     pinned: tuple[str, ...] = ()
+    # The nearest chunks the gates stopped, with why (for the context pack's dropped list).
+    stopped: tuple[tuple[ChunkKey, str], ...] = ()
 
     @property
     def text(self) -> str:

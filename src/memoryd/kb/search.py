@@ -151,6 +151,28 @@ def fuse(
     return kept
 
 
+def below_gates(
+    vector_hits: Sequence[tuple[ChunkKey, float]],
+    keyword_hits: Sequence[ChunkKey],
+    shared: Mapping[ChunkKey, int],
+    policy: KbSearchPolicy,
+    limit: int,
+) -> list[tuple[ChunkKey, str]]:
+    """The nearest chunks of each leg (at most ``limit`` per leg) that no gate admitted, with
+    why: what ``--explain`` shows as dropped below the gates."""
+    admitted = {key for key, _ in gate_vector(vector_hits, policy)}
+    admitted.update(gate_keyword(keyword_hits, shared, policy))
+    stopped: dict[ChunkKey, str] = {}
+    for key, cosine in [h for h in vector_hits if h[0] not in admitted][:limit]:
+        stopped[key] = f"below search_kb's gates: cosine {cosine:.2f} < {policy.min_cosine:.2f}"
+    for key in [k for k in keyword_hits if k not in admitted and k not in stopped][:limit]:
+        stopped[key] = (
+            f"below search_kb's gates: shares {shared.get(key, 0)} of the query's words "
+            f"(needs {policy.min_shared_words})"
+        )
+    return list(stopped.items())
+
+
 def check_query(query: str, limit: int | None, policy: KbSearchPolicy) -> tuple[str, int]:
     """The query, stripped, and how many results it wants; a clear error when either is off."""
     text = query.strip()

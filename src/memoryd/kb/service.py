@@ -35,6 +35,7 @@ from .search import (
     READ_DEFAULT_TOKENS,
     READ_MAX_TOKENS,
     KbSearchPolicy,
+    below_gates,
     bounded,
     check_chunk_range,
     check_query,
@@ -255,10 +256,11 @@ class KnowledgeBase:
         documents = self.store.kb.documents_by_id(
             [k.document_id for k, _ in vector_hits] + [k.document_id for k in keyword_hits]
         )
+        shared = shared_words(terms, keyword_chunks)
         ranked = fuse(
             vector_hits,
             keyword_hits,
-            shared_words(terms, keyword_chunks),
+            shared,
             weighting(documents),
             frozenset(pinned),
             policy,
@@ -269,7 +271,8 @@ class KnowledgeBase:
         hits = tuple(
             KbHit(documents[r.key.document_id], chunks[r.key], r) for r in ranked if r.key in chunks
         )
-        return KbSearchResult(text, hits, pinned)
+        stopped = below_gates(vector_hits, keyword_hits, shared, policy, wanted)
+        return KbSearchResult(text, hits, pinned, tuple(stopped))
 
     def read(
         self,
