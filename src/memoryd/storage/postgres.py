@@ -133,7 +133,7 @@ class PostgresStore(MetaAndLeases[PostgresDatabase]):
     def erase_traces(self) -> None:
         """After a purge: rewrite the tables so the old row versions are gone from the data
         files. (PostgreSQL's write-ahead log keeps them until its segments are recycled.)"""
-        with self._db.pool.connection() as connection:
+        with self._db.connection() as connection:
             connection.execute(
                 "VACUUM FULL memories, memory_entities, entities, entity_aliases, jobs"
             )
@@ -146,7 +146,7 @@ class PostgresStore(MetaAndLeases[PostgresDatabase]):
         """Create the extension and run migrations (under an advisory lock), or explain which
         privilege is missing."""
         errors = self._db.errors
-        with self._db.pool.connection() as connection:
+        with self._db.connection() as connection:
             tables = {
                 row[0]
                 for row in connection.execute(
