@@ -284,11 +284,12 @@ def run_mix(
     max_requests: int = 100_000,
     mix: dict[str, int] | None = None,
     timeout: float = REQUEST_TIMEOUT,
+    sending: threading.Event | None = None,
 ) -> LoadResult:
     """Run ``clients`` threads for ``seconds`` (each stops by itself at the deadline or after
     ``max_requests`` requests; a request gets ``timeout`` seconds) and merge what they saw.
     ``scratch`` holds the files that are ingested by path (the server must be able to read
-    them)."""
+    them). ``sending`` is set when the clients start sending."""
     weights = mix or MIX
     names = list(weights)
     scratch.mkdir(parents=True, exist_ok=True)
@@ -330,6 +331,8 @@ def run_mix(
     started = time.monotonic()
     deadline[0] = started + seconds
     start_together.wait(timeout=60)
+    if sending is not None:
+        sending.set()
     for thread in threads:
         # A request in flight at the deadline may take up to its timeout.
         thread.join(timeout=seconds + timeout + 60)

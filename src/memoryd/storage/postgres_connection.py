@@ -25,12 +25,12 @@ EF_SEARCH = 200
 POOL_SIZE = 8
 # How long opening the store waits for its first connection (a server still starting).
 OPEN_WAIT_SECONDS = 15
-# How long a request waits for a pooled connection once the server stopped answering: long
-# enough for a pooled connection to be replaced, short enough that a request during a restart
-# fails fast with 503 instead of holding its client.
-REQUEST_WAIT_SECONDS = 3
-# How long a request waits while the server answers but every connection is busy.
-BUSY_WAIT_SECONDS = 15
+# A request waits for a pooled connection in slices of this long: once the server is known not
+# to answer, one slice and the request fails with 503 (it does not hold its client, or one of
+# the server's few request threads, through a restart); while the server answers but every
+# connection is busy, slice after slice up to BUSY_WAIT_SECONDS.
+REQUEST_WAIT_SECONDS = 0.5
+BUSY_WAIT_SECONDS = 15.0
 CONNECT_TIMEOUT_SECONDS = 3
 # The pool stops one reconnection attempt after this; the next request starts another, so
 # a server that is back is found within about a second of the next request.
@@ -57,7 +57,7 @@ class PostgresDatabase:
 
         self.errors = psycopg
         # False from the first sign the server went away until a new connection is set up:
-        # requests then give up after REQUEST_WAIT_SECONDS instead of BUSY_WAIT_SECONDS.
+        # requests then give up after one REQUEST_WAIT_SECONDS instead of BUSY_WAIT_SECONDS.
         self._answering_now = True
         pool = None
         try:
@@ -165,7 +165,7 @@ class PostgresDatabase:
     @contextmanager
     def connection(self) -> Iterator[Any]:
         """A pooled connection for the block (autocommit), or :class:`StoreNotAnsweringError`
-        when none comes: within REQUEST_WAIT_SECONDS while the server is not answering, else
+        when none comes: within REQUEST_WAIT_SECONDS once the server is not answering, else
         within BUSY_WAIT_SECONDS (every connection busy under load is no reason to fail)."""
         from psycopg_pool import PoolTimeout
 
