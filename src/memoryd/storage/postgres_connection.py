@@ -48,6 +48,13 @@ class PostgresDatabase:
     down, the connection cut mid-statement, no connection in time) leaves this class as
     :class:`StoreNotAnsweringError`, in one place (:meth:`_answering`). Broken connections are
     checked for when lent and dropped when returned, so the pool heals once the server is back.
+
+    Nothing is retried here. A transaction is the service's code between BEGIN and COMMIT (new
+    ids, clock readings, embeddings), which cannot be replayed from below; and a connection
+    lost while COMMIT is in flight leaves unknown whether the write landed, so a blind retry
+    could store it twice. A write is acknowledged only after its COMMIT returned; a cut-off one
+    answers 503 and the caller retries (the same text remembered again reinforces the memory
+    it made, if it did land, rather than adding a second one).
     """
 
     def __init__(self, url: str) -> None:
