@@ -295,7 +295,10 @@ def run_mix(
     scratch.mkdir(parents=True, exist_ok=True)
     tallies = [Tally() for _ in range(clients)]
     headers = {"Authorization": f"Bearer {token}"}
-    start_together = threading.Barrier(clients + 1)
+    all_ready = threading.Barrier(clients + 1)
+    # Set once every client is ready and the deadline runs (from then, not from the first
+    # thread's start: on a busy machine the clients take a while to set up).
+    go = threading.Event()
     deadline = [0.0]
 
     def client(number: int) -> None:
@@ -312,7 +315,8 @@ def run_mix(
                 "kb_search": worker.kb_search,
                 "kb_ingest": worker.kb_ingest,
             }
-            start_together.wait(timeout=60)
+            all_ready.wait(timeout=60)
+            go.wait(timeout=60)
             for _ in range(max_requests):
                 if time.monotonic() >= deadline[0]:
                     break
@@ -328,9 +332,10 @@ def run_mix(
     ]
     for thread in threads:
         thread.start()
+    all_ready.wait(timeout=60)
     started = time.monotonic()
     deadline[0] = started + seconds
-    start_together.wait(timeout=60)
+    go.set()
     if sending is not None:
         sending.set()
     for thread in threads:
