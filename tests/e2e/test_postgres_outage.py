@@ -189,6 +189,10 @@ def check_outcome(rig: Rig, outcome: Outcome, capsys: pytest.CaptureFixture[str]
     last_failed = max((a.sent for a in failed), default=outcome.fault_ended)
     recovery = max(0.0, last_failed - outcome.fault_ended)
     slowest = max((a.seconds for a in result.answers), default=0.0)
+    first_success = min(
+        (a.sent + a.seconds for a in result.answers if a.status == 200 and a.sent >= last_failed),
+        default=float("nan"),
+    )
     slowest_503 = max((a.seconds for a in failed), default=0.0)
     phases = {
         "before": [a for a in result.answers if a.sent < outcome.fault_started],
@@ -201,7 +205,8 @@ def check_outcome(rig: Rig, outcome: Outcome, capsys: pytest.CaptureFixture[str]
         print(
             f"\n{len(result.answers)} requests, {len(failed)} answered 503 (slowest 503 "
             f"{slowest_503:.2f} s, slowest answer {slowest:.2f} s); recovery {recovery:.2f} s "
-            f"after the fault ended; turns {dict(turns.statuses)}; "
+            f"after the fault ended (first success after it: "
+            f"{first_success - outcome.fault_ended:.2f} s); turns {dict(turns.statuses)}; "
             f"{len(result.transport_errors)} transport errors"
         )
         for phase, answers in phases.items():
