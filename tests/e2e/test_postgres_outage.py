@@ -82,7 +82,10 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
                 "MEMORYD_LLM_MODEL": "fake-extractor",
                 "MEMORYD_LLM_BASE_URL": llm.sdk_base_url,
                 "MEMORYD_LLM_API_KEY": KEY,
-                "MEMORYD_LLM_MAX_RETRIES": "0",
+                # The SDK retries a dropped keep-alive connection to the scripted server; the
+                # test is about the database, and a job retry would wait 30 s.
+                "MEMORYD_LLM_MAX_RETRIES": "2",
+                "MEMORYD_LLM_TIMEOUT": "10",
             }
             Cli(env=env, cwd=root).ok("init")
             log = root / "serve.log"
