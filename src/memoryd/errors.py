@@ -34,6 +34,17 @@ class StoreDamagedError(StoreUnavailableError):
         self.finding = finding
 
 
+class StoreNotAnsweringError(StoreUnavailableError):
+    """The database server stopped answering (down, restarting, or the connection was cut):
+    the operation was not acknowledged, and memoryd reconnects by itself when the server is
+    back. (A write cut off during its commit may still have been stored.)"""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        # Seconds a caller should wait before trying again (HTTP ``Retry-After``).
+        self.retry_after = retry_after
+
+
 class StoreMismatchError(MemorydError):
     """The store was built with another embedding model or dimension."""
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from .clock import from_db, to_db
 from .collaborators import Collaborators
-from .errors import InvalidInputError
+from .errors import InvalidInputError, StoreUnavailableError
 from .extraction import (
     BACKLOG_TRIGGERS,
     LIVE_TRIGGERS,
@@ -52,6 +52,9 @@ class ExtractionQueue:
         self.parts = parts
         self.propose = propose
         self.on_enqueue = on_enqueue
+        # Claims of this worker that the store cut off (job id → when claimed): the claim's
+        # commit or the run's result never came back. Released once the store answers.
+        self._cut_off: dict[str, datetime] = {}
 
     def observe_turn(
         self,
@@ -143,27 +146,46 @@ class ExtractionQueue:
         """Run due extraction jobs (or just ``job_id``) until none is due or ``limit`` ran."""
         store = self.parts.store
         reports: list[JobReport] = []
+        self._release_cut_off(self.parts.now(now))
         while limit is None or len(reports) < limit:
             at = self.parts.now(now)
-            with store.transaction():
-                if job_id is not None:
-                    job = store.jobs.get(job_id)
-                    if job is None:
-                        raise InvalidInputError(f"no job with id {job_id!r}")
-                    if job.status in (JobStatus.DONE, JobStatus.FAILED):
-                        return [JobReport(job, ())]
-                    job = store.jobs.claim_one(job_id, at)
-                else:
-                    lease = self.parts.retry_policy.lease_seconds
-                    job = store.jobs.claim(LIVE_TRIGGERS, at, lease) or store.jobs.claim(
-                        BACKLOG_TRIGGERS, at, lease
-                    )
-            if job is None:
-                break
-            reports.append(self._run(job, at))
+            job: Job | None = None
+            try:
+                with store.transaction():
+                    if job_id is not None:
+                        job = store.jobs.get(job_id)
+                        if job is None:
+                            raise InvalidInputError(f"no job with id {job_id!r}")
+                        if job.status in (JobStatus.DONE, JobStatus.FAILED):
+                            return [JobReport(job, ())]
+                        job = store.jobs.claim_one(job_id, at)
+                    else:
+                        lease = self.parts.retry_policy.lease_seconds
+                        job = store.jobs.claim(LIVE_TRIGGERS, at, lease) or store.jobs.claim(
+                            BACKLOG_TRIGGERS, at, lease
+                        )
+                if job is None:
+                    break
+                reports.append(self._run(job, at))
+            except StoreUnavailableError:
+                if job is not None and job.status is JobStatus.RUNNING:
+                    self._cut_off[job.id] = at
+                raise
             if job_id is not None:
                 break
         return reports
+
+    def _release_cut_off(self, now: datetime) -> None:
+        """Put the claims the store cut off back in the queue (unless the cut commit landed
+        and the job ended): the job runs again at once, and the outage costs it no attempt,
+        so a database restart neither strands a job until its lease ends nor runs it twice."""
+        store = self.parts.store
+        for job_id, claimed_at in list(self._cut_off.items()):
+            with store.transaction():
+                released = store.jobs.release(job_id, claimed_at, now)
+            del self._cut_off[job_id]
+            if released:
+                log.warning("extraction job %s: queued again after the store cut its run", job_id)
 
     def job(self, job_id: str) -> Job:
         """One job, or a clear error."""

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from memoryd.errors import ProposalBatchError
+from memoryd.errors import ProposalBatchError, StoreNotAnsweringError
 from memoryd.jobs import Job, JobStatus
 from memoryd.llm import LLMUnavailableError, Message
 from memoryd.model import Kind, Memory, Source, Status
@@ -434,6 +434,35 @@ def test_a_turn_queued_while_the_provider_is_down_is_extracted_once_it_is_back(
     assert job.status is JobStatus.DONE and job.attempts == 3
     assert contents(service, Status.ACTIVE) == [RACE]
     assert service.list_memories()[0].source_ref == f"job:{observation.job_id}"
+
+
+def test_a_run_the_store_cut_off_runs_again_at_once_counting_one_attempt(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch, openai_server: FakeLLMServer
+) -> None:
+    service = connect(backend, monkeypatch, openai_server)
+    observation = service.observe_turn("Ran the Porto half marathon in 1:52", now=T0)
+    openai_server.script(Reply(GOOD), Reply(GOOD))
+    jobs = service.store.jobs
+    finish = jobs.finish
+
+    def cut_off(job_id: str, result: dict[str, Any], now: datetime) -> None:
+        raise StoreNotAnsweringError("the database is not answering", retry_after=2)
+
+    # The database goes away while the run's result is written: that transaction is lost.
+    monkeypatch.setattr(jobs, "finish", cut_off)
+    with pytest.raises(StoreNotAnsweringError):
+        service.run_jobs(now=T0)
+    held = jobs.get(str(observation.job_id))
+    assert held is not None and (held.status, held.attempts) == (JobStatus.RUNNING, 1)
+    assert contents(service) == []
+
+    # Back: the same worker puts its cut claim back and runs it now, not after the lease.
+    monkeypatch.setattr(jobs, "finish", finish)
+    job = only(service.run_jobs(now=T0 + timedelta(seconds=1)))
+
+    assert (job.status, job.attempts) == (JobStatus.DONE, 1)
+    assert contents(service, Status.ACTIVE) == [RACE]
+    assert len(completions(openai_server)) == 2
 
 
 # ---------------------------------------------------------- injected instructions

@@ -125,8 +125,19 @@ def test_a_job_and_its_result_round_trip(service: MemoryService) -> None:
         claimed = store.jobs.claim(["extract"], now, lease_seconds=60)
     assert claimed == Job(**{**job.__dict__, "status": JobStatus.RUNNING, "attempts": 1,
                              "claimed_at": now})  # fmt: skip
+    # A claim the database cut off is put back by the worker that made it, uncounted — once.
+    later = now + timedelta(seconds=30)
+    with store.transaction():
+        assert store.jobs.release(job.id, now.astimezone(UTC), later) is True
+        assert store.jobs.release(job.id, now, later) is False
+    assert store.jobs.get(job.id) == Job(**{**job.__dict__, "next_attempt_at": later})
+    with store.transaction():
+        claimed = store.jobs.claim(["extract"], later, lease_seconds=60)
+    assert claimed is not None and claimed.attempts == 1
     with store.transaction():
         store.jobs.finish(job.id, {"stored": ["mem_ü"], "empty": {}}, now)
+        # The cut commit had landed: the job ended, and stays ended.
+        assert store.jobs.release(job.id, later, later) is False
     done = store.jobs.get(job.id)
     assert done is not None
     assert (done.status, done.payload, done.result, done.finished_at) == (

@@ -23,6 +23,7 @@ from ..errors import (
     MemoryNotFoundError,
     StoreFullError,
     StoreMismatchError,
+    StoreNotAnsweringError,
     StoreUnavailableError,
 )
 from ..full_disk import disk_full_error, is_disk_full
@@ -67,12 +68,18 @@ def http_error_body(error: MemorydError) -> dict[str, object]:
 
 def install_error_handlers(app: FastAPI) -> None:
     """Every error as ``{"error": …}`` with a status that says whose fault it is, never a
-    stack trace: the project's errors by kind, validation as 422, the rest as 500."""
+    stack trace: the project's errors by kind (a database that is not answering as 503 with
+    ``Retry-After``), validation as 422, the rest as 500."""
 
     async def memoryd_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, MemorydError)
         status = next(code for kind, code in _STATUS_BY_ERROR if isinstance(error, kind))
-        return JSONResponse(http_error_body(error), status_code=status)
+        headers = (
+            {"Retry-After": str(error.retry_after)}
+            if isinstance(error, StoreNotAnsweringError)
+            else None
+        )
+        return JSONResponse(http_error_body(error), status_code=status, headers=headers)
 
     async def validation_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, RequestValidationError)

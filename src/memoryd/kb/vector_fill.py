@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..clock import Clock
 from ..embedding import Embedder
-from ..errors import StoreFullError
+from ..errors import StoreFullError, StoreUnavailableError
 from ..ids import IdGenerator
 from ..jobs import Job, JobStatus, RetryPolicy
 from ..storage.protocols import Store
@@ -159,6 +159,8 @@ class VectorFiller:
         self._clock = clock
         self._live: dict[str, FillProgress] = {}
         self._live_lock = threading.Lock()
+        # Claims the store cut off (job id → when claimed), put back once it answers.
+        self._cut_off: dict[str, datetime] = {}
 
     def live(self) -> dict[str, FillProgress]:
         """The fills running in this process now, by document id, as of their last batch
@@ -261,21 +263,42 @@ class VectorFiller:
         ``pause()`` is true (other work waits: the worker's wake-up), the job being run goes
         back to the queue, due at once, after its current batch, and no other is claimed."""
         reports: list[FillReport] = []
+        self._release_cut_off(now or self._clock())
         while limit is None or len(reports) < limit:
             at = now or self._clock()
-            with self.store.transaction():
-                job = self.store.jobs.claim([EMBED_JOB_KIND], at, self.retry_policy.lease_seconds)
-            if job is None:
-                break
-            reports.append(self._run_job(job, at, pause))
+            job: Job | None = None
+            try:
+                with self.store.transaction():
+                    lease = self.retry_policy.lease_seconds
+                    job = self.store.jobs.claim([EMBED_JOB_KIND], at, lease)
+                if job is None:
+                    break
+                reports.append(self._run_job(job, at, pause))
+            except StoreUnavailableError:
+                if job is not None:
+                    self._cut_off[job.id] = at
+                raise
             if pause is not None and pause():
                 break
         return reports
+
+    def _release_cut_off(self, now: datetime) -> None:
+        """Put the claims the store cut off back in the queue, due now and uncounted (unless
+        the cut commit landed and the job ended): a database restart neither strands a
+        document's vectors until the lease ends nor costs the job an attempt."""
+        for job_id, claimed_at in list(self._cut_off.items()):
+            with self.store.transaction():
+                released = self.store.jobs.release(job_id, claimed_at, now)
+            del self._cut_off[job_id]
+            if released:
+                log.warning("embedding job %s: queued again after the store cut its run", job_id)
 
     def _run_job(self, job: Job, at: datetime, pause: Callable[[], bool] | None) -> FillReport:
         document_id = str(job.payload["document_id"])
         try:
             embedded = self.fill(document_id, None, pause)
+        except StoreUnavailableError:  # nothing can be recorded now: run_jobs puts it back
+            raise
         except Exception as error:  # recorded on the job, which runs again or fails
             if not isinstance(error, StoreFullError):  # the worker reports a full disk
                 log.exception("embedding the chunks of document %s failed", document_id)

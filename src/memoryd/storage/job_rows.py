@@ -29,6 +29,10 @@ _RETRY = (
     "UPDATE jobs SET status = 'queued', next_attempt_at = ?, last_error = ?, "
     "claimed_at = NULL WHERE id = ?"
 )
+_RELEASE = (
+    "UPDATE jobs SET status = 'queued', attempts = attempts - 1, claimed_at = NULL, "
+    "next_attempt_at = ? WHERE id = ? AND status = 'running' AND claimed_at = ?"
+)
 _FAIL = (
     "UPDATE jobs SET status = 'failed', finished_at = ?, last_error = ?, payload = '{}' "
     "WHERE id = ?"
@@ -119,6 +123,15 @@ class JobRows:
         """Back to the queue."""
         dialect = self._dialect
         self._db.execute(dialect.sql(_RETRY), (dialect.stored_time(next_attempt_at), error, job_id))
+
+    def release(self, job_id: str, claimed_at: datetime, now: datetime) -> bool:
+        """Undo the claim made at ``claimed_at`` if the job still runs under it: queued again,
+        due ``now``, the attempt not counted. False when the job has moved on."""
+        stored_time = self._dialect.stored_time
+        cursor = self._db.execute(
+            self._dialect.sql(_RELEASE), (stored_time(now), job_id, stored_time(claimed_at))
+        )
+        return bool(cursor.rowcount)
 
     def fail(self, job_id: str, error: str, now: datetime) -> None:
         """Give up; the payload is dropped."""

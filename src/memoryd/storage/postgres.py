@@ -142,7 +142,7 @@ class PostgresStore(MetaAndLeases[PostgresDatabase]):
         tables = "memories, memory_entities, entities, entity_aliases, jobs"
         if documents:
             tables += ", documents, chunks"
-        with self._db.pool.connection() as connection:
+        with self._db.connection() as connection:
             connection.execute(f"VACUUM FULL {tables}")
 
     def close(self) -> None:
@@ -153,7 +153,7 @@ class PostgresStore(MetaAndLeases[PostgresDatabase]):
         """Create the extension and run migrations (under an advisory lock), or explain which
         privilege is missing."""
         errors = self._db.errors
-        with self._db.pool.connection() as connection:
+        with self._db.connection() as connection:
             tables = {
                 row[0]
                 for row in connection.execute(

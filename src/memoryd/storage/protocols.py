@@ -292,6 +292,11 @@ class JobQueue(Protocol):
         """Back to queued, to run again at ``next_attempt_at``."""
         ...
 
+    def release(self, job_id: str, claimed_at: datetime, now: datetime) -> bool:
+        """Undo the claim made at ``claimed_at`` if the job still runs under it: queued again,
+        due ``now``, the attempt not counted. False when the job has moved on."""
+        ...
+
     def fail(self, job_id: str, error: str, now: datetime) -> None:
         """Give up on the job; the error stays visible."""
         ...
