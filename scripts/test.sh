@@ -21,4 +21,7 @@ python3 -c 'import hashlib; print(hashlib.sha256(open("pyproject.toml","rb").rea
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench
 .venv/bin/mypy
-.venv/bin/python -m pytest -q "$@"
+# Two workers, each taking whole files (module fixtures such as a running server stay in one
+# process): much of the suite waits on subprocesses, servers and the browser, so two overlap well
+# even on two cores. MEMORYD_TEST_WORKERS=0 runs everything in this process.
+.venv/bin/python -m pytest -q -n "${MEMORYD_TEST_WORKERS:-2}" --dist loadfile "$@"
