@@ -21,6 +21,7 @@ from .errors import InvalidInputError
 from .kb.results import KbSearchResult
 from .kb.search import MAX_QUERY_CHARS
 from .kb.service import KnowledgeBase
+from .recall import read_query
 from .retriever import Retriever
 
 log = logging.getLogger("memoryd")
@@ -47,11 +48,14 @@ def build_context(
     legs = dict(recalled.evidence.legs)
     found = _search_kb(kb, recalled.read.text, pinned_collections, policy, legs)
     lesson_ids = {m.id for m in recalled.lessons}
+    recall_policy = retriever.parts.recall_policy
     scored = calibrate(
         recalled.read.text,
         [s for s in recalled.kept if s.memory.id not in lesson_ids],
         found.hits if found is not None else (),
+        read_query(recalled.evidence.facts, recall_policy),
         policy,
+        recall_policy,
     )
     items, repeats = without_repeats(scored, recalled.lessons, policy)
     text, tokens, lessons, packed, over = pack_context(

@@ -12,6 +12,19 @@ every one admitted by its own word gate is ranked by how many of the message's w
 plus, for a memory, ``1/(60 + rank)`` of the legs only memories have (entity, time, episode),
 times its own weight (type weight × recency; source weight × pinned boost). Gates stay each
 source's own: nothing enters the joint ranking that its own gates stopped.
+
+Word evidence is weighed for chunks as recall weighs it for memories (SPEC §4), on recall's own
+reading of the message. search_kb's word gate admits a chunk on any two shared words; recall
+counts only the message's selective words (a memory matching only words most memories hold is
+stopped), and a word match is strong evidence only when those words carry half the message's
+weight. So a chunk's place on the joint word leg comes from the selective words it holds, and a
+chunk whose only evidence is a weak word match (no vector gate passed, its selective words
+short of recall's strong share) follows: it ranks below every item with meaning or strong
+evidence, as weak evidence in recall may follow but never open a block. Without this, an
+abstract sharing two everyday words ("family", "support") with the question took the word
+leg's first rank, outscored event memories admitted by meaning, and at ~400 tokens pushed an
+evidence turn out of the budget. Memories keep recall's verdict: each passed recall's gates,
+its word match checked against the meaning, its block opened by strong evidence.
 """
 
 from __future__ import annotations
@@ -26,7 +39,7 @@ from .fence import fence
 from .kb.results import KbHit
 from .kb.search import stem
 from .model import Memory
-from .recall import LESSONS_HEADING, Dropped, Scored, render_item
+from .recall import LESSONS_HEADING, Dropped, Reading, RecallPolicy, Scored, render_item
 from .textutil import query_terms
 from .tokens import TokenCounter
 
@@ -71,6 +84,8 @@ class PackItem:
     memory: Memory | None = None
     hit: KbHit | None = None
     scored: Scored | None = None
+    # Why it follows the items with meaning or strong evidence (weak word evidence only).
+    follows: str | None = None
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         """JSON shape of one item of the pack."""
@@ -87,6 +102,7 @@ class PackItem:
                 "joint_ranks": dict(self.ranks),
                 "weight": round(self.weight, 4),
                 "source_score": round(self.source_score, 6),
+                "follows": self.follows,
                 **self._evidence(),
             }
         return shaped
@@ -165,11 +181,16 @@ def calibrate(
     message: str,
     memories: Sequence[Scored],
     chunks: Sequence[KbHit],
+    reading: Reading,
     policy: ContextPolicy = ContextPolicy(),
+    recall_policy: RecallPolicy = RecallPolicy(),
 ) -> list[PackItem]:
-    """Memories and chunks on one score (see the module docstring), best first; at equal
-    score a memory first (it is shorter and the owner's own), then by id."""
+    """Memories and chunks on one score (see the module docstring), best first, except that
+    chunks with weak word evidence only follow all others; at equal score a memory first (it
+    is shorter and the owner's own), then by id. ``reading`` is recall's reading of the
+    message (its selective words and their weights)."""
     asked = content_words(message)
+    follows: dict[str, str] = {}
     vector: list[tuple[float, int, str]] = []
     words: list[tuple[float, int, str]] = []
     for scored in memories:
@@ -181,9 +202,15 @@ def calibrate(
         ranked = hit.ranked
         if ranked.vector_rank is not None and ranked.cosine is not None:
             vector.append((-ranked.cosine, 1, chunk_id(hit)))
-        if ranked.keyword_rank is not None:
-            text = f"{hit.chunk.breadcrumb}\n{hit.chunk.text}"
+        if ranked.keyword_rank is None:
+            continue
+        text = f"{hit.chunk.breadcrumb}\n{hit.chunk.text}"
+        matched = selective_words_held(reading, text)
+        if matched:
             words.append((-word_cosine(asked, text), 1, chunk_id(hit)))
+        weak = weak_word_evidence(reading, matched, recall_policy)
+        if ranked.vector_rank is None and weak is not None:
+            follows[chunk_id(hit)] = weak
     joint = {
         "vector": {entry[-1]: rank for rank, entry in enumerate(sorted(vector), start=1)},
         "text": {entry[-1]: rank for rank, entry in enumerate(sorted(words), start=1)},
@@ -225,10 +252,36 @@ def calibrate(
                 hit.ranked.score,
                 hit.fenced,
                 hit=hit,
+                follows=follows.get(key),
             )
         )
-    items.sort(key=lambda item: (-item.score, item.kind != "memory", item.id))
+    items.sort(
+        key=lambda item: (item.follows is not None, -item.score, item.kind != "memory", item.id)
+    )
     return items
+
+
+def selective_words_held(reading: Reading, text: str) -> frozenset[str]:
+    """The message's selective words (recall's reading) that ``text`` holds, stemmed alike."""
+    held = content_words(text)
+    return frozenset(word for word in reading.selective if stem(word) in held)
+
+
+def weak_word_evidence(
+    reading: Reading, matched: frozenset[str], policy: RecallPolicy = RecallPolicy()
+) -> str | None:
+    """Why a word match on ``matched`` (selective words) is weak evidence by recall's rule,
+    or None when it is strong: they carry at least ``strong_text_coverage`` of the message's
+    weight."""
+    if not matched:
+        return "word match only, on words common in the memories (recall counts none of them)"
+    coverage = reading.coverage(matched)
+    if coverage >= policy.strong_text_coverage:
+        return None
+    return (
+        f"word match only: {', '.join(sorted(matched))} carry {coverage:.0%} of the message "
+        f"(strong from {policy.strong_text_coverage:.0%})"
+    )
 
 
 @functools.lru_cache(maxsize=4096)
