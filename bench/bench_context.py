@@ -125,7 +125,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         for index, sample in enumerate(samples):
             progress(
-                f"conversation {args.first + index}: remembering turns, ingesting {len(records)} abstracts"
+                f"conversation {args.first + index}: remembering turns, "
+                f"ingesting {len(records)} abstracts"
             )
             conversation = build(sample, f"{directory}/store-{index}.db", "session", embedder)
             service = conversation.service

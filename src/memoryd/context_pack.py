@@ -51,6 +51,8 @@ CONTEXT_PREAMBLE = (
 CONTEXT_HEADING = "Relevant memories and documents, best first:"
 SHARED_LEGS = ("vector", "text")
 MEMORY_ONLY_LEGS = ("entity", "time", "episode")
+# Recall's rules, for weighing a chunk's word evidence as recall weighs a memory's.
+DEFAULT_RECALL = RecallPolicy()
 
 
 @dataclass(frozen=True)
@@ -183,7 +185,7 @@ def calibrate(
     chunks: Sequence[KbHit],
     reading: Reading,
     policy: ContextPolicy = ContextPolicy(),
-    recall_policy: RecallPolicy = RecallPolicy(),
+    recall_policy: RecallPolicy = DEFAULT_RECALL,
 ) -> list[PackItem]:
     """Memories and chunks on one score (see the module docstring), best first, except that
     chunks with weak word evidence only follow all others; at equal score a memory first (it
@@ -268,7 +270,7 @@ def selective_words_held(reading: Reading, text: str) -> frozenset[str]:
 
 
 def weak_word_evidence(
-    reading: Reading, matched: frozenset[str], policy: RecallPolicy = RecallPolicy()
+    reading: Reading, matched: frozenset[str], policy: RecallPolicy = DEFAULT_RECALL
 ) -> str | None:
     """Why a word match on ``matched`` (selective words) is weak evidence by recall's rule,
     or None when it is strong: they carry at least ``strong_text_coverage`` of the message's
