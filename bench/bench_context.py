@@ -185,9 +185,10 @@ def main() -> None:
                 "",
             ]
         )
+    last = args.first + len(samples) - 1
+    which = f"{args.first}" if last == args.first else f"{args.first}–{last}"
     print(
-        f"\nContext pack vs memory block + search_kb, LoCoMo conversation(s) "
-        f"{args.first}–{args.first + len(samples) - 1}, "
+        f"\nContext pack vs memory block + search_kb, LoCoMo conversation {which}, "
         f"{len(chosen)} SciFact claims over {len(records)} abstracts, {seconds:.0f} s\n"
     )
     print_table(
