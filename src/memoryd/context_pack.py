@@ -16,11 +16,12 @@ source's own: nothing enters the joint ranking that its own gates stopped.
 Word evidence is weighed for chunks as recall weighs it for memories (SPEC §4), on recall's own
 reading of the message. search_kb's word gate admits a chunk on any two shared words; recall
 counts only the message's selective words (a memory matching only words most memories hold is
-stopped), and a word match is strong evidence only when those words carry half the message's
-weight. So a chunk's place on the joint word leg comes from the selective words it holds, and a
-chunk whose only evidence is a weak word match (no vector gate passed, its selective words
-short of recall's strong share) follows: it ranks below every item with meaning or strong
-evidence, as weak evidence in recall may follow but never open a block. Without this, an
+stopped), stops a word match the meaning contradicts (cosine below its text floor), and takes
+a word match for strong evidence only when those words carry half the message's weight. So a
+chunk is on the joint word leg only through the selective words it holds and a meaning that
+does not contradict them, and a chunk whose only evidence is a word match that is void or weak
+(no vector gate passed) follows: it ranks below every item with meaning or strong evidence, as
+weak evidence in recall may follow but never open a block. Without this, an
 abstract sharing two everyday words ("family", "support") with the question took the word
 leg's first rank, outscored event memories admitted by meaning, and at ~400 tokens pushed an
 evidence turn out of the budget. Memories keep recall's verdict: each passed recall's gates,
@@ -186,11 +187,14 @@ def calibrate(
     reading: Reading,
     policy: ContextPolicy = ContextPolicy(),
     recall_policy: RecallPolicy = DEFAULT_RECALL,
+    meaning: Mapping[str, float] | None = None,
 ) -> list[PackItem]:
     """Memories and chunks on one score (see the module docstring), best first, except that
     chunks with weak word evidence only follow all others; at equal score a memory first (it
     is shorter and the owner's own), then by id. ``reading`` is recall's reading of the
-    message (its selective words and their weights)."""
+    message (its selective words and their weights); ``meaning`` the cosine to the message of
+    the chunks search_kb's word gate alone admitted, by chunk id (absent: not measured)."""
+    meaning = meaning or {}
     asked = content_words(message)
     follows: dict[str, str] = {}
     vector: list[tuple[float, int, str]] = []
@@ -207,12 +211,15 @@ def calibrate(
         if ranked.keyword_rank is None:
             continue
         text = f"{hit.chunk.breadcrumb}\n{hit.chunk.text}"
-        matched = selective_words_held(reading, text)
-        if matched:
-            words.append((-word_cosine(asked, text), 1, chunk_id(hit)))
-        weak = weak_word_evidence(reading, matched, recall_policy)
+        key = chunk_id(hit)
+        cosine = ranked.cosine if ranked.cosine is not None else meaning.get(key)
+        counts, weak = word_evidence(
+            reading, selective_words_held(reading, text), cosine, recall_policy
+        )
+        if counts:
+            words.append((-word_cosine(asked, text), 1, key))
         if ranked.vector_rank is None and weak is not None:
-            follows[chunk_id(hit)] = weak
+            follows[key] = weak
     joint = {
         "vector": {entry[-1]: rank for rank, entry in enumerate(sorted(vector), start=1)},
         "text": {entry[-1]: rank for rank, entry in enumerate(sorted(words), start=1)},
@@ -269,19 +276,29 @@ def selective_words_held(reading: Reading, text: str) -> frozenset[str]:
     return frozenset(word for word in reading.selective if stem(word) in held)
 
 
-def weak_word_evidence(
-    reading: Reading, matched: frozenset[str], policy: RecallPolicy = DEFAULT_RECALL
-) -> str | None:
-    """Why a word match on ``matched`` (selective words) is weak evidence by recall's rule,
-    or None when it is strong: they carry at least ``strong_text_coverage`` of the message's
-    weight."""
+def word_evidence(
+    reading: Reading,
+    matched: frozenset[str],
+    cosine: float | None,
+    policy: RecallPolicy = DEFAULT_RECALL,
+) -> tuple[bool, str | None]:
+    """Recall's text gate and strength rule (SPEC §4) for a chunk's word match on ``matched``
+    (the message's selective words it holds), ``cosine`` its closeness to the message (None:
+    not measured): (whether it counts on the word leg, why it is weak evidence or None when
+    it is strong)."""
     if not matched:
-        return "word match only, on words common in the memories (recall counts none of them)"
+        return False, "word match only, on words common in the memories (recall counts none)"
+    listed = ", ".join(sorted(matched))
+    if cosine is not None and cosine < policy.text_min_cosine:
+        return False, (
+            f"the words match ({listed}) but the meaning does not "
+            f"(cosine {cosine:.2f} < {policy.text_min_cosine:.2f})"
+        )
     coverage = reading.coverage(matched)
     if coverage >= policy.strong_text_coverage:
-        return None
-    return (
-        f"word match only: {', '.join(sorted(matched))} carry {coverage:.0%} of the message "
+        return True, None
+    return True, (
+        f"word match only: {listed} carry {coverage:.0%} of the message "
         f"(strong from {policy.strong_text_coverage:.0%})"
     )
 
