@@ -89,6 +89,8 @@ class PackItem:
     scored: Scored | None = None
     # Why it follows the items with meaning or strong evidence (weak word evidence only).
     follows: str | None = None
+    # A chunk's cosine to the message, measured even when only its word gate admitted it.
+    cosine: float | None = None
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         """JSON shape of one item of the pack."""
@@ -113,6 +115,8 @@ class PackItem:
     def _evidence(self) -> dict[str, Any]:
         if self.hit is not None:
             explained: dict[str, Any] = self.hit.to_json(explain=True)["explain"]
+            if self.cosine is not None:
+                explained["cosine"] = round(self.cosine, 4)
             return explained
         assert self.memory is not None and self.scored is not None
         scored = self.scored
@@ -262,6 +266,7 @@ def calibrate(
                 hit.fenced,
                 hit=hit,
                 follows=follows.get(key),
+                cosine=hit.ranked.cosine if hit.ranked.cosine is not None else meaning.get(key),
             )
         )
     items.sort(

@@ -103,6 +103,14 @@ def test_a_chunk_with_weak_word_evidence_only_follows_memories_admitted_by_meani
     ]  # fmt: skip
     assert items[2].follows == "word match only: move carry 27% of the message (strong from 50%)"
     assert selective_words_held(store, "Family support groups") == frozenset()
+    # The same telling words in a chunk far from the message in meaning count for nothing.
+    unrelated = calibrate(message, [turn], [relocation], store, meaning={"relocation#0": 0.04})
+    assert [(item.id, item.ranks.get("text")) for item in unrelated] == [
+        ("m-turn", None), ("relocation#0", None)
+    ]  # fmt: skip
+    assert unrelated[1].follows == (
+        "the words match (move, porto) but the meaning does not (cosine 0.04 < 0.10)"
+    )
     counter = O200kTokenizer()
     alone = pack_context([], [items[2]], counter, 10_000)[1]
     text, _, _, kept, dropped = pack_context([], items[1:], counter, alone + 5)
