@@ -52,16 +52,17 @@ def build_context(
     recalled = retriever.ranked(message, now)
     legs = dict(recalled.evidence.legs)
     found = _search_kb(kb, recalled.read.text, pinned_collections, policy, legs)
+    hits = found.hits if found is not None else ()
     lesson_ids = {m.id for m in recalled.lessons}
     recall_policy = retriever.parts.recall_policy
     scored = calibrate(
         recalled.read.text,
         [s for s in recalled.kept if s.memory.id not in lesson_ids],
-        found.hits if found is not None else (),
+        hits,
         read_query(recalled.evidence.facts, recall_policy),
         policy,
         recall_policy,
-        _meaning(kb, found.hits if found is not None else (), recalled.evidence.vector),
+        _meaning(kb, hits, recalled.evidence.vector),
     )
     items, repeats = without_repeats(scored, recalled.lessons, policy)
     text, tokens, lessons, packed, over = pack_context(

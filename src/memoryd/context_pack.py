@@ -21,11 +21,11 @@ a word match for strong evidence only when those words carry half the message's 
 chunk is on the joint word leg only through the selective words it holds and a meaning that
 does not contradict them, and a chunk whose only evidence is a word match that is void or weak
 (no vector gate passed) follows: it ranks below every item with meaning or strong evidence, as
-weak evidence in recall may follow but never open a block. Without this, an
-abstract sharing two everyday words ("family", "support") with the question took the word
-leg's first rank, outscored event memories admitted by meaning, and at ~400 tokens pushed an
-evidence turn out of the budget. Memories keep recall's verdict: each passed recall's gates,
-its word match checked against the meaning, its block opened by strong evidence.
+weak evidence in recall may follow but never open a block. Without this, an abstract sharing
+two everyday words ("family", "support") with the question took the word leg's first rank,
+outscored event memories admitted by meaning, and at ~400 tokens pushed an evidence turn out of
+the budget (bench/README.md). Memories keep recall's verdict: each passed recall's gates, its
+word match checked against the meaning, its block opened by strong evidence.
 """
 
 from __future__ import annotations
