@@ -17,8 +17,11 @@ budget):
 A LoCoMo question is a hit when one of its evidence turns is in the answer (``share`` is the
 mean fraction of its evidence turns present); a claim when one of its evidence abstracts is.
 
-    .venv/bin/python bench/bench_context.py [--conversations N] [--claims N]
+    .venv/bin/python bench/bench_context.py [--first I] [--conversations N] [--claims N]
         [--distractors N] [--budget N]
+
+``--first`` picks the first LoCoMo conversation (0-based, default 0), so a second subset can
+check that a change measured on one conversation holds on another.
 """
 
 from __future__ import annotations
@@ -100,13 +103,17 @@ def baseline(service: MemoryService, question: str, budget: int, now: object) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--first", type=int, default=0, help="first LoCoMo conversation (0-9)")
     parser.add_argument("--conversations", type=int, default=2)
     parser.add_argument("--claims", type=int, default=100)
     parser.add_argument("--distractors", type=int, default=400)
     parser.add_argument("--budget", type=int, default=None)
     args = parser.parse_args()
 
-    samples = json.loads(LOCOMO.read_text(encoding="utf-8"))[: args.conversations]
+    every = json.loads(LOCOMO.read_text(encoding="utf-8"))
+    if not 0 <= args.first < len(every):
+        parser.error(f"--first must be between 0 and {len(every) - 1}")
+    samples = every[args.first : args.first + args.conversations]
     corpus, claims, qrels = load_scifact(SCIFACT)
     chosen = sorted(claims, key=int)[: args.claims]
     evidence_docs = {doc for claim in chosen for doc in qrels[claim] if qrels[claim][doc] > 0}
@@ -117,7 +124,10 @@ def main() -> None:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as directory:
         for index, sample in enumerate(samples):
-            progress(f"conversation {index}: remembering turns, ingesting {len(records)} abstracts")
+            progress(
+                f"conversation {args.first + index}: remembering turns, "
+                f"ingesting {len(records)} abstracts"
+            )
             conversation = build(sample, f"{directory}/store-{index}.db", "session", embedder)
             service = conversation.service
             scifact_of = ingest_scifact(service, records)
@@ -175,8 +185,10 @@ def main() -> None:
                 "",
             ]
         )
+    last = args.first + len(samples) - 1
+    which = f"{args.first}" if last == args.first else f"{args.first}–{last}"
     print(
-        f"\nContext pack vs memory block + search_kb, {len(samples)} LoCoMo conversation(s), "
+        f"\nContext pack vs memory block + search_kb, LoCoMo conversation {which}, "
         f"{len(chosen)} SciFact claims over {len(records)} abstracts, {seconds:.0f} s\n"
     )
     print_table(

@@ -5,23 +5,29 @@ block by :mod:`memoryd.context_pack`. This module gathers; the policy decides.""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from .context_pack import (
     ContextPack,
     ContextPolicy,
     PackDrop,
     calibrate,
+    chunk_id,
     pack_context,
     recall_drops,
     without_repeats,
 )
 from .errors import InvalidInputError
-from .kb.results import KbSearchResult
+from .kb.results import KbHit, KbSearchResult
 from .kb.search import MAX_QUERY_CHARS
 from .kb.service import KnowledgeBase
+from .recall import read_query
 from .retriever import Retriever
+
+if TYPE_CHECKING:
+    from .embedding import Vector
 
 log = logging.getLogger("memoryd")
 
@@ -46,12 +52,17 @@ def build_context(
     recalled = retriever.ranked(message, now)
     legs = dict(recalled.evidence.legs)
     found = _search_kb(kb, recalled.read.text, pinned_collections, policy, legs)
+    hits = found.hits if found is not None else ()
     lesson_ids = {m.id for m in recalled.lessons}
+    recall_policy = retriever.parts.recall_policy
     scored = calibrate(
         recalled.read.text,
         [s for s in recalled.kept if s.memory.id not in lesson_ids],
-        found.hits if found is not None else (),
+        hits,
+        read_query(recalled.evidence.facts, recall_policy),
         policy,
+        recall_policy,
+        _meaning(kb, hits, recalled.evidence.vector),
     )
     items, repeats = without_repeats(scored, recalled.lessons, policy)
     text, tokens, lessons, packed, over = pack_context(
@@ -75,6 +86,31 @@ def build_context(
         silence=recalled.ranking.silence,
         explained=explain,
     )
+
+
+def _meaning(kb: KnowledgeBase, hits: Sequence[KbHit], vector: Vector | None) -> dict[str, float]:
+    """The cosine to the message of each chunk that search_kb's word gate alone admitted, by
+    chunk id: recall checks a word match against the meaning, search_kb's word gate does not.
+    Nothing when the message has no vector (the embedding route down: recall then skips the
+    check too) or the chunk none yet; a failed read costs the check, not the pack."""
+    wanted = [h for h in hits if h.ranked.vector_rank is None and h.ranked.keyword_rank is not None]
+    if vector is None or not wanted:
+        return {}
+    import numpy as np
+
+    measured: dict[str, float] = {}
+    try:
+        stored: dict[str, Mapping[int, Vector]] = {}
+        for hit in wanted:
+            document = hit.document.id
+            if document not in stored:
+                stored[document] = kb.store.kb.vectors_by_position(document)
+            chunk = stored[document].get(hit.chunk.position)
+            if chunk is not None and len(chunk) == len(vector):
+                measured[chunk_id(hit)] = float(np.dot(chunk, vector))  # both L2-normalised
+    except Exception as error:
+        log.warning("context: reading chunk vectors failed: %s", error, exc_info=True)
+    return measured
 
 
 def _search_kb(

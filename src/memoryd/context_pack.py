@@ -12,6 +12,20 @@ every one admitted by its own word gate is ranked by how many of the message's w
 plus, for a memory, ``1/(60 + rank)`` of the legs only memories have (entity, time, episode),
 times its own weight (type weight × recency; source weight × pinned boost). Gates stay each
 source's own: nothing enters the joint ranking that its own gates stopped.
+
+Word evidence is weighed for chunks as recall weighs it for memories (SPEC §4), on recall's own
+reading of the message. search_kb's word gate admits a chunk on any two shared words; recall
+counts only the message's selective words (a memory matching only words most memories hold is
+stopped), stops a word match the meaning contradicts (cosine below its text floor), and takes
+a word match for strong evidence only when those words carry half the message's weight. So a
+chunk is on the joint word leg only through the selective words it holds and a meaning that
+does not contradict them, and a chunk whose only evidence is a word match that is void or weak
+(no vector gate passed) follows: it ranks below every item with meaning or strong evidence, as
+weak evidence in recall may follow but never open a block. Without this, an abstract sharing
+two everyday words ("family", "support") with the question took the word leg's first rank,
+outscored event memories admitted by meaning, and at ~400 tokens pushed an evidence turn out of
+the budget (bench/README.md). Memories keep recall's verdict: each passed recall's gates, its
+word match checked against the meaning, its block opened by strong evidence.
 """
 
 from __future__ import annotations
@@ -26,7 +40,7 @@ from .fence import fence
 from .kb.results import KbHit
 from .kb.search import stem
 from .model import Memory
-from .recall import LESSONS_HEADING, Dropped, Scored, render_item
+from .recall import LESSONS_HEADING, Dropped, Reading, RecallPolicy, Scored, render_item
 from .textutil import query_terms
 from .tokens import TokenCounter
 
@@ -38,6 +52,8 @@ CONTEXT_PREAMBLE = (
 CONTEXT_HEADING = "Relevant memories and documents, best first:"
 SHARED_LEGS = ("vector", "text")
 MEMORY_ONLY_LEGS = ("entity", "time", "episode")
+# Recall's rules, for weighing a chunk's word evidence as recall weighs a memory's.
+DEFAULT_RECALL = RecallPolicy()
 
 
 @dataclass(frozen=True)
@@ -71,6 +87,10 @@ class PackItem:
     memory: Memory | None = None
     hit: KbHit | None = None
     scored: Scored | None = None
+    # Why it follows the items with meaning or strong evidence (weak word evidence only).
+    follows: str | None = None
+    # A chunk's cosine to the message, measured even when only its word gate admitted it.
+    cosine: float | None = None
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         """JSON shape of one item of the pack."""
@@ -87,6 +107,7 @@ class PackItem:
                 "joint_ranks": dict(self.ranks),
                 "weight": round(self.weight, 4),
                 "source_score": round(self.source_score, 6),
+                "follows": self.follows,
                 **self._evidence(),
             }
         return shaped
@@ -94,6 +115,8 @@ class PackItem:
     def _evidence(self) -> dict[str, Any]:
         if self.hit is not None:
             explained: dict[str, Any] = self.hit.to_json(explain=True)["explain"]
+            if self.cosine is not None:
+                explained["cosine"] = round(self.cosine, 4)
             return explained
         assert self.memory is not None and self.scored is not None
         scored = self.scored
@@ -165,11 +188,19 @@ def calibrate(
     message: str,
     memories: Sequence[Scored],
     chunks: Sequence[KbHit],
+    reading: Reading,
     policy: ContextPolicy = ContextPolicy(),
+    recall_policy: RecallPolicy = DEFAULT_RECALL,
+    meaning: Mapping[str, float] | None = None,
 ) -> list[PackItem]:
-    """Memories and chunks on one score (see the module docstring), best first; at equal
-    score a memory first (it is shorter and the owner's own), then by id."""
+    """Memories and chunks on one score (see the module docstring), best first, except that
+    chunks with weak word evidence only follow all others; at equal score a memory first (it
+    is shorter and the owner's own), then by id. ``reading`` is recall's reading of the
+    message (its selective words and their weights); ``meaning`` the cosine to the message of
+    the chunks search_kb's word gate alone admitted, by chunk id (absent: not measured)."""
+    meaning = meaning or {}
     asked = content_words(message)
+    follows: dict[str, str] = {}
     vector: list[tuple[float, int, str]] = []
     words: list[tuple[float, int, str]] = []
     for scored in memories:
@@ -181,9 +212,18 @@ def calibrate(
         ranked = hit.ranked
         if ranked.vector_rank is not None and ranked.cosine is not None:
             vector.append((-ranked.cosine, 1, chunk_id(hit)))
-        if ranked.keyword_rank is not None:
-            text = f"{hit.chunk.breadcrumb}\n{hit.chunk.text}"
-            words.append((-word_cosine(asked, text), 1, chunk_id(hit)))
+        if ranked.keyword_rank is None:
+            continue
+        text = f"{hit.chunk.breadcrumb}\n{hit.chunk.text}"
+        key = chunk_id(hit)
+        cosine = ranked.cosine if ranked.cosine is not None else meaning.get(key)
+        counts, weak = word_evidence(
+            reading, selective_words_held(reading, text), cosine, recall_policy
+        )
+        if counts:
+            words.append((-word_cosine(asked, text), 1, key))
+        if ranked.vector_rank is None and weak is not None:
+            follows[key] = weak
     joint = {
         "vector": {entry[-1]: rank for rank, entry in enumerate(sorted(vector), start=1)},
         "text": {entry[-1]: rank for rank, entry in enumerate(sorted(words), start=1)},
@@ -225,10 +265,47 @@ def calibrate(
                 hit.ranked.score,
                 hit.fenced,
                 hit=hit,
+                follows=follows.get(key),
+                cosine=hit.ranked.cosine if hit.ranked.cosine is not None else meaning.get(key),
             )
         )
-    items.sort(key=lambda item: (-item.score, item.kind != "memory", item.id))
+    items.sort(
+        key=lambda item: (item.follows is not None, -item.score, item.kind != "memory", item.id)
+    )
     return items
+
+
+def selective_words_held(reading: Reading, text: str) -> frozenset[str]:
+    """The message's selective words (recall's reading) that ``text`` holds, stemmed alike."""
+    held = content_words(text)
+    return frozenset(word for word in reading.selective if stem(word) in held)
+
+
+def word_evidence(
+    reading: Reading,
+    matched: frozenset[str],
+    cosine: float | None,
+    policy: RecallPolicy = DEFAULT_RECALL,
+) -> tuple[bool, str | None]:
+    """Recall's text gate and strength rule (SPEC §4) for a chunk's word match on ``matched``
+    (the message's selective words it holds), ``cosine`` its closeness to the message (None:
+    not measured): (whether it counts on the word leg, why it is weak evidence or None when
+    it is strong)."""
+    if not matched:
+        return False, "word match only, on words common in the memories (recall counts none)"
+    listed = ", ".join(sorted(matched))
+    if cosine is not None and cosine < policy.text_min_cosine:
+        return False, (
+            f"the words match ({listed}) but the meaning does not "
+            f"(cosine {cosine:.2f} < {policy.text_min_cosine:.2f})"
+        )
+    coverage = reading.coverage(matched)
+    if coverage >= policy.strong_text_coverage:
+        return True, None
+    return True, (
+        f"word match only: {listed} carry {coverage:.0%} of the message "
+        f"(strong from {policy.strong_text_coverage:.0%})"
+    )
 
 
 @functools.lru_cache(maxsize=4096)

@@ -10,13 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.context_pack import calibrate, pack_context, repeated_memory
+from memoryd.context_pack import calibrate, pack_context, repeated_memory, selective_words_held
 from memoryd.fence import contains_fence_tag
 from memoryd.kb.model import Chunk, ChunkKey, Document, DocumentStatus, SourceType
 from memoryd.kb.results import KbHit
 from memoryd.kb.search import RankedChunk
 from memoryd.model import Kind, Memory, Source, Status
-from memoryd.recall import Scored
+from memoryd.recall import QueryFacts, RecallPolicy, Scored, read_query
+from memoryd.textutil import query_terms
 from memoryd.tokens import O200kTokenizer
 
 AT = datetime(2026, 11, 29, tzinfo=UTC)
@@ -26,9 +27,20 @@ def memory(memory_id: str, content: str, kind: Kind = Kind.FACT) -> Memory:
     return Memory(memory_id, kind, Status.ACTIVE, content, Source.OWNER, AT, AT)
 
 
-def scored(memory_id: str, content: str, cosine: float, gates: tuple[str, ...]) -> Scored:
+def scored(
+    memory_id: str, content: str, cosine: float, gates: tuple[str, ...], kind: Kind = Kind.FACT
+) -> Scored:
     ranks = MappingProxyType(dict.fromkeys(gates, 1))
-    return Scored(memory(memory_id, content), 1 / 61, 1 / 61, 1.0, 1.0, 0.0, ranks, gates, cosine)
+    weight = RecallPolicy().type_weights[kind]
+    return Scored(memory(memory_id, content, kind), weight / 61, 1 / 61, 1.0, weight, 0.0, ranks,
+                  gates, cosine)  # fmt: skip
+
+
+def reading(message: str, frequency: dict[str, int] | None = None, memories: int = 0):  # type: ignore[no-untyped-def]
+    """Recall's reading of ``message`` in a store of ``memories`` memories holding each word
+    ``frequency`` times (a small store: every word selective, all weighing alike)."""
+    facts = QueryFacts(tuple(query_terms(message)), frequency or {}, memories)
+    return read_query(facts, RecallPolicy())
 
 
 def hit(doc: str, text: str, cosine: float | None, shared: int = 0, weight: float = 1.0) -> KbHit:
@@ -55,7 +67,8 @@ def test_memories_and_chunks_compete_in_one_ranking_per_shared_leg() -> None:
         weight=0.6,
     )
 
-    items = calibrate("Is Ana's red bike oiled on Sundays?", [close, far], [chunk])
+    message = "Is Ana's red bike oiled on Sundays?"
+    items = calibrate(message, [close, far], [chunk], reading(message))
 
     ranks = {item.id: dict(item.ranks) for item in items}
     assert ranks == {
@@ -67,6 +80,43 @@ def test_memories_and_chunks_compete_in_one_ranking_per_shared_leg() -> None:
     assert by_id["manual#0"].score == pytest.approx((1 / 62 + 1 / 62) * 0.6)
     assert by_id["m-far"].score == pytest.approx(1 / 63 + 1 / 61)
     assert [item.id for item in items] == ["m-far", "manual#0", "m-close"]
+
+
+def test_a_chunk_with_weak_word_evidence_only_follows_memories_admitted_by_meaning() -> None:
+    # In a store of 400 memories where "family" and "support" are everyday words, an abstract
+    # that search_kb's word gate let in on them and "move" (a quarter of the message's weight)
+    # ranks first on the word leg, yet must not push a turn found by meaning out of a tight
+    # budget; one
+    # holding the message's telling words ("move", "Porto": over half its weight) still leads,
+    # as a memory would; everyday words alone are no place on the word leg at all.
+    message = "How did Caroline's family support her move to Porto?"
+    store = reading(message, {"caroline": 300, "family": 40, "support": 50, "move": 5}, 400)
+    turn = scored("m-turn", "Melanie: we drove the boxes up north together", 0.41, ("vector",),
+                  Kind.EVENT)  # fmt: skip
+    abstract = hit("abstract", "Family support after a move, in chronic care. " * 40, None, 3)
+    relocation = hit("relocation", "A move to Porto: residence permits and rentals.", None, 2)
+
+    items = calibrate(message, [turn], [abstract, relocation], store)
+
+    assert [(item.id, item.ranks.get("text")) for item in items] == [
+        ("relocation#0", 2), ("m-turn", None), ("abstract#0", 1)
+    ]  # fmt: skip
+    assert items[2].follows == "word match only: move carry 27% of the message (strong from 50%)"
+    assert selective_words_held(store, "Family support groups") == frozenset()
+    # The same telling words in a chunk far from the message in meaning count for nothing.
+    unrelated = calibrate(message, [turn], [relocation], store, meaning={"relocation#0": 0.04})
+    assert [(item.id, item.ranks.get("text")) for item in unrelated] == [
+        ("m-turn", None), ("relocation#0", None)
+    ]  # fmt: skip
+    assert unrelated[1].follows == (
+        "the words match (move, porto) but the meaning does not (cosine 0.04 < 0.10)"
+    )
+    counter = O200kTokenizer()
+    alone = pack_context([], [items[2]], counter, 10_000)[1]
+    text, _, _, kept, dropped = pack_context([], items[1:], counter, alone + 5)
+    assert [item.id for item in kept] == ["m-turn"]
+    assert [(d.id, d.reason) for d in dropped] == [("abstract#0", "over the token budget")]
+    assert "drove the boxes" in text
 
 
 def test_a_chunk_repeats_a_memory_only_when_the_memory_holds_most_of_its_words() -> None:
@@ -91,7 +141,7 @@ def test_packing_never_exceeds_the_budget_nor_escapes_the_fence(
     counter = O200kTokenizer()
 
     text, tokens, _, kept, dropped = pack_context(
-        [], calibrate("anything", evidence, chunks), counter, budget
+        [], calibrate("anything", evidence, chunks, reading("anything")), counter, budget
     )
 
     assert tokens == (counter.count(text) if text else 0) <= budget

@@ -189,6 +189,8 @@ def _echo_pack(pack: ContextPack) -> None:
             f"{item.kind:<7} {item.id:<30} {item.score:>7.4f} {item.source_score:>7.4f} "
             f"{vector:>6} {text:>5}  {_line(shown)}"
         )
+        if item.follows:
+            click.echo(f"{'':<7} {'':<30} follows the others: {item.follows}")
     if pack.dropped:
         click.echo("\ndropped:")
         for dropped in pack.dropped:
