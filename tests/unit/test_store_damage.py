@@ -60,3 +60,38 @@ def test_the_log_check_tells_a_cut_short_log_from_a_whole_one(tmp_path: Path) ->
     assert "not an SQLite write-ahead log" in (wal_damage(db) or "")
     log.write_bytes(b"")
     assert wal_damage(db) is None
+
+
+def test_a_torn_frame_past_the_committed_end_is_not_damage_but_cut_commits_are(
+    tmp_path: Path,
+) -> None:
+    """A process killed while appending leaves a partial frame that SQLite ignores (the
+    wal-index says every committed frame is whole); a log cut short loses committed frames."""
+    live = tmp_path / "live.db"
+    writer = sqlite3.connect(live, isolation_level=None)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("CREATE TABLE t (x TEXT)")
+    for n in range(5):
+        writer.execute("INSERT INTO t VALUES (?)", (f"row {n} " * 200,))
+    # A copy taken while the writer is open, as a SIGKILL leaves the three files.
+    files = {suffix: Path(f"{live}{suffix}").read_bytes() for suffix in ("", "-wal", "-shm")}
+    writer.close()
+
+    def store_with(log: bytes) -> Path:
+        db = tmp_path / f"copy{len(log)}.db"
+        db.write_bytes(files[""])
+        Path(f"{db}-shm").write_bytes(files["-shm"])
+        Path(f"{db}-wal").write_bytes(log)
+        return db
+
+    log = files["-wal"]
+    torn_header = log[32 : 32 + 24]  # any frame header: the page after it never came
+    assert wal_damage(store_with(log)) is None
+    assert wal_damage(store_with(log + torn_header)) is None
+    assert wal_damage(store_with(log + torn_header + b"\0" * 1000)) is None
+    assert "truncated" in (wal_damage(store_with(log[:-1000])) or "")
+    copied = store_with(log + torn_header)
+    reader = sqlite3.connect(copied, isolation_level=None)
+    assert reader.execute("SELECT count(*) FROM t").fetchone() == (5,)
+    reader.close()

@@ -8,6 +8,7 @@ sqlite_jobs and sqlite_kb; the rows they share with PostgreSQL live in the *_row
 from __future__ import annotations
 
 import struct
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -200,6 +201,8 @@ QUICK_CHECK_BYTES = 2 * 1024 * 1024
 _WAL_MAGIC = (0x377F0682, 0x377F0683)
 _WAL_HEADER = 32
 _FRAME_HEADER = 24
+# A wal-index header (WalIndexHdr) is 48 bytes, kept twice at the start of the -shm file.
+_INDEX_HEADER = 48
 # SQLite appends a frame as two writes (header, then page): a size seen between them is not
 # damage. A cut-short log keeps its odd size; a live one moves on within milliseconds.
 _WAL_SETTLE_SECONDS = (0.05, 0.1, 0.2)
@@ -234,11 +237,35 @@ def _wal_problem(wal: Path) -> str | None:
         return f"its write-ahead log {wal} is not an SQLite write-ahead log"
     frame = _FRAME_HEADER + page_size
     if (size - _WAL_HEADER) % frame:
+        committed = _committed_frames(wal, header)
+        if committed is not None and committed <= (size - _WAL_HEADER) // frame:
+            # A process killed while appending (between a frame's header and its page, or in
+            # the page's write) leaves a torn frame past the committed end, which SQLite
+            # ignores: the wal-index says every committed frame is whole.
+            return None
         return (
             f"its write-ahead log {wal} is truncated ({size} bytes is not a whole number of "
             f"{frame}-byte frames; the last transactions in it are cut off)"
         )
     return None
+
+
+def _committed_frames(wal: Path, wal_header: bytes) -> int | None:
+    """How many frames of ``wal`` are committed, as its wal-index (``-shm``) records it: None
+    when there is no index, or its header is not whole, initialised and about this log."""
+    try:
+        with Path(f"{str(wal)[: -len('-wal')]}-shm").open("rb") as handle:
+            index = handle.read(2 * _INDEX_HEADER)
+    except OSError:
+        return None
+    first, second = index[:_INDEX_HEADER], index[_INDEX_HEADER:]
+    if len(index) < 2 * _INDEX_HEADER or first != second or first[12] != 1:
+        return None
+    # The index keeps the log's salts as they are in its header (a byte copy) and its own
+    # numbers in the machine's byte order.
+    if first[32:40] != wal_header[16:24]:
+        return None
+    return int.from_bytes(first[16:20], sys.byteorder)
 
 
 def damage_found(path: Path) -> list[str]:
