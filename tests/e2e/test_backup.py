@@ -45,7 +45,11 @@ def test_an_online_backup_holds_every_acknowledged_write_and_restores(
         thread = threading.Thread(target=writer, args=(base,))
         try:
             thread.start()
-            time.sleep(2.0)
+            # The backup starts once the writer is writing (a busy machine takes a while).
+            deadline = time.monotonic() + 60
+            while len({m for _, m in acknowledged}) < 5 and thread.is_alive():
+                assert time.monotonic() < deadline, "the writer did not get going"
+                time.sleep(0.05)
             out = tmp_path / ("backup.db" if backend == "sqlite" else "backup.jsonl")
             started = time.monotonic()
             made = cli.json("backup", str(out), env=env)
