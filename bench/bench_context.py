@@ -37,13 +37,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_kb import ingest_abstract
 from bench_kb import load as load_scifact
 from bench_locomo import DEFAULT_DATA as LOCOMO
 from bench_locomo import build
 from report import mean, print_table, progress
 
 from memoryd.embedding import LocalMiniLM
-from memoryd.kb.model import SourceType
 from memoryd.service import MemoryService
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
@@ -70,13 +70,7 @@ def ingest_scifact(service: MemoryService, records: list[dict]) -> dict[str, str
     """Ingest the abstracts; memoryd document id → SciFact corpus id."""
     by_document: dict[str, str] = {}
     for record in records:
-        body = f"# {record['title']}\n\n{record['text']}\n".encode()
-        result = service.kb.ingest_bytes(
-            body,
-            f"{record['_id']}.md",
-            source_uri=f"scifact:{record['_id']}",
-            source_type=SourceType.CURATED,
-        )
+        result = ingest_abstract(service, record)
         if result.document is not None:
             by_document[result.document.id] = record["_id"]
     return by_document

@@ -39,6 +39,7 @@ from report import elapsed_ms, percentile, print_table, progress
 from stores import open_with_store
 
 from memoryd.kb.model import SourceType
+from memoryd.kb.results import IngestResult
 from memoryd.kb.search import KbSearchPolicy
 from memoryd.service import MemoryService
 
@@ -61,18 +62,23 @@ def load(data: Path) -> tuple[list[dict], dict[str, str], dict[str, dict[str, in
     return corpus, {q: queries[q] for q in qrels}, dict(qrels)
 
 
+def ingest_abstract(service: MemoryService, record: dict) -> IngestResult:
+    """One SciFact abstract as a Markdown document (title as its heading), ``scifact:ID``."""
+    body = f"# {record['title']}\n\n{record['text']}\n".encode()
+    return service.kb.ingest_bytes(
+        body,
+        f"{record['_id']}.md",
+        source_uri=f"scifact:{record['_id']}",
+        source_type=SourceType.CURATED,
+    )
+
+
 def ingest(service: MemoryService, corpus: list[dict]) -> tuple[float, int, int]:
     """Every document through ingest_bytes; returns (seconds, documents ingested, chunks)."""
     started = time.perf_counter()
     done = chunks = 0
     for index, record in enumerate(corpus):
-        body = f"# {record['title']}\n\n{record['text']}\n".encode()
-        result = service.kb.ingest_bytes(
-            body,
-            f"{record['_id']}.md",
-            source_uri=f"scifact:{record['_id']}",
-            source_type=SourceType.CURATED,
-        )
+        result = ingest_abstract(service, record)
         if result.outcome == "ok":
             done += 1
             chunks += result.document.chunk_count if result.document else 0
