@@ -71,6 +71,17 @@ class Consolidator:
         """When consolidation last completed (by its ``now``)."""
         return from_db(self.store.get_meta("last_consolidation_at") or None)
 
+    def now(
+        self, at: datetime, rules: ConsolidationPolicy, *, dry_run: bool
+    ) -> ConsolidationReport:
+        """One run asked for now: a dry run plans without the lease and changes nothing; a
+        real one runs under it (ConsolidationBusyError when another run holds it)."""
+        if dry_run:
+            return self.run.run(at, rules, dry_run=True)
+        report = self.run_under_lease(at, rules, lambda: True)
+        assert report is not None  # always due
+        return report
+
     def run_under_lease(
         self, at: datetime, rules: ConsolidationPolicy, still_due: Callable[[], bool]
     ) -> ConsolidationReport | None:

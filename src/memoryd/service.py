@@ -570,13 +570,8 @@ class MemoryService(CollaboratorAccess):
         reported and the others still run. Runs under the store-wide lease
         (ConsolidationBusyError when another run holds it; ConsolidationLeaseLost when another
         run takes it midway). A dry run plans and changes nothing."""
-        at = self.parts.now(now)
         rules = policy or ConsolidationPolicy()
-        if dry_run:
-            return self.consolidator.run.run(at, rules, dry_run=True)
-        report = self.consolidator.run_under_lease(at, rules, lambda: True)
-        assert report is not None
-        return report
+        return self.consolidator.now(self.parts.now(now), rules, dry_run=dry_run)
 
     def last_consolidation(self) -> datetime | None:
         """When consolidation last completed (by its ``now``)."""
