@@ -65,10 +65,11 @@ def page_html(
     flash: str | None = None,
     report: Sequence[str] = (),
     failing: Sequence[str] = (),
+    status: Sequence[str] = (),
 ) -> str:
-    """The page around ``body``: the navigation, the model endpoints that are failing (the
-    status area, on every page) and, when an action just ran, what it said (``flash``) and its
-    report (one line per thing it did)."""
+    """The page around ``body``: the navigation, the model endpoints that are failing and
+    ``status`` lines (the chat proxy's last request; the status area, on every page) and, when
+    an action just ran, what it said (``flash``) and its report (one line per thing it did)."""
     links = ""
     if nav:
         links = (
@@ -80,6 +81,7 @@ def page_html(
             "<button>Log out</button></form>"
         )
     notice = "".join(f'<p class="error" role="status">{escape(line)}</p>' for line in failing)
+    notice += "".join(f'<p class="muted status-line">{escape(line)}</p>' for line in status)
     notice += f'<p class="flash">{escape(flash)}</p>' if flash else ""
     lines = "".join(f"<li>{escape(line)}</li>" for line in report)
     notice += f'<ul class="flash report">{lines}</ul>' if lines else ""
