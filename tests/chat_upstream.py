@@ -151,9 +151,9 @@ def _handler(upstream: ChatUpstream) -> type[BaseHTTPRequestHandler]:
                 return
 
             def chunk(delta: dict[str, Any], done: str | None) -> bytes:
+                choice = {"index": 0, "delta": delta, "finish_reason": done}
                 data = {"id": f"chatcmpl-{number}", "object": "chat.completion.chunk",
-                        "created": 0, "model": model,
-                        "choices": [{"index": 0, "delta": delta, "finish_reason": done}]}  # fmt: skip
+                        "created": 0, "model": model, "choices": [choice]}  # fmt: skip
                 return b"data: " + json.dumps(data).encode() + b"\n\n"
 
             events = [chunk({"role": "assistant", "content": ""}, None)]

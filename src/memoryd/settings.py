@@ -140,7 +140,8 @@ KEYS: dict[str, Key] = {
         ],
         *_route_keys(f"llm.{CHAT_ROUTE}", LLM_FIELDS, ("openai", "anthropic")),
         *_route_keys("embed", EMBED_FIELDS, ("local", "openai")),
-        Key("proxy.enabled", "switch", "serve answers chat apps at /v1/chat/completions: on or off"),
+        Key("proxy.enabled", "switch", "serve answers chat apps at /v1/chat/completions: on or "
+            "off"),
         Key("proxy.inject", "choice", "what the chat proxy adds to the system message: pack "
             "(memories and documents), memories, or off", choices=PROXY_INJECT),
         Key("proxy.observe", "switch", "the chat proxy queues each finished turn for "
