@@ -32,8 +32,9 @@ class ChatUpstream:
         self.models = ["chat-model"]
         self._bodies: list[dict[str, Any]] = []
         self._headers: list[dict[str, str]] = []
-        # (request number, monotonic time the first content event was written)
-        self.first_sent: dict[int, float] = {}
+        # The last user message of a streamed request → the monotonic time its first content
+        # event was written (the benchmark measures the proxy's relay delay against it).
+        self.first_sent: dict[str, float] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -114,7 +115,9 @@ def _handler(upstream: ChatUpstream) -> type[BaseHTTPRequestHandler]:
             else:
                 self._json(404, {"error": {"message": "no route", "type": "not_found"}})
 
-        def _stream(self, events: list[bytes], number: int, first: int) -> None:
+        def _stream(self, events: list[bytes], body: dict[str, Any], first: int) -> None:
+            users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+            key = str(users[-1].get("content")) if users else ""
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("transfer-encoding", "chunked")
@@ -122,7 +125,7 @@ def _handler(upstream: ChatUpstream) -> type[BaseHTTPRequestHandler]:
             time.sleep(upstream.first_delay)
             for index, event in enumerate(events):
                 if index == first:
-                    upstream.first_sent.setdefault(number, time.monotonic())
+                    upstream.first_sent.setdefault(key, time.monotonic())
                 self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
                 self.wfile.flush()
                 if upstream.chunk_delay:
@@ -163,7 +166,7 @@ def _handler(upstream: ChatUpstream) -> type[BaseHTTPRequestHandler]:
             else:
                 events += [chunk({"content": word}, None) for word in _words(upstream.answer)]
             events += [chunk({}, finish), b"data: [DONE]\n\n"]
-            self._stream(events, number, 1)
+            self._stream(events, body, 1)
 
         def _anthropic(self, body: dict[str, Any], number: int) -> None:
             model = str(body.get("model", ""))
@@ -190,6 +193,6 @@ def _handler(upstream: ChatUpstream) -> type[BaseHTTPRequestHandler]:
                       "delta": {"stop_reason": "end_turn"}}),
                 event("message_stop", {"type": "message_stop"}),
             ]  # fmt: skip
-            self._stream(events, number, 1)
+            self._stream(events, body, 1)
 
     return Handler

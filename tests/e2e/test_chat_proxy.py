@@ -19,10 +19,10 @@ import openai
 import pytest
 
 from memoryd.http.server import free_port
-from memoryd.storage.sqlite import SqliteStore
 from tests.chat_upstream import ChatUpstream
 
 from .conftest import Cli
+from .proxy_support import chats, turn_jobs
 from .server import RunningServer, serving, store_env
 
 ALLERGY = "The owner is allergic to penicillin"
@@ -53,7 +53,7 @@ class Proxied:
         )
 
     def jobs(self) -> list[dict[str, Any]]:
-        return turn_jobs(self.cli)
+        return turn_jobs(self.cli.env["MEMORYD_DB"])
 
     def wait_for_jobs(self, count: int) -> list[dict[str, Any]]:
         deadline = time.monotonic() + 30
@@ -75,30 +75,14 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
         cli.ok("remember", ALLERGY)
         cli.ok("config", "set", "llm.base_url", upstream.base_url + "/v1")
         cli.ok("config", "set", "llm.model", "chat-model")
+        # Extraction asks a closed port: each queued turn waits for its retry, payload kept.
+        cli.ok("config", "set", "llm.extract.base_url", f"http://127.0.0.1:{free_port()}/v1")
         # A shared, busy machine can take seconds to load the embedder: these tests are
         # about where the pack goes, not how fast it comes (bench/bench_proxy.py is).
         cli.ok("config", "set", "proxy.recall_timeout", "120")
         token = (Path(env["MEMORYD_HOME"]) / "token").read_text().strip()
         with serving(env, root, "--threads", "8") as server:
             yield Proxied(server, upstream, token, cli)
-
-
-def chats(upstream: ChatUpstream) -> list[dict[str, Any]]:
-    """The chat requests an upstream received, without memoryd's own extraction calls."""
-    return [body for body in upstream.bodies() if "response_format" not in body]
-
-
-def turn_jobs(cli: Cli) -> list[dict[str, Any]]:
-    """The store's queued turns with their payloads (read beside the running server)."""
-    store = SqliteStore(Path(cli.env["MEMORYD_DB"]), create=False)
-    try:
-        return [
-            {"id": job.id, "payload": job.payload, "status": job.status.value}
-            for job in store.jobs.recent(10_000)
-            if job.kind == "turn"
-        ]
-    finally:
-        store.close()
 
 
 def _system(body: dict[str, Any]) -> str:
@@ -349,7 +333,7 @@ def test_settings_turn_the_proxy_off_and_choose_what_it_adds(tmp_path: Path) -> 
             client.chat.completions.create(model="chat-model", messages=message)  # type: ignore[arg-type]
             assert chats(upstream)[-1]["messages"] == message
             time.sleep(0.5)
-            assert turn_jobs(cli) == []
+            assert turn_jobs(cli.env["MEMORYD_DB"]) == []
             cli.ok("config", "set", "proxy.enabled", "off")
             deadline = time.monotonic() + 20
             while True:  # serve reads memoryd.toml again within seconds

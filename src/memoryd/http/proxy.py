@@ -276,16 +276,19 @@ class ChatProxy:
         started = time.monotonic()
         budget = self.settings.budget
 
-        def build() -> tuple[str, bool]:
+        def build() -> tuple[str, int, bool]:
             if inject == "memories":
-                return self.service.recall(turn.user, budget=budget).text, False
+                recalled = self.service.recall(turn.user, budget=budget)
+                return recalled.text, recalled.packed.tokens, False
             pack = self.service.context(turn.user, budget=budget)
-            return pack.text, any(item.kind == "chunk" for item in pack.items)
+            return pack.text, pack.tokens, any(item.kind == "chunk" for item in pack.items)
 
         deadline = self.settings.recall_deadline
         try:
             with anyio.move_on_after(deadline) as scope:
-                text, chunks = await anyio.to_thread.run_sync(build, abandon_on_cancel=True)
+                text, tokens, chunks = await anyio.to_thread.run_sync(
+                    build, abandon_on_cancel=True
+                )
         except Exception as error:  # recall failing must never block the chat
             log.warning(
                 "proxy: recall failed (%s); conversation %s goes upstream without the pack",
@@ -305,7 +308,6 @@ class ChatProxy:
         if chunks:
             self.service.sessions.mark(conversation, TAINT_PACK)
         spent = (time.monotonic() - started) * 1000
-        tokens = len(self.service.parts.tokenizer.encode(text)) if text else 0
         return text, f"{inject}: {tokens} tokens in {spent:.0f} ms" if text else "none: empty"
 
     async def _openai(
