@@ -286,9 +286,7 @@ class ChatProxy:
         deadline = self.settings.recall_deadline
         try:
             with anyio.move_on_after(deadline) as scope:
-                text, tokens, chunks = await anyio.to_thread.run_sync(
-                    build, abandon_on_cancel=True
-                )
+                text, tokens, chunks = await anyio.to_thread.run_sync(build, abandon_on_cancel=True)
         except Exception as error:  # recall failing must never block the chat
             log.warning(
                 "proxy: recall failed (%s); conversation %s goes upstream without the pack",
