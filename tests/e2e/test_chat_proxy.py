@@ -8,6 +8,7 @@ breaks the chat. The same proxy in front of a real llama.cpp server: test_chat_p
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -347,3 +348,76 @@ def test_settings_turn_the_proxy_off_and_choose_what_it_adds(tmp_path: Path) -> 
             assert answer.status_code == 404, answer.text
             assert "proxy.enabled" in answer.json()["error"]["message"]
     assert json.loads(cli.ok("config", "show", "--json"))  # the file still reads
+
+
+def test_concurrent_streamed_chats_queue_every_finished_turn_once(proxied: Proxied) -> None:
+    before = {job["payload"].get("user") for job in proxied.jobs()}
+    errors: list[str] = []
+
+    def chat(name: str) -> None:
+        client = proxied.client()
+        history: list[dict[str, Any]] = []
+        for turn in range(3):
+            history.append({"role": "user", "content": f"{name} says: plan number {turn}"})
+            try:
+                stream = client.chat.completions.create(
+                    model="chat-model",
+                    messages=history,
+                    stream=True,  # type: ignore[arg-type]
+                )
+                text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+            except openai.OpenAIError as error:
+                errors.append(f"{name}: {error}")
+                return
+            history.append({"role": "assistant", "content": text})
+
+    threads = [threading.Thread(target=chat, args=(f"chat{n}",)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    deadline = time.monotonic() + 30
+    while True:
+        users = [
+            job["payload"].get("user")
+            for job in proxied.jobs()
+            if job["payload"].get("user") not in before
+        ]
+        if len(users) >= 18 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert sorted(users) == sorted(
+        f"chat{n} says: plan number {t}" for n in range(6) for t in range(3)
+    )
+
+
+def test_an_anthropic_upstream_is_translated_both_ways(tmp_path: Path) -> None:
+    env = {**store_env(tmp_path), "MEMORYD_LLM_API_KEY": "sk-ant-test"}
+    cli = Cli(env=env, cwd=tmp_path)
+    cli.ok("init")
+    cli.ok("remember", ALLERGY)
+    with ChatUpstream("Then avoid penicillin.") as upstream:
+        cli.ok("config", "set", "llm.provider", "anthropic")
+        cli.ok("config", "set", "llm.base_url", upstream.base_url)
+        cli.ok("config", "set", "llm.model", "claude-test")
+        cli.ok("config", "set", "llm.extract.base_url", f"http://127.0.0.1:{free_port()}")
+        cli.ok("config", "set", "proxy.recall_timeout", "120")
+        token = (Path(env["MEMORYD_HOME"]) / "token").read_text().strip()
+        with serving(env, tmp_path) as server:
+            client = openai.OpenAI(base_url=server.base_url + "/v1", api_key=token, max_retries=0)
+            messages: Any = [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Can I take penicillin for my sore throat?"},
+            ]
+            answer = client.chat.completions.create(model="claude-test", messages=messages)
+            assert answer.choices[0].message.content == "Then avoid penicillin."
+            sent = upstream.bodies()[-1]
+            assert upstream.headers()[-1]["x-api-key"] == "sk-ant-test"
+            assert sent["system"].startswith("Be brief.\n\n<memory") and ALLERGY in sent["system"]
+            assert sent["messages"] == [messages[1]]
+            stream = client.chat.completions.create(
+                model="claude-test", messages=messages, stream=True
+            )
+            text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+            assert text == "Then avoid penicillin."
