@@ -249,9 +249,7 @@ class ChatProxy:
         exchange = _Exchange(conversation, turn, messages, at, tainted_by, model)
         headers = {CONVERSATION_HEADER: conversation, CONTEXT_HEADER: note}
         try:
-            if route.provider is Provider.ANTHROPIC:
-                return await self._anthropic(route, forwarded, exchange, headers)
-            return await self._openai(route, forwarded, exchange, headers)
+            return await self._forward(route, forwarded, exchange, headers)
         except ChatRequestError as error:
             return JSONResponse(
                 openai_error(f"memoryd: {error}", "invalid_request_error"), status_code=400
@@ -308,15 +306,25 @@ class ChatProxy:
         spent = (time.monotonic() - started) * 1000
         return text, f"{inject}: {tokens} tokens in {spent:.0f} ms" if text else "none: empty"
 
-    async def _openai(
+    async def _forward(
         self,
         route: Route,
         body: dict[str, Any],
         exchange: _Exchange,
         headers: dict[str, str],
     ) -> Response:
-        url = self._base_url(route).rstrip("/") + "/chat/completions"
-        outgoing = self._http().build_request("POST", url, json=body, headers=self._headers(route))
+        """Send the request upstream and relay its answer: an OpenAI-compatible upstream's
+        bytes as they come, Anthropic's translated event by event."""
+        base = self._base_url(route).rstrip("/")
+        translate: AnthropicStream | None = None
+        if route.provider is Provider.ANTHROPIC:
+            url, payload = base + "/v1/messages", to_anthropic(body, exchange.model)
+            translate = AnthropicStream(exchange.model)
+        else:
+            url, payload = base + "/chat/completions", body
+        outgoing = self._http().build_request(
+            "POST", url, json=payload, headers=self._headers(route)
+        )
         try:
             answer = await self._http().send(outgoing, stream=True)
         except httpx.HTTPError as error:
@@ -328,13 +336,16 @@ class ChatProxy:
             await answer.aclose()
             try:
                 completion = json.loads(content)
+                if translate is not None:
+                    completion = from_anthropic(completion)
+                    content = json.dumps(completion).encode()
                 text, finish, called = answer_of(completion)
-            except ValueError:
+            except (ValueError, AttributeError):
                 text, finish, called = "", None, False
             self._record(exchange, route, "answered (200)")
             return Response(
                 content,
-                media_type=answer.headers.get("content-type", "application/json"),
+                media_type="application/json",
                 headers=headers,
                 background=BackgroundTask(self._finish, exchange, text, finish, called),
             )
@@ -343,8 +354,10 @@ class ChatProxy:
         async def relay() -> AsyncIterator[bytes]:
             try:
                 async for data in answer.aiter_raw():
-                    reader.feed(data)
-                    yield data
+                    out = translate.feed(data) if translate is not None else data
+                    if out:
+                        reader.feed(out)
+                        yield out
             except httpx.HTTPError as error:
                 log.warning("proxy: the upstream's stream broke off: %s", error)
                 failure = openai_error(f"the upstream's answer broke off: {error}", "api_error")
@@ -353,61 +366,8 @@ class ChatProxy:
                 await answer.aclose()
 
         async def after() -> None:
+            # A stream that broke off, or that the app hung up on, is no finished turn.
             if reader.done or reader.finish is not None:
-                await self._finish(exchange, reader.text, reader.finish, reader.called_tools)
-
-        self._record(exchange, route, "streaming (200)")
-        return StreamingResponse(
-            relay(),
-            media_type=answer.headers.get("content-type", "text/event-stream"),
-            headers={**headers, "cache-control": "no-cache"},
-            background=BackgroundTask(after),
-        )
-
-    async def _anthropic(
-        self,
-        route: Route,
-        body: dict[str, Any],
-        exchange: _Exchange,
-        headers: dict[str, str],
-    ) -> Response:
-        request = to_anthropic(body, exchange.model)
-        url = self._base_url(route).rstrip("/") + "/v1/messages"
-        outgoing = self._http().build_request(
-            "POST", url, json=request, headers=self._headers(route)
-        )
-        try:
-            answer = await self._http().send(outgoing, stream=True)
-        except httpx.HTTPError as error:
-            return self._unreachable(route, error, exchange)
-        if answer.status_code != 200:
-            return await self._upstream_refused(route, answer, exchange, headers)
-        if not body.get("stream"):
-            content = await answer.aread()
-            await answer.aclose()
-            completion = from_anthropic(json.loads(content))
-            text, finish, called = answer_of(completion)
-            self._record(exchange, route, "answered (200)")
-            return JSONResponse(
-                completion,
-                headers=headers,
-                background=BackgroundTask(self._finish, exchange, text, finish, called),
-            )
-        translate = AnthropicStream(exchange.model)
-        reader = StreamedAnswer()
-
-        async def relay() -> AsyncIterator[bytes]:
-            try:
-                async for data in answer.aiter_raw():
-                    out = translate.feed(data)
-                    if out:
-                        reader.feed(out)
-                        yield out
-            finally:
-                await answer.aclose()
-
-        async def after() -> None:
-            if reader.done:
                 await self._finish(exchange, reader.text, reader.finish, reader.called_tools)
 
         self._record(exchange, route, "streaming (200)")
