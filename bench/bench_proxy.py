@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -49,15 +50,19 @@ MEMORYD = Path(sys.executable).parent / "memoryd"
 ANSWER = "Here is what I can tell you about that, in a few short words."
 
 
-def first_token(client: httpx.Client, url: str, body: dict[str, Any]) -> tuple[float, float, str]:
+def first_token(
+    client: httpx.Client, url: str, body: dict[str, Any], seen: dict[str, str] | None = None
+) -> tuple[float, float, str]:
     """Stream one completion: (seconds to the first content event, monotonic time it was
-    read, the whole answer)."""
+    read, the whole answer); ``seen`` gets the proxy's X-Memoryd-Context header."""
     started = time.perf_counter()
     first: float | None = None
     read_at = 0.0
     text = ""
     with client.stream("POST", url, json=body) as answer:
         answer.raise_for_status()
+        if seen is not None:
+            seen["context"] = answer.headers.get("x-memoryd-context", "")
         for line in answer.iter_lines():
             if not line.startswith("data: ") or line == "data: [DONE]":
                 continue
@@ -71,19 +76,22 @@ def first_token(client: httpx.Client, url: str, body: dict[str, Any]) -> tuple[f
     return first, read_at, text
 
 
-def serve(root: Path, db: Path, upstream: ChatUpstream) -> tuple[subprocess.Popen[bytes], str]:
-    """``memoryd serve`` over ``db`` with ``upstream`` as its chat model; its base URL."""
-    home = root / "home"
-    env = {
+def environment(root: Path, db: Path, upstream: ChatUpstream) -> dict[str, str]:
+    """The environment of the benchmark's ``memoryd`` processes."""
+    return {
         "PATH": "/usr/bin:/bin",
         "HOME": str(root),
-        "MEMORYD_HOME": str(home),
+        "MEMORYD_HOME": str(root / "home"),
         "MEMORYD_DB": str(db),
         "MEMORYD_LLM_BASE_URL": upstream.base_url + "/v1",
         "MEMORYD_LLM_MODEL": "chat-model",
         # Extraction asks a closed port: the queued turns stay queued, to be counted.
         "MEMORYD_LLM_EXTRACT_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",
     }
+
+
+def serve(root: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    """``memoryd serve`` with ``env``; its base URL."""
     subprocess.run([str(MEMORYD), "init"], env=env, check=True, capture_output=True)
     port = free_port()
     log = (root / "serve.log").open("wb")
@@ -148,7 +156,8 @@ def main() -> int:
         progress(f"store of {args.memories:,} memories")
         filled_store(db, kept, embedder, items, vectors)
         upstream.chunk_delay = args.word_ms / 1000
-        process, base = serve(root, db, upstream)
+        env = environment(root, db, upstream)
+        process, base = serve(root, env)
         token = (root / "home" / "token").read_text().strip()
         try:
             auth = {"Authorization": f"Bearer {token}"}
@@ -164,15 +173,43 @@ def main() -> int:
                 direct: list[float] = []
                 proxied: list[float] = []
                 relay: list[float] = []
+                packing: list[float] = []
                 for question in asked:
                     body = {"model": "chat-model", "stream": True,
                             "messages": [{"role": "user", "content": question}]}  # fmt: skip
                     seconds, _, _ = first_token(client, direct_url, body)
                     direct.append(seconds * 1000)
                     tagged = {**body, "messages": [{"role": "user", "content": question + " "}]}
-                    seconds, read_at, _ = first_token(client, proxy_url, tagged)
+                    seen: dict[str, str] = {}
+                    seconds, read_at, _ = first_token(client, proxy_url, tagged, seen)
                     proxied.append(seconds * 1000)
                     relay.append((read_at - upstream.first_sent[question + " "]) * 1000)
+                    spent = re.search(r"in (\d+) ms", seen["context"])
+                    if spent:
+                        packing.append(float(spent.group(1)))
+                progress("the same with proxy.inject off (the proxy's own plumbing)")
+                subprocess.run([str(MEMORYD), "config", "set", "proxy.inject", "off"], env=env,
+                               check=True, capture_output=True)  # fmt: skip
+                probe = {"model": "chat-model", "stream": True,
+                         "messages": [{"role": "user", "content": "probe"}]}  # fmt: skip
+                deadline = time.monotonic() + 60
+                while True:  # serve reads memoryd.toml again within seconds
+                    seen = {}
+                    first_token(client, proxy_url, probe, seen)
+                    if seen["context"] == "off" or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.5)
+                plain_direct: list[float] = []
+                plain: list[float] = []
+                for question in distinct[args.requests + 20 : 2 * args.requests + 20]:
+                    body = {"model": "chat-model", "stream": True,
+                            "messages": [{"role": "user", "content": question}]}  # fmt: skip
+                    plain_direct.append(first_token(client, direct_url, body)[0] * 1000)
+                    plain.append(first_token(client, proxy_url, body)[0] * 1000)
+                plain_added = [p - d for p, d in zip(plain, plain_direct, strict=True)]
+                subprocess.run([str(MEMORYD), "config", "set", "proxy.inject", "pack"], env=env,
+                               check=True, capture_output=True)  # fmt: skip
+                time.sleep(3)
                 packed = sum(
                     1
                     for b in upstream.bodies()
@@ -213,6 +250,8 @@ def main() -> int:
             ("first token, direct", *_three(direct)),
             ("first token, through the proxy", *_three(proxied)),
             ("added by the proxy (per question)", *_three(added)),
+            ("  of which the pack (the proxy's own timing)", *_three(packing)),
+            ("added with proxy.inject off (per question)", *_three(plain_added)),
             ("relay: upstream's first event → client", *_three(relay)),
         ],
     )

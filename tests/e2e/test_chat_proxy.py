@@ -162,13 +162,13 @@ def test_a_conversation_is_recognised_across_requests(proxied: Proxied) -> None:
     assert named.headers["x-memoryd-conversation"] == "my-chat-7"
 
 
-def test_the_same_turn_again_is_not_queued_twice(proxied: Proxied) -> None:
+def test_the_same_request_answered_the_same_way_is_not_queued_twice(proxied: Proxied) -> None:
     messages = [{"role": "user", "content": "Regenerate me: I moved to Porto in May."}]
     client = proxied.client(default_headers={"X-Memoryd-Conversation": "regen-1"})
     before = len(proxied.jobs())
     client.chat.completions.create(model="chat-model", messages=messages)
     proxied.wait_for_jobs(before + 1)
-    client.chat.completions.create(model="chat-model", messages=messages)  # "regenerate"
+    client.chat.completions.create(model="chat-model", messages=messages)  # the app retried
     time.sleep(0.5)
     users = [j["payload"]["user"] for j in proxied.jobs()]
     assert users.count(messages[0]["content"]) == 1

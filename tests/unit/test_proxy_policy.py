@@ -96,12 +96,9 @@ def test_a_request_without_messages_is_refused() -> None:
 
 def test_a_conversation_is_found_again_by_the_history_its_app_sends_back() -> None:
     known: dict[str, str] = {}
-    ids = iter(["c-1", "c-2"])
     first = [{"role": "system", "content": "Today is Monday"}, {"role": "user", "content": "hi"}]
-    turn = latest_turn(first)
-    assert turn is not None
-    conversation = conversation_of(None, turn.earlier, known.get, lambda: next(ids))
-    assert conversation == "c-1"
+    conversation = conversation_of(None, latest_turn(first), first, known.get)
+    assert conversation.startswith("h-")
     known[history_digest(finished_history(first, "hello!"))] = conversation
     # The app changed its system message (a new date) and added the next user message.
     second = [
@@ -110,23 +107,35 @@ def test_a_conversation_is_found_again_by_the_history_its_app_sends_back() -> No
         {"role": "assistant", "content": "hello! "},
         {"role": "user", "content": "and now?"},
     ]
-    turn = latest_turn(second)
-    assert turn is not None
-    assert conversation_of(None, turn.earlier, known.get, lambda: next(ids)) == "c-1"
+    assert conversation_of(None, latest_turn(second), second, known.get) == conversation
     # Unknown history (the proxy restarted): named by its digest, the same each time.
-    again = conversation_of(None, turn.earlier, {}.get, lambda: next(ids))
-    assert again.startswith("h-") and again == conversation_of(None, turn.earlier, {}.get, str)
-    assert conversation_of("mine", turn.earlier, known.get, str) == "mine"
+    again = conversation_of(None, latest_turn(second), second, {}.get)
+    assert again.startswith("h-") and again != conversation
+    assert again == conversation_of(None, latest_turn(second), second, {}.get)
+    assert conversation_of("mine", latest_turn(second), second, known.get) == "mine"
     with pytest.raises(ChatRequestError, match="200"):
-        conversation_of("x" * 201, (), known.get, str)
+        conversation_of("x" * 201, None, second, known.get)
 
 
-def test_a_regenerated_answer_is_the_same_turn() -> None:
+def test_the_requests_of_a_first_turn_that_runs_tools_are_one_conversation() -> None:
+    asked = [{"role": "user", "content": "look it up"}]
+    followed = [
+        *asked,
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "1"}]},
+        {"role": "tool", "tool_call_id": "1", "content": "found"},
+    ]
+    one = conversation_of(None, latest_turn(asked), asked, {}.get)
+    assert conversation_of(None, latest_turn(followed), followed, {}.get) == one
+
+
+def test_the_same_answer_again_is_the_same_turn() -> None:
     turn = latest_turn([{"role": "user", "content": "I moved to Porto"}])
     other = latest_turn([{"role": "user", "content": "I moved to Braga"}])
     assert turn is not None and other is not None
-    assert turn_key("c", turn) == turn_key("c", turn) != turn_key("c", other)
-    assert turn_key("c", turn) != turn_key("d", turn)
+    assert turn_key("c", turn, "Nice!") == turn_key("c", turn, "Nice! ")
+    assert turn_key("c", turn, "Nice!") != turn_key("c", turn, "Lovely city.")
+    assert turn_key("c", turn, "Nice!") != turn_key("c", other, "Nice!")
+    assert turn_key("c", turn, "Nice!") != turn_key("d", turn, "Nice!")
 
 
 def _events(texts: list[str], finish: str) -> bytes:

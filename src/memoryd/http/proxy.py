@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -142,8 +142,6 @@ class ChatProxy:
         service: MemoryService,
         settings: ProxySettings,
         route: Route | None,
-        *,
-        new_id: Callable[[], str] | None = None,
     ) -> None:
         self.service = service
         self.settings = settings
@@ -151,7 +149,6 @@ class ChatProxy:
         self.last: LastRequest | None = None
         self._conversations = _Remembered()
         self._queued = _Remembered()
-        self._new_id = new_id or (lambda: "c-" + service.parts.ids.new_id(datetime.now(UTC)))
         self._client: httpx.AsyncClient | None = None
 
     def start_warming(self) -> None:
@@ -228,12 +225,8 @@ class ChatProxy:
                 raise ChatRequestError("the body must be a JSON object")
             messages = messages_of(body)
             turn = latest_turn(messages)
-            earlier = list(turn.earlier) if turn is not None else messages
             conversation = conversation_of(
-                request.headers.get(CONVERSATION_HEADER),
-                earlier,
-                self._conversations.get,
-                self._new_id,
+                request.headers.get(CONVERSATION_HEADER), turn, messages, self._conversations.get
             )
         except (ValueError, ChatRequestError) as error:
             return JSONResponse(
@@ -389,8 +382,8 @@ class ChatProxy:
         self._conversations.add(history_digest(history), exchange.conversation)
         if not self.settings.observe:
             return
-        if not self._queued.add(turn_key(exchange.conversation, exchange.turn), ""):
-            return  # a regenerated answer to a turn already queued
+        if not self._queued.add(turn_key(exchange.conversation, exchange.turn, text), ""):
+            return  # the same request answered the same way again: no new turn
         user = exchange.turn.user
 
         def observe() -> None:

@@ -182,14 +182,15 @@ def _calls(message: Mapping[str, Any]) -> list[Any]:
 
 def conversation_of(
     header: str | None,
-    earlier: Sequence[Mapping[str, Any]],
+    turn: Turn | None,
+    messages: Sequence[Mapping[str, Any]],
     known: Callable[[str], str | None],
-    new_id: Callable[[], str],
 ) -> str:
     """The conversation a request belongs to: the app's header, else the conversation whose
-    last finished turn ended with ``earlier`` (``known(digest)``), else a new id; a request
-    with earlier messages nobody knows (the proxy restarted) is named by their digest, so its
-    next turns still find it."""
+    last finished turn ended with the messages before this turn (``known(digest)``), else one
+    named by the digest of those messages (the proxy restarted, or the app trimmed its
+    history): the same name request after request. A conversation's first turn is named by
+    its first message, so the requests of a turn that runs tools agree."""
     if header is not None and header.strip():
         chosen = header.strip()
         if len(chosen) > MAX_CONVERSATION_CHARS:
@@ -197,10 +198,12 @@ def conversation_of(
                 f"the {CONVERSATION_HEADER} header is over {MAX_CONVERSATION_CHARS} characters"
             )
         return chosen
-    if not any(m.get("role") not in SYSTEM_ROLES for m in earlier):
-        return new_id()
-    digest = history_digest(earlier)
-    return known(digest) or "h-" + digest[:24]
+    earlier = turn.earlier if turn is not None else tuple(messages)
+    if any(m.get("role") not in SYSTEM_ROLES for m in earlier):
+        digest = history_digest(earlier)
+        return known(digest) or "h-" + digest[:24]
+    first = [{"role": "user", "content": turn.user}] if turn is not None else list(messages)
+    return "h-" + history_digest(first)[:24]
 
 
 def finished_history(messages: Sequence[Mapping[str, Any]], answer: str) -> list[Mapping[str, Any]]:
@@ -208,11 +211,12 @@ def finished_history(messages: Sequence[Mapping[str, Any]], answer: str) -> list
     return [*messages, {"role": "assistant", "content": answer}]
 
 
-def turn_key(conversation: str, turn: Turn) -> str:
-    """One finished turn: the conversation, which user message, and its text (a regenerated
-    answer to the same message is the same turn)."""
-    digest = hashlib.sha256(turn.user.strip().encode("utf-8")).hexdigest()[:16]
-    return f"{conversation}#{turn.number}:{digest}"
+def turn_key(conversation: str, turn: Turn, answer: str) -> str:
+    """One finished turn: the conversation, which user message, its text and the answer (an
+    app that sends the same request again and gets the same answer finished no new turn; a
+    regenerated answer that differs is a turn of its own)."""
+    said = json.dumps([turn.user.strip(), answer.strip()], ensure_ascii=False)
+    return f"{conversation}#{turn.number}:" + hashlib.sha256(said.encode("utf-8")).hexdigest()[:24]
 
 
 @dataclass
