@@ -112,6 +112,23 @@ def serve(root: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str
     return process, base
 
 
+def switch(env: dict[str, str], client: httpx.Client, url: str, mode: str, probe: str) -> None:
+    """Set ``proxy.inject`` in memoryd.toml and wait until the running server uses it (a
+    ``probe`` message that recall answers tells)."""
+    subprocess.run([str(MEMORYD), "config", "set", "proxy.inject", mode], env=env,
+                   check=True, capture_output=True)  # fmt: skip
+    body = {"model": "chat-model", "stream": True,
+            "messages": [{"role": "user", "content": probe}]}  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # serve reads memoryd.toml again within seconds
+        seen: dict[str, str] = {}
+        first_token(client, url, body, seen)
+        if seen["context"].startswith(mode):
+            return
+        time.sleep(0.5)
+    raise SystemExit(f"the server did not switch to proxy.inject {mode}")
+
+
 def chat(
     client: httpx.Client, url: str, name: str, turns: int, errors: list[str], done: Counter[str]
 ) -> None:
@@ -187,29 +204,24 @@ def main() -> int:
                     spent = re.search(r"in (\d+) ms", seen["context"])
                     if spent:
                         packing.append(float(spent.group(1)))
-                progress("the same with proxy.inject off (the proxy's own plumbing)")
-                subprocess.run([str(MEMORYD), "config", "set", "proxy.inject", "off"], env=env,
-                               check=True, capture_output=True)  # fmt: skip
-                probe = {"model": "chat-model", "stream": True,
-                         "messages": [{"role": "user", "content": "probe"}]}  # fmt: skip
-                deadline = time.monotonic() + 60
-                while True:  # serve reads memoryd.toml again within seconds
-                    seen = {}
-                    first_token(client, proxy_url, probe, seen)
-                    if seen["context"] == "off" or time.monotonic() > deadline:
-                        break
-                    time.sleep(0.5)
-                plain_direct: list[float] = []
-                plain: list[float] = []
-                for question in distinct[args.requests + 20 : 2 * args.requests + 20]:
-                    body = {"model": "chat-model", "stream": True,
-                            "messages": [{"role": "user", "content": question}]}  # fmt: skip
-                    plain_direct.append(first_token(client, direct_url, body)[0] * 1000)
-                    plain.append(first_token(client, proxy_url, body)[0] * 1000)
-                plain_added = [p - d for p, d in zip(plain, plain_direct, strict=True)]
-                subprocess.run([str(MEMORYD), "config", "set", "proxy.inject", "pack"], env=env,
-                               check=True, capture_output=True)  # fmt: skip
-                time.sleep(3)
+                others: dict[str, tuple[list[float], list[float]]] = {}
+                for number, mode in enumerate(("memories", "off"), start=1):
+                    progress(f"the same with proxy.inject {mode}")
+                    switch(env, client, proxy_url, mode, asked[0])
+                    start = number * args.requests + 20
+                    timed: tuple[list[float], list[float]] = ([], [])
+                    for question in distinct[start : start + args.requests]:
+                        body = {"model": "chat-model", "stream": True,
+                                "messages": [{"role": "user", "content": question}]}  # fmt: skip
+                        seen = {}
+                        direct_ms = first_token(client, direct_url, body)[0] * 1000
+                        timed[0].append(first_token(client, proxy_url, body, seen)[0] * 1000
+                                        - direct_ms)  # fmt: skip
+                        spent = re.search(r"in (\d+) ms", seen["context"])
+                        if spent:
+                            timed[1].append(float(spent.group(1)))
+                    others[mode] = timed
+                switch(env, client, proxy_url, "pack", asked[0])
                 packed = sum(
                     1
                     for b in upstream.bodies()
@@ -251,7 +263,9 @@ def main() -> int:
             ("first token, through the proxy", *_three(proxied)),
             ("added by the proxy (per question)", *_three(added)),
             ("  of which the pack (the proxy's own timing)", *_three(packing)),
-            ("added with proxy.inject off (per question)", *_three(plain_added)),
+            ("added with proxy.inject memories", *_three(others["memories"][0])),
+            ("  of which the memory block", *_three(others["memories"][1] or [0.0])),
+            ("added with proxy.inject off (the proxy's plumbing)", *_three(others["off"][0])),
             ("relay: upstream's first event → client", *_three(relay)),
         ],
     )

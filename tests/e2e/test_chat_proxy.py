@@ -27,6 +27,7 @@ from .proxy_support import chats, turn_jobs
 from .server import RunningServer, serving, store_env
 
 ALLERGY = "The owner is allergic to penicillin"
+KAYAK = "The kayak needs new straps before the spring trip."
 
 
 @dataclass
@@ -74,6 +75,10 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
     with ChatUpstream() as upstream:
         cli.ok("init")
         cli.ok("remember", ALLERGY)
+        notes = root / "notes"
+        notes.mkdir()
+        (notes / "boat.md").write_text(f"# Boat\n\n{KAYAK}\n")
+        cli.ok("kb", "ingest", str(notes))
         cli.ok("config", "set", "llm.base_url", upstream.base_url + "/v1")
         cli.ok("config", "set", "llm.model", "chat-model")
         # Extraction asks a closed port: each queued turn waits for its retry, payload kept.
@@ -421,3 +426,25 @@ def test_an_anthropic_upstream_is_translated_both_ways(tmp_path: Path) -> None:
             )
             text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
             assert text == "Then avoid penicillin."
+
+
+def test_document_passages_in_the_pack_taint_the_conversation(proxied: Proxied) -> None:
+    before = len(proxied.jobs())
+    client = proxied.client(default_headers={"X-Memoryd-Conversation": "kayak-1"})
+    question = "What does the kayak need before the spring trip?"
+    client.chat.completions.create(
+        model="chat-model", messages=[{"role": "user", "content": question}]
+    )
+    assert KAYAK in proxied.sent()["messages"][0]["content"]
+    # The model, having read a document, calls remember in this conversation: it waits.
+    called = proxied.http().post(
+        "/v1/tools/call",
+        json={"name": "remember", "arguments": {"content": "The kayak is red"},
+              "session": "kayak-1"},
+    )  # fmt: skip
+    assert called.status_code == 200, called.text
+    assert called.json()["outcome"] == "pending"
+    assert "untrusted content" in called.json()["reason"]
+    queued = proxied.wait_for_jobs(before + 1)[-1]
+    assert queued["payload"]["user"] == question
+    assert "documents" in queued["payload"]["tainted_by"]

@@ -235,8 +235,8 @@ class ChatProxy:
         at = datetime.now(UTC)
         model = str(body.get("model") or route.model)
         tainted_by = self._begin_turn(conversation, turn)
-        block, note = await self._pack(turn, conversation)
-        if block and self.settings.inject == "pack" and "<untrusted_content" in block:
+        block, note, documents = await self._pack(turn, conversation)
+        if documents:
             tainted_by = tainted_by or TAINT_PACK
         forwarded = {**body, "model": model, "messages": with_pack(messages, block)}
         exchange = _Exchange(conversation, turn, messages, at, tainted_by, model)
@@ -258,12 +258,13 @@ class ChatProxy:
         self.service.sessions.begin_call(conversation, f"turn-{turn.number}", untrusted)
         return TAINT_TOOLS if untrusted else None
 
-    async def _pack(self, turn: Turn | None, conversation: str) -> tuple[str, str]:
-        """The fenced block for the turn and a note for the log and the response header;
-        an empty block when injection is off, recall failed, or it was late."""
+    async def _pack(self, turn: Turn | None, conversation: str) -> tuple[str, str, bool]:
+        """The fenced block for the turn, a note for the log and the response header, and
+        whether the block holds passages of documents; an empty block when injection is off,
+        recall failed, or it was late."""
         inject = self.settings.inject
         if inject == "off" or turn is None:
-            return "", "off" if inject == "off" else "none: no user message"
+            return "", "off" if inject == "off" else "none: no user message", False
         started = time.monotonic()
         budget = self.settings.budget
 
@@ -285,7 +286,7 @@ class ChatProxy:
                 conversation,
                 exc_info=not isinstance(error, MemorydError),
             )
-            return "", f"none: recall failed ({type(error).__name__})"
+            return "", f"none: recall failed ({type(error).__name__})", False
         if scope.cancelled_caught:
             log.warning(
                 "proxy: recall took over its %.1f s deadline; conversation %s goes upstream "
@@ -293,11 +294,12 @@ class ChatProxy:
                 deadline,
                 conversation,
             )
-            return "", f"none: recall over its {deadline:g} s deadline"
+            return "", f"none: recall over its {deadline:g} s deadline", False
         if chunks:
             self.service.sessions.mark(conversation, TAINT_PACK)
         spent = (time.monotonic() - started) * 1000
-        return text, f"{inject}: {tokens} tokens in {spent:.0f} ms" if text else "none: empty"
+        note = f"{inject}: {tokens} tokens in {spent:.0f} ms" if text else "none: empty"
+        return text, note, chunks
 
     async def _forward(
         self,
