@@ -427,19 +427,25 @@ def _pack_by_lines(
     kept: list[PackItem] = []
     dropped: list[PackDrop] = []
     used = counter.count(_EMPTY_FENCE)
+    # Whether ``used`` is the block's exact count: line costs drift (a line's break may merge
+    # with its neighbour), so near the budget the block is counted again before deciding.
+    exact_now = False
 
     def fits(rendered: str, trial: Callable[[], int], heading: str | None) -> bool:
-        nonlocal used
+        nonlocal used, exact_now
         added = counter.count("\n" + rendered) + (counter.count("\n" + heading) if heading else 0)
+        if used + added > budget - LINE_SLACK and not exact_now:
+            text = render_context(kept_lessons, kept)
+            used, exact_now = (counter.count(text) if text else used), True
         estimate = used + added
         if estimate <= budget - LINE_SLACK:
-            used = estimate
+            used, exact_now = estimate, False
             return True
         if estimate > budget + LINE_SLACK:
             return False
         exact = trial()
         if exact <= budget:
-            used = exact
+            used, exact_now = exact, True
             return True
         return False
 
