@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, tzinfo
 from importlib.metadata import version
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fastapi import FastAPI, File, Form, UploadFile
 
@@ -32,10 +32,7 @@ from .limits import (
     UPLOAD_PATH,
     BodyLimit,
 )
-from .proxy import install_proxy, proxy_guard
-
-if TYPE_CHECKING:
-    from .proxy import ChatProxy
+from .proxy import ChatProxy, install_proxy, proxy_guard
 
 OPEN_PATHS = frozenset({"/v1/health"})
 
