@@ -322,6 +322,7 @@ def test_settings_turn_the_proxy_off_and_choose_what_it_adds(tmp_path: Path) -> 
                 time.sleep(0.3)
             assert answer.status_code == 404, answer.text
             assert "proxy.enabled" in answer.json()["error"]["message"]
+            assert "changed: chat proxy  off (proxy.enabled)" in server.output()
     assert json.loads(cli.ok("config", "show", "--json"))  # the file still reads
 
 

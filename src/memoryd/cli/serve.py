@@ -155,11 +155,15 @@ def proxy_line(proxy: ChatProxy) -> str:
     )
 
 
-def _reconfigure(proxy: ChatProxy, fresh: Settings) -> None:
+def _reconfigure(proxy: ChatProxy, fresh: Settings) -> str | None:
+    """The chat proxy with the new settings; what changed, in words (None: nothing)."""
     from ..llm import chat_route
     from ..proxy.policy import proxy_settings_of
 
+    before = proxy_line(proxy)
     proxy.configure(proxy_settings_of(fresh), chat_route(fresh))
+    after = proxy_line(proxy)
+    return None if after == before else after.strip()
 
 
 def page_url(host: str, port: int) -> str:

@@ -160,10 +160,10 @@ class SettingsWatcher:
         reload: Callable[[], Settings],
         say: Callable[[str], None],
         interval: float = 2.0,
-        on_change: Callable[[Settings], None] | None = None,
+        on_change: Callable[[Settings], str | None] | None = None,
     ) -> None:
         self.service = service
-        # Told the new settings after each change the service took (the chat proxy's).
+        # Told the new settings after each change (the chat proxy's); what it answers is said.
         self.on_change = on_change
         self.current = current
         self.reload = reload
@@ -216,7 +216,9 @@ class SettingsWatcher:
                 self.say(f"memoryd serve: {where} changed: llm {operation} now {text}")
         if self.on_change is not None:
             try:
-                self.on_change(fresh)
+                told = self.on_change(fresh)
+                if told:
+                    self.say(f"memoryd serve: {where} changed: {told}")
             except MemorydError as error:
                 self.say(f"memoryd serve: {where} changed but cannot be used ({error})")
         live = ("llm.", "proxy.") if self.on_change is not None else ("llm.",)
