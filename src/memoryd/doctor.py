@@ -18,11 +18,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import MemorydError, StoreDamagedError
-from .llm import Gateway, Message, Provider, Route, routes_of
+from .llm import Gateway, Message, Provider, Route, chat_route, routes_of
+from .proxy.policy import down_hint, is_ollama
 from .settings import Settings, masked_location
 
 DOCTOR_TIMEOUT = 4.0
-OLLAMA_PORT = 11434
 DEFAULT_URLS = {
     Provider.OPENAI: "https://api.openai.com/v1",
     Provider.ANTHROPIC: "https://api.anthropic.com",
@@ -77,6 +77,10 @@ def run_doctor(settings: Settings) -> list[Check]:
     try:
         routes = routes_of(settings)
         broken: Check | None = None
+        upstream = _chat_upstream(settings)
+        if upstream is not None:
+            # The chat proxy's upstream, called like the routes (once per model and endpoint).
+            routes[upstream.operation] = upstream
     except MemorydError as error:
         routes, broken = {}, Check("llm", False, str(error), CONFIG_HINT)
     groups: dict[tuple[Any, ...], list[str]] = {}
@@ -115,6 +119,13 @@ def run_doctor(settings: Settings) -> list[Check]:
     if caption is not None and not caption_failed:
         checks.append(results[-1])
     return checks
+
+
+def _chat_upstream(settings: Settings) -> Route | None:
+    """The chat proxy's upstream route when ``serve`` runs the proxy."""
+    from .proxy.policy import proxy_settings_of
+
+    return chat_route(settings) if proxy_settings_of(settings).enabled else None
 
 
 def _import_clients() -> None:
@@ -259,9 +270,7 @@ def _unreachable(url: str) -> Diagnosis | None:
     address = urlsplit(url)
     host = address.hostname or ""
     port = address.port or (443 if address.scheme == "https" else 80)
-    step = f"is the server running? (tried {url})"
-    if _is_ollama(url):
-        step = f"is Ollama running? Start it with `ollama serve` (tried {url})"
+    step = down_hint(url)
     try:
         with socket.create_connection((host, port), timeout=DOCTOR_TIMEOUT):
             return None
@@ -275,10 +284,6 @@ def _unreachable(url: str) -> Diagnosis | None:
 
 def _url(route: Route) -> str:
     return route.base_url or DEFAULT_URLS[route.provider]
-
-
-def _is_ollama(url: str) -> bool:
-    return urlsplit(url).port == OLLAMA_PORT
 
 
 def diagnose(
@@ -297,15 +302,12 @@ def diagnose(
     cause = error.__cause__ or error.__context__
     status = getattr(cause, "status_code", None)
     kind = type(cause).__name__ if cause is not None else ""
-    ollama = _is_ollama(url)
+    ollama = is_ollama(url)
     if "Timeout" in kind:
         step = f"is the server up and the URL right? (tried {url})"
         return Diagnosis(what, f"no answer within {timeout:g} s", step)
     if "Connection" in kind:
-        step = f"is the server running? (tried {url})"
-        if ollama:
-            step = f"is Ollama running? Start it with `ollama serve` (tried {url})"
-        return Diagnosis(what, f"cannot reach {url}", step)
+        return Diagnosis(what, f"cannot reach {url}", down_hint(url))
     if status in (401, 403):
         where = f"the key from {key_source}" if key_source else f"no key is set: set {key_names}"
         return Diagnosis(

@@ -63,9 +63,12 @@ class ExtractionQueue:
         *,
         at: datetime | None = None,
         now: datetime | None = None,
+        tainted_by: str | None = None,
     ) -> Observation:
         """See :meth:`memoryd.service.MemoryService.observe_turn`."""
         job = self.turn_job(user_message, summary, at=at, now=now)
+        if tainted_by:
+            job.payload["tainted_by"] = tainted_by
         if not self.parts.gateway.configured("extract"):
             return Observation(False, None, off_notice("extraction"))
         with self.parts.store.transaction():
@@ -247,6 +250,7 @@ class ExtractionQueue:
         proposals = tuple(p for p in proposals if p not in leaked)
         marker = find_sensitive(conversation, self.parts.policy.sensitive_phrases)
         taint = f"contained the instruction or secret marker {marker!r}" if marker else None
+        taint = taint or job.payload.get("tainted_by")
         with store.transaction():
             results = [
                 WriteResult(

@@ -28,6 +28,7 @@ from .endpoint_calls import (
 )
 from .errors import MemorydError
 from .settings import (
+    CHAT_ROUTE,
     CONFIG_FILE,
     LLM_FIELDS,
     Setting,
@@ -149,18 +150,28 @@ def routes_of(settings: SettingValues) -> dict[str, Route]:
     """
     routes: dict[str, Route] = {}
     for operation in OPERATIONS:
-        values: dict[str, Any] = {}
-        for name in ("provider", "base_url", "model", "timeout", "max_retries", "structured"):
-            found = route_setting(settings, operation, name)
-            if found is not None:
-                values[name] = found.value
-        key = route_key_setting(settings, operation)
-        if key is not None:
-            values[key.key.rpartition(".")[2]] = key.value
-        route = _route(operation, values, key_source(key))
+        route = _route_of(settings, operation)
         if route is not None:
             routes[operation] = route
     return routes
+
+
+def chat_route(settings: SettingValues) -> Route | None:
+    """The chat proxy's upstream: ``llm.chat.<setting>`` (``[llm.chat]``), else the default
+    route's ``llm.<setting>``, as for an operation; None without a provider and a model."""
+    return _route_of(settings, CHAT_ROUTE)
+
+
+def _route_of(settings: SettingValues, operation: str) -> Route | None:
+    values: dict[str, Any] = {}
+    for name in ("provider", "base_url", "model", "timeout", "max_retries", "structured"):
+        found = route_setting(settings, operation, name)
+        if found is not None:
+            values[name] = found.value
+    key = route_key_setting(settings, operation)
+    if key is not None:
+        values[key.key.rpartition(".")[2]] = key.value
+    return _route(operation, values, key_source(key))
 
 
 def route_setting(settings: SettingValues, operation: str, name: str) -> Setting | None:

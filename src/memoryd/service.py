@@ -466,12 +466,17 @@ class MemoryService(CollaboratorAccess):
         *,
         at: datetime | None = None,
         now: datetime | None = None,
+        tainted_by: str | None = None,
     ) -> Observation:
         """Fire-and-forget: queue the turn for extraction and return at once. The queue is
         persisted, so a crash loses no turn; the worker extracts it in the background.
         ``at`` is when the turn happened (naive: the owner's local time; default now): the
-        model reads "yesterday" against it, and an event it leaves undated gets its date."""
-        return self.worker.queue.observe_turn(user_message, summary, at=at, now=now)
+        model reads "yesterday" against it, and an event it leaves undated gets its date.
+        ``tainted_by`` says why the turn is suspect (the model read tool output in it); then
+        nothing extracted from it activates alone."""
+        return self.worker.queue.observe_turn(
+            user_message, summary, at=at, now=now, tainted_by=tainted_by
+        )
 
     def before_compaction(
         self, turns: Sequence[Mapping[str, Any]], *, now: datetime | None = None

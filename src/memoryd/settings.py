@@ -31,6 +31,10 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 DEFAULT_DAILY_AT = "03:30"
 OPERATIONS = ("extract", "merge", "reflect", "caption")
+# The chat proxy's upstream: a route like the operations' (``[llm.chat]``, else ``[llm]``), kept
+# apart from them because it is the owner's chat model, not one memoryd asks for JSON.
+CHAT_ROUTE = "chat"
+PROXY_INJECT = ("pack", "memories", "off")
 LLM_FIELDS = (
     "provider", "base_url", "model", "api_key", "api_key_file", "timeout", "max_retries",
     "structured",
@@ -76,7 +80,8 @@ class Key:
     """A setting memoryd knows: what it holds, and the flag that overrides it, if any."""
 
     name: str
-    # text, url, file, store, zone, daily_at, port, count, retries, seconds, choice, secret
+    # text, url, file, store, zone, daily_at, port, count, retries, seconds, choice, secret,
+    # switch (on/off)
     kind: str
     help: str
     flag: str | None = None
@@ -133,7 +138,18 @@ KEYS: dict[str, Key] = {
             for operation in OPERATIONS
             for key in _route_keys(f"llm.{operation}", LLM_FIELDS, ("openai", "anthropic"))
         ],
+        *_route_keys(f"llm.{CHAT_ROUTE}", LLM_FIELDS, ("openai", "anthropic")),
         *_route_keys("embed", EMBED_FIELDS, ("local", "openai")),
+        Key("proxy.enabled", "switch", "serve answers chat apps at /v1/chat/completions: on or "
+            "off"),
+        Key("proxy.inject", "choice", "what the chat proxy adds to the system message: pack "
+            "(memories and documents), memories, or off", choices=PROXY_INJECT),
+        Key("proxy.observe", "switch", "the chat proxy queues each finished turn for "
+            "extraction: on or off"),
+        Key("proxy.budget", "count", "the chat proxy's token budget for what it adds "
+            "(default: the recall budget)"),
+        Key("proxy.recall_timeout", "seconds", "seconds the chat proxy waits for the context "
+            "pack before it sends the request on without it (default 1.5)"),
     ]
 }  # fmt: skip
 
@@ -336,6 +352,8 @@ def parse_value(key: str, value: Any, source: str | None = None) -> Any:
         return SettingsError(f"{key} must be {expected}, not {shown}{where}")
 
     kind = spec.kind
+    if kind == "switch":
+        return parse_switch(value, bad)
     if kind in ("port", "count", "retries"):
         try:
             number = int(text)
@@ -378,6 +396,20 @@ def parse_value(key: str, value: Any, source: str | None = None) -> Any:
     return text
 
 
+_ON = frozenset({"on", "true", "yes", "1"})
+_OFF = frozenset({"off", "false", "no", "0"})
+
+
+def parse_switch(value: Any, bad: Any) -> bool:
+    """``true``/``false`` (TOML) or on/off, yes/no, 1/0 in any case; else ``bad(expected)``."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _ON or text in _OFF:
+        return text in _ON
+    raise bad("on or off (true or false)")
+
+
 def unknown_key_message(key: str) -> str:
     """An unknown key, the closest known one, and every key memoryd knows."""
     import difflib
@@ -392,8 +424,8 @@ def key_summary() -> str:
     llm = ",".join(LLM_FIELDS)
     return (
         "db, tz, serve.{host,port,daily_at}, "
-        f"llm.{{{llm}}}, llm.{{{','.join(OPERATIONS)}}}.{{{llm}}}, "
-        f"embed.{{{','.join(EMBED_FIELDS)}}}"
+        f"llm.{{{llm}}}, llm.{{{','.join((*OPERATIONS, CHAT_ROUTE))}}}.{{{llm}}}, "
+        f"embed.{{{','.join(EMBED_FIELDS)}}}, proxy.{{enabled,inject,observe,budget}}"
     )
 
 

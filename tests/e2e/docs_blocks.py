@@ -13,7 +13,7 @@ import json
 import re
 import threading
 from dataclasses import dataclass
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -25,6 +25,7 @@ PARSED = frozenset({"json", "toml"})
 SHOWN = frozenset({"text"})
 DIRECTIVES = frozenset({"background", "fails"})
 _FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
+CHAT_ANSWER = "Penicillin is out for you; ask about a macrolide instead."
 _DIRECTIVE = re.compile(r"^\s*<!-- docs: (\S+) -->\s*$")
 
 
@@ -92,8 +93,38 @@ class FakeOllama:
                 }
             ]
         }
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), json_handler(self._answer))
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        """JSON answers, and a chat completion asked with ``stream`` as server-sent events (a
+        chat app through memoryd's chat proxy)."""
+        plain = json_handler(self._answer)
+        fake = self
+
+        class Handler(plain):  # type: ignore[misc, valid-type]
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                raw = self.rfile.read(length) or b"{}"
+                body = json.loads(raw)
+                if not (self.path.endswith("/chat/completions") and body.get("stream")):
+                    status, answer = fake._answer("POST", self.path, body)
+                    self._send(status, answer)
+                    return
+                fake.chats += 1
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for word in CHAT_ANSWER.split(" "):
+                    chunk = {"id": f"chatcmpl-{fake.chats}", "object": "chat.completion.chunk",
+                             "created": 0, "model": body.get("model", ""),
+                             "choices": [{"index": 0, "delta": {"content": word + " "},
+                                          "finish_reason": None}]}  # fmt: skip
+                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.close_connection = True
+
+        return Handler
 
     def _answer(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if method == "GET":

@@ -37,7 +37,7 @@ def test_an_unreachable_endpoint_is_reported_once_and_quickly(cli: Cli) -> None:
     assert failures == [
         f"FAIL embedder: embedding model 'nomic-embed-text': cannot reach {closed} (connection "
         "refused)",
-        f"FAIL llm extract, merge, reflect, caption: openai models 'llama3.1:8b', 'llava' at "
+        f"FAIL llm extract, merge, reflect, caption, chat: openai models 'llama3.1:8b', 'llava' at "
         f"{closed}: cannot reach {closed} (connection refused)",
     ], result.stdout
     assert f"     next: is the server running? (tried {closed})" in result.stdout.splitlines()
@@ -80,10 +80,10 @@ def test_each_failure_gets_its_next_step(cli: Cli, tmp_path: Path) -> None:
 
     assert first.returncode == 1 and KEY not in first.stdout
     checks = {check["name"]: check for check in json.loads(first.stdout)}
-    assert checks["llm extract, merge, reflect"]["detail"] == (
+    assert checks["llm extract, merge, reflect, chat"]["detail"] == (
         f"openai model 'ghost' at {no.sdk_base_url}: model 'ghost' not found (HTTP 404)"
     )
-    assert checks["llm extract, merge, reflect"]["next_step"] == (
+    assert checks["llm extract, merge, reflect, chat"]["next_step"] == (
         f"the server has: llama3.1:8b, qwen2.5:7b; GET {no.sdk_base_url}/models lists the "
         "models the server has"
     )
@@ -103,7 +103,7 @@ def test_each_failure_gets_its_next_step(cli: Cli, tmp_path: Path) -> None:
     # Everything answers now; the caption model is not a vision model, which Ollama says.
     assert second.returncode == 0, second.stdout
     lines = second.stdout.splitlines()
-    assert "ok   llm extract, merge, reflect: openai model 'llava'" in second.stdout
+    assert "ok   llm extract, merge, reflect, chat: openai model 'llava'" in second.stdout
     [vision] = [index for index, line in enumerate(lines) if "caption vision" in line]
     assert lines[vision].startswith("warn llm caption vision: 'llama3.1:8b' does not read images")
     assert "capabilities: completion, tools" in lines[vision]

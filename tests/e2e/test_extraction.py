@@ -370,7 +370,7 @@ def test_doctor_calls_each_distinct_route_once(cli: Cli, tmp_path: Path) -> None
 
         assert result.returncode == 0, result.stdout + result.stderr
         lines = {line.split(":")[0]: line for line in result.stdout.splitlines()}
-        assert MODEL in lines["ok   llm extract, merge, reflect"], result.stdout
+        assert MODEL in lines["ok   llm extract, merge, reflect, chat"], result.stdout
         assert "vision-model" in lines["ok   llm caption"]
         # The fake is no Ollama: whether the caption model reads images cannot be told.
         assert "could not tell" in lines["info llm caption vision"]
@@ -407,7 +407,7 @@ def test_doctor_fails_clearly_when_a_route_is_down(cli: Cli) -> None:
         "store": "ok",
         "embedder": "ok",
         "tokenizer": "ok",
-        "llm extract, merge, reflect": "ok",
+        "llm extract, merge, reflect, chat": "ok",
         "llm caption": "FAIL",
     }, result.stdout
     lines = result.stdout.splitlines()

@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.context_pack import calibrate, pack_context, repeated_memory, selective_words_held
+from memoryd.context_pack import (
+    calibrate,
+    pack_context,
+    pack_exactly,
+    repeated_memory,
+    selective_words_held,
+)
 from memoryd.fence import contains_fence_tag
 from memoryd.kb.model import Chunk, ChunkKey, Document, DocumentStatus, SourceType
 from memoryd.kb.results import KbHit
@@ -154,3 +160,23 @@ def test_packing_never_exceeds_the_budget_nor_escapes_the_fence(
                 body = body[body.index(">\n") + 2 : body.rindex("\n</untrusted_content>")]
             assert not contains_fence_tag(body)
         assert inner.count("</untrusted_content>") == len([i for i in kept if i.hit])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(st.text(min_size=1, max_size=300), min_size=1, max_size=8),
+    budget=st.integers(min_value=0, max_value=600),
+)
+def test_costing_lines_packs_what_counting_the_whole_block_packs(
+    texts: list[str], budget: int
+) -> None:
+    evidence = [scored(f"m{i}", text, 0.5 - i / 100, ("vector",)) for i, text in enumerate(texts)]
+    chunks = [hit(f"doc{i}", text, 0.4) for i, text in enumerate(texts)]
+    items = calibrate("anything", evidence, chunks, reading("anything"))
+    counter = O200kTokenizer()
+
+    quick = pack_context([], items, counter, budget)
+    exact = pack_exactly([], items, counter, budget)
+
+    assert quick[:2] == exact[:2]
+    assert [i.id for i in quick[3]] == [i.id for i in exact[3]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,6 +15,7 @@ from ..settings import OPERATIONS, Origin, Settings, masked_location, resolve_se
 from .common import db_option_of, open_store_service
 
 if TYPE_CHECKING:
+    from ..http.proxy import ChatProxy
     from ..service import MemoryService
 
 
@@ -108,21 +110,60 @@ def serve(
                 "`memoryd status` will not see this server",
                 err=True,
             )
+        if not os.environ.get("MEMORYD_LOG_LEVEL"):
+            # Why the proxy sent a chat on without its pack, or could not reach the model.
+            logging.getLogger("memoryd.proxy").setLevel(logging.WARNING)
+        proxy = chat_proxy(service, settings)
+        click.echo(proxy_line(proxy), err=True)
+        proxy.start_warming()
         watcher = SettingsWatcher(
             service,
             settings,
             lambda: resolve_settings(db_option_of(ctx), flags=flags),
             lambda line: click.echo(line, err=True),
+            on_change=lambda fresh: _reconfigure(proxy, fresh),
         )
         watcher.start()
         try:
-            run_server(service, token, options, listener=listener)
+            run_server(service, token, options, listener=listener, proxy=proxy)
         finally:
             watcher.stop()
             remove_record(settings.home, pid)
     finally:
         service.close()
         listener.close()
+
+
+def chat_proxy(service: MemoryService, settings: Settings) -> ChatProxy:
+    """The chat proxy over ``service`` with the ``proxy.*`` settings and the chat route."""
+    from ..http.proxy import ChatProxy
+    from ..llm import chat_route
+    from ..proxy.policy import proxy_settings_of
+
+    return ChatProxy(service, proxy_settings_of(settings), chat_route(settings))
+
+
+def proxy_line(proxy: ChatProxy) -> str:
+    """What ``serve`` says about the chat proxy at start."""
+    if not proxy.settings.enabled:
+        return "  chat proxy  off (proxy.enabled)"
+    route = proxy.route
+    model = f"default model {route.model!r}, " if route is not None else ""
+    return (
+        f"  chat proxy  /v1/chat/completions → {model}{proxy.upstream_line()}; adds "
+        f"{proxy.settings.inject}, observe {'on' if proxy.settings.observe else 'off'}"
+    )
+
+
+def _reconfigure(proxy: ChatProxy, fresh: Settings) -> str | None:
+    """The chat proxy with the new settings; what changed, in words (None: nothing)."""
+    from ..llm import chat_route
+    from ..proxy.policy import proxy_settings_of
+
+    before = proxy_line(proxy)
+    proxy.configure(proxy_settings_of(fresh), chat_route(fresh))
+    after = proxy_line(proxy)
+    return None if after == before else after.strip()
 
 
 def page_url(host: str, port: int) -> str:

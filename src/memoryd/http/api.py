@@ -19,6 +19,7 @@ from ..errors import InvalidInputError
 from ..extraction import MissionDigest, parse_local_instant
 from ..kb.model import parse_source_type
 from ..model import Importance, Source, Status, kind_from_user, parse_kind
+from ..proxy.policy import PROXY_PATHS
 from ..service import MemoryService
 from ..tools import parse_chunk_range
 from . import schemas as s
@@ -31,6 +32,7 @@ from .limits import (
     UPLOAD_PATH,
     BodyLimit,
 )
+from .proxy import ChatProxy, install_proxy, proxy_guard
 
 OPEN_PATHS = frozenset({"/v1/health"})
 
@@ -42,9 +44,11 @@ def create_app(
     json_limit: int = MAX_JSON_BYTES,
     upload_limit: int = MAX_UPLOAD_BYTES,
     web: bool = True,
+    proxy: ChatProxy | None = None,
 ) -> FastAPI:
     """The API over ``service``; every owner and model route needs ``token``. With ``web``,
-    the owner's pages too (a login form trades the token for a session cookie)."""
+    the owner's pages too (a login form trades the token for a session cookie); with
+    ``proxy``, the OpenAI-compatible chat proxy (its refusals in OpenAI's shape)."""
     app = FastAPI(
         title="memoryd",
         version=version("memoryd"),
@@ -56,6 +60,9 @@ def create_app(
     # Added last, runs first: the token is checked before the body is even limited.
     app.add_middleware(BodyLimit, json_limit=json_limit, upload_limit=upload_limit)
     app.add_middleware(RequireBearer, token=token, protects=_needs_token, refusal=_api_refusal)
+    app.add_middleware(proxy_guard, token=token)
+    if proxy is not None:
+        install_proxy(app, proxy)
     install_error_handlers(app)
 
     @app.get("/v1/health", response_model=s.HealthOut, tags=["service"])
@@ -443,7 +450,8 @@ def _status(value: str) -> Status:
 
 
 def _needs_token(path: str) -> bool:
-    return path.startswith("/v1/") and path not in OPEN_PATHS
+    # The chat proxy's routes have their own check, refusing in OpenAI's shape.
+    return path.startswith("/v1/") and path not in OPEN_PATHS and path not in PROXY_PATHS
 
 
 def _api_refusal(status: int) -> Refusal:

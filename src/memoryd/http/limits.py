@@ -22,6 +22,7 @@ UPLOAD_PATH = "/v1/kb/upload"
 IMPORT_CHATS_PATH = "/v1/import-chats"
 # Why these: a turn or a query arrives in milliseconds; 30 s is for a slow link, not a slow
 # sender. An upload of 50 MB at the slowest link worth serving (~200 kB/s) takes ~250 s.
+CHAT_PATH = "/v1/chat/completions"
 JSON_BODY_SECONDS = 30.0
 UPLOAD_BODY_SECONDS = 300.0
 
@@ -48,7 +49,8 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        uploads = (UPLOAD_PATH, IMPORT_CHATS_PATH, "/documents/upload")
+        # A chat request carries the whole conversation, images included: an upload's size.
+        uploads = (UPLOAD_PATH, IMPORT_CHATS_PATH, "/documents/upload", CHAT_PATH)
         upload = scope["path"] in uploads
         limit = self.upload_limit if upload else self.json_limit
         deadline = time.monotonic() + (self.upload_seconds if upload else self.json_seconds)

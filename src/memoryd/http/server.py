@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import time, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError, MemorydError
 from ..llm import Gateway, routes_of
@@ -22,6 +22,9 @@ from ..service import MemoryService
 from ..settings import DEFAULT_HOST, DEFAULT_PORT, Settings, system_zone
 from .api import create_app
 from .connections import DeadlineH11Protocol, connection_cap
+
+if TYPE_CHECKING:
+    from .proxy import ChatProxy
 
 log = logging.getLogger(__name__)
 
@@ -105,13 +108,15 @@ def serve(
     options: ServeOptions,
     *,
     listener: socket.socket | None = None,
+    proxy: ChatProxy | None = None,
 ) -> None:
     """Run until interrupted: the API, the worker and the daily scheduler, listening on
-    ``listener`` when given (a socket :func:`listen_socket` bound)."""
+    ``listener`` when given (a socket :func:`listen_socket` bound); with ``proxy``, the chat
+    proxy too."""
     import uvicorn
 
     check_bind(options.host, token)
-    app = create_app(service, token)
+    app = create_app(service, token, proxy=proxy)
     if options.worker:
         service.start_worker()
     if options.scheduler:
@@ -155,8 +160,11 @@ class SettingsWatcher:
         reload: Callable[[], Settings],
         say: Callable[[str], None],
         interval: float = 2.0,
+        on_change: Callable[[Settings], str | None] | None = None,
     ) -> None:
         self.service = service
+        # Told the new settings after each change (the chat proxy's); what it answers is said.
+        self.on_change = on_change
         self.current = current
         self.reload = reload
         self.say = say
@@ -206,10 +214,18 @@ class SettingsWatcher:
                 route = routes.get(operation)
                 text = route.describe().partition(": ")[2] if route else "off"
                 self.say(f"memoryd serve: {where} changed: llm {operation} now {text}")
+        if self.on_change is not None:
+            try:
+                told = self.on_change(fresh)
+                if told:
+                    self.say(f"memoryd serve: {where} changed: {told}")
+            except MemorydError as error:
+                self.say(f"memoryd serve: {where} changed but cannot be used ({error})")
+        live = ("llm.", "proxy.") if self.on_change is not None else ("llm.",)
         others = sorted(
             key
             for key in set(fresh.values) | set(self.current.values)
-            if not key.startswith("llm.") and _value(fresh, key) != _value(self.current, key)
+            if not key.startswith(live) and _value(fresh, key) != _value(self.current, key)
         )
         if others:
             self.say(f"memoryd serve: {', '.join(others)} changed in {where}; restart serve to "

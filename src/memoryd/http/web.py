@@ -141,9 +141,17 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
         flash = request.query_params.get("flash")
         report = sessions.take_report(session)
         failing = failing_endpoints(service)
+        proxy = getattr(request.app.state, "proxy", None)
+        status = [proxy.status_line()] if proxy is not None else []
         return HTMLResponse(
             page_html(
-                title, body, sessions.csrf(session), flash=flash, report=report, failing=failing
+                title,
+                body,
+                sessions.csrf(session),
+                flash=flash,
+                report=report,
+                failing=failing,
+                status=status,
             )
         )
 

@@ -29,6 +29,7 @@ td,th{border-bottom:1px solid #ddd;padding:.4em .5em;text-align:left;vertical-al
 overflow-wrap:anywhere}
 th{background:#eef1f6}.muted{color:#777}.error{color:#b00020}.flash{background:#fff7d6;
 padding:.5em;border:1px solid #e6d27a}ul.flash{padding-left:1.6em}form.inline{display:inline}
+.status-line{color:#777;font-size:.9em}
 button{cursor:pointer;margin:.1em}textarea{width:100%;font:inherit}
 input,select,textarea{max-width:100%}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f2f2f2;padding:.7em;
@@ -65,10 +66,11 @@ def page_html(
     flash: str | None = None,
     report: Sequence[str] = (),
     failing: Sequence[str] = (),
+    status: Sequence[str] = (),
 ) -> str:
-    """The page around ``body``: the navigation, the model endpoints that are failing (the
-    status area, on every page) and, when an action just ran, what it said (``flash``) and its
-    report (one line per thing it did)."""
+    """The page around ``body``: the navigation, the model endpoints that are failing and
+    ``status`` lines (the chat proxy's last request; the status area, on every page) and, when
+    an action just ran, what it said (``flash``) and its report (one line per thing it did)."""
     links = ""
     if nav:
         links = (
@@ -80,6 +82,7 @@ def page_html(
             "<button>Log out</button></form>"
         )
     notice = "".join(f'<p class="error" role="status">{escape(line)}</p>' for line in failing)
+    notice += "".join(f'<p class="status-line">{escape(line)}</p>' for line in status)
     notice += f'<p class="flash">{escape(flash)}</p>' if flash else ""
     lines = "".join(f"<li>{escape(line)}</li>" for line in report)
     notice += f'<ul class="flash report">{lines}</ul>' if lines else ""

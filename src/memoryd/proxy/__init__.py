@@ -1,0 +1,1 @@
+"""The OpenAI-compatible chat proxy's rules (the HTTP side is :mod:`memoryd.http.proxy`)."""
