@@ -114,6 +114,7 @@ def serve(
     app = create_app(service, token)
     if options.worker:
         service.start_worker()
+        service.start_sync()
     if options.scheduler:
         service.start_scheduler(options.daily_at, options.zone or system_zone())
     config = uvicorn.Config(
@@ -140,6 +141,7 @@ def serve(
         server.run(sockets=[listener] if listener is not None else None)
     finally:
         service.stop_scheduler()
+        service.stop_sync()
         service.stop_worker()
 
 
