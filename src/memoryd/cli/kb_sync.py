@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 import click
 
 from ..kb.model import DEFAULT_COLLECTION
-from ..kb.sync.model import DEFAULT_MAX_BYTES, FileState
+from ..kb.sync.model import DEFAULT_MAX_BYTES, FileState, counts_label
 from .common import json_option, now_from, now_option, open_store_service, print_json
 
 if TYPE_CHECKING:
-    from ..kb.sync.model import SyncSource
-    from ..kb.sync.run import FileStatus, FolderSync, PassReport
+    from ..kb.sync.model import FileStatus, SyncSource
+    from ..kb.sync.run import FolderSync, PassReport
 
 
 @click.group()
@@ -192,20 +192,10 @@ def source_lines(sync: FolderSync, every_file: bool) -> tuple[list[str], list[di
 
 
 def _source_line(source: SyncSource, files: list[FileStatus]) -> str:
-    counts: dict[str, int] = {}
-    for status in files:
-        state = status.label.split(" ")[0]
-        counts[state] = counts.get(state, 0) + 1
-    counted = ", ".join(f"{n} {state}" for state, n in sorted(counts.items())) or "no files"
-    looked = (
-        source.last_looked_at.isoformat(timespec="seconds")
-        if source.last_looked_at
-        else ("not yet")
-    )
     error = f"; error: {source.last_error}" if source.last_error else ""
     return (
         f"{source.id}  {source.kind.value:<6} {source.collection:<12} {source.location}: "
-        f"{counted}; last looked {looked}{error}"
+        f"{counts_label(files)}; last looked {source.looked_label}{error}"
     )
 
 

@@ -31,6 +31,7 @@ from .limits import (
     UPLOAD_PATH,
     BodyLimit,
 )
+from .sync_routes import install_sync_api
 
 OPEN_PATHS = frozenset({"/v1/health"})
 
@@ -410,6 +411,7 @@ def create_app(
             untrusted=body.untrusted,
         )
 
+    install_sync_api(app, service)
     if web:
         from .web import install_web
 

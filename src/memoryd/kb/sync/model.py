@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -60,6 +61,13 @@ class SyncSource:
     last_looked_at: datetime | None = None
     last_error: str | None = None
 
+    @property
+    def looked_label(self) -> str:
+        """When a pass last looked at it, to the second, or "not yet"."""
+        if self.last_looked_at is None:
+            return "not yet"
+        return self.last_looked_at.isoformat(timespec="seconds")
+
     def to_json(self) -> dict[str, Any]:
         """JSON shape for the CLI and API."""
         return {
@@ -102,3 +110,25 @@ class SyncFile:
             "size": self.size,
             "updated_at": self.updated_at.isoformat(),
         }
+
+
+@dataclass(frozen=True)
+class FileStatus:
+    """A file of a synced source as the owner sees it: its state, live when this process is
+    reading it ("converting") or its vectors are missing ("embedding n/m")."""
+
+    file: SyncFile
+    label: str
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON shape for the CLI and API."""
+        return {**self.file.to_json(), "status": self.label}
+
+
+def counts_label(files: Sequence[FileStatus]) -> str:
+    """ "2 current, 1 embedding, 3 skipped": how many files are in each shown state."""
+    counts: dict[str, int] = {}
+    for status in files:
+        state = status.label.split(" ")[0]
+        counts[state] = counts.get(state, 0) + 1
+    return ", ".join(f"{n} {state}" for state, n in sorted(counts.items())) or "no files"

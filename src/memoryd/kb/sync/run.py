@@ -40,6 +40,7 @@ from .model import (
     DEFAULT_URL_SECONDS,
     MIN_INTERVAL_SECONDS,
     FileState,
+    FileStatus,
     SourceKind,
     SyncFile,
     SyncSource,
@@ -49,19 +50,6 @@ from .rules import FolderRules, check_patterns
 from .scan import folder_rules, scan_folder, stat_file
 
 log = logging.getLogger("memoryd")
-
-
-@dataclass(frozen=True)
-class FileStatus:
-    """A file of a synced source as the owner sees it: its state, live when this process is
-    reading it ("converting") or its vectors are missing ("embedding n/m")."""
-
-    file: SyncFile
-    label: str
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON shape for the CLI and API."""
-        return {**self.file.to_json(), "status": self.label}
 
 
 @dataclass(frozen=True)
