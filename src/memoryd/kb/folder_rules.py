@@ -17,8 +17,8 @@ def refuse_reason(path: Path, root: Path, home: Path) -> str | None:
         real_home = home.expanduser().resolve(strict=False)
     except (OSError, RuntimeError) as error:  # a link loop, a path too long
         return f"cannot follow its links ({error})"
-    if real != real_root and not real.is_relative_to(real_root):
-        return f"a symbolic link out of the folder (to {real})"
     if real == real_home or real.is_relative_to(real_home):
         return "inside memoryd's home, which holds the store and its secrets"
+    if real != real_root and not real.is_relative_to(real_root):
+        return f"a symbolic link out of the folder (to {real})"
     return None
