@@ -91,6 +91,7 @@ def install_sync_api(app: FastAPI, service: MemoryService) -> None:
 
     def ran(report: PassReport) -> dict[str, Any]:
         service.worker.wake.set()  # the worker embeds the chunks just written
+        service.sync_loop.wake.set()  # a new source is watched at once
         return report.to_json()
 
     @app.get("/v1/kb/sync", response_model=list[SyncSourceOut], tags=["knowledge base"])
@@ -145,6 +146,7 @@ def install_sync_pages(
                           ignore=[p for p in ignore.split(",") if p.strip()])  # fmt: skip
         sync.run_pass(source)
         service.worker.wake.set()
+        service.sync_loop.wake.set()
 
     @app.post("/documents/sync", include_in_schema=False)
     def page_sync_add(

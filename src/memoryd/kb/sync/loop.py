@@ -44,6 +44,7 @@ class SyncLoop:
         self._dirty: set[str] = set()
         self._dirty_lock = threading.Lock()
         self._sources: list[SyncSource] = []
+        self._followed: set[str] = set()
         self._folders = PathWatcher(self._changed, recursive=True)
         self._parents = PathWatcher(self._changed, recursive=False)
 
@@ -85,6 +86,12 @@ class SyncLoop:
         return reports
 
     def _follow(self) -> None:
+        # A source watched for the first time gets a pass at once: what changed before its
+        # watch began (since its last pass, here or in another process) is seen now.
+        for source in self._sources:
+            if source.id not in self._followed and source.kind is not SourceKind.URL:
+                self.mark(source.id)
+        self._followed = {s.id for s in self._sources}
         folders = [s.location for s in self._sources if s.kind is SourceKind.FOLDER]
         parents = {str(Path(s.location).parent) for s in self._sources if s.kind is SourceKind.FILE}
         self._folders.follow([f for f in folders if Path(f).is_dir()])
