@@ -18,7 +18,7 @@ from memoryd.service import MemoryService
 from .kb_support import NOW
 from .test_kb_urls import Reply, Site, site  # noqa: F401 - the local HTTP server fixture
 
-LONG = " ".join(f"The greenhouse ledger line {i} records humidity and soil warmth." for i in range(60))
+LONG = " ".join(f"Greenhouse ledger line {i} records humidity and soil warmth." for i in range(60))
 
 
 def _write(path: Path, text: str, *, tick: int = 0) -> None:
@@ -31,8 +31,8 @@ def _write(path: Path, text: str, *, tick: int = 0) -> None:
 
 def _notes(root: Path) -> None:
     _write(root / "harbour.md", "# Harbour\n\nThe harbour master logs every trawler at dawn.\n")
-    _write(root / "garden" / "ledger.md",
-           f"# Ledger\n\n## Spring\n\n{LONG}\n\n## Autumn\n\nQuinces ripen by the wall.\n")  # fmt: skip
+    ledger = f"# Ledger\n\n## Spring\n\n{LONG}\n\n## Autumn\n\nQuinces ripen by the wall.\n"
+    _write(root / "garden" / "ledger.md", ledger)
     _write(root / ".obsidian" / "workspace.md", "# hidden settings\n")
     _write(root / "drafts" / "idea.md", "# Draft\n\nZeppelin mooring masts everywhere.\n")
     _write(root / "photo.raw", "not a document")
@@ -163,7 +163,9 @@ def test_links_out_of_the_folder_or_into_the_home_are_never_read(
 
 
 def test_a_synced_file_and_a_synced_url_are_kept_current(
-    service: MemoryService, tmp_path: Path, site: Site  # noqa: F811 - the fixture
+    service: MemoryService,
+    tmp_path: Path,
+    site: Site,  # noqa: F811 - the fixture
 ) -> None:
     report = tmp_path / "report.md"
     _write(report, "# Report\n\nQuarterly kelp harvest rose sharply.\n")

@@ -44,9 +44,10 @@ def test_the_owner_syncs_a_folder_from_the_documents_page(
     assert str(folder) in browser.find_element(By.CLASS_NAME, "synced").text
     states = _states(browser)
     assert states["recording.wav"] == "skipped"
-    assert "not a type memoryd reads (.wav)" in browser.find_element(
-        By.XPATH, "//tr[td[.='recording.wav']]"
-    ).text
+    assert (
+        "not a type memoryd reads (.wav)"
+        in browser.find_element(By.XPATH, "//tr[td[.='recording.wav']]").text
+    )
     assert states["otters.md"] in {"current", "embedding 0/1"}
     assert "Otters" in browser.find_element(By.TAG_NAME, "body").text  # listed as a document
 
