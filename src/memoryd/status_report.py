@@ -78,7 +78,9 @@ def synced_summary(store: Store) -> list[dict[str, Any]]:
             "location": source.location,
             "kind": source.kind.value,
             "files": counts.get(source.id, {}),
-            "last_looked_at": source.last_looked_at.isoformat() if source.last_looked_at else None,
+            "last_looked_at": source.last_looked_at.isoformat(timespec="seconds")
+            if source.last_looked_at
+            else None,
             "last_error": source.last_error,
         }
         for source in store.sync.sources()

@@ -360,7 +360,7 @@ class FolderSync:
         renames = plan_renames(
             {p: d for p, d in digests.items() if d is not None}, plan.gone, stored
         )
-        counts = dict.fromkeys(("added", "updated", "renamed", "removed", "failed"), 0)
+        counts = dict.fromkeys(("added", "updated", "unchanged", "renamed", "removed", "failed"), 0)
         for new_path, old in renames.items():
             if self._rename(root, old, new_path, at):
                 counts["renamed"] += 1
@@ -380,7 +380,8 @@ class FolderSync:
         erased = sum(m.state is FileState.ERASED for m in plan.marks)
         skipped = sum(m.state is FileState.SKIPPED for m in plan.marks)
         return PassReport(
-            source, counts["added"], counts["updated"], plan.unchanged, counts["renamed"],
+            source, counts["added"], counts["updated"], plan.unchanged + counts["unchanged"],
+            counts["renamed"],
             counts["removed"], skipped, counts["failed"], erased,
         )  # fmt: skip
 
