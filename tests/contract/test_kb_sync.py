@@ -206,6 +206,9 @@ def test_sources_are_named_by_id_or_location_and_removed_with_or_without_documen
         service.sync.source("/nowhere/at/all")
     with pytest.raises(InvalidInputError, match="does not exist"):
         service.sync.add(str(tmp_path / "missing"), now=NOW)
+    with pytest.raises(InvalidInputError, match="credentials"):
+        service.sync.add("https://owner:hunter2secret@example.org/notes.html", now=NOW)
+    assert [s.id for s in service.sync.sources()] == [source.id]
     service.sync.remove(source.id)
     assert service.sync.sources() == [] and len(service.kb.list_documents()) == 1
     again = service.sync.add(str(root), now=NOW)

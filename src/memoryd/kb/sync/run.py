@@ -27,10 +27,11 @@ from typing import Any
 from ...clock import Clock
 from ...errors import InvalidInputError, SyncSourceNotFoundError
 from ...ids import IdGenerator, resolve_prefix
+from ...screening import find_credential
 from ...storage.protocols import Store
 from ..convert import READABLE_SUFFIXES
 from ..folder_rules import refuse_reason
-from ..model import DEFAULT_COLLECTION, Document, check_collection
+from ..model import DEFAULT_COLLECTION, check_collection
 from ..results import IngestResult
 from ..service import KnowledgeBase
 from ..urls import check_url, is_url
@@ -168,6 +169,11 @@ class FolderSync:
         if not text or "\x00" in text:
             raise InvalidInputError("name a folder, a file or an http(s) URL to sync")
         if is_url(text):
+            if find_credential(text) is not None:
+                # Registering it would store the credential it carries.
+                raise InvalidInputError(
+                    "the URL carries a password or token, and memoryd never stores credentials"
+                )
             check_url(text)
             return SourceKind.URL, text
         path = Path(text).expanduser().absolute()
@@ -505,11 +511,6 @@ class FolderSync:
     def _save(self, row: SyncFile) -> None:
         with self.store.transaction():
             self.store.sync.save_file(row)
-
-    def documents_of(self, source_id: str) -> dict[str, Document]:
-        """The documents a source's files became, by id."""
-        ids = [r.document_id for r in self.store.sync.files(source_id) if r.document_id]
-        return self.store.kb.documents_by_id(ids)
 
 
 def _digest(path: Path) -> str | None:
