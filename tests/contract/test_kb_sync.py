@@ -204,6 +204,10 @@ def test_sources_are_named_by_id_or_location_and_removed_with_or_without_documen
     assert service.sync.source(source.id[:8]).id == source.id
     with pytest.raises(SyncSourceNotFoundError):
         service.sync.source("/nowhere/at/all")
+    with pytest.raises(SyncSourceNotFoundError):
+        service.sync.source("~nosuchuserÝ")  # no home directory to expand: not found, not a crash
+    with pytest.raises(InvalidInputError, match="does not exist"):
+        service.sync.add("0" * 5000, now=NOW)  # a name too long for the file system
     with pytest.raises(InvalidInputError, match="does not exist"):
         service.sync.add(str(tmp_path / "missing"), now=NOW)
     with pytest.raises(InvalidInputError, match="credentials"):

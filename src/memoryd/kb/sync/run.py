@@ -176,13 +176,15 @@ class FolderSync:
                 )
             check_url(text)
             return SourceKind.URL, text
+        resolved = _resolved(text)
+        if resolved is None or not resolved.exists():
+            shown = text if len(text) <= 200 else text[:200] + "…"
+            raise InvalidInputError(f"{shown} does not exist; name a folder, a file or a URL")
         path = Path(text).expanduser().absolute()
-        if not path.exists():
-            raise InvalidInputError(f"{path} does not exist; name a folder, a file or a URL")
         reason = refuse_reason(path, path.parent if path.is_file() else path, self.home)
         if reason is not None:
             raise InvalidInputError(f"refusing to sync {path}: {reason}")
-        path = path.resolve()
+        path = resolved
         if path.is_dir():
             return SourceKind.FOLDER, str(path)
         if path.is_file():
@@ -202,9 +204,9 @@ class FolderSync:
         text = reference.strip()
         by_location = self.store.sync.source_by_location(text)
         if by_location is None and text and not is_url(text):
-            by_location = self.store.sync.source_by_location(
-                str(Path(text).expanduser().absolute().resolve())
-            )
+            resolved = _resolved(text)
+            if resolved is not None:
+                by_location = self.store.sync.source_by_location(str(resolved))
         if by_location is not None:
             return by_location
         sources = {s.id: s for s in self.sources()}
@@ -254,7 +256,12 @@ class FolderSync:
     def _relative(self, source: SyncSource, path: str) -> str:
         if source.kind is not SourceKind.FOLDER:
             return self._paths(source)[1]
-        given = Path(path).expanduser()
+        given = Path(path)
+        if path.startswith("~"):
+            expanded = _resolved(path)
+            if expanded is None:
+                raise InvalidInputError(f"{path[:200]} names no file inside {source.location}")
+            given = expanded
         if given.is_absolute():
             try:
                 return given.absolute().relative_to(source.location).as_posix()
@@ -511,6 +518,17 @@ class FolderSync:
     def _save(self, row: SyncFile) -> None:
         with self.store.transaction():
             self.store.sync.save_file(row)
+
+
+def _resolved(text: str) -> Path | None:
+    """The absolute path the owner's text names, links followed; None when it cannot name
+    one (an unknown "~user", a name too long for the file system, a link loop)."""
+    try:
+        path = Path(text).expanduser().absolute().resolve()
+        path.exists()  # a name too long raises here, not in resolve
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return path
 
 
 def _digest(path: Path) -> str | None:
