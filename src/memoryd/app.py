@@ -46,6 +46,7 @@ def open_service(
             policy=policy,
             gateway=gateway,
             zone=settings.zone,
+            home=settings.home,
         )
     except BaseException:
         store.close()

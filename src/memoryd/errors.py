@@ -113,3 +113,7 @@ class StoreFullError(MemorydError):
 
 class EvalCaseNotFoundError(MemorydError):
     """No evaluation case has the given id."""
+
+
+class SyncSourceNotFoundError(InvalidInputError):
+    """No synced source has that id or location."""

@@ -9,6 +9,7 @@ HTTP, MCP) call only this.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, time, tzinfo
@@ -44,6 +45,8 @@ from .jobs import Job, RetryPolicy
 from .kb.images import ImageReader
 from .kb.images import image_reader as default_image_reader
 from .kb.service import KnowledgeBase
+from .kb.sync.loop import SyncLoop
+from .kb.sync.run import FolderSync
 from .ledger import Ledger
 from .llm import Gateway
 from .model import Actor, Importance, Kind, Memory, Proposal, Provenance, ShowResult, Source, Status
@@ -63,6 +66,7 @@ from .results import (
 )
 from .retriever import Retriever
 from .review import OwnerReview
+from .settings import default_home
 from .slot_vocabulary import reslot_if_needed
 from .storage.protocols import Store
 from .store_admin import StoreAdmin
@@ -96,6 +100,7 @@ class MemoryService(CollaboratorAccess):
         retry_policy: RetryPolicy | None = None,
         clock: Clock = utc_now,
         zone: tzinfo = UTC,
+        home: Path | None = None,
     ) -> None:
         ids = IdGenerator()
         self.parts = Collaborators(
@@ -136,6 +141,13 @@ class MemoryService(CollaboratorAccess):
         self.sessions = SessionTaints(lambda: self.parts.clock())
         self._worker_thread = BackgroundThread("memoryd-worker")
         self._scheduler_thread = BackgroundThread("memoryd-scheduler")
+        # Synced sources (``memoryd kb sync``); refused paths are judged against the home.
+        self.sync = FolderSync(
+            store, self.kb, clock=clock, ids=ids, home=home or default_home(os.environ)
+        )
+        self.sync_loop = SyncLoop(self.sync, lambda: self.parts.clock(),
+                                  after_pass=self.worker.wake.set)  # fmt: skip
+        self._sync_thread = BackgroundThread("memoryd-sync")
 
     # --------------------------------------------------------------------- writes
 
@@ -560,6 +572,15 @@ class MemoryService(CollaboratorAccess):
         """Stop the background worker after its current job."""
         self._worker_thread.stop(timeout, wake=self.worker.wake)
 
+    def start_sync(self) -> None:
+        """Keep the synced sources current in a background thread (notifications, rescans)
+        until ``stop_sync``; the worker embeds what it writes. Idempotent."""
+        self._sync_thread.start(self.sync_loop.run)
+
+    def stop_sync(self, timeout: float = 30.0) -> None:
+        """Stop keeping synced sources current after the pass under way."""
+        self._sync_thread.stop(timeout, wake=self.sync_loop.wake)
+
     # -------------------------------------------------------------- consolidation
 
     def consolidate(
@@ -605,6 +626,7 @@ class MemoryService(CollaboratorAccess):
     def close(self) -> None:
         """Stop background work, write pending stamps, release the store."""
         self.stop_scheduler()
+        self.stop_sync()
         self.stop_worker()
         self.retriever.close()
         self.store.close()

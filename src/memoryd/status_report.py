@@ -59,12 +59,32 @@ def gather_status(settings: Settings, now: datetime) -> dict[str, Any]:
             report["jobs"] = _job_counts(store.jobs.counts())
             last = store.get_meta("last_consolidation_at")
             report["last_consolidation_at"] = last or None
+            report["synced"] = synced_summary(store)
         finally:
             store.close()
     report["store"] = store_part
     report["embedder"] = _embedder_part(settings, signature)
     report["llm"] = _llm_part(settings, jobs, now)
     return report
+
+
+def synced_summary(store: Store) -> list[dict[str, Any]]:
+    """Each synced source with how many of its files are in each state and when it was last
+    looked at."""
+    counts = store.sync.state_counts()
+    return [
+        {
+            "id": source.id,
+            "location": source.location,
+            "kind": source.kind.value,
+            "files": counts.get(source.id, {}),
+            "last_looked_at": source.last_looked_at.isoformat(timespec="seconds")
+            if source.last_looked_at
+            else None,
+            "last_error": source.last_error,
+        }
+        for source in store.sync.sources()
+    ]
 
 
 def _size_on_disk(settings: Settings) -> int | None:

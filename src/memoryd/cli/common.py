@@ -20,6 +20,7 @@ from ..errors import (
     InvalidInputError,
     MemorydError,
     MemoryNotFoundError,
+    SyncSourceNotFoundError,
 )
 from ..settings import resolve_settings
 
@@ -112,6 +113,7 @@ _CLI_HINTS: tuple[tuple[type[MemorydError], str], ...] = (
     (MemoryNotFoundError, "list ids with `memoryd list`"),
     (DocumentNotFoundError, "`memoryd kb list` shows the ids"),
     (EvalCaseNotFoundError, "`memoryd eval list` shows the ids"),
+    (SyncSourceNotFoundError, "`memoryd kb sync list` shows them"),
 )
 
 

@@ -14,6 +14,7 @@ from ..kb.model import DEFAULT_COLLECTION, Document, SourceType, parse_source_ty
 from ..tools import parse_chunk_range
 from .common import json_option, now_from, now_option, open_store_service, parsed, print_json
 from .kb_progress import IngestProgress
+from .kb_sync import source_lines, sync
 
 if TYPE_CHECKING:
     from ..kb.results import IngestResult
@@ -21,7 +22,10 @@ if TYPE_CHECKING:
 
 @click.group()
 def kb() -> None:
-    """The owner's documents: ingest, search, read, list, delete."""
+    """The owner's documents: ingest, search, read, list, delete, sync."""
+
+
+kb.add_command(sync)
 
 
 @kb.command()
@@ -189,9 +193,12 @@ def rename(ctx: click.Context, document_id: str, title: str, as_json: bool) -> N
 @json_option
 @click.pass_context
 def list_(ctx: click.Context, collection: str | None, limit: int | None, as_json: bool) -> None:
-    """Documents with their status, chunk count and errors, newest first."""
+    """Documents with their status, chunk count and errors, newest first; then each synced
+    source with the files that are not current (queued, converting, embedding n/m, failed,
+    skipped, erased) and when it was last looked at."""
     with open_store_service(ctx) as service:
         documents = service.kb.list_documents(collection=collection, limit=limit)
+        synced, _ = source_lines(service.sync, every_file=False)
     if as_json:
         print_json([d.to_json() for d in documents])
         return
@@ -199,6 +206,10 @@ def list_(ctx: click.Context, collection: str | None, limit: int | None, as_json
         click.echo("no documents")
     for document in documents:
         click.echo(_document_line(document))
+    if synced:
+        click.echo("\nsynced sources:")
+        for line in synced:
+            click.echo(line)
 
 
 @kb.command()

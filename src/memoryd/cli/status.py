@@ -60,7 +60,19 @@ def status_lines(report: dict[str, Any]) -> list[str]:
             "jobs          " + ", ".join(f"{count} {name}" for name, count in jobs.items())
         )
         lines.append(f"consolidated  {report['last_consolidation_at'] or 'never'}")
+        for index, source in enumerate(report.get("synced", [])):
+            label = "synced" if index == 0 else ""
+            lines.append(f"{label:<14}{sync_summary_line(source)}")
     return lines
+
+
+def sync_summary_line(source: dict[str, Any]) -> str:
+    """ "/home/me/notes: 1998 current, 2 skipped; looked 2026-12-02T06:00:00+00:00" """
+    files = source["files"]
+    counted = ", ".join(f"{count} {state}" for state, count in sorted(files.items())) or "no files"
+    looked = source["last_looked_at"] or "not yet"
+    error = f"; error: {source['last_error']}" if source["last_error"] else ""
+    return f"{source['location']}: {counted}; looked {looked}{error}"
 
 
 def _size(size: int | None) -> str:

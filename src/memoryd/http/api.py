@@ -33,6 +33,7 @@ from .limits import (
     BodyLimit,
 )
 from .proxy import ChatProxy, install_proxy, proxy_guard
+from .sync_routes import install_sync_api
 
 OPEN_PATHS = frozenset({"/v1/health"})
 
@@ -417,6 +418,7 @@ def create_app(
             untrusted=body.untrusted,
         )
 
+    install_sync_api(app, service)
     if web:
         from .web import install_web
 

@@ -25,6 +25,7 @@ from ..errors import (
     StoreMismatchError,
     StoreNotAnsweringError,
     StoreUnavailableError,
+    SyncSourceNotFoundError,
 )
 from ..full_disk import disk_full_error, is_disk_full
 
@@ -34,6 +35,7 @@ _STATUS_BY_ERROR: tuple[tuple[type[Exception], int], ...] = (
     (MemoryNotFoundError, 404),
     (DocumentNotFoundError, 404),
     (EvalCaseNotFoundError, 404),
+    (SyncSourceNotFoundError, 404),
     (ConsolidationBusyError, 409),
     (InvalidOperationError, 409),
     (InvalidInputError, 400),
@@ -52,6 +54,7 @@ _HTTP_HINTS: tuple[tuple[type[MemorydError], str], ...] = (
     (MemoryNotFoundError, "GET /v1/memories lists the ids"),
     (DocumentNotFoundError, "GET /v1/kb/documents lists the ids"),
     (EvalCaseNotFoundError, "GET /v1/eval/cases lists the ids"),
+    (SyncSourceNotFoundError, "GET /v1/kb/sync lists the synced sources"),
 )
 
 

@@ -457,6 +457,11 @@ class DocumentOut(BaseModel):
     embedding: str | None = Field(
         default=None, description='"embedding 120/347" while the worker fills the vectors'
     )
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description="what the document says about itself: a Markdown note's front matter, "
+        "#tags and [[wiki links]]",
+    )
 
 
 class IngestOut(BaseModel):

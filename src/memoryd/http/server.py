@@ -119,6 +119,7 @@ def serve(
     app = create_app(service, token, proxy=proxy)
     if options.worker:
         service.start_worker()
+        service.start_sync()
     if options.scheduler:
         service.start_scheduler(options.daily_at, options.zone or system_zone())
     config = uvicorn.Config(
@@ -145,6 +146,7 @@ def serve(
         server.run(sockets=[listener] if listener is not None else None)
     finally:
         service.stop_scheduler()
+        service.stop_sync()
         service.stop_worker()
 
 

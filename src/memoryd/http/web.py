@@ -33,6 +33,7 @@ from ..status_report import JOBS_READ, extraction_health, failing_notices
 from ..tools import parse_chunk_range
 from .auth import token_matches
 from .eval_html import eval_html
+from .sync_routes import install_sync_pages, synced_html
 from .web_html import (
     VERDICTS,
     PendingView,
@@ -322,8 +323,10 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
         results = service.kb.search(q, limit=10).to_json(True)["results"] if q.strip() else None
         body = documents_html(
             documents, q, results, sessions.csrf(session), service.kb.fills_running()
-        )
+        ) + synced_html(service.sync, sessions.csrf(session))
         return page(request, "Documents", body, session)
+
+    install_sync_pages(app, service, checked, act)
 
     @app.post("/documents/upload", include_in_schema=False)
     def upload(

@@ -16,6 +16,7 @@ from pathlib import PurePath
 from .blocks import parse_blocks
 from .converted import ConversionError, Converted, DocumentType, Limits
 from .images import ImageReader
+from .notes import read_note
 from .pdf import pdf_to_markdown
 from .titles import document_title, usable
 
@@ -48,6 +49,8 @@ _EXTENSIONS = {
     ".jpg": DocumentType.IMAGE,
     ".jpeg": DocumentType.IMAGE,
 }
+# The file names a folder sync reads (others are skipped by rule, not failed).
+READABLE_SUFFIXES = frozenset(_EXTENSIONS)
 _CONTENT_TYPES = {
     "application/pdf": DocumentType.PDF,
     "text/html": DocumentType.HTML,
@@ -134,7 +137,9 @@ def convert(
     if kind is DocumentType.HTML:
         return _html(text, stem)
     if kind is DocumentType.MARKDOWN:
-        return Converted(document_title("", (), _headings(text), stem), _tidy(text), kind)
+        note = read_note(text)
+        title = note.title or document_title("", (), _headings(note.markdown), stem)
+        return Converted(title, _tidy(note.markdown), kind, metadata=note.metadata)
     return Converted(stem, _tidy(text), DocumentType.TEXT)
 
 

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from ..errors import MemorydError
 
@@ -51,3 +52,5 @@ class Converted:
     document_type: DocumentType
     images_read: int = 0
     pages: int | None = None
+    # What the document says about itself (a note's front matter, tags and links).
+    metadata: dict[str, Any] = field(default_factory=dict)

@@ -225,6 +225,7 @@ class Ingester:
             images_read=converted.images_read,
             byte_size=len(request.data),
             embedded_chunks=sum(v is not None for v in vectors),
+            metadata=converted.metadata,
         )
         job = None
         with self.store.transaction():

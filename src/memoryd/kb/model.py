@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -78,6 +78,8 @@ class Document:
     byte_size: int = 0
     # How many chunks have their vector (the rest wait for the worker); None: not counted.
     embedded_chunks: int | None = None
+    # What the document says about itself: a note's front matter, #tags and [[links]].
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def pending_vectors(self) -> int:
@@ -111,6 +113,7 @@ class Document:
             "bytes": self.byte_size,
             "embedded_chunks": self.embedded_chunks,
             "embedding": self.embedding_label or None,
+            "metadata": self.metadata,
             "created_at": self.created_at.isoformat(),
             "updated_at": self.updated_at.isoformat(),
         }

@@ -37,6 +37,7 @@ from .postgres_next import PostgresNextVectors
 from .postgres_schema import MIGRATIONS, vector_columns_sql
 from .postgres_text import PostgresTextSearch
 from .protocols import EmbeddingSignature
+from .sync_rows import SyncRows
 
 __all__ = ["PostgresKnowledgeStore", "PostgresStore"]
 
@@ -69,6 +70,7 @@ class PostgresStore(MetaAndLeases[PostgresDatabase]):
         self.kb = PostgresKnowledgeStore(self._db, self, idf_weighting=IDF_WEIGHTING)
         self.next_vectors = PostgresNextVectors(self._db)
         self.evals = EvalRows(self._db, POSTGRES_ROWS)
+        self.sync = SyncRows(self._db, POSTGRES_ROWS)
 
     def transaction(self) -> Any:
         """One database transaction holding the memoryd write lock; nested calls join it."""

@@ -230,6 +230,44 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "0012_synced_sources",
+        """
+        -- What a document says about itself (a Markdown note's front matter, tags, links).
+        ALTER TABLE documents ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}';
+        -- Folders, files and URLs the service keeps current (`memoryd kb sync`), and the
+        -- state of each of their files: what was last read from it (hash, size, mtime) and
+        -- the document it became.
+        CREATE TABLE sync_sources (
+            id TEXT PRIMARY KEY,
+            location TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL CHECK (kind IN ('folder', 'file', 'url')),
+            collection TEXT NOT NULL,
+            ignore_patterns TEXT NOT NULL DEFAULT '[]',
+            include_hidden INTEGER NOT NULL DEFAULT 0,
+            max_bytes BIGINT NOT NULL,
+            every_seconds INTEGER NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL,
+            last_looked_at TIMESTAMPTZ,
+            last_error TEXT
+        );
+        CREATE TABLE sync_files (
+            source_id TEXT NOT NULL REFERENCES sync_sources(id),
+            path TEXT NOT NULL,
+            state TEXT NOT NULL
+                CHECK (state IN ('queued', 'current', 'failed', 'skipped', 'erased')),
+            reason TEXT,
+            document_id TEXT,
+            content_hash TEXT,
+            size BIGINT NOT NULL DEFAULT 0,
+            mtime_ns BIGINT NOT NULL DEFAULT 0,
+            updated_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (source_id, path)
+        );
+        CREATE INDEX sync_files_by_document ON sync_files(document_id)
+            WHERE document_id IS NOT NULL;
+        """,
+    ),
 )
 
 

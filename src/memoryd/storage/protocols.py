@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..jobs import Job
 from ..kb.model import Chunk, ChunkKey, Document
+from ..kb.sync.model import SyncFile, SyncSource
 from ..model import AuditEntry, Kind, Memory, Status
 
 if TYPE_CHECKING:
@@ -443,6 +444,55 @@ class EvalCases(Protocol):
         ...
 
 
+class SyncedSources(Protocol):
+    """Folders, files and URLs kept current, and the state of each of their files. Writes go
+    inside the caller's transaction."""
+
+    def save_source(self, source: SyncSource) -> None:
+        """Insert a source, or update everything but its location, kind and creation."""
+        ...
+
+    def sources(self) -> list[SyncSource]:
+        """Every source, oldest first."""
+        ...
+
+    def get_source(self, source_id: str) -> SyncSource | None:
+        """One source by id."""
+        ...
+
+    def source_by_location(self, location: str) -> SyncSource | None:
+        """The source registered for this folder, file or URL."""
+        ...
+
+    def delete_source(self, source_id: str) -> None:
+        """The source and its files' rows (not their documents)."""
+        ...
+
+    def files(self, source_id: str) -> list[SyncFile]:
+        """A source's files, by path."""
+        ...
+
+    def get_file(self, source_id: str, path: str) -> SyncFile | None:
+        """One file's row."""
+        ...
+
+    def save_file(self, file: SyncFile) -> None:
+        """Insert or update one file's row."""
+        ...
+
+    def delete_file(self, source_id: str, path: str) -> None:
+        """One file's row."""
+        ...
+
+    def files_of_document(self, document_id: str) -> list[SyncFile]:
+        """The file rows that point at a document."""
+        ...
+
+    def state_counts(self) -> dict[str, dict[str, int]]:
+        """How many files each source has in each state."""
+        ...
+
+
 class Store(Protocol):
     """A backend: the capabilities above plus transactions and the embedding signature."""
 
@@ -494,6 +544,11 @@ class Store(Protocol):
     @property
     def evals(self) -> EvalCases:
         """The owner's evaluation cases."""
+        ...
+
+    @property
+    def sync(self) -> SyncedSources:
+        """Synced sources and their files' states."""
         ...
 
     def expect_signature(self, signature: EmbeddingSignature) -> None:

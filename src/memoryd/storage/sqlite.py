@@ -28,6 +28,7 @@ from .sqlite_memories import SqliteEntityIndex, SqliteMemoryRecords
 from .sqlite_next import SqliteNextVectors
 from .sqlite_schema import MIGRATIONS, chunk_vector_sql, vector_index_sql
 from .sqlite_search import SqliteTextSearch, SqliteVectorSearch
+from .sync_rows import SyncRows
 
 __all__ = ["SqliteStore", "diagnose", "refuse_damaged_file"]
 
@@ -59,6 +60,7 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
         self.kb = SqliteKnowledgeStore(self._db, self)
         self.next_vectors = SqliteNextVectors(self._db, self.vectors.forget_bit_copy)
         self.evals = EvalRows(self._db, SQLITE_ROWS)
+        self.sync = SyncRows(self._db, SQLITE_ROWS)
 
     def transaction(self) -> Any:
         """BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any exception."""

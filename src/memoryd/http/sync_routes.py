@@ -1,0 +1,219 @@
+"""Synced sources over HTTP: the JSON API (``/v1/kb/sync``) and their part of the documents
+page. A pass asked for here writes the chunks and returns (keyword-searchable at once); the
+worker embeds them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from html import escape
+from typing import Any
+
+from fastapi import FastAPI, Form, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, Field
+
+from ..kb.sync.model import DEFAULT_MAX_BYTES, FileState, counts_label
+from ..kb.sync.run import FolderSync, PassReport
+from ..service import MemoryService
+from . import schemas as s
+from .web_html import button_html, csrf_field, table_html
+
+# The files the page lists per source: those not current first, then the rest, up to this.
+PAGE_FILES = 200
+
+
+class SyncAddRequest(s._Strict):
+    location: str = Field(
+        min_length=1, max_length=4096, description="a folder or file on the server's disk, "
+        "or an http(s) URL",
+    )  # fmt: skip
+    collection: str = "default"
+    ignore: list[str] = Field(default_factory=list, max_length=200,
+                              description=".gitignore-style patterns to leave out")  # fmt: skip
+    include_hidden: bool = False
+    max_bytes: int = Field(default=DEFAULT_MAX_BYTES, ge=1, le=2_000_000_000)
+    every_seconds: int | None = Field(default=None, ge=10, le=31_536_000)
+
+
+class SyncReadmitRequest(s._Strict):
+    path: str = Field(min_length=1, max_length=4096)
+
+
+class SyncFileOut(BaseModel):
+    path: str
+    state: str
+    status: str = Field(description='the state as shown: "converting", "embedding 3/7", …')
+    reason: str | None
+    document_id: str | None
+    size: int
+    updated_at: str
+
+
+class SyncSourceOut(BaseModel):
+    id: str
+    location: str
+    kind: str
+    collection: str
+    ignore: list[str]
+    include_hidden: bool
+    max_bytes: int
+    every_seconds: int
+    created_at: str
+    last_looked_at: str | None
+    last_error: str | None
+    files: list[SyncFileOut] = Field(default_factory=list)
+
+
+class SyncPassOut(BaseModel):
+    source: SyncSourceOut
+    added: int
+    updated: int
+    unchanged: int
+    renamed: int
+    removed: int
+    skipped: int
+    failed: int
+    erased: int
+    seconds: float
+    error: str | None
+
+
+def source_json(sync: FolderSync, source_id: str) -> dict[str, Any]:
+    """A source with every file's state."""
+    source = sync.store.sync.get_source(source_id)
+    assert source is not None
+    return {**source.to_json(), "files": [f.to_json() for f in sync.files(source_id)]}
+
+
+def install_sync_api(app: FastAPI, service: MemoryService) -> None:
+    """``/v1/kb/sync``: list, add (with a first pass), remove, look now, readmit."""
+    sync = service.sync
+
+    def ran(report: PassReport) -> dict[str, Any]:
+        service.worker.wake.set()  # the worker embeds the chunks just written
+        service.sync_loop.wake.set()  # a new source is watched at once
+        return report.to_json()
+
+    @app.get("/v1/kb/sync", response_model=list[SyncSourceOut], tags=["knowledge base"])
+    def sync_list() -> list[dict[str, Any]]:
+        """Synced sources with each file's state and when each was last looked at."""
+        return [source_json(sync, source.id) for source in sync.sources()]
+
+    @app.post("/v1/kb/sync", response_model=SyncPassOut, tags=["knowledge base"])
+    def sync_add(body: SyncAddRequest) -> dict[str, Any]:
+        """Keep a folder, file or URL in sync; its first pass runs now."""
+        source = sync.add(
+            body.location,
+            collection=body.collection,
+            ignore=body.ignore,
+            include_hidden=body.include_hidden,
+            max_bytes=body.max_bytes,
+            every_seconds=body.every_seconds,
+        )
+        return ran(sync.run_pass(source))
+
+    @app.delete("/v1/kb/sync/{source_id}", response_model=SyncSourceOut, tags=["knowledge base"])
+    def sync_remove(source_id: str, delete_documents: bool = False) -> dict[str, Any]:
+        """Stop syncing a source; its documents stay unless ``delete_documents``."""
+        return sync.remove(source_id, delete_documents=delete_documents).to_json()
+
+    @app.post("/v1/kb/sync/{source_id}/now", response_model=SyncPassOut, tags=["knowledge base"])
+    def sync_now(source_id: str) -> dict[str, Any]:
+        """Look at a source now."""
+        return ran(sync.run_pass(sync.source(source_id)))
+
+    @app.post(
+        "/v1/kb/sync/{source_id}/readmit", response_model=SyncPassOut, tags=["knowledge base"]
+    )
+    def sync_readmit(source_id: str, body: SyncReadmitRequest) -> dict[str, Any]:
+        """Read again a file whose document the owner removed (sync leaves it out until
+        asked)."""
+        sync.readmit(source_id, body.path)
+        return ran(sync.run_pass(sync.source(source_id)))
+
+
+Act = Callable[[str, Callable[[], Any], str], Response]
+
+
+def install_sync_pages(
+    app: FastAPI, service: MemoryService, checked: Callable[[Request, str], str], act: Act
+) -> None:
+    """The documents page's forms: add a synced source, look now, stop syncing."""
+    sync = service.sync
+
+    def add_and_look(location: str, collection: str, ignore: str) -> None:
+        source = sync.add(location, collection=collection or "default",
+                          ignore=[p for p in ignore.split(",") if p.strip()])  # fmt: skip
+        sync.run_pass(source)
+        service.worker.wake.set()
+        service.sync_loop.wake.set()
+
+    @app.post("/documents/sync", include_in_schema=False)
+    def page_sync_add(
+        request: Request,
+        csrf: str = Form(""),
+        location: str = Form(""),
+        collection: str = Form("default"),
+        ignore: str = Form(""),
+    ) -> Response:
+        checked(request, csrf)
+        return act("/documents", lambda: add_and_look(location, collection, ignore),
+                   f"syncing {location}")  # fmt: skip
+
+    @app.post("/documents/sync/{source_id}/{action}", include_in_schema=False)
+    def page_sync_action(
+        request: Request, source_id: str, action: str, csrf: str = Form("")
+    ) -> Response:
+        checked(request, csrf)
+        if action == "now":
+
+            def look() -> None:
+                sync.run_pass(sync.source(source_id))
+                service.worker.wake.set()
+
+            return act("/documents", look, "looked at it now")
+        if action == "remove":
+            return act("/documents", lambda: sync.remove(source_id), "no longer synced")
+        return act("/documents", lambda: None, f"error: unknown action {action!r}")
+
+
+def synced_html(sync: FolderSync, csrf: str) -> str:
+    """The documents page's part for synced sources: a form to add one, then each source with
+    its files' states (those not current first) and when it was last looked at."""
+    form = (
+        '<form method="post" action="/documents/sync">'
+        f'{csrf_field(csrf)}<label>sync a folder, file or URL <input name="location" '
+        'size=36 required placeholder="/home/me/notes"></label> '
+        '<label>collection <input name="collection" value="default" size=12></label> '
+        '<label>ignore <input name="ignore" size=16 placeholder="drafts/, *.tmp"></label> '
+        "<button>Sync</button></form>"
+    )
+    parts = [f"<h2>Synced sources</h2>{form}"]
+    for source in sync.sources():
+        files = sync.files(source.id)
+        error = (
+            f" <span class=error>{escape(source.last_error)}</span>" if source.last_error else ""
+        )
+        parts.append(
+            f'<h3 class="synced">{escape(source.location)}</h3><p class=muted>'
+            f"{escape(source.kind.value)} · {escape(source.collection)} · "
+            f"{escape(counts_label(files))} · last looked {escape(source.looked_label)}{error} "
+            + button_html(f"/documents/sync/{source.id}/now", "Look now", csrf)
+            + button_html(f"/documents/sync/{source.id}/remove", "Stop syncing", csrf)
+            + "</p>"
+        )
+        ordered = sorted(files, key=lambda f: (f.label == FileState.CURRENT.value, f.file.path))
+        rows = [
+            [
+                escape(f.file.path),
+                f'<span class="state">{escape(f.label)}</span>',
+                escape(f.file.reason or ""),
+            ]
+            for f in ordered[:PAGE_FILES]
+        ]
+        if rows:
+            parts.append(table_html(["file", "state", "why"], rows))
+        if len(files) > PAGE_FILES:
+            parts.append(f"<p class=muted>{len(files) - PAGE_FILES} more files: "
+                         "`memoryd kb sync list --files` lists them all</p>")  # fmt: skip
+    return "".join(parts)
