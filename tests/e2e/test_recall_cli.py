@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from memoryd.model import Importance, Kind
@@ -189,3 +191,26 @@ def test_days_are_read_in_the_owners_time_zone(cli: Cli, seeded: Callable[[], An
     assert [i["id"] for i in in_utc["items"]] == [utc_noon.id]
     assert [i["id"] for i in in_new_york["items"]] == [new_york_evening.id]
     assert "MEMORYD_TZ" in wrong and "Europe/Lisbon" in wrong
+
+
+def test_the_readmes_first_example_recalls_as_printed(cli: Cli) -> None:
+    """The quick start's ``remember`` and ``recall`` lines, run as written on a fresh store,
+    print the memory lines the README shows (the question shares no word with the memory)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    commands = [
+        shlex.split(line)[1:]
+        for line in readme.splitlines()
+        if line.startswith(("memoryd remember ", "memoryd recall "))
+    ]
+    recalls = [c for c in commands if c[0] == "recall"]
+    assert commands[0][0] == "remember" and recalls, "the quick start remembers, then recalls"
+    cli.ok("init")  # run.sh creates the store the quick start uses
+    for command in commands[: commands.index(recalls[0])]:
+        cli.ok(*command)
+    shown = readme.split('<memory trust="data">', 1)[1].split("</memory>", 1)[0]
+    expected = [line for line in shown.splitlines() if line.startswith("- [")]
+
+    printed = cli.ok(*recalls[0])
+
+    assert expected == ["- [fact] The owner is allergic to penicillin"]
+    assert [line for line in printed.splitlines() if line.startswith("- [")] == expected
