@@ -30,6 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from report import mean
+from stores import WrappedEmbedder
 
 from memoryd.embedding import Embedder
 from memoryd.errors import InvalidInputError
@@ -154,28 +155,18 @@ def beam(root: Path = BEAM, chats: int = 20) -> list[Conversation]:
     return out
 
 
-class CachedEmbedder:
+class CachedEmbedder(WrappedEmbedder):
     """An embedder whose vectors are kept on disk by (model, text): benchmarks rerun free."""
 
     def __init__(self, inner: Embedder, directory: Path = CACHE) -> None:
         import numpy as np
 
+        super().__init__(inner)
         self._np = np
-        self.inner = inner
         directory.mkdir(parents=True, exist_ok=True)
         name = re.sub(r"[^\w.-]", "_", inner.model)
         self._db = sqlite3.connect(str(directory / f"{name}.sqlite"), check_same_thread=False)
         self._db.execute("CREATE TABLE IF NOT EXISTS v (k TEXT PRIMARY KEY, b BLOB)")
-
-    @property
-    def model(self) -> str:
-        """The wrapped model's id."""
-        return self.inner.model
-
-    @property
-    def dimension(self) -> int:
-        """The wrapped model's dimension."""
-        return self.inner.dimension
 
     def embed(self, texts: list[str]) -> Any:
         """Cached vectors; the missing ones embedded by the wrapped model and kept."""

@@ -441,9 +441,9 @@ def rank_candidates(
     context = measure_context(candidates, facts, policy, reading)
     items, dropped, best = _judge(candidates, facts, now, policy, reading, context)
     if items and best < opening_score(facts, policy) and not _words_open(facts, policy, context):
-        silence = _silence(facts, policy, best)
-        dropped.extend(Dropped(s.memory.id, silence, s.relevance, s.contributions) for s in items)
-        return Ranking((), tuple(dropped), silence, context)
+        why = _silence(facts, policy, best)
+        dropped.extend(Dropped(s.memory.id, why, s.relevance, s.contributions) for s in items)
+        return Ranking((), tuple(dropped), why, context)
     silence = None if items else _silence(facts, policy, best)
     return Ranking(_ordered(items), tuple(dropped), silence, context)
 
