@@ -372,18 +372,22 @@ def gate(
 
 
 def measure_context(
-    candidates: Mapping[str, Candidate], facts: QueryFacts, policy: RecallPolicy, reading: Reading
+    candidates: Mapping[str, Candidate],
+    facts: QueryFacts,
+    policy: RecallPolicy,
+    reading: Reading,
+    verdicts: Mapping[str, Gate] | None = None,
 ) -> Context:
     """What each candidate of this message is measured against: the best cosine and text
     coverage among the admitted ones, the typical close cosine, and what the message itself
-    says (an unknown name, unseen words)."""
+    says (an unknown name, unseen words). ``verdicts`` are the candidates' gates, when the
+    caller has them already."""
     # Measured over what the first legs found and the gates admitted: the episode leg's late
     # joiners and the candidates no gate admits change nothing (ranking in two steps equals
     # ranking at once, and a stray match never moves the others).
+    verdicts = verdicts or {i: gate(c, facts, policy, reading) for i, c in candidates.items()}
     found = [
-        c
-        for c in candidates.values()
-        if any(leg != "episode" for leg in gate(c, facts, policy, reading).admitted)
+        c for i, c in candidates.items() if any(leg != "episode" for leg in verdicts[i].admitted)
     ]
     cosines = [c.cosine for c in found if c.cosine is not None]
     coverages = [reading.coverage(c.words) for c in found]
@@ -438,8 +442,9 @@ def rank_candidates(
     Σ_admitted legs 1/(k + rank) × type weight × recency, best first (ties: newer id first).
     Nothing is admitted unless one candidate's calibrated relevance reaches ``open_score``."""
     reading = read_query(facts, policy)
-    context = measure_context(candidates, facts, policy, reading)
-    items, dropped, best = _judge(candidates, facts, now, policy, reading, context)
+    verdicts = {i: gate(c, facts, policy, reading) for i, c in candidates.items()}
+    context = measure_context(candidates, facts, policy, reading, verdicts)
+    items, dropped, best = _judge(candidates, facts, now, policy, reading, context, verdicts)
     if items and best < opening_score(facts, policy) and not _words_open(facts, policy, context):
         why = _silence(facts, policy, best)
         dropped.extend(Dropped(s.memory.id, why, s.relevance, s.contributions) for s in items)
@@ -478,13 +483,15 @@ def _judge(
     policy: RecallPolicy,
     reading: Reading,
     context: Context,
+    verdicts: Mapping[str, Gate] | None = None,
 ) -> tuple[list[Scored], list[Dropped], float]:
     """(admitted candidates scored, dropped ones with reasons, the best admitted relevance)."""
     items: list[Scored] = []
     dropped: list[Dropped] = []
     best = 0.0
     for memory_id, candidate in candidates.items():
-        verdict = gate(candidate, facts, policy, reading)
+        known = verdicts.get(memory_id) if verdicts is not None else None
+        verdict = known or gate(candidate, facts, policy, reading)
         found_by = verdict.admitted or tuple(candidate.ranks)
         relevance, shares = relevance_of(candidate, facts, policy, reading, context, found_by)
         if not verdict.admitted:
