@@ -1,21 +1,28 @@
 """Fit recall's relevance score (memoryd.relevance) on the dev sets, leave-one-set-out.
 
-For every question of LoCoMo and BEAM (protocols in devsets.py) and every general question
-(``bench/data/offtopic_questions.txt``, asked of every store), the legs gather their candidates
-once; each candidate the gates admit becomes one row of features, labelled 1 when it holds the
-question's evidence (general questions have none). A logistic regression (L2, Newton's method,
-numpy) is fitted on each set alone and on both; then, for each fit, the two thresholds that read
-the score are chosen on the fitting set(s) only:
+For every question of LoCoMo, BEAM and the owner paraphrase set (protocols in devsets.py and
+bench_paraphrase.py) and every general question (``bench/data/offtopic_questions.txt``, or the
+owner set's unrelated ones, asked of every store), the legs gather their candidates once and
+recall ranks them; each admitted candidate becomes one row of features. The model's target is the
+decision it serves: whether the question has an answer in the store (general questions have
+none), read from the question's most relevant candidate, which is chosen by the previous fit (a
+logistic regression, L2, Newton's method in numpy; four rounds, the first by cosine). Leg
+features whose coefficient comes out negative are left out, so a leg finding a memory never
+lowers its relevance.
 
-- ``open_score``: the block opens when the best candidate reaches it. Chosen as the lowest value
-  that keeps ≥ 95 % of the general questions empty on every fitting set;
-- ``relative_cut``: packing stops below this share of the best item's score. Chosen as the value
-  with the best block recall whose mean block stays ≤ 900 tokens on every fitting set.
+Fitted on each conversational set alone, on LoCoMo + BEAM and on all three; for each fit:
 
-Each fit is then measured on both sets: the out-of-set column is the honest one. The last fit
-(both sets) is what ``RecallPolicy`` ships; the script prints its coefficients as Python.
+- ``open_score``: the lowest value that keeps 95 % of the general questions empty on every
+  fitting set (90 % of the owner set's unrelated questions, about everyday life too);
+- ``small_store_open_score``: the same on the owner set's 20-memory stores (no other set has a
+  store that small);
+- ``relative_cut`` (on the fused score): one value for every fit, the smallest that keeps
+  LoCoMo's mean block within 900 tokens (the one set with a token aim).
 
-    .venv/bin/python bench/fit_recall_score.py [--stores /tmp/memoryd-recall-stores]
+Every fit is measured on every set, so the out-of-set rows sit beside the in-set ones; the last
+fit (all three) is what ``RecallPolicy`` ships, and the script prints its coefficients.
+
+    .venv/bin/python bench/fit_recall_score.py [--stores DIR] [--save-rows F | --rows F]
 """
 
 from __future__ import annotations
