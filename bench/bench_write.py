@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import Corpus
 from report import Meter, progress
+from stores import WrappedEmbedder
 from write_results import EmbedRow, FillRun, SizeRow, WriteRun, WriteSample, render
 
 from memoryd.app import open_store
@@ -63,22 +64,12 @@ CHUNK_BATCH = 8
 # ---------------------------------------------------------------------------- instrumentation
 
 
-class MeteredEmbedder:
+class MeteredEmbedder(WrappedEmbedder):
     """The real embedder, with the time spent embedding recorded."""
 
     def __init__(self, inner: LocalMiniLM) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.meter = Meter()
-
-    @property
-    def model(self) -> str:
-        """The wrapped model's id."""
-        return self.inner.model
-
-    @property
-    def dimension(self) -> int:
-        """The wrapped model's dimension."""
-        return self.inner.dimension
 
     def embed(self, texts: list[str]) -> Matrix:
         """Embed through the wrapped model, metered."""

@@ -39,3 +39,21 @@ def open_with_store(
         store.close()
         raise
     return store, service
+
+
+class WrappedEmbedder:
+    """An embedder around another one (metered, cached…): the wrapped model's id and
+    dimension; subclasses say how they embed."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+
+    @property
+    def model(self) -> str:
+        """The wrapped model's id."""
+        return self.inner.model
+
+    @property
+    def dimension(self) -> int:
+        """The wrapped model's dimension."""
+        return self.inner.dimension

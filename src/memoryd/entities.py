@@ -7,8 +7,9 @@ so thousands of names cost one dictionary probe per n-gram of the message.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from .textutil import STOPWORDS
 
@@ -142,17 +143,80 @@ def _ordinary_starter(word: str) -> bool:
     return lowered in _SENTENCE_STARTERS or (word[1:].islower() and lowered.endswith(("ing", "ly")))
 
 
+# A name shorter than this is matched only as written: "Al" and "Ali", "Ana" and "Ann" are
+# different people far more often than they are one person spelt two ways.
+MIN_FUZZY_LETTERS = 4
+# Two spellings of one name share a sound key and differ by at most this share of the longer
+# one's letters ("Muhammad" ~ "Muhhamed": 3 of 8; "Faheem" ~ "Fahim": 2 of 6).
+FUZZY_SHARE = 0.4
+_SOUND_RULES = (
+    ("ph", "f"), ("ck", "k"), ("q", "k"), ("x", "ks"), ("z", "s"), ("w", "v"), ("y", "i"),
+)  # fmt: skip
+
+
+def _letters(word: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(c for c in decomposed if c.isalpha() and c.isascii())
+
+
+def sound_key(word: str) -> str:
+    """A rough phonetic key of one name: its first letter, then its consonants as they sound
+    (c before a/o/u and q are k; ph is f; z is s), h dropped and doubles collapsed.
+    "Muhammad", "Mohammed" and "Muhhamed" → "md"; "Nicolas" and "Nikolas" → "nkls"."""
+    letters = _letters(word)
+    if not letters:
+        return ""
+    for written, sounded in _SOUND_RULES:
+        letters = letters.replace(written, sounded)
+    letters = re.sub(r"c(?=[aoukrl]|$)", "k", letters).replace("c", "s")
+    key = letters[0]
+    for letter in letters[1:]:
+        if letter in "aeiouh" or letter == key[-1]:
+            continue
+        key += letter
+    return key
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance between two short strings."""
+    if len(a) < len(b):
+        a, b = b, a
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        current = [i]
+        for j, y in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
+
+
+def same_name(a: str, b: str) -> bool:
+    """Whether two one-word names are one name spelt two ways: the same sound key and few
+    letters apart (names of ``MIN_FUZZY_LETTERS`` letters or more; shorter ones only as
+    written)."""
+    x, y = _letters(a), _letters(b)
+    if x == y:
+        return bool(x)
+    if min(len(x), len(y)) < MIN_FUZZY_LETTERS or sound_key(x) != sound_key(y):
+        return False
+    return edit_distance(x, y) <= max(1, round(FUZZY_SHARE * max(len(x), len(y))))
+
+
 @dataclass(frozen=True)
 class EntityMatcher:
-    """Known names and aliases → entity ids, looked up by word n-grams of a message."""
+    """Known names and aliases → entity ids, looked up by word n-grams of a message; a
+    one-word name written another way is found by its sound key (:func:`same_name`)."""
 
     keys: dict[str, int]
     longest: int
+    # Sound key → the one-word known names with that key.
+    sounds: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, aliases: Iterable[tuple[str, int]]) -> EntityMatcher:
         """From (alias or name, entity id) pairs."""
         keys: dict[str, int] = {}
+        sounds: dict[str, list[str]] = {}
         longest = 1
         for alias, entity_id in aliases:
             key = normalize_name(alias)
@@ -160,7 +224,25 @@ class EntityMatcher:
             if key and not is_common_word(key):
                 keys[key] = entity_id
                 longest = max(longest, len(key.split()))
-        return cls(keys=keys, longest=min(longest, MAX_NAME_WORDS))
+                if " " not in key and len(key) >= MIN_FUZZY_LETTERS:
+                    sounds.setdefault(sound_key(key), []).append(key)
+        return cls(
+            keys=keys,
+            longest=min(longest, MAX_NAME_WORDS),
+            sounds={k: tuple(v) for k, v in sounds.items()},
+        )
+
+    def spelt_like(self, name: str) -> int | None:
+        """The entity a name refers to: the known name or alias as written, else the one
+        known one-word name spelt closest to it (``same_name``); None when none is close."""
+        key = normalize_name(name)
+        exact = self.keys.get(key)
+        if exact is not None or " " in key or len(key) < MIN_FUZZY_LETTERS:
+            return exact
+        close = [k for k in self.sounds.get(sound_key(key), ()) if same_name(k, key)]
+        if not close:
+            return None
+        return self.keys[min(close, key=lambda k: (edit_distance(k, key), k))]
 
     def find(self, message: str) -> set[int]:
         """Ids of the entities the message mentions (case-insensitive, whole words)."""

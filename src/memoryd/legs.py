@@ -11,7 +11,13 @@ from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
 from .embedding import Embedder
-from .entities import EntityMatcher, names_within_sentences, normalize_name, without_names
+from .entities import (
+    EntityMatcher,
+    extract_entities,
+    names_within_sentences,
+    normalize_name,
+    without_names,
+)
 from .model import Kind, Memory, Status
 from .recall import RecallPolicy, plain_word_names
 from .storage.protocols import Store, TextResult, VectorHit
@@ -58,10 +64,14 @@ def name_context(
 ) -> NameContext:
     """Find the names in ``message`` and how many active memories each tags."""
     words = normalize_name(message).split()
-    mentions = matcher.mentions(words)
-    if not mentions:
+    keys = {m.entity_id: " ".join(words[m.start : m.end]) for m in matcher.mentions(words)}
+    # A name written another way ("Mohammed" for the store's "Muhhamed") is that name.
+    for name in extract_entities(message):
+        entity = matcher.spelt_like(name) if normalize_name(name) not in matcher.keys else None
+        if entity is not None:
+            keys.setdefault(entity, normalize_name(name))
+    if not keys:
         return NameContext({}, frozenset(), frozenset(), message, {})
-    keys = {m.entity_id: " ".join(words[m.start : m.end]) for m in mentions}
     # Shares over all memories, not only active ones: close enough for telling a name that
     # tags everything from a rare one, and an index-only count.
     counts = store.entities.mention_counts(sorted(keys))
@@ -89,14 +99,15 @@ def selective_names(
 
 
 def unknown_names(message: str, matcher: EntityMatcher, text: TextResult | None) -> tuple[str, ...]:
-    """Names the message mentions that no memory holds: neither a known name or alias, nor a
-    word of any active memory. None are judged without the text leg."""
+    """Names the message mentions that no memory holds: neither a known name or alias (nor a
+    close spelling of one), nor a word of any active memory. None are judged without the text
+    leg."""
     if text is None:
         return ()
     unknown = []
     for name in names_within_sentences(message):
         key = normalize_name(name)
-        if not key or matcher.keys.get(key) is not None:
+        if not key or matcher.spelt_like(key) is not None:
             continue
         words = [w for w in query_terms(key) if w in text.document_frequency]
         if words and all(text.document_frequency[w] == 0 for w in words):

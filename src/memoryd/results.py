@@ -166,7 +166,7 @@ class RecallResult:
             "text": self.packed.text,
             "tokens": self.packed.tokens,
             "items": items,
-            "dropped": [{"id": d.memory_id, "reason": d.reason} for d in self.dropped],
+            "dropped": [_dropped_json(d) for d in self.dropped],
             "legs": dict(self.legs),
             "time_window": {
                 "phrase": self.window.phrase,
@@ -212,8 +212,18 @@ def _scored_json(scored: Scored) -> dict[str, Any]:
         "cosine": None if scored.cosine is None else round(scored.cosine, 4),
         "recency": round(scored.recency, 4),
         "weight": round(scored.weight, 4),
+        "relevance": round(scored.relevance, 4),
+        "contributions": {k: round(v, 4) for k, v in scored.contributions.items()},
         "section": "memories",
     }
+
+
+def _dropped_json(dropped: Dropped) -> dict[str, Any]:
+    shaped: dict[str, Any] = {"id": dropped.memory_id, "reason": dropped.reason}
+    if dropped.relevance is not None:
+        shaped["relevance"] = round(dropped.relevance, 4)
+        shaped["contributions"] = {k: round(v, 4) for k, v in dropped.contributions.items()}
+    return shaped
 
 
 def _lesson_json(memory: Memory) -> dict[str, Any]:

@@ -96,15 +96,20 @@ def test_candidate_settings_and_embedder_move_the_scores_and_change_nothing(
     service.eval_add(KAYAK, expected=[kayak], noise=[viola, penicillin, dentist])
     signature = service.store.embedding_signature()
 
-    strict_settings = ["recall.strong_cosine=0.99", "recall.strong_text_coverage=1.01"]
-    loose_settings = ["recall.vector_gate=0", "recall.relative_cut=0", "recall.text_min_cosine=0"]
+    strict_settings = ["recall.open_score=1.01", "recall.small_store_open_score=1.01",
+                       "recall.strong_text_coverage=1.01"]  # fmt: skip
+    loose_settings = ["recall.vector_gate=0", "recall.relative_cut=0", "recall.text_min_cosine=0",
+                      "recall.open_score=0"]  # fmt: skip
     strict = service.eval_run(k=3, overrides=parse_overrides(strict_settings))
     loose = service.eval_run(k=3, overrides=parse_overrides(loose_settings))
     blind = service.eval_run(k=3, embedder=_Blind(service.embedder.dimension))
 
     assert _overall(strict.baseline) == (1.0, 1.0, 0)
     assert strict.candidate is not None and loose.candidate is not None
-    assert strict.candidate.label == "recall.strong_cosine=0.99, recall.strong_text_coverage=1.01"
+    assert strict.candidate.label == (
+        "recall.open_score=1.01, recall.small_store_open_score=1.01, "
+        "recall.strong_text_coverage=1.01"
+    )
     # Nothing is strong enough to open the block (nor the search's list).
     assert _overall(strict.candidate) == (0.0, 0.0, 0)
     # Every gate open: the other memories crowd into the block as noise.
@@ -112,7 +117,8 @@ def test_candidate_settings_and_embedder_move_the_scores_and_change_nothing(
     # A model that sees every text alike: its report says so, and it finds noise too.
     assert blind.candidate is not None and blind.candidate.label == "embedder blind-test"
     assert "all 4 active memories embedded in memory" in blind.candidate.note
-    assert blind.candidate.noise_shown > 0
+    # (in its ranking; the relative cut keeps the block to the one memory two legs found)
+    assert any(set(score.top) & set(score.case.noise) for score in blind.candidate.scores)
     # Past the limit, only what the current legs found and the case's memories are embedded.
     monkeypatch.setattr(eval_space, "FULL_SPACE_LIMIT", 3)
     pooled = service.eval_run(k=3, embedder=_Blind(service.embedder.dimension)).candidate

@@ -275,3 +275,49 @@ def test_adding_an_unrelated_memory_never_removes_a_relevant_one(
             assert relevant <= now_packed, (content, relevant - now_packed)
     finally:
         service.close()  # each example's store holds connections of its own
+
+
+# ---------------------------------------------------------------------------------------------
+# Names as people write them
+
+
+@pytest.mark.parametrize(
+    ("question", "stored"),
+    [
+        ("When did Mohammed start the new job?", "Muhhamed"),
+        ("What did Faheem say about the trip?", "Fahim"),
+        ("Is Nikolas coming to the dinner?", "Nicolas"),
+    ],
+)
+def test_a_name_spelt_another_way_is_no_unknown_name(
+    service: MemoryService, question: str, stored: str
+) -> None:
+    """A chat says "Muhhamed", the question "Mohammed": the same person, so the question is
+    not about someone the store never heard of, and the name's memories are recalled."""
+    for content in OWNER_FACTS[:20]:
+        remember(service, content)
+    about = {
+        "Muhhamed": "Muhhamed started his new job at the harbour authority in May",
+        "Fahim": "Fahim said the trip to Sintra was too expensive",
+        "Nicolas": "Nicolas confirmed he is coming to the dinner on Friday",
+    }[stored]
+    memory = remember(service, about, entities=[stored])
+
+    result = service.recall(question, now=NOW)
+
+    assert result.facts.unknown_names == ()
+    assert memory.id in item_ids(result)
+    assert "entity" in next(s for s in result.packed.items if s.memory.id == memory.id).gates
+
+
+def test_an_unknown_name_with_nothing_else_strong_recalls_nothing(service: MemoryService) -> None:
+    for content in OWNER_FACTS:
+        remember(service, content)
+    remember(
+        service, "Muhhamed started his new job at the harbour authority", entities=["Muhhamed"]
+    )
+
+    result = service.recall("What does Bartholomew think of the harbour?", now=NOW)
+
+    assert result.facts.unknown_names == ("Bartholomew",)
+    assert result.packed.items == () and result.silence is not None

@@ -40,12 +40,16 @@ def test_eval_add_list_run_beside_candidates_and_remove(
         (QUESTION, [kayak], [viola])
     ]
 
-    report = cli.ok("eval", "run", "--k", "1", "--set", "recall.strong_cosine=0.99",
+    report = cli.ok("eval", "run", "--k", "1", "--set", "recall.open_score=1.01",
+                    "--set", "recall.small_store_open_score=1.01",
                     "--set", "recall.strong_text_coverage=1.01").splitlines()  # fmt: skip
     refused = cli.misused("eval", "run", "--set", "recall.vectorgate=0.3")
 
     assert report[0].split() == ["current", "candidate"]
-    assert report[-1] == "candidate: recall.strong_cosine=0.99, recall.strong_text_coverage=1.01"
+    assert report[-1] == (
+        "candidate: recall.open_score=1.01, recall.small_store_open_score=1.01, "
+        "recall.strong_text_coverage=1.01"
+    )
     overall = report[report.index("overall (1 cases)") :]
     assert overall[1].split() == ["recall@1", "100%", "0%"]
     assert overall[2].split() == ["block", "recall", "100%", "0%"]

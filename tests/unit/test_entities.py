@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.entities import EntityMatcher, extract_entities, normalize_name
+from memoryd.entities import (
+    EntityMatcher,
+    extract_entities,
+    normalize_name,
+    same_name,
+    sound_key,
+)
 
 # ---------------------------------------------------------------------------------------------
 # extract_entities
@@ -145,3 +151,59 @@ def test_five_thousand_names_are_matched() -> None:
 
     assert found == {4321, 700}
     assert matcher.find("nobody known here, just surname3 and person12") == set()
+
+
+# ---------------------------------------------------------------------------------------------
+# Names as people write them
+
+
+@pytest.mark.parametrize(
+    ("asked", "stored"),
+    [
+        ("Muhammad", "Muhhamed"),
+        ("Mohammed", "Muhhamed"),
+        ("Faheem", "Fahim"),
+        ("Aqib", "Akib"),
+        ("Eliza", "Elise"),
+        ("Nikolas", "Nicolas"),
+        ("Caroline", "Carolyn"),
+        ("José", "Jose"),
+    ],
+)
+def test_a_name_spelt_another_way_is_that_name(asked: str, stored: str) -> None:
+    matcher = EntityMatcher.build([(stored, 7), ("Melanie", 8)])
+
+    assert same_name(asked, stored)
+    assert matcher.spelt_like(asked) == 7
+    assert matcher.spelt_like(f"{asked}'s") == 7
+
+
+@pytest.mark.parametrize(
+    ("asked", "stored"),
+    [
+        ("Caroline", "Melanie"),
+        ("Nikolas", "Nicole"),
+        ("Ali", "Al"),  # too short to tell: only as written
+        ("Ana", "Ann"),
+        ("Martin", "Marta"),
+        ("Fahim", "Farah"),
+    ],
+)
+def test_different_names_stay_different(asked: str, stored: str) -> None:
+    matcher = EntityMatcher.build([(stored, 7)])
+
+    assert not same_name(asked, stored)
+    assert matcher.spelt_like(asked) is None
+
+
+def test_the_exact_name_wins_over_a_close_one() -> None:
+    matcher = EntityMatcher.build([("Elise", 1), ("Eliza", 2)])
+
+    assert matcher.spelt_like("Eliza") == 2
+    assert matcher.spelt_like("Elize") in (1, 2)
+
+
+def test_sound_keys_of_spellings_agree() -> None:
+    assert sound_key("Muhammad") == sound_key("Mohammed") == sound_key("Muhhamed") == "md"
+    assert sound_key("Nicolas") == sound_key("Nikolas")
+    assert sound_key("Aqib") == sound_key("Akib")

@@ -20,6 +20,8 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..context_pack import ContextPack, PackItem
     from ..results import RecallResult
 
@@ -166,10 +168,19 @@ def _echo_explain(result: RecallResult) -> None:
             f"{ranks} {item.recency:>7.3f} {item.weight:>6.2f}  "
             f"{'+'.join(item.gates)} · {item.memory.content}"
         )
+        click.echo(f"{'':<28}{_relevance(item.relevance, item.contributions)}")
     if result.dropped:
         click.echo("\ndropped:")
         for dropped in result.dropped:
             click.echo(f"{dropped.memory_id:<26}  {dropped.reason}")
+            if dropped.relevance is not None:
+                click.echo(f"{'':<28}{_relevance(dropped.relevance, dropped.contributions)}")
+
+
+def _relevance(relevance: float, shares: Mapping[str, float]) -> str:
+    """The calibrated relevance and each feature's share of its logit (the bias left out)."""
+    moved = [f"{name} {value:+.2f}" for name, value in shares.items() if abs(value) >= 0.005]
+    return f"relevance {relevance:.2f} from " + (", ".join(moved) or "nothing")
 
 
 def _echo_pack(pack: ContextPack) -> None:

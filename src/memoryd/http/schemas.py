@@ -305,8 +305,18 @@ class RecallItemOut(BaseModel):
     cosine: float | None = None
     recency: float | None = None
     weight: float | None = None
+    # The calibrated relevance and each feature's share of its logit (recall's explain).
+    relevance: float | None = None
+    contributions: dict[str, float] = {}
     section: str
     importance: str | None = None
+
+
+class RecallDropOut(BaseModel):
+    id: str
+    reason: str
+    relevance: float | None = None
+    contributions: dict[str, float] = {}
 
 
 class TimeWindowOut(BaseModel):
@@ -335,7 +345,7 @@ class RecallOut(BaseModel):
     text: str
     tokens: int
     items: list[RecallItemOut]
-    dropped: list[dict[str, str]]
+    dropped: list[RecallDropOut]
     legs: dict[str, str]
     time_window: TimeWindowOut | None
     query: RecallQueryOut

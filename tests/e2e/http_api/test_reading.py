@@ -17,6 +17,8 @@ def test_recall_returns_the_fenced_block_with_a_remembered_fact(server: Server) 
     assert "Beatriz keeps three beehives on her terrace in Sintra" in recalled["text"]
     assert fact["id"] in {item["id"] for item in recalled["items"]}
     assert recalled["tokens"] > 0
+    [item] = [i for i in recalled["items"] if i["id"] == fact["id"]]
+    assert 0.5 < item["relevance"] <= 1.0 and item["contributions"]["cosine"] > 0
 
 
 def test_search_ranks_a_remembered_fact(server: Server) -> None:

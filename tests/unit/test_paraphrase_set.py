@@ -1,0 +1,41 @@
+"""The owner paraphrase set (bench/data/owner_paraphrase.json) is what it says it is: enough
+memories about each part of an owner's life, each with a question that shares no content word
+with it, and unrelated questions."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from memoryd.textutil import query_terms
+
+DATA = Path(__file__).resolve().parents[2] / "bench" / "data" / "owner_paraphrase.json"
+TOPICS = {"health", "family", "work", "home", "money", "plans", "tastes"}
+
+
+def _stems(text: str) -> set[str]:
+    """Content words cut to five letters, so "allergy" and "allergic" count as one word."""
+    return {word[:5] for word in query_terms(text)}
+
+
+def test_the_set_covers_an_owners_life_with_enough_pairs() -> None:
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    topics = Counter(pair["topic"] for pair in data["pairs"])
+
+    assert len(data["pairs"]) >= 150
+    assert set(topics) == TOPICS and min(topics.values()) >= 15
+    assert len(set(data["unrelated"])) >= 100
+    assert len({pair["memory"] for pair in data["pairs"]}) == len(data["pairs"])
+
+
+def test_no_question_shares_a_content_word_with_its_memory() -> None:
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+
+    shared = {
+        pair["question"]: _stems(pair["question"]) & _stems(pair["memory"])
+        for pair in data["pairs"]
+    }
+
+    assert {question: words for question, words in shared.items() if words} == {}
+    assert _stems("Am I allergic?") & _stems("The owner has an allergy") == {"aller"}
