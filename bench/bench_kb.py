@@ -40,9 +40,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from kb_cache import CachedEmbedder
 from report import elapsed_ms, percentile, print_table, progress
 from stores import open_with_store
 
+from memoryd.embedding import LocalMiniLM
 from memoryd.kb.model import SourceType
 from memoryd.kb.results import IngestResult
 from memoryd.kb.search import KbSearchPolicy
@@ -195,7 +197,9 @@ def main() -> None:
         queries = dict(list(queries.items())[: args.queries])
     workdir = Path(tempfile.mkdtemp(prefix="memoryd-kb-bench-"))
     store = args.store or workdir / "kb.db"
-    kb_store, service = open_with_store(str(store))
+    # Vectors are cached on disk only for scoring runs; a throughput run (--docs) embeds.
+    embedder = LocalMiniLM() if args.docs else CachedEmbedder(LocalMiniLM())
+    kb_store, service = open_with_store(str(store), embedder=embedder)
     try:
         seconds, documents, chunks = ingest(service, corpus)
         if args.docs:
@@ -209,6 +213,8 @@ def main() -> None:
             print()
             print_table((f"ingest, first {len(corpus)} SciFact documents", "value"), rows)
             return
+        # Queries are embedded for real: only the documents' vectors come from the cache.
+        service.kb.embedder = getattr(embedder, "inner", embedder)
         uri_of = {
             d.id: d.source_uri.removeprefix("scifact:")
             for d in service.kb.list_documents()

@@ -72,7 +72,7 @@ class CachedEmbedder:
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         CACHE.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(CACHE / "vectors.db", check_same_thread=False)
+        self._db = sqlite3.connect(CACHE / "vectors.db", timeout=120, check_same_thread=False)
         self._db.execute("CREATE TABLE IF NOT EXISTS v (k TEXT PRIMARY KEY, vec BLOB)")
         self._lock = threading.Lock()
 

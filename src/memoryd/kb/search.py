@@ -13,7 +13,7 @@ budget; the service fetches the chunks and these functions decide what of them i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -43,6 +43,9 @@ class KbSearchPolicy:
     # and, on real financial filings, more than half of the top-1 answers.
     keyword_weight: float = 1.0
     pinned_boost: float = 1.5
+    # The legs searched again within the documents a question names (its company, period,
+    # form or title): their reciprocal-rank points are added at this weight (0: no routing).
+    route_weight: float = 1.0
     # At most this many chunks of one document (None: no cap, only the diversity preference).
     per_document: int | None = None
     # Why 60: the usual reciprocal-rank constant; it keeps rank 1 from dwarfing ranks 2–10.
@@ -72,6 +75,9 @@ class RankedChunk:
     keyword_rank: int | None
     shared_words: int
     weight: float
+    # Ranks in the legs searched within the documents the question names (None: not there).
+    routed_vector_rank: int | None = None
+    routed_keyword_rank: int | None = None
 
 
 def gate_vector(
@@ -96,26 +102,39 @@ def fuse(
     pinned: frozenset[str],
     policy: KbSearchPolicy,
     limit: int,
+    *,
+    routed_vector_hits: Sequence[tuple[ChunkKey, float]] = (),
+    routed_keyword_hits: Sequence[ChunkKey] = (),
 ) -> list[RankedChunk]:
     """Gated legs fused by weighted reciprocal rank, weighted per document, best first (ties
-    to documents not yet shown)."""
+    to documents not yet shown). The legs searched within the named documents add their
+    points at ``route_weight``: evidence, not a filter."""
     if limit <= 0:
         return []
     vectors = gate_vector(vector_hits, policy)
     keywords = gate_keyword(keyword_hits, shared, policy)
-    cosine = dict(vectors)
-    vector_rank = {key: rank for rank, (key, _) in enumerate(vectors, start=1)}
-    keyword_rank = {key: rank for rank, key in enumerate(keywords, start=1)}
+    routed_vectors = gate_vector(routed_vector_hits, policy)
+    routed_keywords = gate_keyword(routed_keyword_hits, shared, policy)
+    cosine = {**dict(routed_vectors), **dict(vectors)}
+    vector_rank = _ranks(key for key, _ in vectors)
+    keyword_rank = _ranks(keywords)
+    routed_vector_rank = _ranks(key for key, _ in routed_vectors)
+    routed_keyword_rank = _ranks(routed_keywords)
     ranked: list[RankedChunk] = []
-    for key in {*vector_rank, *keyword_rank}:
+    for key in {*vector_rank, *keyword_rank, *routed_vector_rank, *routed_keyword_rank}:
         document = documents.get(key.document_id)
         if document is None:
             continue
-        points = 0.0
-        if key in vector_rank:
-            points += policy.vector_weight / (policy.rank_constant + vector_rank[key])
-        if key in keyword_rank:
-            points += policy.keyword_weight / (policy.rank_constant + keyword_rank[key])
+        points = sum(
+            weight / (policy.rank_constant + ranks[key])
+            for weight, ranks in (
+                (policy.vector_weight, vector_rank),
+                (policy.keyword_weight, keyword_rank),
+                (policy.route_weight * policy.vector_weight, routed_vector_rank),
+                (policy.route_weight * policy.keyword_weight, routed_keyword_rank),
+            )
+            if key in ranks
+        )
         if points <= 0:
             continue
         weight = SOURCE_WEIGHTS[document.source_type]
@@ -130,6 +149,8 @@ def fuse(
                 keyword_rank=keyword_rank.get(key),
                 shared_words=shared.get(key, 0),
                 weight=weight,
+                routed_vector_rank=routed_vector_rank.get(key),
+                routed_keyword_rank=routed_keyword_rank.get(key),
             )
         )
     ranked.sort(key=lambda r: (-r.score, r.key.document_id, r.key.position))
@@ -149,6 +170,11 @@ def fuse(
         if len(kept) >= limit:
             break
     return kept
+
+
+def _ranks(keys: Iterable[ChunkKey]) -> dict[ChunkKey, int]:
+    """Each key's rank (1 for the first) in the order given."""
+    return {key: rank for rank, key in enumerate(keys, start=1)}
 
 
 def below_gates(

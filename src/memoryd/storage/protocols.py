@@ -398,12 +398,18 @@ class KnowledgeStore(Protocol):
         """Chunks by address."""
         ...
 
-    def nearest_chunks(self, vector: Vector, k: int) -> list[tuple[ChunkKey, float]]:
-        """Up to k chunks of ready documents by cosine, closest first."""
+    def nearest_chunks(
+        self, vector: Vector, k: int, documents: Sequence[str] | None = None
+    ) -> list[tuple[ChunkKey, float]]:
+        """Up to k chunks of ready documents by cosine, closest first; only chunks of
+        ``documents`` when given."""
         ...
 
-    def keyword_chunks(self, terms: Sequence[str], k: int) -> list[ChunkKey]:
-        """Chunks of ready documents matching any of ``terms``, best BM25 first."""
+    def keyword_chunks(
+        self, terms: Sequence[str], k: int, documents: Sequence[str] | None = None
+    ) -> list[ChunkKey]:
+        """Chunks of ready documents matching any of ``terms``, best BM25 first; only chunks
+        of ``documents`` when given."""
         ...
 
     def chunk_count(self) -> int:

@@ -117,11 +117,16 @@ class SqliteKnowledgeStore(DocumentRows):
             found.update(chunks_by_key(rows))
         return found
 
-    def nearest_chunks(self, vector: Vector, k: int) -> list[tuple[ChunkKey, float]]:
-        """Exact cosine KNN over chunk vectors, then only chunks of ready documents."""
+    def nearest_chunks(
+        self, vector: Vector, k: int, documents: Sequence[str] | None = None
+    ) -> list[tuple[ChunkKey, float]]:
+        """Exact cosine KNN over chunk vectors, then only chunks of ready documents; within
+        ``documents`` only, when given (their vectors compared one by one)."""
         if k <= 0 or not self._vector_tables.has_vectors():
             return []
         self._vector_tables.check_space()
+        if documents is not None:
+            return self._nearest_within(vector, k, documents)
         rows = self._db.execute(
             "SELECT c.document_id, c.position, v.distance FROM "
             "(SELECT rowid, distance FROM chunk_vectors WHERE embedding MATCH ? AND k = ?) v "
@@ -131,16 +136,50 @@ class SqliteKnowledgeStore(DocumentRows):
         ).fetchall()
         return [(ChunkKey(row[0], int(row[1])), 1.0 - float(row[2])) for row in rows]
 
-    def keyword_chunks(self, terms: Sequence[str], k: int) -> list[ChunkKey]:
-        """BM25 over breadcrumb and text, any term matching."""
-        if not terms or k <= 0:
+    def _nearest_within(
+        self, vector: Vector, k: int, documents: Sequence[str]
+    ) -> list[tuple[ChunkKey, float]]:
+        import numpy as np
+
+        keys: list[ChunkKey] = []
+        stored: list[bytes] = []
+        for group in id_groups(list(documents)):
+            marks = ", ".join("?" * len(group))
+            for document_id, position, blob in self._db.execute(
+                "SELECT c.document_id, c.position, v.embedding FROM chunks c "
+                "JOIN chunk_vectors v ON v.rowid = c.rowid "
+                "JOIN documents d ON d.id = c.document_id "
+                f"WHERE d.status = 'ready' AND c.document_id IN ({marks})",
+                tuple(group),
+            ).fetchall():
+                keys.append(ChunkKey(document_id, int(position)))
+                stored.append(blob)
+        if not keys:
+            return []
+        matrix = np.frombuffer(b"".join(stored), dtype=np.float32).reshape(len(keys), -1)
+        cosines = matrix @ np.asarray(vector, dtype=np.float32)
+        order = np.argsort(-cosines, kind="stable")[:k]
+        return [(keys[i], float(cosines[i])) for i in order]
+
+    def keyword_chunks(
+        self, terms: Sequence[str], k: int, documents: Sequence[str] | None = None
+    ) -> list[ChunkKey]:
+        """BM25 over breadcrumb and text, any term matching; within ``documents`` only, when
+        given."""
+        if not terms or k <= 0 or (documents is not None and not documents):
             return []
         expression = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        within = ""
+        params: tuple[object, ...] = (expression,)
+        if documents is not None:
+            within = f" AND c.document_id IN ({', '.join('?' * len(documents))})"
+            params += tuple(documents)
         rows = self._db.execute(
             "SELECT c.document_id, c.position FROM chunk_fts f "
             "JOIN chunks c ON c.rowid = f.rowid JOIN documents d ON d.id = c.document_id "
-            "WHERE chunk_fts MATCH ? AND d.status = 'ready' ORDER BY bm25(chunk_fts) LIMIT ?",
-            (expression, k),
+            f"WHERE chunk_fts MATCH ? AND d.status = 'ready'{within} "
+            "ORDER BY bm25(chunk_fts) LIMIT ?",
+            (*params, k),
         ).fetchall()
         return [ChunkKey(row[0], int(row[1])) for row in rows]
 
