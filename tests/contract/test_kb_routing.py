@@ -101,3 +101,43 @@ def test_the_legs_search_within_the_named_documents_only(service: MemoryService)
     assert kb.keyword_chunks(["purchases"], 5, documents=[]) == []
     everywhere = {key.document_id for key in kb.keyword_chunks(["purchases"], 50)}
     assert everywhere == {d.id for d in documents.values()}
+
+
+def test_table_rows_are_found_alone_and_lead_to_their_chunk(service: MemoryService) -> None:
+    documents = library(service)
+    kb = service.store.kb
+    acme22 = documents["acme22"]
+
+    found = kb.keyword_rows(["purchases", "property", "equipment"], 10)
+    within = kb.keyword_rows(["purchases", "property", "equipment"], 10, documents=[acme22.id])
+
+    assert {key.document_id for key in found} == {d.id for d in documents.values()}
+    assert len(found) == len(set(found))
+    [chunk] = kb.chunks_by_key(within).values()
+    assert chunk.document_id == acme22.id and "(655)" in chunk.text
+    result = service.kb.search("Acme FY2022 purchases of property and equipment", limit=3)
+    assert result.hits[0].chunk.position == chunk.position
+    assert result.hits[0].ranked.routed_row_rank == 1
+    # A chunk of prose has no rows.
+    assert kb.keyword_rows(["castings", "interrupted"], 10) == []
+
+
+def test_rows_follow_the_chunks_through_rename_reingest_and_delete(
+    service: MemoryService,
+) -> None:
+    documents = library(service)
+    kb = service.store.kb
+    acme21 = documents["acme21"]
+
+    service.kb.rename(acme21.id, "Zephyr Industrial — Form 10-K 2021")
+    assert [k.document_id for k in kb.keyword_rows(["zephyr"], 10)] == [acme21.id]
+
+    again = service.kb.ingest_bytes(
+        annual_report("Acme Pumps Inc.", 2021, "999", "900"), "acme21.md", now=NOW
+    )
+    assert again.outcome == "ok"
+    [chunk] = kb.chunks_by_key(kb.keyword_rows(["purchases"], 10, documents=[acme21.id])).values()
+    assert "(999)" in chunk.text
+
+    service.kb.delete(acme21.id)
+    assert acme21.id not in {k.document_id for k in kb.keyword_rows(["purchases"], 10)}

@@ -84,6 +84,8 @@ class KbHit:
                 "weight": self.ranked.weight,
                 "routed_vector_rank": self.ranked.routed_vector_rank,
                 "routed_keyword_rank": self.ranked.routed_keyword_rank,
+                "row_rank": self.ranked.row_rank,
+                "routed_row_rank": self.ranked.routed_row_rank,
             }
         return shaped
 

@@ -46,6 +46,8 @@ class KbSearchPolicy:
     # The legs searched again within the documents a question names (its company, period,
     # form or title): their reciprocal-rank points are added at this weight (0: no routing).
     route_weight: float = 1.0
+    # Table rows searched alone (:mod:`memoryd.kb.rows`), a keyword leg of their chunks.
+    row_weight: float = 1.0
     # At most this many chunks of one document (None: no cap, only the diversity preference).
     per_document: int | None = None
     # Why 60: the usual reciprocal-rank constant; it keeps rank 1 from dwarfing ranks 2–10.
@@ -78,6 +80,9 @@ class RankedChunk:
     # Ranks in the legs searched within the documents the question names (None: not there).
     routed_vector_rank: int | None = None
     routed_keyword_rank: int | None = None
+    # Rank of the chunk's best table row in the row leg, globally and within named documents.
+    row_rank: int | None = None
+    routed_row_rank: int | None = None
 
 
 def gate_vector(
@@ -105,6 +110,8 @@ def fuse(
     *,
     routed_vector_hits: Sequence[tuple[ChunkKey, float]] = (),
     routed_keyword_hits: Sequence[ChunkKey] = (),
+    row_hits: Sequence[ChunkKey] = (),
+    routed_row_hits: Sequence[ChunkKey] = (),
 ) -> list[RankedChunk]:
     """Gated legs fused by weighted reciprocal rank, weighted per document, best first (ties
     to documents not yet shown). The legs searched within the named documents add their
@@ -120,20 +127,23 @@ def fuse(
     keyword_rank = _ranks(keywords)
     routed_vector_rank = _ranks(key for key, _ in routed_vectors)
     routed_keyword_rank = _ranks(routed_keywords)
+    row_rank = _ranks(gate_keyword(row_hits, shared, policy))
+    routed_row_rank = _ranks(gate_keyword(routed_row_hits, shared, policy))
+    legs = (
+        (policy.vector_weight, vector_rank),
+        (policy.keyword_weight, keyword_rank),
+        (policy.route_weight * policy.vector_weight, routed_vector_rank),
+        (policy.route_weight * policy.keyword_weight, routed_keyword_rank),
+        (policy.row_weight * policy.keyword_weight, row_rank),
+        (policy.route_weight * policy.row_weight * policy.keyword_weight, routed_row_rank),
+    )
     ranked: list[RankedChunk] = []
-    for key in {*vector_rank, *keyword_rank, *routed_vector_rank, *routed_keyword_rank}:
+    for key in {k for _, ranks in legs for k in ranks}:
         document = documents.get(key.document_id)
         if document is None:
             continue
         points = sum(
-            weight / (policy.rank_constant + ranks[key])
-            for weight, ranks in (
-                (policy.vector_weight, vector_rank),
-                (policy.keyword_weight, keyword_rank),
-                (policy.route_weight * policy.vector_weight, routed_vector_rank),
-                (policy.route_weight * policy.keyword_weight, routed_keyword_rank),
-            )
-            if key in ranks
+            weight / (policy.rank_constant + ranks[key]) for weight, ranks in legs if key in ranks
         )
         if points <= 0:
             continue
@@ -151,6 +161,8 @@ def fuse(
                 weight=weight,
                 routed_vector_rank=routed_vector_rank.get(key),
                 routed_keyword_rank=routed_keyword_rank.get(key),
+                row_rank=row_rank.get(key),
+                routed_row_rank=routed_row_rank.get(key),
             )
         )
     ranked.sort(key=lambda r: (-r.score, r.key.document_id, r.key.position))

@@ -254,17 +254,23 @@ class KnowledgeBase:
         vector_hits = kb.nearest_chunks(vector, policy.pool)
         terms = query_terms(spell_fiscal_years(text))
         keyword_hits = kb.keyword_chunks(terms, policy.pool)
+        row_hits = kb.keyword_rows(terms, policy.pool) if policy.row_weight > 0 else []
         documents = kb.documents_by_id(
-            [k.document_id for k, _ in vector_hits] + [k.document_id for k in keyword_hits]
+            [k.document_id for k, _ in vector_hits]
+            + [k.document_id for k in [*keyword_hits, *row_hits]]
         )
         routes = self._routes(text, documents.values()) if policy.route_weight > 0 else []
         routed_vector: list[tuple[ChunkKey, float]] = []
         routed_keyword: list[ChunkKey] = []
+        routed_rows: list[ChunkKey] = []
         if routes:
             named = [r.document_id for r in routes]
             routed_vector = kb.nearest_chunks(vector, policy.pool, documents=named)
             routed_keyword = kb.keyword_chunks(terms, policy.pool, documents=named)
-        keyword_chunks = kb.chunks_by_key(list(dict.fromkeys([*keyword_hits, *routed_keyword])))
+            if policy.row_weight > 0:
+                routed_rows = kb.keyword_rows(terms, policy.pool, documents=named)
+        found_by_words = [*keyword_hits, *routed_keyword, *row_hits, *routed_rows]
+        keyword_chunks = kb.chunks_by_key(list(dict.fromkeys(found_by_words)))
         shared = shared_words(terms, keyword_chunks)
         ranked = fuse(
             vector_hits,
@@ -276,6 +282,8 @@ class KnowledgeBase:
             wanted,
             routed_vector_hits=routed_vector,
             routed_keyword_hits=routed_keyword,
+            row_hits=row_hits,
+            routed_row_hits=routed_rows,
         )
         missing = [r.key for r in ranked if r.key not in keyword_chunks]
         chunks = {**keyword_chunks, **kb.chunks_by_key(missing)}

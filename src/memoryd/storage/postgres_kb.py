@@ -9,9 +9,12 @@ from typing import TYPE_CHECKING, Any
 from ..kb.model import Chunk, ChunkKey
 from .kb_rows import (
     CHUNK_COLUMNS,
+    ROWS_PER_CHUNK,
     DocumentRows,
     chunk_params,
     chunks_by_key,
+    first_chunks,
+    row_params,
 )
 from .postgres_connection import (
     EF_SEARCH,
@@ -52,6 +55,12 @@ class PostgresKnowledgeStore(DocumentRows):
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (*chunk_params(chunk), None if vector is None else vector_param(vector)),
             )
+            for values in row_params(chunk):
+                self._db.execute(
+                    "INSERT INTO chunk_rows (document_id, position, row_index, text) "
+                    "VALUES (%s, %s, %s, %s)",
+                    values,
+                )
 
     def pending_chunks(self, document_id: str, limit: int) -> list[Chunk]:
         """Up to ``limit`` chunks whose vector is NULL (every chunk before the store has its
@@ -177,6 +186,29 @@ class PostgresKnowledgeStore(DocumentRows):
             document_id, position = _record_pair(row[0])
             keys.append(ChunkKey(document_id, position))
         return keys
+
+    def keyword_rows(
+        self, terms: Sequence[str], k: int, documents: Sequence[str] | None = None
+    ) -> list[ChunkKey]:
+        """IDF-weighted full-text ranking over table rows alone: the chunks of the best rows,
+        each once; within ``documents`` only, when given."""
+        if not terms or k <= 0 or (documents is not None and not documents):
+            return []
+        sql = idf_ranked_sql(
+            table="chunk_rows",
+            key="(document_id, position)",
+            where="document_id IN (SELECT id FROM documents WHERE status = 'ready')",
+            total="(SELECT count(*) FROM chunk_rows)",
+            terms=len(terms),
+            carry=", document_id AS doc" if documents is not None else "",
+            narrow=" AND doc = ANY(%s)" if documents is not None else "",
+            idf_weighting=self._idf_weighting,
+        )
+        params: tuple[object, ...] = tuple(terms)
+        if documents is not None:
+            params += (list(documents),)
+        rows = self._db.execute(sql, (*params, int(k) * ROWS_PER_CHUNK)).fetchall()
+        return first_chunks([_record_pair(row[0]) for row in rows], k)
 
     def chunk_vectors(self, document_id: str) -> list[Vector]:
         """Chunk vectors in position order."""

@@ -412,6 +412,14 @@ class KnowledgeStore(Protocol):
         of ``documents`` when given."""
         ...
 
+    def keyword_rows(
+        self, terms: Sequence[str], k: int, documents: Sequence[str] | None = None
+    ) -> list[ChunkKey]:
+        """The chunks of the table rows (each indexed alone, :mod:`memoryd.kb.rows`) that best
+        match any of ``terms`` by BM25, each chunk once, at most k; only chunks of
+        ``documents`` when given."""
+        ...
+
     def chunk_count(self) -> int:
         """How many chunks are stored."""
         ...

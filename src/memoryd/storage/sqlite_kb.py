@@ -8,9 +8,12 @@ from typing import TYPE_CHECKING
 from ..kb.model import Chunk, ChunkKey
 from .kb_rows import (
     CHUNK_COLUMNS,
+    ROWS_PER_CHUNK,
     DocumentRows,
     chunk_params,
     chunks_by_key,
+    first_chunks,
+    row_params,
 )
 from .protocols import chunks as id_groups
 from .row_dialect import VectorTables
@@ -51,6 +54,16 @@ class SqliteKnowledgeStore(DocumentRows):
                 self._db.execute(
                     "INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)",
                     (rowid, vector_blob(vector)),
+                )
+            for values in row_params(chunk):
+                row = self._db.execute(
+                    "INSERT INTO chunk_rows (document_id, position, row_index, text) "
+                    "VALUES (?, ?, ?, ?)",
+                    values,
+                )
+                self._db.execute(
+                    "INSERT INTO chunk_row_fts(rowid, text) VALUES (?, ?)",
+                    (row.lastrowid, values[3]),
                 )
 
     def save_chunk_vectors(self, chunks: Sequence[Chunk], vectors: Sequence[Vector]) -> int:
@@ -194,7 +207,40 @@ class SqliteKnowledgeStore(DocumentRows):
         ).fetchall()
         return [np.frombuffer(row[0], dtype=np.float32).copy() for row in rows]
 
+    def keyword_rows(
+        self, terms: Sequence[str], k: int, documents: Sequence[str] | None = None
+    ) -> list[ChunkKey]:
+        """BM25 over table rows alone, any term matching: the chunks of the best rows, each
+        once; within ``documents`` only, when given."""
+        if not terms or k <= 0 or (documents is not None and not documents):
+            return []
+        expression = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        within = ""
+        params: tuple[object, ...] = (expression,)
+        if documents is not None:
+            within = f" AND r.document_id IN ({', '.join('?' * len(documents))})"
+            params += tuple(documents)
+        rows = self._db.execute(
+            "SELECT r.document_id, r.position FROM chunk_row_fts f "
+            "JOIN chunk_rows r ON r.rowid = f.rowid JOIN documents d ON d.id = r.document_id "
+            f"WHERE chunk_row_fts MATCH ? AND d.status = 'ready'{within} "
+            "ORDER BY bm25(chunk_row_fts) LIMIT ?",
+            (*params, k * ROWS_PER_CHUNK),
+        ).fetchall()
+        return first_chunks(rows, k)
+
     def _drop_chunks(self, document_id: str) -> None:
+        row_ids = [
+            str(row[0])
+            for row in self._db.execute(
+                "SELECT rowid FROM chunk_rows WHERE document_id = ?", (document_id,)
+            ).fetchall()
+        ]
+        for group in id_groups(row_ids):
+            marks = ", ".join("?" * len(group))
+            params = tuple(int(r) for r in group)
+            self._db.execute(f"DELETE FROM chunk_row_fts WHERE rowid IN ({marks})", params)
+            self._db.execute(f"DELETE FROM chunk_rows WHERE rowid IN ({marks})", params)
         rowids = [
             row[0]
             for row in self._db.execute(
