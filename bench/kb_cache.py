@@ -73,6 +73,8 @@ class CachedEmbedder:
         self.inner = inner
         CACHE.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(CACHE / "vectors.db", timeout=120, check_same_thread=False)
+        # Several benchmark processes may share the cache: readers never wait for a writer.
+        self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS v (k TEXT PRIMARY KEY, vec BLOB)")
         self._lock = threading.Lock()
 
