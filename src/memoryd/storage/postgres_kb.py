@@ -165,13 +165,27 @@ class PostgresKnowledgeStore(DocumentRows):
     ) -> list[ChunkKey]:
         """IDF-weighted full-text ranking over breadcrumb and text, any term matching; within
         ``documents`` only, when given (the words' rarity still counted over every chunk)."""
+        return first_chunks(self._ranked("chunks", terms, k, documents), k)
+
+    def keyword_rows(
+        self, terms: Sequence[str], k: int, documents: Sequence[str] | None = None
+    ) -> list[ChunkKey]:
+        """IDF-weighted full-text ranking over table rows alone: the chunks of the best rows,
+        each once; within ``documents`` only, when given."""
+        return first_chunks(self._ranked("chunk_rows", terms, k * ROWS_PER_CHUNK, documents), k)
+
+    def _ranked(
+        self, table: str, terms: Sequence[str], k: int, documents: Sequence[str] | None
+    ) -> list[tuple[str, int]]:
+        """(document_id, position) of the ``table`` rows ranked best for any term, at most k;
+        within ``documents`` only, when given."""
         if not terms or k <= 0 or (documents is not None and not documents):
             return []
         sql = idf_ranked_sql(
-            table="chunks",
+            table=table,
             key="(document_id, position)",
             where="document_id IN (SELECT id FROM documents WHERE status = 'ready')",
-            total="(SELECT count(*) FROM chunks)",
+            total=f"(SELECT count(*) FROM {table})",
             terms=len(terms),
             carry=", document_id AS doc" if documents is not None else "",
             narrow=" AND doc = ANY(%s)" if documents is not None else "",
@@ -181,34 +195,7 @@ class PostgresKnowledgeStore(DocumentRows):
         if documents is not None:
             params += (list(documents),)
         rows = self._db.execute(sql, (*params, int(k))).fetchall()
-        keys = []
-        for row in rows:
-            document_id, position = _record_pair(row[0])
-            keys.append(ChunkKey(document_id, position))
-        return keys
-
-    def keyword_rows(
-        self, terms: Sequence[str], k: int, documents: Sequence[str] | None = None
-    ) -> list[ChunkKey]:
-        """IDF-weighted full-text ranking over table rows alone: the chunks of the best rows,
-        each once; within ``documents`` only, when given."""
-        if not terms or k <= 0 or (documents is not None and not documents):
-            return []
-        sql = idf_ranked_sql(
-            table="chunk_rows",
-            key="(document_id, position)",
-            where="document_id IN (SELECT id FROM documents WHERE status = 'ready')",
-            total="(SELECT count(*) FROM chunk_rows)",
-            terms=len(terms),
-            carry=", document_id AS doc" if documents is not None else "",
-            narrow=" AND doc = ANY(%s)" if documents is not None else "",
-            idf_weighting=self._idf_weighting,
-        )
-        params: tuple[object, ...] = tuple(terms)
-        if documents is not None:
-            params += (list(documents),)
-        rows = self._db.execute(sql, (*params, int(k) * ROWS_PER_CHUNK)).fetchall()
-        return first_chunks([_record_pair(row[0]) for row in rows], k)
+        return [_record_pair(row[0]) for row in rows]
 
     def chunk_vectors(self, document_id: str) -> list[Vector]:
         """Chunk vectors in position order."""

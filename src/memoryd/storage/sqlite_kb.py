@@ -179,22 +179,7 @@ class SqliteKnowledgeStore(DocumentRows):
     ) -> list[ChunkKey]:
         """BM25 over breadcrumb and text, any term matching; within ``documents`` only, when
         given."""
-        if not terms or k <= 0 or (documents is not None and not documents):
-            return []
-        expression = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        within = ""
-        params: tuple[object, ...] = (expression,)
-        if documents is not None:
-            within = f" AND c.document_id IN ({', '.join('?' * len(documents))})"
-            params += tuple(documents)
-        rows = self._db.execute(
-            "SELECT c.document_id, c.position FROM chunk_fts f "
-            "JOIN chunks c ON c.rowid = f.rowid JOIN documents d ON d.id = c.document_id "
-            f"WHERE chunk_fts MATCH ? AND d.status = 'ready'{within} "
-            "ORDER BY bm25(chunk_fts) LIMIT ?",
-            (*params, k),
-        ).fetchall()
-        return [ChunkKey(row[0], int(row[1])) for row in rows]
+        return first_chunks(self._bm25("chunks", "chunk_fts", terms, k, documents), k)
 
     def chunk_vectors(self, document_id: str) -> list[Vector]:
         """Chunk vectors in position order."""
@@ -212,22 +197,35 @@ class SqliteKnowledgeStore(DocumentRows):
     ) -> list[ChunkKey]:
         """BM25 over table rows alone, any term matching: the chunks of the best rows, each
         once; within ``documents`` only, when given."""
+        found = self._bm25("chunk_rows", "chunk_row_fts", terms, k * ROWS_PER_CHUNK, documents)
+        return first_chunks(found, k)
+
+    def _bm25(
+        self,
+        table: str,
+        index: str,
+        terms: Sequence[str],
+        k: int,
+        documents: Sequence[str] | None,
+    ) -> list[tuple[str, int]]:
+        """(document_id, position) of the ``table`` rows best matching any term in its FTS5
+        ``index``, at most k; within ``documents`` only, when given."""
         if not terms or k <= 0 or (documents is not None and not documents):
             return []
         expression = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
         within = ""
         params: tuple[object, ...] = (expression,)
         if documents is not None:
-            within = f" AND r.document_id IN ({', '.join('?' * len(documents))})"
+            within = f" AND t.document_id IN ({', '.join('?' * len(documents))})"
             params += tuple(documents)
         rows = self._db.execute(
-            "SELECT r.document_id, r.position FROM chunk_row_fts f "
-            "JOIN chunk_rows r ON r.rowid = f.rowid JOIN documents d ON d.id = r.document_id "
-            f"WHERE chunk_row_fts MATCH ? AND d.status = 'ready'{within} "
-            "ORDER BY bm25(chunk_row_fts) LIMIT ?",
-            (*params, k * ROWS_PER_CHUNK),
+            f"SELECT t.document_id, t.position FROM {index} f "
+            f"JOIN {table} t ON t.rowid = f.rowid JOIN documents d ON d.id = t.document_id "
+            f"WHERE {index} MATCH ? AND d.status = 'ready'{within} "
+            f"ORDER BY bm25({index}) LIMIT ?",
+            (*params, k),
         ).fetchall()
-        return first_chunks(rows, k)
+        return [(str(row[0]), int(row[1])) for row in rows]
 
     def _drop_chunks(self, document_id: str) -> None:
         row_ids = [
