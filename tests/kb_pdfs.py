@@ -146,9 +146,12 @@ class FilingPages:
     pdf: bytes
     company: str
     real: bool
+    # Whether the pages cut hold a financial statement (every line of it must be a row).
+    statement: bool = True
 
 
-# Cover pages, a statement, and pages known to be hard (an exhibit set in bold).
+# Cover pages, a statement, and pages known to be hard (an exhibit set in bold); of the
+# library's filings, covers only (their titles were the hard part).
 FILING_PAGES = {
     "COCACOLA_2016_10K.pdf": ("Coca-Cola", (1, 2, 3, 77, 179, 180, 181)),
     "ORACLE_2023_10K.pdf": ("Oracle", (1, 2, 66, 67)),
@@ -167,7 +170,8 @@ def filing_pages(directory: Path) -> list[FilingPages]:
         source = FILINGS / where
         name = source.name
         if source.exists():
-            found.append(FilingPages(name, _cut(source, pages), company, real=True))
+            statement = not where.startswith("library/")
+            found.append(FilingPages(name, _cut(source, pages), company, True, statement))
         else:
             stand_in = directory / name
             _write_stand_in(stand_in, company)
