@@ -145,8 +145,8 @@ def score_set(
     measures["page hit@5"] = page5 / n
     measures["page hit@10"] = page10 / n
     for kind, ranks in sorted(by_kind.items()):
-        measures[f"{kind} ({len(ranks)}): hit@1"] = sum(r == 1 for r in ranks) / len(ranks)
-        measures[f"{kind} ({len(ranks)}): hit@10"] = sum(r > 0 for r in ranks) / len(ranks)
+        measures[f"{kind}: hit@1 ({len(ranks)})"] = sum(r == 1 for r in ranks) / len(ranks)
+        measures[f"{kind}: hit@10 ({len(ranks)})"] = sum(r > 0 for r in ranks) / len(ranks)
     return measures, misses
 
 
@@ -267,7 +267,7 @@ def run(
         print_table(
             columns,
             [
-                row(key, lambda m, k=key, s=label, n=n: _shown(m["sets"][s]["scores"][k], n))
+                row(key, lambda m, k=key, s=label, n=n: _shown(m["sets"][s]["scores"][k], n, k))
                 for key in measured["scores"]
             ],
         )
@@ -281,8 +281,11 @@ def run(
                 print(f"- {miss}")
 
 
-def _shown(value: float, n: int) -> str:
-    return f"{value:.2f} ({round(value * n)}/{n})"
+def _shown(value: float, n: int, label: str = "") -> str:
+    """'0.50 (24/48)'; a per-kind measure ("table: hit@1 (18)") counts out of its kind."""
+    counted = re.search(r"\((\d+)\)$", label)
+    whole = int(counted.group(1)) if counted else n
+    return f"{value:.2f} ({round(value * whole)}/{whole})"
 
 
 def main() -> None:

@@ -46,8 +46,15 @@ class KbSearchPolicy:
     # The legs searched again within the documents a question names (its company, period,
     # form or title): their reciprocal-rank points are added at this weight (0: no routing).
     route_weight: float = 1.0
-    # Table rows searched alone (:mod:`memoryd.kb.rows`), a keyword leg of their chunks.
-    row_weight: float = 1.0
+    # Table rows searched alone (:mod:`memoryd.kb.rows`), a keyword leg of their chunks: within
+    # the named documents, and with ``rows_everywhere`` over the whole library too. Why half:
+    # at 1.0 the rows lifted the analyst questions' top 10 from 0.41 to 0.61 but dropped the
+    # 48 questions written from the page from 0.90 to 0.79 (table chunks crowd out prose);
+    # at 0.5 they give 0.54 and 0.92 (bench/README.md).
+    row_weight: float = 0.5
+    rows_everywhere: bool = True
+    # Candidates read from the legs searched within named documents, and from the row leg.
+    routed_pool: int = 40
     # At most this many chunks of one document (None: no cap, only the diversity preference).
     per_document: int | None = None
     # Why 60: the usual reciprocal-rank constant; it keeps rank 1 from dwarfing ranks 2–10.

@@ -254,7 +254,8 @@ class KnowledgeBase:
         vector_hits = kb.nearest_chunks(vector, policy.pool)
         terms = query_terms(spell_fiscal_years(text))
         keyword_hits = kb.keyword_chunks(terms, policy.pool)
-        row_hits = kb.keyword_rows(terms, policy.pool) if policy.row_weight > 0 else []
+        everywhere = policy.row_weight > 0 and policy.rows_everywhere
+        row_hits = kb.keyword_rows(terms, policy.routed_pool) if everywhere else []
         documents = kb.documents_by_id(
             [k.document_id for k, _ in vector_hits]
             + [k.document_id for k in [*keyword_hits, *row_hits]]
@@ -265,10 +266,10 @@ class KnowledgeBase:
         routed_rows: list[ChunkKey] = []
         if routes:
             named = [r.document_id for r in routes]
-            routed_vector = kb.nearest_chunks(vector, policy.pool, documents=named)
-            routed_keyword = kb.keyword_chunks(terms, policy.pool, documents=named)
+            routed_vector = kb.nearest_chunks(vector, policy.routed_pool, documents=named)
+            routed_keyword = kb.keyword_chunks(terms, policy.routed_pool, documents=named)
             if policy.row_weight > 0:
-                routed_rows = kb.keyword_rows(terms, policy.pool, documents=named)
+                routed_rows = kb.keyword_rows(terms, policy.routed_pool, documents=named)
         found_by_words = [*keyword_hits, *routed_keyword, *row_hits, *routed_rows]
         keyword_chunks = kb.chunks_by_key(list(dict.fromkeys(found_by_words)))
         shared = shared_words(terms, keyword_chunks)
