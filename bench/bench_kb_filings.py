@@ -1,26 +1,34 @@
-"""``bench_kb.py --set filings``: search_kb on three real SEC filings (see bench_kb.py)."""
+"""``bench_kb.py --set filings``: search_kb on a library of eleven real SEC filings (see
+bench_kb.py); ``--baseline TREE`` measures an older checkout beside this one."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import re
 import resource
+import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from kb_cache import CachedEmbedder, cache_pdf_reads
 from report import percentile, print_table, progress
 from stores import open_with_store
 
+from memoryd.embedding import LocalMiniLM
 from memoryd.kb.model import Chunk, Document
+from memoryd.service import MemoryService
 
 HERE = Path(__file__).resolve().parent
 FILINGS = HERE.parents[1] / "shared" / "data" / "filings"
-QUESTIONS = HERE / "data" / "filings_questions.jsonl"
 KS = (1, 3, 5, 10)
 # A raw edge line on at least this share of a filing's pages is running-header text.
 RECURRING_SHARE = 0.3
@@ -83,14 +91,74 @@ def _page_count(path: Path) -> int:
         document.close()
 
 
-def run(store_path: Path | None) -> None:
-    """Ingest the filings, ask the questions, print the tables."""
-    questions = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
+SETS = {
+    "old 48": HERE / "data" / "filings_questions.jsonl",
+    "analyst": HERE / "data" / "filings_analyst_questions.jsonl",
+}
+
+
+def library() -> list[Path]:
+    """The whole library: the three filings and the eight of ``library/``."""
+    return sorted(FILINGS.glob("*.pdf")) + sorted((FILINGS / "library").glob("*.pdf"))
+
+
+def score_set(
+    service: MemoryService,
+    documents: dict[str, Document],
+    questions: list[dict[str, Any]],
+    latencies: list[float],
+) -> tuple[dict[str, float], list[str]]:
+    """One question set's measures (shares 0-1) and the questions missed in the top 10."""
+    hits = {k: 0 for k in KS}
+    page5 = page10 = right_first = 0
+    by_kind: dict[str, list[int]] = {}
+    misses: list[str] = []
+    for question in questions:
+        document = documents[question["file"]]
+        begun = time.perf_counter()
+        found = service.kb.search(question["question"], limit=10).hits
+        latencies.append((time.perf_counter() - begun) * 1000)
+        quote = squash(question["quote"])
+        rank = next(
+            (
+                i
+                for i, hit in enumerate(found, start=1)
+                if hit.document.id == document.id and quote in squash(hit.chunk.text)
+            ),
+            None,
+        )
+        for k in KS:
+            hits[k] += rank is not None and rank <= k
+        by_kind.setdefault(question["kind"], []).append(rank or 0)
+        right_first += bool(found) and found[0].document.id == document.id
+        wanted = set(question["pages"])
+        cited = [
+            hit.document.id == document.id and bool(wanted & _pages(hit.chunk)) for hit in found
+        ]
+        page5 += any(cited[:5])
+        page10 += any(cited)
+        if rank is None:
+            misses.append(f"{question['file']} p{question['pages']}: {question['question']}")
+    n = len(questions)
+    measures = {f"hit@{k}": hits[k] / n for k in KS}
+    measures["right document first"] = right_first / n
+    measures["page hit@5"] = page5 / n
+    measures["page hit@10"] = page10 / n
+    for kind, ranks in sorted(by_kind.items()):
+        measures[f"{kind}: hit@1 ({len(ranks)})"] = sum(r == 1 for r in ranks) / len(ranks)
+        measures[f"{kind}: hit@10 ({len(ranks)})"] = sum(r > 0 for r in ranks) / len(ranks)
+    return measures, misses
+
+
+def measure(store_path: Path | None) -> dict[str, Any]:
+    """Ingest the library (cached reads and vectors), ask every set; the measures as JSON."""
+    cache_pdf_reads()
     workdir = Path(tempfile.mkdtemp(prefix="memoryd-filings-bench-"))
     store = store_path or workdir / "filings.db"
-    kb_store, service = open_with_store(str(store))
+    embedder = CachedEmbedder(LocalMiniLM())
+    kb_store, service = open_with_store(str(store), embedder=embedder)
     try:
-        paths = sorted(FILINGS.glob("*.pdf"))
+        paths = library()
         started = time.perf_counter()
         results = service.kb.ingest(paths, collection="filings")
         seconds = time.perf_counter() - started
@@ -103,93 +171,132 @@ def run(store_path: Path | None) -> None:
         chunks: dict[str, list[Chunk]] = {
             name: kb_store.kb.chunks(d.id) for name, d in documents.items()
         }
-        hits = {k: 0 for k in KS}
-        page_hits = 0
-        by_kind: dict[str, list[int]] = {}
-        misses: list[str] = []
+        # Questions are embedded for real: only the chunks' vectors come from the cache.
+        service.kb.embedder = embedder.inner
         latencies: list[float] = []
-        for question in questions:
-            document = documents[question["file"]]
-            begun = time.perf_counter()
-            found = service.kb.search(question["question"], limit=10).hits
-            latencies.append((time.perf_counter() - begun) * 1000)
-            quote = squash(question["quote"])
-            rank = next(
-                (
-                    i
-                    for i, hit in enumerate(found, start=1)
-                    if hit.document.id == document.id and quote in squash(hit.chunk.text)
-                ),
-                None,
+        sets: dict[str, Any] = {}
+        for label, path in SETS.items():
+            if not path.exists():
+                continue
+            questions = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+            scores, misses = score_set(service, documents, questions, latencies)
+            anywhere = sum(
+                1
+                for q in questions
+                if any(squash(q["quote"]) in squash(c.text) for c in chunks[q["file"]])
             )
-            for k in KS:
-                hits[k] += rank is not None and rank <= k
-            by_kind.setdefault(question["kind"], []).append(rank or 0)
-            wanted = set(question["pages"])
-            if any(
-                hit.document.id == document.id and wanted & _pages(hit.chunk) for hit in found[:5]
-            ):
-                page_hits += 1
-            if rank is None:
-                misses.append(f"{question['file']} p{question['pages']}: {question['question']}")
-        n = len(questions)
+            scores["evidence quote in some chunk"] = anywhere / len(questions)
+            sets[label] = {"n": len(questions), "scores": scores, "misses": misses}
         every = [c for name in chunks for c in chunks[name]]
         sizes = sorted(c.tokens for c in every)
-        with_headings = sum(1 for c in every if c.headings)
-        headers = {name: recurring_lines(FILINGS / name) for name in chunks}
+        by_path = {p.name: p for p in paths}
+        headers = {name: recurring_lines(by_path[name]) for name in chunks}
         with_furniture = sum(
             1
             for name, list_ in chunks.items()
             for c in list_
             if any(line in squash(c.text) for line in headers[name])
         )
-        quote_anywhere = sum(
-            1
-            for q in questions
-            if any(squash(q["quote"]) in squash(c.text) for c in chunks[q["file"]])
-        )
-        controls = sum(1 for c in every if CONTROL.search(c.text))
-        total_pages = sum(_page_count(FILINGS / name) for name in documents)
+        pageless = sum(1 for c in every if not c.pages)
+        total_pages = sum(_page_count(by_path[name]) for name in documents)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-        rows: list[tuple[str, str]] = []
-        for k in KS:
-            rows.append((f"hit@{k} (evidence quote in a top-{k} chunk)", share(hits[k], n)))
-        for kind, ranks in sorted(by_kind.items()):
-            top1 = sum(1 for r in ranks if r == 1)
-            top10 = sum(1 for r in ranks if r)
-            rows.append(
-                (f"{kind} questions: hit@1, hit@10", f"{top1}/{len(ranks)}, {top10}/{len(ranks)}")
-            )
-        rows += [
-            ("page hit@5 (a top-5 result cites an evidence page)", share(page_hits, n)),
-            ("evidence quote found in some chunk", f"{quote_anywhere}/{n}"),
-            ("chunks", str(len(every))),
-            (
-                "chunk tokens: median / p99 / max",
-                f"{percentile(sizes, 0.5):.0f} / {percentile(sizes, 0.99):.0f} / {sizes[-1]}",
+        return {
+            "titles": {name: d.title for name, d in sorted(documents.items())},
+            "chunks by document": {name: d.chunk_count for name, d in sorted(documents.items())},
+            "sets": sets,
+            "chunks": len(every),
+            "chunks without a page": pageless,
+            "chunk tokens p50/p99/max": (
+                f"{percentile(sizes, 0.5):.0f} / {percentile(sizes, 0.99):.0f} / {sizes[-1]}"
             ),
-            ("chunks under 40 tokens", str(sum(1 for t in sizes if t < 40))),
-            ("breadcrumbs with more than the title", share(with_headings, len(every))),
-            ("longest breadcrumb (characters)", str(max(len(c.breadcrumb) for c in every))),
-            ("chunks holding running-header text", share(with_furniture, len(every))),
-            ("chunks with a NUL or control character", str(controls)),
-            ("ingest seconds, pages/s", f"{seconds:.0f}, {total_pages / seconds:.1f}"),
-            (
-                "search_kb p50 / p95 ms",
-                f"{percentile(latencies, 0.5):.0f} / {percentile(latencies, 0.95):.0f}",
+            "breadcrumbs with more than the title": sum(1 for c in every if c.headings),
+            "chunks holding running-header text": with_furniture,
+            "chunks with a NUL or control character": sum(
+                1 for c in every if CONTROL.search(c.text)
             ),
-            ("peak RSS of this process", f"{rss} MB"),
-        ]
-        print(f"\nFilings: {len(documents)} documents, {total_pages} pages, {n} questions\n")
-        print_table(
-            ("document", "title", "chunks"),
-            [(name, d.title, d.chunk_count) for name, d in sorted(documents.items())],
-        )
-        print()
-        print_table(("measure", "value"), rows)
-        if misses:
-            print("\nNot in the top 10:")
-            for miss in misses:
-                print(f"- {miss}")
+            "pages": total_pages,
+            "ingest seconds (cached reads and vectors)": round(seconds),
+            "search p50 ms": round(percentile(latencies, 0.5), 1),
+            "search p95 ms": round(percentile(latencies, 0.95), 1),
+            "peak RSS MB": rss,
+        }
     finally:
         service.close()
+
+
+def baseline(tree: Path, store_path: Path | None) -> dict[str, Any]:
+    """The same measures with the code of ``tree`` (a checkout's ``src``) in a subprocess."""
+    env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+    command = [sys.executable, str(Path(__file__)), "--json"]
+    if store_path is not None:
+        command += ["--store", str(store_path)]
+    done = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
+    measured: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return measured
+
+
+def run(
+    store_path: Path | None, base_tree: Path | None = None, base_store: Path | None = None
+) -> None:
+    """Measure this code (and, with ``base_tree``, the old code beside it); print tables."""
+    now = measure(store_path)
+    before = baseline(base_tree, base_store) if base_tree is not None else None
+    columns = ("measure", "before", "now") if before else ("measure", "now")
+
+    def row(label: str, key: Callable[[dict[str, Any]], object]) -> tuple[object, ...]:
+        if before is None:
+            return (label, key(now))
+        try:
+            old = key(before)
+        except KeyError:
+            old = "-"
+        return (label, old, key(now))
+
+    print(f"\nFilings: {len(now['titles'])} documents, {now['pages']} pages\n")
+    print_table(
+        ("document", "title", "chunks"),
+        [(name, title, now["chunks by document"][name]) for name, title in now["titles"].items()],
+    )
+    if before:
+        print("\nBefore, titles:")
+        for name, title in before["titles"].items():
+            print(f"- {name}: {title}")
+    for label, measured in now["sets"].items():
+        n = measured["n"]
+        print(f"\n{label}: {n} questions\n")
+        print_table(
+            columns,
+            [
+                row(key, lambda m, k=key, s=label, n=n: _shown(m["sets"][s]["scores"][k], n, k))
+                for key in measured["scores"]
+            ],
+        )
+    print()
+    keys = [k for k in now if k not in ("titles", "chunks by document", "sets", "pages")]
+    print_table(columns, [row(k, lambda m, k=k: m[k]) for k in keys])
+    for label, measured in now["sets"].items():
+        if measured["misses"]:
+            print(f"\n{label}, not in the top 10:")
+            for miss in measured["misses"]:
+                print(f"- {miss}")
+
+
+def _shown(value: float, n: int, label: str = "") -> str:
+    """'0.50 (24/48)'; a per-kind measure ("table: hit@1 (18)") counts out of its kind."""
+    counted = re.search(r"\((\d+)\)$", label)
+    whole = int(counted.group(1)) if counted else n
+    return f"{value:.2f} ({round(value * whole)}/{whole})"
+
+
+def main() -> None:
+    """``--json``: print this code's measures as one JSON line (the baseline's subprocess)."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--store", type=Path)
+    args = parser.parse_args()
+    if args.json:
+        print(json.dumps(measure(args.store)))
+
+
+if __name__ == "__main__":
+    main()

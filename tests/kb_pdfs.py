@@ -146,23 +146,32 @@ class FilingPages:
     pdf: bytes
     company: str
     real: bool
+    # Whether the pages cut hold a financial statement (every line of it must be a row).
+    statement: bool = True
 
 
-# Cover pages, a statement, and pages known to be hard (an exhibit set in bold).
+# Cover pages, a statement, and pages known to be hard (an exhibit set in bold); of the
+# library's filings, covers only (their titles were the hard part).
 FILING_PAGES = {
     "COCACOLA_2016_10K.pdf": ("Coca-Cola", (1, 2, 3, 77, 179, 180, 181)),
     "ORACLE_2023_10K.pdf": ("Oracle", (1, 2, 66, 67)),
     "JPMORGAN_2022Q1_10Q.pdf": ("JPMorgan", (1, 2, 12, 13)),
+    # The registrant's name is a logo: the title comes from the company the text names.
+    "library/COCACOLA_2015_10K.pdf": ("The Coca-Cola Company", (1, 2, 3)),
+    # Rules of underscores on the registrant's line.
+    "library/NETFLIX_2022_10K.pdf": ("Netflix, Inc. — Form 10-K 2022", (1, 2)),
 }
 
 
 def filing_pages(directory: Path) -> list[FilingPages]:
     """A few pages of each real filing; stand-ins when the filings are not at hand."""
     found = []
-    for name, (company, pages) in FILING_PAGES.items():
-        source = FILINGS / name
+    for where, (company, pages) in FILING_PAGES.items():
+        source = FILINGS / where
+        name = source.name
         if source.exists():
-            found.append(FilingPages(name, _cut(source, pages), company, real=True))
+            statement = not where.startswith("library/")
+            found.append(FilingPages(name, _cut(source, pages), company, True, statement))
         else:
             stand_in = directory / name
             _write_stand_in(stand_in, company)

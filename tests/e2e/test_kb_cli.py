@@ -154,3 +154,28 @@ def test_ingest_refuses_file_urls_mistyped_paths_and_oversized_files(
     assert "0 ok, 0 skipped, 0 queued, 1 failed" in typo.stdout
     assert cli.json("kb", "list") == []
     assert cli.json("kb", "search", "lorem ipsum")["results"] == []
+
+
+def test_explain_says_which_documents_the_query_names(cli: Cli, tmp_path: Path) -> None:
+    cli.ok("init")
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    for year, capex in ((2021, "410"), (2022, "655")):
+        (folder / f"acme_{year}.md").write_text(
+            f"# Acme Pumps Inc. — Form 10-K {year}\n\n## Cash Flows\n\n"
+            f"| (in millions) | {year} | {year - 1} |\n|---|---|---|\n"
+            f"| Purchases of property and equipment | ({capex}) | (300) |\n",
+            encoding="utf-8",
+        )
+    cli.run("kb", "ingest", str(folder))
+
+    text = cli.ok("kb", "search", "Acme FY2022 purchases of property and equipment", "--explain")
+
+    assert text.splitlines()[0] == (
+        "the question names: Acme Pumps Inc. — Form 10-K 2022 (names 'acme', fiscal 2022)"
+    )
+    assert "within named documents: vector rank 1" in text
+    first = text.index("<untrusted_content")
+    assert "(655)" in text[first : text.index("</untrusted_content>")]
+    plain = cli.ok("kb", "search", "purchases of property and equipment", "--explain")
+    assert "the question names" not in plain

@@ -138,3 +138,65 @@ def test_real_filing_covers_are_titled_by_registrant_and_form_never_by_boilerpla
         # Without the cover rule, the headings alone still name the form, never the agency.
         assert heading_title(headings).endswith(("Form 10-K", "Form 10-Q")), headings[:8]
         assert "UNITED STATES" not in heading_title(headings)
+
+
+COVER = [
+    "UNITED STATES", "SECURITIES AND EXCHANGE COMMISSION", "Washington, D.C. 20549", "FORM 10-K",
+    "☒ ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT OF 1934",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("ended", "year"),
+    [
+        ("January 1, 2023", "2022"), ("January 2, 2022", "2021"), ("January 7, 2024", "2023"),
+        ("January 28, 2023", "2023"), ("December 31, 2022", "2022"), ("May 31, 2023", "2023"),
+        ("September 24, 2022", "2022"),
+    ],
+)  # fmt: skip
+def test_a_10k_is_titled_by_its_fiscal_year_not_the_year_its_last_week_falls_in(
+    ended: str, year: str
+) -> None:
+    opening = [*COVER, f"For the fiscal year ended {ended}", "JOHNSON & JOHNSON",
+               "(Exact name of registrant as specified in its charter)"]  # fmt: skip
+    assert document_title("", opening, (), "jnj") == f"Johnson & Johnson — Form 10-K {year}"
+
+
+def test_a_registrant_in_capitals_is_spelled_as_the_filing_spells_it_else_keeps_initialisms() -> (
+    None
+):
+    opening = [*COVER, "For the fiscal year ended December 31, 2022", "CVS HEALTH CORPORATION",
+               "(Exact name of registrant as specified in its charter)"]  # fmt: skip
+    assert document_title("", opening, (), "cvs") == "CVS Health Corporation — Form 10-K 2022"
+    spelled = [*opening, "CVS Health Corporation (the “Company”) is a leading health company."]
+    assert document_title("", spelled, (), "cvs").startswith("CVS Health Corporation —")
+    three_m = [*COVER, "For the fiscal year ended December 31, 2022", "3M COMPANY",
+               "(Exact name of registrant as specified in its charter)"]  # fmt: skip
+    assert document_title("", three_m, (), "mmm") == "3M Company — Form 10-K 2022"
+
+
+def test_a_cover_whose_name_is_a_picture_is_titled_by_the_company_its_text_names_most() -> None:
+    # The Coca-Cola 10-K of 2015 sets the registrant's name as a logo: the cover's text has
+    # "(Exact name of Registrant ...)" under nothing.
+    opening = [
+        *COVER, "For the fiscal year ended December 31, 2015", "Commission File No. 001-02217",
+        "(Exact name of Registrant as specified in its charter)", "DELAWARE",
+        "The Coca-Cola Company is the world's largest beverage company.",
+        "The Company owns or licenses more than 500 brands; The Coca-Cola Company and its",
+        "bottling partners, including Coca-Cola Refreshments USA, Inc., sell them.",
+    ]  # fmt: skip
+    assert document_title("10-K", opening, (), "ko") == "The Coca-Cola Company — Form 10-K 2015"
+
+
+def test_rules_of_underscores_around_a_cover_line_are_not_part_of_the_name() -> None:
+    opening = [*COVER, "For the fiscal year ended December 31, 2022",
+               "_____________________________________ Netflix, Inc.",
+               "(Exact name of registrant as specified in its charter)"]  # fmt: skip
+    assert document_title("", opening, (), "nflx") == "Netflix, Inc. — Form 10-K 2022"
+
+
+def test_an_exhibit_label_from_the_filing_agent_is_not_a_title() -> None:
+    assert not usable("MGM Exhibit 99.1 Q4 2022 ER")
+    assert not usable("ex99-1 earnings release")
+    headings = ("MGM RESORTS INTERNATIONAL REPORTS FOURTH QUARTER AND FULL YEAR 2022 RESULTS",)
+    assert document_title("MGM Exhibit 99.1 Q4 2022 ER", [], headings, "mgm") == headings[0]

@@ -108,7 +108,11 @@ def ingest(
 @click.argument("query")
 @click.option("--pin", "pinned", multiple=True, help="A collection to boost 1.5x (repeatable).")
 @click.option("--limit", type=click.IntRange(min=1, max=20), default=5, show_default=True)
-@click.option("--explain", is_flag=True, help="Show each hit's cosine, leg ranks and weight.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Show the documents the query names, each hit's cosine, leg ranks and weight.",
+)
 @json_option
 @click.pass_context
 def search(
@@ -127,13 +131,18 @@ def search(
         return
     if not result.hits:
         click.echo("no matching documents")
+    if explain and result.routing_line:
+        click.echo(result.routing_line + "\n")
     for hit in result.hits:
         if explain:
             parts = hit.to_json(True)["explain"]
             click.echo(
                 f"score {hit.ranked.score:.5f}  cosine {parts['cosine']}  vector rank "
                 f"{parts['vector_rank']}  keyword rank {parts['keyword_rank']}  shared words "
-                f"{parts['shared_words']}  weight {parts['weight']}"
+                f"{parts['shared_words']}  weight {parts['weight']}  within named documents: "
+                f"vector rank {parts['routed_vector_rank']}, keyword rank "
+                f"{parts['routed_keyword_rank']}, row rank {parts['routed_row_rank']}  table "
+                f"row rank {parts['row_rank']}"
             )
         click.echo(hit.fenced + "\n")
 

@@ -14,6 +14,7 @@ import io
 import statistics
 import threading
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from .converted import ConversionError, Converted, DocumentType, Limits
@@ -40,9 +41,38 @@ LINE_DROP = 0.6
 _PDFIUM_LOCK = threading.Lock()
 
 
+@dataclass(frozen=True)
+class PdfText:
+    """What reading a PDF yields before layout: its pages, bookmarks, metadata title and how
+    many pictures were read."""
+
+    pages: tuple[Page, ...]
+    outline: tuple[OutlineEntry, ...]
+    metadata_title: str
+    images_read: int
+
+
 def pdf_to_markdown(data: bytes, stem: str, reader: ImageReader, limits: Limits) -> Converted:
     """The whole PDF as Markdown with page marks; scanned pages and pictures are read by
     ``reader``."""
+    read = read_pdf(data, reader, limits)
+    pages = list(read.pages)
+    laid = layout_markdown(pages, list(read.outline))
+    markdown = repair_unknown_glyphs(laid.markdown)
+    if not any(c.isalnum() for c in markdown.replace("<!-- page", "")):
+        raise ConversionError(
+            "no text could be read from the PDF (no text layer and nothing legible in its images)"
+        )
+    opening = [line.text for page in pages[:3] for line in page.lines]
+    title = document_title(read.metadata_title, opening, laid.headings, stem)
+    return Converted(
+        title, markdown, DocumentType.PDF, images_read=read.images_read, pages=len(pages)
+    )
+
+
+def read_pdf(data: bytes, reader: ImageReader, limits: Limits) -> PdfText:
+    """The PDF's pages as positioned lines (pictures and scanned pages read by ``reader``), or
+    a :class:`ConversionError` naming why it cannot be read."""
     import pypdfium2 as pdfium
 
     if b"%%EOF" not in data[-2048:]:
@@ -91,15 +121,7 @@ def pdf_to_markdown(data: bytes, stem: str, reader: ImageReader, limits: Limits)
             ) from None
         finally:
             document.close()
-    laid = layout_markdown(pages, outline)
-    markdown = repair_unknown_glyphs(laid.markdown)
-    if not any(c.isalnum() for c in markdown.replace("<!-- page", "")):
-        raise ConversionError(
-            "no text could be read from the PDF (no text layer and nothing legible in its images)"
-        )
-    opening = [line.text for page in pages[:3] for line in page.lines]
-    title = document_title(metadata_title, opening, laid.headings, stem)
-    return Converted(title, markdown, DocumentType.PDF, images_read=read, pages=len(pages))
+    return PdfText(tuple(pages), tuple(outline), metadata_title, read)
 
 
 def _outline(document: Any) -> list[OutlineEntry]:

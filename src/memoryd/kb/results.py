@@ -8,6 +8,7 @@ from typing import Any
 
 from ..fence import escape_data, fence
 from .model import Chunk, ChunkKey, Document, page_label
+from .routing import Route
 from .search import RankedChunk
 
 
@@ -81,6 +82,10 @@ class KbHit:
                 "keyword_rank": self.ranked.keyword_rank,
                 "shared_words": self.ranked.shared_words,
                 "weight": self.ranked.weight,
+                "routed_vector_rank": self.ranked.routed_vector_rank,
+                "routed_keyword_rank": self.ranked.routed_keyword_rank,
+                "row_rank": self.ranked.row_rank,
+                "routed_row_rank": self.ranked.routed_row_rank,
             }
         return shaped
 
@@ -94,6 +99,8 @@ class KbSearchResult:
     pinned: tuple[str, ...] = ()
     # The nearest chunks the gates stopped, with why (for the context pack's dropped list).
     stopped: tuple[tuple[ChunkKey, str], ...] = ()
+    # The documents the question names (company, period, form, title), with why.
+    routes: tuple[Route, ...] = ()
 
     @property
     def text(self) -> str:
@@ -104,11 +111,25 @@ class KbSearchResult:
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         """JSON shape."""
-        return {
+        shaped: dict[str, Any] = {
             "query": self.query,
             "pinned_collections": list(self.pinned),
             "results": [hit.to_json(explain) for hit in self.hits],
         }
+        if explain:
+            shaped["routed_to"] = [
+                {"doc": r.document_id, "title": r.title, "because": list(r.reasons)}
+                for r in self.routes
+            ]
+        return shaped
+
+    @property
+    def routing_line(self) -> str:
+        """One line saying which documents the question names and why ('' when none)."""
+        if not self.routes:
+            return ""
+        named = "; ".join(f"{r.title} ({', '.join(r.reasons)})" for r in self.routes)
+        return f"the question names: {named}"
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ budget; the service fetches the chunks and these functions decide what of them i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -43,6 +43,18 @@ class KbSearchPolicy:
     # and, on real financial filings, more than half of the top-1 answers.
     keyword_weight: float = 1.0
     pinned_boost: float = 1.5
+    # The legs searched again within the documents a question names (its company, period,
+    # form or title): their reciprocal-rank points are added at this weight (0: no routing).
+    route_weight: float = 1.0
+    # Table rows searched alone (:mod:`memoryd.kb.rows`), a keyword leg of their chunks: within
+    # the named documents, and with ``rows_everywhere`` over the whole library too. Why half:
+    # at 1.0 the rows lifted the analyst questions' top 10 from 0.41 to 0.61 but dropped the
+    # 48 questions written from the page from 0.90 to 0.79 (table chunks crowd out prose);
+    # at 0.5 they give 0.54 and 0.92 (bench/README.md).
+    row_weight: float = 0.5
+    rows_everywhere: bool = True
+    # Candidates read from the legs searched within named documents, and from the row leg.
+    routed_pool: int = 40
     # At most this many chunks of one document (None: no cap, only the diversity preference).
     per_document: int | None = None
     # Why 60: the usual reciprocal-rank constant; it keeps rank 1 from dwarfing ranks 2–10.
@@ -72,6 +84,12 @@ class RankedChunk:
     keyword_rank: int | None
     shared_words: int
     weight: float
+    # Ranks in the legs searched within the documents the question names (None: not there).
+    routed_vector_rank: int | None = None
+    routed_keyword_rank: int | None = None
+    # Rank of the chunk's best table row in the row leg, globally and within named documents.
+    row_rank: int | None = None
+    routed_row_rank: int | None = None
 
 
 def gate_vector(
@@ -96,26 +114,44 @@ def fuse(
     pinned: frozenset[str],
     policy: KbSearchPolicy,
     limit: int,
+    *,
+    routed_vector_hits: Sequence[tuple[ChunkKey, float]] = (),
+    routed_keyword_hits: Sequence[ChunkKey] = (),
+    row_hits: Sequence[ChunkKey] = (),
+    routed_row_hits: Sequence[ChunkKey] = (),
 ) -> list[RankedChunk]:
     """Gated legs fused by weighted reciprocal rank, weighted per document, best first (ties
-    to documents not yet shown)."""
+    to documents not yet shown). The legs searched within the named documents add their
+    points at ``route_weight``: evidence, not a filter."""
     if limit <= 0:
         return []
     vectors = gate_vector(vector_hits, policy)
     keywords = gate_keyword(keyword_hits, shared, policy)
-    cosine = dict(vectors)
-    vector_rank = {key: rank for rank, (key, _) in enumerate(vectors, start=1)}
-    keyword_rank = {key: rank for rank, key in enumerate(keywords, start=1)}
+    routed_vectors = gate_vector(routed_vector_hits, policy)
+    routed_keywords = gate_keyword(routed_keyword_hits, shared, policy)
+    cosine = {**dict(routed_vectors), **dict(vectors)}
+    vector_rank = _ranks(key for key, _ in vectors)
+    keyword_rank = _ranks(keywords)
+    routed_vector_rank = _ranks(key for key, _ in routed_vectors)
+    routed_keyword_rank = _ranks(routed_keywords)
+    row_rank = _ranks(gate_keyword(row_hits, shared, policy))
+    routed_row_rank = _ranks(gate_keyword(routed_row_hits, shared, policy))
+    legs = (
+        (policy.vector_weight, vector_rank),
+        (policy.keyword_weight, keyword_rank),
+        (policy.route_weight * policy.vector_weight, routed_vector_rank),
+        (policy.route_weight * policy.keyword_weight, routed_keyword_rank),
+        (policy.row_weight * policy.keyword_weight, row_rank),
+        (policy.route_weight * policy.row_weight * policy.keyword_weight, routed_row_rank),
+    )
     ranked: list[RankedChunk] = []
-    for key in {*vector_rank, *keyword_rank}:
+    for key in {k for _, ranks in legs for k in ranks}:
         document = documents.get(key.document_id)
         if document is None:
             continue
-        points = 0.0
-        if key in vector_rank:
-            points += policy.vector_weight / (policy.rank_constant + vector_rank[key])
-        if key in keyword_rank:
-            points += policy.keyword_weight / (policy.rank_constant + keyword_rank[key])
+        points = sum(
+            weight / (policy.rank_constant + ranks[key]) for weight, ranks in legs if key in ranks
+        )
         if points <= 0:
             continue
         weight = SOURCE_WEIGHTS[document.source_type]
@@ -130,6 +166,10 @@ def fuse(
                 keyword_rank=keyword_rank.get(key),
                 shared_words=shared.get(key, 0),
                 weight=weight,
+                routed_vector_rank=routed_vector_rank.get(key),
+                routed_keyword_rank=routed_keyword_rank.get(key),
+                row_rank=row_rank.get(key),
+                routed_row_rank=routed_row_rank.get(key),
             )
         )
     ranked.sort(key=lambda r: (-r.score, r.key.document_id, r.key.position))
@@ -149,6 +189,11 @@ def fuse(
         if len(kept) >= limit:
             break
     return kept
+
+
+def _ranks(keys: Iterable[ChunkKey]) -> dict[ChunkKey, int]:
+    """Each key's rank (1 for the first) in the order given."""
+    return {key: rank for rank, key in enumerate(keys, start=1)}
 
 
 def below_gates(

@@ -10,7 +10,7 @@ answers.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
@@ -29,8 +29,9 @@ from .converted import Limits
 from .failures import JOB_KIND, KB_RETRY, Filing
 from .images import ImageReader
 from .ingest import Ingester, IngestRequest, expand_sources
-from .model import DEFAULT_COLLECTION, Document, SourceType, check_collection
+from .model import DEFAULT_COLLECTION, ChunkKey, Document, SourceType, check_collection
 from .results import IngestResult, KbHit, KbReadResult, KbSearchResult
+from .routing import Route, identities, query_names, route, spell_fiscal_years
 from .search import (
     READ_DEFAULT_TOKENS,
     READ_MAX_TOKENS,
@@ -248,14 +249,29 @@ class KnowledgeBase:
         policy = self.search_policy
         text, wanted = check_query(query, limit, policy)
         pinned = tuple(check_collection(c) for c in pinned_collections)
+        kb = self.store.kb
         vector = self.embedder.embed([text])[0]
-        vector_hits = self.store.kb.nearest_chunks(vector, policy.pool)
-        terms = query_terms(text)
-        keyword_hits = self.store.kb.keyword_chunks(terms, policy.pool)
-        keyword_chunks = self.store.kb.chunks_by_key(keyword_hits)
-        documents = self.store.kb.documents_by_id(
-            [k.document_id for k, _ in vector_hits] + [k.document_id for k in keyword_hits]
+        vector_hits = kb.nearest_chunks(vector, policy.pool)
+        terms = query_terms(spell_fiscal_years(text))
+        keyword_hits = kb.keyword_chunks(terms, policy.pool)
+        everywhere = policy.row_weight > 0 and policy.rows_everywhere
+        row_hits = kb.keyword_rows(terms, policy.routed_pool) if everywhere else []
+        documents = kb.documents_by_id(
+            [k.document_id for k, _ in vector_hits]
+            + [k.document_id for k in [*keyword_hits, *row_hits]]
         )
+        routes = self._routes(text, documents.values()) if policy.route_weight > 0 else []
+        routed_vector: list[tuple[ChunkKey, float]] = []
+        routed_keyword: list[ChunkKey] = []
+        routed_rows: list[ChunkKey] = []
+        if routes:
+            named = [r.document_id for r in routes]
+            routed_vector = kb.nearest_chunks(vector, policy.routed_pool, documents=named)
+            routed_keyword = kb.keyword_chunks(terms, policy.routed_pool, documents=named)
+            if policy.row_weight > 0:
+                routed_rows = kb.keyword_rows(terms, policy.routed_pool, documents=named)
+        found_by_words = [*keyword_hits, *routed_keyword, *row_hits, *routed_rows]
+        keyword_chunks = kb.chunks_by_key(list(dict.fromkeys(found_by_words)))
         shared = shared_words(terms, keyword_chunks)
         ranked = fuse(
             vector_hits,
@@ -265,14 +281,23 @@ class KnowledgeBase:
             frozenset(pinned),
             policy,
             wanted,
+            routed_vector_hits=routed_vector,
+            routed_keyword_hits=routed_keyword,
+            row_hits=row_hits,
+            routed_row_hits=routed_rows,
         )
         missing = [r.key for r in ranked if r.key not in keyword_chunks]
-        chunks = {**keyword_chunks, **self.store.kb.chunks_by_key(missing)}
+        chunks = {**keyword_chunks, **kb.chunks_by_key(missing)}
         hits = tuple(
             KbHit(documents[r.key.document_id], chunks[r.key], r) for r in ranked if r.key in chunks
         )
         stopped = below_gates(vector_hits, keyword_hits, shared, policy, wanted)
-        return KbSearchResult(text, hits, pinned, tuple(stopped))
+        return KbSearchResult(text, hits, pinned, tuple(stopped), tuple(routes))
+
+    def _routes(self, text: str, candidates: Iterable[Document]) -> list[Route]:
+        """The documents among ``candidates`` (those the legs found) the question names."""
+        known = identities((d.id, d.title, d.source_uri) for d in candidates)
+        return route(query_names(text), known)
 
     def read(
         self,

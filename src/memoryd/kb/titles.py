@@ -41,8 +41,9 @@ _SLUG = re.compile(r"^(?:\S*_\S*|[a-z]+(?:-[a-z0-9]+)*-\d+)$")
 # Lines on a cover page that name no document: the agency's heading, its address, the form's
 # check boxes, the registrant's particulars.
 _BOILERPLATE = re.compile(
-    r"^(?:(?:the\s+)?united states(?:\s+securities and exchange commission)?|"
-    r"securities and exchange commission|washington,?\s+d\.?\s?c\.?(?:\s+\d{5})?|"
+    r"^(?:(?:(?:the\s+)?united states(?:\s+securities and exchange commission)?|"
+    r"securities and exchange commission)(?:\s+washington,?\s+d\.?\s?c\.?(?:\s+\d{5})?)?|"
+    r"washington,?\s+d\.?\s?c\.?(?:\s+\d{5})?|"
     r"\(mark one\)|[☒☐]\s?.*|table of contents|contents|index|page \d+(?: of \d+)?|"
     r"(?:annual|quarterly|current|transition) report pursuant to .*|"
     r"pursuant to section .*|commission file (?:number|no)\b.*|"
@@ -64,7 +65,24 @@ _COMPANY_HEADING = re.compile(
     r"ltd\.?|plc|group|holdings|n\.v\.|s\.a\.|ag|llc|l\.p\.)(?:\s+and\s+subsidiaries)?$",
     re.I,
 )
-_FISCAL_YEAR = re.compile(r"fiscal year ended\s+[A-Za-z]+\s+\d{1,2},\s*((?:19|20)\d\d)", re.I)
+_FISCAL_YEAR = re.compile(r"fiscal year ended\s+([A-Za-z]+)\s+(\d{1,2}),\s*((?:19|20)\d\d)", re.I)
+# A 52/53-week year that ends in the first week of January is the year before's: Johnson &
+# Johnson's fiscal 2022 ended on January 1, 2023.
+LAST_DAY_OF_SLIPPED_YEAR = 7
+# A company named in running text ("The Coca-Cola Company is ..."), for a cover whose name is a
+# picture: up to five capitalised words and a corporate suffix.
+_NAMED_COMPANY = re.compile(
+    r"\b((?:The[ \t]+)?(?:[A-Z][\w&'’.-]*[ \t]+){1,5}(?:Company|Corporation|Incorporated|Inc\.|"
+    r"Corp\.|Co\.|plc|PLC|Ltd\.|N\.V\.|S\.A\.|AG|Holdings|Group))"
+)
+_NOT_A_NAME = frozenset(
+    {"the", "registrant", "exchange", "securities", "commission", "annual", "report", "form",
+     "our", "this", "each", "such", "any", "a", "an", "parent", "operating", "holding"}
+)  # fmt: skip
+# A label a filing agent gives an exhibit ("MGM Exhibit 99.1 Q4 2022 ER"), not a title.
+_EXHIBIT_LABEL = re.compile(r"\bex(?:hibit|h)?[\s._-]*\d{1,3}(?:\.\d{1,2})?\b", re.I)
+# Rules drawn with underscores around a cover's lines.
+_RULE = re.compile(r"_{3,}")
 _QUARTER = re.compile(r"quarterly period ended\D{0,40}?([A-Z][a-z]+\s+\d{1,2},\s*(?:19|20)\d\d)")
 _REPORT_DATE = re.compile(
     r"date of report[^A-Za-z]*(?:\(date of earliest event reported\))?\D{0,20}?"
@@ -104,6 +122,8 @@ def usable(title: str) -> bool:
         return False
     if _TIMESTAMP.search(text) or _FILE_NAME.search(text) or _SLUG.match(text):
         return False
+    if _EXHIBIT_LABEL.search(text):
+        return False
     letters = sum(c.isalpha() for c in text)
     digits = sum(c.isdigit() for c in text)
     return letters >= 3 and digits <= letters
@@ -129,7 +149,8 @@ def heading_title(headings: Sequence[str]) -> str:
 
 def filing_title(opening: Sequence[str]) -> str:
     """ "Name — Form 10-K 2016" for an SEC filing's cover, else ''."""
-    lines = [" ".join(line.split()) for line in opening if line.strip()]
+    lines = [" ".join(_RULE.sub(" ", line).split()) for line in opening]
+    lines = [line for line in lines if line]
     text = "\n".join(lines)
     form = _FORM.search(text)
     if form is None or "securities and exchange commission" not in text.casefold():
@@ -140,8 +161,12 @@ def filing_title(opening: Sequence[str]) -> str:
     kind = form.group(1).upper() + (form.group(2) or "").upper()
     when = ""
     if kind.startswith("10-K") or kind.startswith("20-F"):
-        year = _FISCAL_YEAR.search(text)
-        when = f" {year.group(1)}" if year else ""
+        ended = _FISCAL_YEAR.search(text)
+        when = (
+            f" {fiscal_year(ended.group(1), int(ended.group(2)), int(ended.group(3)))}"
+            if ended
+            else ""
+        )
     elif kind.startswith("10-Q"):
         quarter = _QUARTER.search(text.replace("\n", " "))
         when = f", quarter ended {quarter.group(1)}" if quarter else ""
@@ -159,11 +184,35 @@ def _registrant(lines: list[str]) -> str:
             before = _REGISTRANT.split(line)[0].strip()
             candidate = before or (lines[index - 1] if index else "")
             if candidate and not re.search(r"\d{3}", candidate) and usable(candidate):
-                return _tidy_name(candidate)
+                return _tidy_name(candidate, lines)
     for line in lines:
         if _COMPANY_LINE.match(line):
-            return _tidy_name(re.sub(r"\s+AND\s+SUBSIDIARIES$", "", line))
-    return ""
+            return _tidy_name(re.sub(r"\s+AND\s+SUBSIDIARIES$", "", line), lines)
+    return _named_in_text(lines)
+
+
+def fiscal_year(month: str, day: int, year: int) -> int:
+    """The fiscal year a year ending on ``month`` ``day``, ``year`` is called by: its end's year,
+    save a 52/53-week year ending in the first week of January (the year before's)."""
+    if month.casefold().startswith("jan") and day <= LAST_DAY_OF_SLIPPED_YEAR:
+        return year - 1
+    return year
+
+
+def _named_in_text(lines: list[str]) -> str:
+    """The company the opening's running text names most often (at least twice), or ''."""
+    counts: dict[str, int] = {}
+    for match in _NAMED_COMPANY.finditer("\n".join(lines)):
+        name = " ".join(match.group(1).split())
+        words = name.split()
+        core = [w for w in words[:-1] if w.casefold() not in _NOT_A_NAME]
+        if not core:
+            continue
+        counts[name] = counts.get(name, 0) + 1
+    if not counts:
+        return ""
+    name, seen = max(counts.items(), key=lambda item: item[1])
+    return name if seen >= 2 else ""
 
 
 def _same_name(title: str, stem: str) -> bool:
@@ -173,13 +222,32 @@ def _same_name(title: str, stem: str) -> bool:
     return bool(stem) and folded == stem.casefold() and " " not in folded
 
 
-def _tidy_name(name: str) -> str:
-    """A name as it would be written: title case when it was set in capitals."""
+def _tidy_name(name: str, context: Sequence[str] = ()) -> str:
+    """A name as it would be written: as the ``context`` lines spell it in mixed case when they
+    do ("CVS HEALTH CORPORATION" → "CVS Health Corporation"), else title case when it was set in
+    capitals, keeping initialisms ("3M", "MGM") whole."""
     name = " ".join(name.split()).strip(" ,")
-    if name.isupper():
-        name = " ".join(
-            word if len(word) <= 3 and "." in word else word.title() for word in name.split()
-        )
-        name = re.sub(r"\b(And|Of|The)\b(?!$)", lambda m: m.group().lower(), name)
-        name = name[0].upper() + name[1:]
-    return name
+    if not name.isupper():
+        return name
+    pattern = re.compile(r"\s+".join(re.escape(word) for word in name.split()), re.I)
+    for line in context:
+        for match in pattern.finditer(line):
+            spelled = " ".join(match.group().split())
+            if not spelled.isupper() and spelled[0].isupper():
+                return spelled
+    name = " ".join(_word_case(word) for word in name.split())
+    name = re.sub(r"\b(And|Of|The)\b(?!$)", lambda m: m.group().lower(), name)
+    return name[0].upper() + name[1:]
+
+
+def _word_case(word: str) -> str:
+    """One capitalised word in title case, save an abbreviation ("CO.") or an initialism: a
+    word with a digit ("3M") or a short one with no vowel ("CVS", "MGM")."""
+    if len(word) <= 3 and "." in word:
+        return word
+    letters = [c for c in word if c.isalpha()]
+    if any(c.isdigit() for c in word) or (
+        len(letters) <= 4 and not any(c in "AEIOUY" for c in letters)
+    ):
+        return word
+    return word.title()

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from ..kb.model import Chunk, ChunkKey, Document, DocumentStatus, SourceType
+from ..kb.rows import table_rows
 from .row_dialect import RowDialect, SqlConnection, ids_starting
 
 DOCUMENT_COLUMNS = (
@@ -185,3 +186,22 @@ class DocumentRows:
     def chunk_count(self) -> int:
         """How many chunks."""
         return int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+
+# A row search reads this many rows per chunk it returns: a chunk's rows often match together.
+ROWS_PER_CHUNK = 4
+
+
+def row_params(chunk: Chunk) -> list[tuple[str, int, int, str]]:
+    """A chunk's table rows as (document_id, position, row_index, text) values: what the rows'
+    index holds for it (none for a chunk without tables)."""
+    return [
+        (chunk.document_id, chunk.position, row.index, row.text)
+        for row in table_rows(chunk.breadcrumb, chunk.text)
+    ]
+
+
+def first_chunks(pairs: Sequence[Sequence[Any]], k: int) -> list[ChunkKey]:
+    """The chunks of (document_id, position) row hits, best first, each once, at most k."""
+    keys = dict.fromkeys(ChunkKey(str(pair[0]), int(pair[1])) for pair in pairs)
+    return list(keys)[:k]

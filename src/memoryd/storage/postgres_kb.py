@@ -9,9 +9,12 @@ from typing import TYPE_CHECKING, Any
 from ..kb.model import Chunk, ChunkKey
 from .kb_rows import (
     CHUNK_COLUMNS,
+    ROWS_PER_CHUNK,
     DocumentRows,
     chunk_params,
     chunks_by_key,
+    first_chunks,
+    row_params,
 )
 from .postgres_connection import (
     EF_SEARCH,
@@ -52,6 +55,12 @@ class PostgresKnowledgeStore(DocumentRows):
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (*chunk_params(chunk), None if vector is None else vector_param(vector)),
             )
+            for values in row_params(chunk):
+                self._db.execute(
+                    "INSERT INTO chunk_rows (document_id, position, row_index, text) "
+                    "VALUES (%s, %s, %s, %s)",
+                    values,
+                )
 
     def pending_chunks(self, document_id: str, limit: int) -> list[Chunk]:
         """Up to ``limit`` chunks whose vector is NULL (every chunk before the store has its
@@ -118,42 +127,75 @@ class PostgresKnowledgeStore(DocumentRows):
         ).fetchall()
         return chunks_by_key(rows)
 
-    def nearest_chunks(self, vector: Vector, k: int) -> list[tuple[ChunkKey, float]]:
-        """HNSW cosine KNN over chunks of ready documents."""
+    def nearest_chunks(
+        self, vector: Vector, k: int, documents: Sequence[str] | None = None
+    ) -> list[tuple[ChunkKey, float]]:
+        """HNSW cosine KNN over chunks of ready documents; within ``documents`` only, when
+        given (exact: a named document's chunks are few)."""
         if k <= 0 or not self._vector_tables.has_vectors():
+            return []
+        if documents is not None and not documents:
             return []
         self._vector_tables.check_space()
         query = vector_param(vector)
-        with self._database.transaction(write_lock=False):
-            self._db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, int(k) * 2)}")
-            self._db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        if documents is not None:
             rows = self._db.execute(
                 "SELECT c.document_id, c.position, c.embedding <=> %s AS distance FROM chunks c "
                 "JOIN documents d ON d.id = c.document_id WHERE d.status = 'ready' "
-                "AND c.embedding IS NOT NULL ORDER BY c.embedding <=> %s LIMIT %s",
-                (query, query, int(k)),
+                "AND c.embedding IS NOT NULL AND c.document_id = ANY(%s) "
+                "ORDER BY 3, c.document_id, c.position LIMIT %s",
+                (query, list(documents), int(k)),
             ).fetchall()
+        else:
+            with self._database.transaction(write_lock=False):
+                self._db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, int(k) * 2)}")
+                self._db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                rows = self._db.execute(
+                    "SELECT c.document_id, c.position, c.embedding <=> %s AS distance "
+                    "FROM chunks c JOIN documents d ON d.id = c.document_id "
+                    "WHERE d.status = 'ready' AND c.embedding IS NOT NULL "
+                    "ORDER BY c.embedding <=> %s LIMIT %s",
+                    (query, query, int(k)),
+                ).fetchall()
         hits = [(ChunkKey(row[0], int(row[1])), 1.0 - float(row[2])) for row in rows]
         return sorted(hits, key=lambda hit: -hit[1])
 
-    def keyword_chunks(self, terms: Sequence[str], k: int) -> list[ChunkKey]:
-        """IDF-weighted full-text ranking over breadcrumb and text, any term matching."""
-        if not terms or k <= 0:
+    def keyword_chunks(
+        self, terms: Sequence[str], k: int, documents: Sequence[str] | None = None
+    ) -> list[ChunkKey]:
+        """IDF-weighted full-text ranking over breadcrumb and text, any term matching; within
+        ``documents`` only, when given (the words' rarity still counted over every chunk)."""
+        return first_chunks(self._ranked("chunks", terms, k, documents), k)
+
+    def keyword_rows(
+        self, terms: Sequence[str], k: int, documents: Sequence[str] | None = None
+    ) -> list[ChunkKey]:
+        """IDF-weighted full-text ranking over table rows alone: the chunks of the best rows,
+        each once; within ``documents`` only, when given."""
+        return first_chunks(self._ranked("chunk_rows", terms, k * ROWS_PER_CHUNK, documents), k)
+
+    def _ranked(
+        self, table: str, terms: Sequence[str], k: int, documents: Sequence[str] | None
+    ) -> list[tuple[str, int]]:
+        """(document_id, position) of the ``table`` rows ranked best for any term, at most k;
+        within ``documents`` only, when given."""
+        if not terms or k <= 0 or (documents is not None and not documents):
             return []
         sql = idf_ranked_sql(
-            table="chunks",
+            table=table,
             key="(document_id, position)",
             where="document_id IN (SELECT id FROM documents WHERE status = 'ready')",
-            total="(SELECT count(*) FROM chunks)",
+            total=f"(SELECT count(*) FROM {table})",
             terms=len(terms),
+            carry=", document_id AS doc" if documents is not None else "",
+            narrow=" AND doc = ANY(%s)" if documents is not None else "",
             idf_weighting=self._idf_weighting,
         )
-        rows = self._db.execute(sql, (*terms, int(k))).fetchall()
-        keys = []
-        for row in rows:
-            document_id, position = _record_pair(row[0])
-            keys.append(ChunkKey(document_id, position))
-        return keys
+        params: tuple[object, ...] = tuple(terms)
+        if documents is not None:
+            params += (list(documents),)
+        rows = self._db.execute(sql, (*params, int(k))).fetchall()
+        return [_record_pair(row[0]) for row in rows]
 
     def chunk_vectors(self, document_id: str) -> list[Vector]:
         """Chunk vectors in position order."""

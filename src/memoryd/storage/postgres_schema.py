@@ -231,6 +231,25 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
     (
+        "0010_kb_rows",
+        """
+        -- Each table row of a chunk, indexed alone with its table's title, its column headers
+        -- and its label (memoryd.kb.rows); a row found leads to its chunk. Written with the
+        -- chunks: documents stored before this migration get theirs when ingested again.
+        CREATE TABLE chunk_rows (
+            document_id TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            row_index INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            fts TSVECTOR GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
+            PRIMARY KEY (document_id, position, row_index),
+            FOREIGN KEY (document_id, position) REFERENCES chunks(document_id, position)
+                ON DELETE CASCADE
+        );
+        CREATE INDEX chunk_rows_fts ON chunk_rows USING GIN (fts);
+        """,
+    ),
+    (
         "0012_synced_sources",
         """
         -- What a document says about itself (a Markdown note's front matter, tags, links).

@@ -399,12 +399,26 @@ class KnowledgeStore(Protocol):
         """Chunks by address."""
         ...
 
-    def nearest_chunks(self, vector: Vector, k: int) -> list[tuple[ChunkKey, float]]:
-        """Up to k chunks of ready documents by cosine, closest first."""
+    def nearest_chunks(
+        self, vector: Vector, k: int, documents: Sequence[str] | None = None
+    ) -> list[tuple[ChunkKey, float]]:
+        """Up to k chunks of ready documents by cosine, closest first; only chunks of
+        ``documents`` when given."""
         ...
 
-    def keyword_chunks(self, terms: Sequence[str], k: int) -> list[ChunkKey]:
-        """Chunks of ready documents matching any of ``terms``, best BM25 first."""
+    def keyword_chunks(
+        self, terms: Sequence[str], k: int, documents: Sequence[str] | None = None
+    ) -> list[ChunkKey]:
+        """Chunks of ready documents matching any of ``terms``, best BM25 first; only chunks
+        of ``documents`` when given."""
+        ...
+
+    def keyword_rows(
+        self, terms: Sequence[str], k: int, documents: Sequence[str] | None = None
+    ) -> list[ChunkKey]:
+        """The chunks of the table rows (each indexed alone, :mod:`memoryd.kb.rows`) that best
+        match any of ``terms`` by BM25, each chunk once, at most k; only chunks of
+        ``documents`` when given."""
         ...
 
     def chunk_count(self) -> int:

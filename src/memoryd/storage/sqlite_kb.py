@@ -8,9 +8,12 @@ from typing import TYPE_CHECKING
 from ..kb.model import Chunk, ChunkKey
 from .kb_rows import (
     CHUNK_COLUMNS,
+    ROWS_PER_CHUNK,
     DocumentRows,
     chunk_params,
     chunks_by_key,
+    first_chunks,
+    row_params,
 )
 from .protocols import chunks as id_groups
 from .row_dialect import VectorTables
@@ -51,6 +54,16 @@ class SqliteKnowledgeStore(DocumentRows):
                 self._db.execute(
                     "INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)",
                     (rowid, vector_blob(vector)),
+                )
+            for values in row_params(chunk):
+                row = self._db.execute(
+                    "INSERT INTO chunk_rows (document_id, position, row_index, text) "
+                    "VALUES (?, ?, ?, ?)",
+                    values,
+                )
+                self._db.execute(
+                    "INSERT INTO chunk_row_fts(rowid, text) VALUES (?, ?)",
+                    (row.lastrowid, values[3]),
                 )
 
     def save_chunk_vectors(self, chunks: Sequence[Chunk], vectors: Sequence[Vector]) -> int:
@@ -117,11 +130,16 @@ class SqliteKnowledgeStore(DocumentRows):
             found.update(chunks_by_key(rows))
         return found
 
-    def nearest_chunks(self, vector: Vector, k: int) -> list[tuple[ChunkKey, float]]:
-        """Exact cosine KNN over chunk vectors, then only chunks of ready documents."""
+    def nearest_chunks(
+        self, vector: Vector, k: int, documents: Sequence[str] | None = None
+    ) -> list[tuple[ChunkKey, float]]:
+        """Exact cosine KNN over chunk vectors, then only chunks of ready documents; within
+        ``documents`` only, when given (their vectors compared one by one)."""
         if k <= 0 or not self._vector_tables.has_vectors():
             return []
         self._vector_tables.check_space()
+        if documents is not None:
+            return self._nearest_within(vector, k, documents)
         rows = self._db.execute(
             "SELECT c.document_id, c.position, v.distance FROM "
             "(SELECT rowid, distance FROM chunk_vectors WHERE embedding MATCH ? AND k = ?) v "
@@ -131,18 +149,37 @@ class SqliteKnowledgeStore(DocumentRows):
         ).fetchall()
         return [(ChunkKey(row[0], int(row[1])), 1.0 - float(row[2])) for row in rows]
 
-    def keyword_chunks(self, terms: Sequence[str], k: int) -> list[ChunkKey]:
-        """BM25 over breadcrumb and text, any term matching."""
-        if not terms or k <= 0:
+    def _nearest_within(
+        self, vector: Vector, k: int, documents: Sequence[str]
+    ) -> list[tuple[ChunkKey, float]]:
+        import numpy as np
+
+        keys: list[ChunkKey] = []
+        stored: list[bytes] = []
+        for group in id_groups(list(documents)):
+            marks = ", ".join("?" * len(group))
+            for document_id, position, blob in self._db.execute(
+                "SELECT c.document_id, c.position, v.embedding FROM chunks c "
+                "JOIN chunk_vectors v ON v.rowid = c.rowid "
+                "JOIN documents d ON d.id = c.document_id "
+                f"WHERE d.status = 'ready' AND c.document_id IN ({marks})",
+                tuple(group),
+            ).fetchall():
+                keys.append(ChunkKey(document_id, int(position)))
+                stored.append(blob)
+        if not keys:
             return []
-        expression = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        rows = self._db.execute(
-            "SELECT c.document_id, c.position FROM chunk_fts f "
-            "JOIN chunks c ON c.rowid = f.rowid JOIN documents d ON d.id = c.document_id "
-            "WHERE chunk_fts MATCH ? AND d.status = 'ready' ORDER BY bm25(chunk_fts) LIMIT ?",
-            (expression, k),
-        ).fetchall()
-        return [ChunkKey(row[0], int(row[1])) for row in rows]
+        matrix = np.frombuffer(b"".join(stored), dtype=np.float32).reshape(len(keys), -1)
+        cosines = matrix @ np.asarray(vector, dtype=np.float32)
+        order = np.argsort(-cosines, kind="stable")[:k]
+        return [(keys[i], float(cosines[i])) for i in order]
+
+    def keyword_chunks(
+        self, terms: Sequence[str], k: int, documents: Sequence[str] | None = None
+    ) -> list[ChunkKey]:
+        """BM25 over breadcrumb and text, any term matching; within ``documents`` only, when
+        given."""
+        return first_chunks(self._bm25("chunks", "chunk_fts", terms, k, documents), k)
 
     def chunk_vectors(self, document_id: str) -> list[Vector]:
         """Chunk vectors in position order."""
@@ -155,7 +192,53 @@ class SqliteKnowledgeStore(DocumentRows):
         ).fetchall()
         return [np.frombuffer(row[0], dtype=np.float32).copy() for row in rows]
 
+    def keyword_rows(
+        self, terms: Sequence[str], k: int, documents: Sequence[str] | None = None
+    ) -> list[ChunkKey]:
+        """BM25 over table rows alone, any term matching: the chunks of the best rows, each
+        once; within ``documents`` only, when given."""
+        found = self._bm25("chunk_rows", "chunk_row_fts", terms, k * ROWS_PER_CHUNK, documents)
+        return first_chunks(found, k)
+
+    def _bm25(
+        self,
+        table: str,
+        index: str,
+        terms: Sequence[str],
+        k: int,
+        documents: Sequence[str] | None,
+    ) -> list[tuple[str, int]]:
+        """(document_id, position) of the ``table`` rows best matching any term in its FTS5
+        ``index``, at most k; within ``documents`` only, when given."""
+        if not terms or k <= 0 or (documents is not None and not documents):
+            return []
+        expression = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        within = ""
+        params: tuple[object, ...] = (expression,)
+        if documents is not None:
+            within = f" AND t.document_id IN ({', '.join('?' * len(documents))})"
+            params += tuple(documents)
+        rows = self._db.execute(
+            f"SELECT t.document_id, t.position FROM {index} f "
+            f"JOIN {table} t ON t.rowid = f.rowid JOIN documents d ON d.id = t.document_id "
+            f"WHERE {index} MATCH ? AND d.status = 'ready'{within} "
+            f"ORDER BY bm25({index}) LIMIT ?",
+            (*params, k),
+        ).fetchall()
+        return [(str(row[0]), int(row[1])) for row in rows]
+
     def _drop_chunks(self, document_id: str) -> None:
+        row_ids = [
+            str(row[0])
+            for row in self._db.execute(
+                "SELECT rowid FROM chunk_rows WHERE document_id = ?", (document_id,)
+            ).fetchall()
+        ]
+        for group in id_groups(row_ids):
+            marks = ", ".join("?" * len(group))
+            params = tuple(int(r) for r in group)
+            self._db.execute(f"DELETE FROM chunk_row_fts WHERE rowid IN ({marks})", params)
+            self._db.execute(f"DELETE FROM chunk_rows WHERE rowid IN ({marks})", params)
         rowids = [
             row[0]
             for row in self._db.execute(

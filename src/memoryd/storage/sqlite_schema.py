@@ -291,6 +291,24 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
     (
+        "0017_kb_rows",
+        """
+        -- Each table row of a chunk, indexed alone with its table's title, its column headers
+        -- and its label (memoryd.kb.rows); a row found leads to its chunk. Written with the
+        -- chunks: documents stored before this migration get theirs when ingested again.
+        CREATE TABLE chunk_rows (
+            document_id TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            row_index INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            PRIMARY KEY (document_id, position, row_index)
+        );
+        -- rowid = chunk_rows.rowid.
+        CREATE VIRTUAL TABLE chunk_row_fts USING fts5(text, tokenize = 'porter unicode61');
+        INSERT INTO chunk_row_fts(chunk_row_fts, rank) VALUES ('secure-delete', 1);
+        """,
+    ),
+    (
         "0019_synced_sources",
         """
         -- What a document says about itself (a Markdown note's front matter, tags, links).
