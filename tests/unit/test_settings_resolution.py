@@ -151,7 +151,7 @@ def test_every_key_has_its_variable_and_the_flags_are_the_commands() -> None:
     assert {k.name for k in KEYS.values() if k.secret} == {
         "llm.api_key",
         "embed.api_key",
-        *(f"llm.{op}.api_key" for op in ("extract", "merge", "reflect", "caption")),
+        *(f"llm.{op}.api_key" for op in ("extract", "merge", "reflect", "caption", "chat")),
     }
 
 
