@@ -34,7 +34,10 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
+import tokenize
 from dataclasses import dataclass
+from io import StringIO
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -297,7 +300,8 @@ def make_moves(moves: list[Move]) -> None:
     for folder, doc in PACKAGE_DOCS.items():
         init = PACKAGE / folder / "__init__.py"
         if (PACKAGE / folder).is_dir() and not init.exists():
-            init.write_text(f'"""{doc}"""\n', encoding="utf-8")
+            lines = textwrap.wrap(f'"""{doc}"""', width=100, break_on_hyphens=False)
+            init.write_text("\n".join(lines) + "\n", encoding="utf-8")
             git("add", str(init))
 
 
@@ -392,6 +396,42 @@ def leftover_multi_imports(text: str, mapping: dict[str, str], modules: set[str]
     return found
 
 
+def wrap_lengthened(old: str, new: str) -> str:
+    """Break docstring and comment lines the rewrite pushed over 100 characters (code lines are
+    left to ``ruff format``)."""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    if len(old_lines) != len(new_lines):
+        return new
+    prose: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(StringIO(new).readline):
+            if token.type == tokenize.COMMENT:
+                prose.add(token.start[0] - 1)
+            elif token.type == tokenize.STRING and token.end[0] > token.start[0]:
+                prose.update(range(token.start[0] - 1, token.end[0]))
+    except (tokenize.TokenError, SyntaxError):
+        return new
+    out: list[str] = []
+    for number, (before, line) in enumerate(zip(old_lines, new_lines, strict=True)):
+        if len(line) <= 100 or line == before or number not in prose:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        stripped = line.lstrip()
+        marker = next((m for m in ("# ", "-- ") if stripped.startswith(m)), "")
+        if stripped.startswith('"""') or stripped.startswith('r"""'):
+            marker = ""
+        prefix = indent + marker
+        while len(line) > 100:
+            cut = line.rfind(" ", len(prefix) + 1, 101)
+            if cut <= len(prefix):
+                break
+            out.append(line[:cut].rstrip())
+            line = prefix + line[cut + 1 :]
+        out.append(line)
+    return "\n".join(out) + ("\n" if new.endswith("\n") else "")
+
+
 # --- step 4 --------------------------------------------------------------------------------
 
 
@@ -405,6 +445,9 @@ def ruff(paths: list[Path]) -> None:
         print("ruff not found: sort imports and format the changed files by hand")
         return
     subprocess.run([exe, "check", "--select", "I", "--fix", "-q", *python_files], cwd=ROOT)
+    # A "noqa: F401" import that sorting moved off the last line of its block keeps its reason.
+    subprocess.run([exe, "check", "--select", "F401", "--add-noqa", "-q", *python_files], cwd=ROOT)
+    subprocess.run([exe, "check", "--select", "RUF100", "--fix", "-q", *python_files], cwd=ROOT)
     subprocess.run([exe, "format", "-q", *python_files], cwd=ROOT, check=True)
 
 
@@ -450,6 +493,8 @@ def main() -> int:
             for name in leftover_multi_imports(new, mapping, rewriter.modules)
         ]
         if new != text:
+            if path.suffix == ".py":
+                new = wrap_lengthened(text, new)
             path.write_text(new, encoding="utf-8")
     # Sorting and formatting every tracked file is safe: the tree was clean before.
     changed = [path for path in files_to_rewrite() if path.suffix == ".py"]
