@@ -405,7 +405,7 @@ def wrap_lengthened(old: str, new: str) -> str:
     prose: set[int] = set()
     try:
         for token in tokenize.generate_tokens(StringIO(new).readline):
-            if token.type == tokenize.COMMENT:
+            if token.type == tokenize.COMMENT and token.line.lstrip().startswith("#"):
                 prose.add(token.start[0] - 1)
             elif token.type == tokenize.STRING and token.end[0] > token.start[0]:
                 prose.update(range(token.start[0] - 1, token.end[0]))
@@ -447,7 +447,7 @@ def ruff(paths: list[Path]) -> None:
     subprocess.run([exe, "check", "--select", "I", "--fix", "-q", *python_files], cwd=ROOT)
     # A "noqa: F401" import that sorting moved off the last line of its block keeps its reason.
     subprocess.run([exe, "check", "--select", "F401", "--add-noqa", "-q", *python_files], cwd=ROOT)
-    subprocess.run([exe, "check", "--select", "RUF100", "--fix", "-q", *python_files], cwd=ROOT)
+    subprocess.run([exe, "check", "--extend-select", "RUF100", "--fix", "-q", *python_files], cwd=ROOT)
     subprocess.run([exe, "format", "-q", *python_files], cwd=ROOT, check=True)
 
 
