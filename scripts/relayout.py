@@ -447,7 +447,9 @@ def ruff(paths: list[Path]) -> None:
     subprocess.run([exe, "check", "--select", "I", "--fix", "-q", *python_files], cwd=ROOT)
     # A "noqa: F401" import that sorting moved off the last line of its block keeps its reason.
     subprocess.run([exe, "check", "--select", "F401", "--add-noqa", "-q", *python_files], cwd=ROOT)
-    subprocess.run([exe, "check", "--extend-select", "RUF100", "--fix", "-q", *python_files], cwd=ROOT)
+    subprocess.run(
+        [exe, "check", "--extend-select", "RUF100", "--fix", "-q", *python_files], cwd=ROOT
+    )
     subprocess.run([exe, "format", "-q", *python_files], cwd=ROOT, check=True)
 
 
