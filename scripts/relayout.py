@@ -176,7 +176,7 @@ FROM_IMPORT = re.compile(
 FROM_IMPORT_ANY = re.compile(r"^[ \t]*from (memoryd(?:\.\w+)*) import \(?([^)]*?)\)?$", re.M | re.S)
 RELATIVE = re.compile(r"^(?P<indent>[ \t]*)from (?P<dots>\.+)(?P<module>[\w.]*) import ", re.M)
 BARE_NAME = re.compile(r"`([A-Za-z_]\w*\.py)`")
-SOURCE_PATH = re.compile(r"(?<![\w/])memoryd/((?:[A-Za-z_]\w*/)*[A-Za-z_]\w*)(\.py\b|/)")
+SOURCE_PATH = re.compile(r"(?<![\w.-])memoryd/((?:[A-Za-z_]\w*/)*[A-Za-z_]\w*)(\.py\b|/)")
 
 
 @dataclass(frozen=True)
