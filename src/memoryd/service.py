@@ -96,6 +96,7 @@ class MemoryService(CollaboratorAccess):
         retry_policy: RetryPolicy | None = None,
         clock: Clock = utc_now,
         zone: tzinfo = UTC,
+        home: Path | None = None,
     ) -> None:
         ids = IdGenerator()
         self.parts = Collaborators(
@@ -116,7 +117,9 @@ class MemoryService(CollaboratorAccess):
         # A store whose fact slots were keyed before canonical forms is re-slotted once.
         reslot_if_needed(self.parts)
         images = (lambda: image_reader) if image_reader is not None else self._image_reader
-        self.kb = KnowledgeBase(store, embedder, self.parts.tokenizer, images, clock=clock, ids=ids)
+        self.kb = KnowledgeBase(
+            store, embedder, self.parts.tokenizer, images, clock=clock, ids=ids, home=home
+        )
         self.writer = MemoryWriter(self.parts)
         self.review = OwnerReview(self.parts)
         self.forgetting = Forgetting(self.parts)

@@ -74,13 +74,18 @@ def ingest(
     watcher = IngestProgress(sys.stderr, redraw=sys.stderr.isatty()) if shown else None
     with open_store_service(ctx) as service:
         service.kb.limits = replace(service.kb.limits, max_bytes=int(max_size * 1e6))
-        files = service.kb.expand(list(sources))
-        if not files:
+        if not service.kb.expand(list(sources)):
             raise InvalidInputError("nothing to ingest: the folders given hold no files")
         at = now_from(now_text) if now_text else None
         try:
+            # The folders themselves, not their files: each file is judged against its folder.
             results = service.kb.ingest(
-                files, collection=collection, source_type=kind, now=at, wait=wait, watcher=watcher
+                list(sources),
+                collection=collection,
+                source_type=kind,
+                now=at,
+                wait=wait,
+                watcher=watcher,
             )
         finally:
             if watcher is not None:

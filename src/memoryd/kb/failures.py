@@ -32,6 +32,8 @@ class Filing:
     uri: str
     collection: str
     source_type: SourceType
+    # The folder the file was found in (None: named on its own or a URL); see folder_rules.
+    root: str | None = None
 
 
 class RetrySettings(Protocol):

@@ -30,6 +30,7 @@ from ..tokens import TokenCodec
 from .chunking import ChunkPolicy, breadcrumb, chunk_markdown
 from .converted import ConversionError, Converted, Limits
 from .failures import JOB_KIND, Filing, IngestFailures, RetrySettings
+from .folder_rules import refuse_reason
 from .images import ImageReader
 from .model import Chunk, Document, DocumentStatus, SourceType
 from .results import IngestResult
@@ -57,6 +58,9 @@ class IngestSettings(RetrySettings, Protocol):
 
     limits: Limits
     chunk_policy: ChunkPolicy
+    # memoryd's home and the store's own files: never ingested by any path (folder_rules).
+    home: Path | None
+    protected_files: tuple[Path, ...]
 
 
 class Ingester:
@@ -138,7 +142,19 @@ class Ingester:
                     filing, fetched.name, fetched.data, fetched.content_type, now, started, force
                 )
                 return self.store_converted(request, wait=wait, watcher=watcher)
-            path = Path(source).expanduser().resolve()
+            given = Path(source).expanduser()
+            refusal = refuse_reason(
+                given,
+                Path(filing.root) if filing.root else None,
+                self._settings.home,
+                also=self._settings.protected_files,
+            )
+            if refusal is not None:
+                # Nothing is recorded: even a failed row would name a file it must not touch.
+                return IngestResult(
+                    str(given), "failed", None, refusal, time.perf_counter() - started
+                )
+            path = given.resolve()
             data = read_file(path, self._settings.limits)
             request = IngestRequest(
                 replace(filing, uri=str(path)), path.name, data, None, now, started, force
@@ -344,24 +360,25 @@ class Ingester:
         return self.tokenizer.decode(ids[-tokens:]) if tokens < len(ids) else text
 
 
-def expand_sources(sources: Sequence[str | Path]) -> list[str]:
-    """Sources with folders replaced by their files (recursive, sorted, hidden skipped)."""
-    expanded: list[str] = []
+def expand_sources(sources: Sequence[str | Path]) -> list[tuple[str, str | None]]:
+    """Sources with folders replaced by their files (recursive, sorted, hidden skipped), each
+    with the folder it was found in (None for a file or URL named on its own)."""
+    expanded: list[tuple[str, str | None]] = []
     for source in sources:
         text = str(source)
         if is_url(text) or "\x00" in text:
-            expanded.append(text)
+            expanded.append((text, None))
             continue
         path = Path(text).expanduser()
         if path.is_dir():
             expanded.extend(
-                str(p)
+                (str(p), str(path))
                 for p in sorted(path.rglob("*"))
                 if p.is_file()
                 and not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
         else:
-            expanded.append(text)
+            expanded.append((text, None))
     return expanded
 
 

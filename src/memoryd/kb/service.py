@@ -9,6 +9,7 @@ answers.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +22,7 @@ from ..embedding import Embedder
 from ..errors import DocumentNotFoundError, InvalidInputError
 from ..ids import IdGenerator, resolve_prefix
 from ..jobs import RetryPolicy
+from ..settings import default_home
 from ..storage.protocols import Store
 from ..textutil import query_terms
 from ..tokens import TokenCodec
@@ -86,8 +88,13 @@ class KnowledgeBase:
         retry_policy: RetryPolicy = KB_RETRY,
         clock: Clock = utc_now,
         ids: IdGenerator | None = None,
+        home: Path | None = None,
     ) -> None:
         self.store = store
+        # Never ingested by any path: memoryd's home (the token, the settings) and the store.
+        self.home = home if home is not None else default_home(os.environ)
+        location = getattr(store, "path", None)
+        self.protected_files = (Path(location),) if isinstance(location, Path) else ()
         self.embedder = embedder
         self.tokenizer = tokenizer
         # Read at each use: a caller may replace them (``memoryd kb add --max-size``).
@@ -109,7 +116,7 @@ class KnowledgeBase:
 
     def expand(self, sources: Sequence[str | Path]) -> list[str]:
         """Sources with folders replaced by their files (recursive, sorted, hidden skipped)."""
-        return expand_sources(sources)
+        return [source for source, _ in expand_sources(sources)]
 
     def ingest(
         self,
@@ -133,8 +140,9 @@ class KnowledgeBase:
                 source,
                 collection,
                 source_type or (SourceType.WEB if is_url(source) else SourceType.CURATED),
+                root,
             )
-            for source in self.expand(sources)
+            for source, root in expand_sources(sources)
         ]
         results = []
         for result in self._ingest_each(filings, now, wait, watcher):

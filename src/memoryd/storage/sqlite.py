@@ -19,6 +19,7 @@ from ..errors import StoreDamagedError, StoreUnavailableError
 from .audit_rows import AuditRows
 from .chat_import_rows import ImportedChatRows
 from .eval_rows import EvalRows
+from .file_modes import create_private_file, tighten
 from .meta_rows import RECORD_SIGNATURE, MetaAndLeases
 from .protocols import EmbeddingSignature
 from .sqlite_connection import SQLITE_ROWS, SqliteConnection
@@ -45,6 +46,10 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
         if holds_sqlite(path):
             # Before any connection: SQLite would fold a cut-short log into the file on close.
             raise_if_damaged(path, pages=path.stat().st_size <= QUICK_CHECK_BYTES)
+        if str(path) != ":memory:" and path.parent.is_dir() and not path.is_dir():
+            # SQLite gives the -wal and -shm files the database file's mode.
+            create_private_file(path)
+            tighten(path, None)
         self._db = SqliteConnection(path)
         self._dialect = SQLITE_ROWS
         self._vectors_ready: bool | None = None
@@ -71,6 +76,7 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
 
     def backup_to(self, target: Path) -> None:
         """A consistent online copy of the whole file (SQLite's backup API, in one step)."""
+        create_private_file(target)
         destination = sqlite3.connect(str(target))
         source = sqlite3.connect(str(self.path))
         try:
