@@ -6,16 +6,21 @@ promise it holds memoryd to.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
 import subprocess
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from tests.e2e.conftest import Cli
-from tests.e2e.server import MEMORYD, login_env
+import httpx
+import pytest
 
-TOKEN_LINE = "Bearer"
+from tests.e2e.conftest import Cli
+from tests.e2e.server import MEMORYD, login_env, serving
 
 
 def mode_of(path: Path) -> int:
@@ -127,3 +132,198 @@ def test_a_folder_ingest_follows_no_link_out_and_never_reads_memoryds_home(tmp_p
     # Not by its own path either, nor by naming the home itself.
     assert "memoryd's own home" in cli.run("kb", "ingest", str(home / "token"), "--json").stdout
     assert "memoryd's own home" in cli.run("kb", "ingest", str(home), "--json").stdout
+
+
+# ---------------------------------------------------------------- one served store
+
+
+@dataclass
+class Served:
+    """One ``memoryd serve`` over a store in its home, with the owner's client."""
+
+    base_url: str
+    home: Path
+    root: Path
+    http: httpx.Client
+    cli: Cli
+    pid: int
+
+    def upload(self, name: str, data: bytes) -> httpx.Response:
+        return self.http.post(
+            "/v1/kb/upload",
+            files={"file": (name, data, "application/octet-stream")},
+            data={"collection": "default", "source_type": "curated"},
+        )
+
+    def titles(self) -> list[str]:
+        return [d["title"] for d in self.http.get("/v1/kb/documents").json()]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    root = tmp_path_factory.mktemp("trust")
+    env = home_env(root)
+    cli = Cli(env=env, cwd=root)
+    cli.ok("init")
+    home = Path(env["MEMORYD_HOME"])
+    token = (home / "token").read_text(encoding="ascii").strip()
+    with serving(env, root, log=root / "serve.log") as running:
+        headers = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=running.base_url, headers=headers, timeout=120) as http:
+            yield Served(running.base_url, home, root, http, cli, running.process.pid)
+
+
+def peak_rss_mib(pid: int) -> float:
+    """The process's peak resident memory so far (VmHWM), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM")
+
+
+# ------------------------------------------------------- documents cannot attack the machine
+
+
+def _docx_xml_bomb(inflated: int) -> bytes:
+    """A DOCX whose document.xml holds ``inflated`` bytes of ordinary paragraphs: under the
+    size and ratio limits, but a whole-tree parse of it needs gigabytes."""
+    numbered = b"<w:p><w:r><w:t>Figure %d for the harbour office.</w:t></w:r></w:p>"
+    plain = b"<w:p><w:r><w:t>Quarterly figures for the harbour office.</w:t></w:r></w:p>"
+    head = (
+        b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+        b"<w:body>"
+    )
+    # One numbered paragraph in three: about 70:1, like the 2.2 MB file that unpacked to 201 MB.
+    body = b"".join(
+        numbered % (i * 7919 % 1000) if i % 3 == 0 else plain for i in range(inflated // len(plain))
+    )
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        zf.writestr("[Content_Types].xml", _CONTENT_TYPES)
+        zf.writestr("_rels/.rels", _RELS)
+        zf.writestr("word/document.xml", head + body + b"</w:body></w:document>")
+    return out.getvalue()
+
+
+_CONTENT_TYPES = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+    '<Default Extension="rels" '
+    'ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+    '<Default Extension="xml" ContentType="application/xml"/>'
+    '<Override PartName="/word/document.xml" ContentType="application/'
+    'vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'
+)
+_RELS = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+    'relationships/officeDocument" Target="word/document.xml"/></Relationships>'
+)
+
+
+def _lying_zip() -> bytes:
+    """A DOCX whose index says its document.xml holds 2 KB while it inflates to 300 MB."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        zf.writestr("[Content_Types].xml", _CONTENT_TYPES)
+        zf.writestr("_rels/.rels", _RELS)
+        zf.writestr("word/document.xml", b"<w:document>" + b" " * 300_000_000)
+    data = bytearray(out.getvalue())
+    name = b"word/document.xml"
+    for signature, size_at in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        start = 0
+        while (found := data.find(signature, start)) >= 0:
+            name_at = found + (30 if signature == b"PK\x03\x04" else 46)
+            if data[name_at : name_at + len(name)] == name:
+                data[found + size_at : found + size_at + 4] = (2048).to_bytes(4, "little")
+            start = found + 4
+    return bytes(data)
+
+
+def test_a_docx_bomb_under_the_limits_is_refused_without_growing_the_server(
+    served: Served,
+) -> None:
+    bomb = _docx_xml_bomb(201_000_000)
+    assert len(bomb) < 5_000_000  # small on the wire, under every declared limit
+    before = peak_rss_mib(served.pid)
+
+    answer = served.upload("figures.docx", bomb)
+    health = served.http.get("/v1/health")
+
+    assert answer.status_code == 200, answer.text
+    result = answer.json()
+    assert result["outcome"] == "failed" and "memory" in result["reason"], result
+    assert health.status_code == 200
+    assert "figures" not in served.titles()
+    assert peak_rss_mib(served.pid) - before < 512
+
+
+def test_a_zip_whose_index_lies_about_its_sizes_is_refused_unopened(served: Served) -> None:
+    answer = served.upload("liar.docx", _lying_zip())
+
+    assert answer.status_code == 200, answer.text
+    result = answer.json()
+    assert result["outcome"] == "failed"
+    assert "index lies" in result["reason"] or "inflate" in result["reason"], result
+    assert "liar" not in served.titles()
+    assert served.http.get("/v1/health").status_code == 200
+
+
+def _damaged_samples(folder: Path) -> dict[str, bytes]:
+    """Every supported type, truncated, random and empty: name -> bytes."""
+    import random
+
+    from tests.kb_corpus import write_corpus
+
+    corpus = write_corpus(folder)
+    rng = random.Random(30)
+    damaged: dict[str, bytes] = {}
+    for key in ("pdf", "docx", "pptx", "xlsx", "html", "png", "markdown", "text"):
+        path = corpus[key].path
+        whole = path.read_bytes()
+        damaged[f"truncated-{path.name}"] = whole[: len(whole) // 3]
+        damaged[f"random-{path.name}"] = rng.randbytes(4096)
+        damaged[f"garbled-{path.name}"] = whole[:4] + rng.randbytes(4096)
+        damaged[f"empty-{path.name}"] = b""
+    damaged["random-photo.jpg"] = b"\xff\xd8\xff\xe0" + rng.randbytes(4096)
+    return damaged
+
+
+def test_no_damaged_file_of_any_type_escapes_as_a_server_error(
+    served: Served, tmp_path: Path
+) -> None:
+    damaged = _damaged_samples(tmp_path / "corpus")
+
+    answers = {name: served.upload(name, data) for name, data in damaged.items()}
+
+    errors = {n: (a.status_code, a.text[:200]) for n, a in answers.items() if a.status_code >= 500}
+    assert errors == {}
+    for name, answer in answers.items():
+        assert answer.status_code in (200, 400, 413, 422), (name, answer.text)
+        body = answer.json()
+        assert "Traceback" not in answer.text
+        if answer.status_code == 200 and body["outcome"] == "failed":
+            assert body["reason"], name
+    assert served.http.get("/v1/health").status_code == 200
+
+
+def test_kb_ingest_of_a_folder_reports_every_file_and_finishes_its_summary(
+    served: Served, tmp_path: Path
+) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    for name, data in _damaged_samples(tmp_path / "corpus").items():
+        if name.startswith("random-"):
+            (folder / name).write_bytes(data)
+    (folder / "zz-good.md").write_text("# Tide tables\n\nHigh water at the pier is at 06:12.\n")
+
+    result = served.cli.run("kb", "ingest", str(folder))
+
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = result.stdout.splitlines()
+    assert result.returncode == 1
+    assert lines[-1].endswith("failed") and lines[-1].startswith("1 ok"), lines[-1]
+    assert any("random-apiary_notes.docx" in line and "failed" in line for line in lines)
+    assert any("zz-good.md" in line and line.startswith("ok") for line in lines)
