@@ -24,6 +24,7 @@ from ..tools import parse_chunk_range
 from . import schemas as s
 from .auth import MISSING, Refusal, RequireBearer
 from .error_responses import install_error_handlers
+from .hosts import RequireHost
 from .limits import (
     IMPORT_CHATS_PATH,
     MAX_JSON_BYTES,
@@ -42,9 +43,11 @@ def create_app(
     json_limit: int = MAX_JSON_BYTES,
     upload_limit: int = MAX_UPLOAD_BYTES,
     web: bool = True,
+    hosts: frozenset[str] | None = None,
 ) -> FastAPI:
     """The API over ``service``; every owner and model route needs ``token``. With ``web``,
-    the owner's pages too (a login form trades the token for a session cookie)."""
+    the owner's pages too (a login form trades the token for a session cookie). With
+    ``hosts``, a request naming another host is refused first (see hosts.py)."""
     app = FastAPI(
         title="memoryd",
         version=version("memoryd"),
@@ -56,6 +59,8 @@ def create_app(
     # Added last, runs first: the token is checked before the body is even limited.
     app.add_middleware(BodyLimit, json_limit=json_limit, upload_limit=upload_limit)
     app.add_middleware(RequireBearer, token=token, protects=_needs_token, refusal=_api_refusal)
+    if hosts is not None:
+        app.add_middleware(RequireHost, names=hosts)
     install_error_handlers(app)
 
     @app.get("/v1/health", response_model=s.HealthOut, tags=["service"])

@@ -22,6 +22,7 @@ from ..service import MemoryService
 from ..settings import DEFAULT_HOST, DEFAULT_PORT, Settings, system_zone
 from .api import create_app
 from .connections import DeadlineH11Protocol, connection_cap
+from .hosts import allowed_hosts
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,8 @@ class ServeOptions:
     scheduler: bool = True
     # Requests handled at once (None: request_threads()).
     threads: int | None = None
+    # Host names answered besides loopback and ``host`` (serve.allowed_hosts; "*": any).
+    allowed_hosts: tuple[str, ...] = ()
 
 
 def request_threads(cores: int | None = None) -> int:
@@ -111,7 +114,7 @@ def serve(
     import uvicorn
 
     check_bind(options.host, token)
-    app = create_app(service, token)
+    app = create_app(service, token, hosts=allowed_hosts(options.host, options.allowed_hosts))
     if options.worker:
         service.start_worker()
     if options.scheduler:
