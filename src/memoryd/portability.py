@@ -349,7 +349,9 @@ def _document_json(document: Document) -> dict[str, Any]:
 
 def _document_from(record: dict[str, Any]) -> Document:
     try:
-        return document_from_row([record[field] for field in _DOCUMENT_FIELDS], _required)
+        # Exports made before redaction counts have none: nothing was counted then.
+        values = [record.get(f, 0) if f == "redactions" else record[f] for f in _DOCUMENT_FIELDS]
+        return document_from_row(values, _required)
     except KeyError as missing:
         raise ImportError_(f"a document record has no {missing}") from None
 

@@ -249,7 +249,9 @@ def _echo_summary(results: list[IngestResult]) -> None:
         chunks = (
             str(result.document.chunk_count) if result.document and result.outcome == "ok" else ""
         )
-        detail = result.reason or (result.document.title if result.document else "")
+        detail = result.reason or (
+            result.document.title + redacted_note(result.document) if result.document else ""
+        )
         rows.append((result.outcome, chunks, _short(result.source), detail))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
@@ -269,8 +271,16 @@ def _document_line(document: Document) -> str:
         f"{document.id}  {document.status.value:<6} {document.collection:<12} "
         f"{document.source_type.value:<7} {document.chunk_count:>5} chunks  {embedding}"
         f"{document.title}"
-        f"  ({document.source_uri}){error}"
+        f"  ({document.source_uri}){redacted_note(document)}{error}"
     )
+
+
+def redacted_note(document: Document) -> str:
+    """``  2 secrets redacted`` when the document's text held any, else ''."""
+    count = document.redactions
+    if not count:
+        return ""
+    return f"  {count} secret{'s' if count != 1 else ''} redacted"
 
 
 def _short(source: str, width: int = 60) -> str:

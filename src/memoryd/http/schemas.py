@@ -448,6 +448,7 @@ class DocumentOut(BaseModel):
     chunks: int
     tokens: int
     images_read: int
+    redactions: int = 0
     bytes: int
     created_at: str
     updated_at: str

@@ -24,8 +24,9 @@ from ..embedding import Embedder
 from ..errors import MemorydError
 from ..ids import IdGenerator
 from ..jobs import Job
-from ..screening import find_credential, redact_credentials
+from ..screening import find_credential, redact_counted, redact_credentials
 from ..storage.protocols import Store
+from ..textutil import strip_controls
 from ..tokens import TokenCodec
 from .chunking import ChunkPolicy, breadcrumb, chunk_markdown
 from .converted import ConversionError, Converted, Limits
@@ -220,6 +221,7 @@ class Ingester:
             )
         except ConversionError as error:
             return self._failed(request, str(error))
+        converted, redactions = screened(converted)
         chunks = self._chunk(converted)
         if not chunks:
             return self._failed(request, "the document has no text to index")
@@ -239,6 +241,7 @@ class Ingester:
             chunk_count=len(chunks),
             token_count=sum(c.tokens for c in chunks),
             images_read=converted.images_read,
+            redactions=redactions,
             byte_size=len(request.data),
             embedded_chunks=sum(v is not None for v in vectors),
         )
@@ -358,6 +361,15 @@ class Ingester:
             return ""
         ids = self.tokenizer.encode(text)
         return self.tokenizer.decode(ids[-tokens:]) if tokens < len(ids) else text
+
+
+def screened(converted: Converted) -> tuple[Converted, int]:
+    """The document as the store may keep it: no control characters or bidi overrides, and
+    every credential in its text and title redacted (the same detectors that refuse one in a
+    memory), with how many were."""
+    markdown, count = redact_counted(strip_controls(converted.markdown))
+    title, in_title = redact_counted(strip_controls(converted.title))
+    return replace(converted, markdown=markdown, title=title), count + in_title
 
 
 def expand_sources(sources: Sequence[str | Path]) -> list[tuple[str, str | None]]:

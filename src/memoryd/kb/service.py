@@ -22,6 +22,7 @@ from ..embedding import Embedder
 from ..errors import DocumentNotFoundError, InvalidInputError
 from ..ids import IdGenerator, resolve_prefix
 from ..jobs import RetryPolicy
+from ..screening import screened_field
 from ..settings import default_home
 from ..storage.protocols import Store
 from ..textutil import query_terms
@@ -193,7 +194,8 @@ class KnowledgeBase:
         """Ingest given bytes (an upload); ``source_uri`` defaults to ``upload:<name>``.
         ``wait`` (the default) embeds the chunks before returning, else the worker does."""
         collection = check_collection(collection)
-        if not name.strip():
+        name = screened_field(name, "file name")
+        if not name:
             raise InvalidInputError("an upload needs a file name (it decides the type)")
         uri = source_uri or f"upload:{Path(name).name}"
         started = time.perf_counter()
@@ -356,7 +358,7 @@ class KnowledgeBase:
     def rename(self, document_id: str, title: str, *, now: datetime | None = None) -> Document:
         """The owner's title for a document: every chunk's breadcrumb (embedded with it) is
         rebuilt and embedded again, in one transaction."""
-        name = " ".join(title.split())
+        name = " ".join(screened_field(title, "title").split())
         if not name:
             raise InvalidInputError("a document's title cannot be empty")
         if len(name) > MAX_TITLE_CHARS:

@@ -13,7 +13,8 @@ from .row_dialect import RowDialect, SqlConnection, ids_starting
 
 DOCUMENT_COLUMNS = (
     "id, source_uri, collection, source_type, title, status, content_hash, document_type, "
-    "error, chunk_count, token_count, images_read, byte_size, created_at, updated_at"
+    "error, chunk_count, token_count, images_read, byte_size, created_at, updated_at, "
+    "redactions"
 )
 CHUNK_COLUMNS = "document_id, position, headings, breadcrumb, text, tokens, overlap_chars, pages"
 # Every column but id and created_at follows a re-ingest.
@@ -31,6 +32,7 @@ def document_params(document: Document, stored_time: Callable[[datetime], Any]) 
         document.title, document.status.value, document.content_hash, document.document_type,
         document.error, document.chunk_count, document.token_count, document.images_read,
         document.byte_size, stored_time(document.created_at), stored_time(document.updated_at),
+        document.redactions,
     )  # fmt: skip
 
 
@@ -52,6 +54,7 @@ def document_from_row(row: Sequence[Any], read_time: Callable[[Any], datetime]) 
         byte_size=int(row[12]),
         created_at=read_time(row[13]),
         updated_at=read_time(row[14]),
+        redactions=int(row[15]),
     )
 
 
@@ -92,7 +95,7 @@ _SELECT_DOCUMENTS = f"SELECT {DOCUMENT_COLUMNS} FROM documents"
 _DOCUMENT_BY_ID = _SELECT_DOCUMENTS + " WHERE id = ?"
 _DOCUMENT_BY_URI = f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE source_uri = ?"
 _SAVE_DOCUMENT = (
-    f"INSERT INTO documents ({DOCUMENT_COLUMNS}) VALUES ({', '.join(['?'] * 15)}) "
+    f"INSERT INTO documents ({DOCUMENT_COLUMNS}) VALUES ({', '.join(['?'] * 16)}) "
     + DOCUMENT_UPSERT
 )
 _CHUNKS_FROM = f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? AND position >= ?"

@@ -290,6 +290,14 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         INSERT INTO chunk_fts(chunk_fts) VALUES ('optimize');
         """,
     ),
+    (
+        "0018_document_redactions",
+        """
+        -- How many secrets (keys, tokens, private keys, passwords) were redacted from a
+        -- document's text at ingest: the owner sees the count, never the secret.
+        ALTER TABLE documents ADD COLUMN redactions INTEGER NOT NULL DEFAULT 0;
+        """,
+    ),
 )
 
 
