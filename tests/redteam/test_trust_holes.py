@@ -537,3 +537,29 @@ def test_titles_eval_questions_and_collection_names_are_screened_too(served: Ser
     assert collection.status_code == 400, collection.text
     everything = served.cli.ok("kb", "list") + served.cli.ok("eval", "list")
     assert key not in everything
+
+
+# ------------------------------------------------------------------------------ the clock
+
+
+def test_no_request_body_can_backdate_the_audit_trail(served: Served) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    long_ago = "2001-01-01T00:00:00+00:00"
+    backdated = served.http.post(
+        "/v1/memories", json={"content": "The boat shed key is blue", "now": long_ago}
+    )
+    written = served.http.post("/v1/memories", json={"content": "The boat shed key is blue"})
+    memory = written.json()["memory"]
+    confirm = served.http.post(f"/v1/memories/{memory['id']}/archive", json={"now": long_ago})
+    openapi = served.http.get("/openapi.json").json()
+
+    assert backdated.status_code == 422 and "now" in backdated.text
+    assert confirm.status_code == 422
+    shown = served.http.get(f"/v1/memories/{memory['id']}").json()
+    for entry in shown["audit"]:
+        at = datetime.fromisoformat(entry["at"])
+        assert abs(at - datetime.now(UTC)) < timedelta(hours=1), entry
+    schemas = openapi["components"]["schemas"]
+    with_now = sorted(name for name, s in schemas.items() if "now" in s.get("properties", {}))
+    assert with_now == []
