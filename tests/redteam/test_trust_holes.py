@@ -15,6 +15,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -563,3 +564,95 @@ def test_no_request_body_can_backdate_the_audit_trail(served: Served) -> None:
     schemas = openapi["components"]["schemas"]
     with_now = sorted(name for name, s in schemas.items() if "now" in s.get("properties", {}))
     assert with_now == []
+
+
+# --------------------------------------------------------------------- slow pages, slow files
+
+
+class _Trickle:
+    """A web server on loopback that answers a page a byte every ``gap`` seconds."""
+
+    def __init__(self, gap: float) -> None:
+        import socket
+        import threading
+
+        self.gap = gap
+        self.stop = threading.Event()
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while not self.stop.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(client,), daemon=True).start()
+
+    def _answer(self, client: Any) -> None:
+        body = b"<html><head><title>Tides</title></head><body>" + b"x" * 500 + b"</body></html>"
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+        head += f"Content-Length: {len(body)}\r\n\r\n".encode()
+        try:
+            client.recv(65536)
+            client.sendall(head)
+            for byte in body:
+                if self.stop.wait(self.gap):
+                    return
+                client.sendall(bytes([byte]))
+        except OSError:
+            return
+        finally:
+            client.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.listener.close()
+
+
+def test_a_trickling_page_ends_at_the_fetch_deadline_and_never_starves_recall(
+    served: Served,
+) -> None:
+    import threading
+    import time
+
+    trickle = _Trickle(gap=2.0)
+    url = f"http://127.0.0.1:{trickle.port}/tides.html"
+    answers: list[tuple[int, float, dict[str, Any]]] = []
+
+    def ingest() -> None:
+        started = time.monotonic()
+        answer = served.http.post("/v1/kb/ingest", json={"sources": [url]}, timeout=120)
+        answers.append((answer.status_code, time.monotonic() - started, answer.json()[0]))
+
+    try:
+        workers = [threading.Thread(target=ingest) for _ in range(10)]
+        for worker in workers:
+            worker.start()
+        time.sleep(1.0)
+        waits = []
+        for _ in range(5):
+            started = time.monotonic()
+            assert served.http.get("/v1/health").status_code == 200
+            assert served.http.post("/v1/recall", json={"message": "tides"}).status_code == 200
+            waits.append(time.monotonic() - started)
+            time.sleep(0.5)
+        for worker in workers:
+            worker.join(timeout=300)
+    finally:
+        trickle.close()
+
+    assert max(waits) < 5.0, waits  # recall and health answered while every ingest waited
+    assert len(answers) == 10
+    for status, _, result in answers:
+        assert status == 200
+        assert result["outcome"] == "queued", result  # a passing failure: retried later
+        assert "within 20 s (the whole fetch)" in result["reason"]
+    # Each fetch ends at its 20 s deadline (a byte every 2 s would take 1,000 s); the lane
+    # lets two run at a time, so the last of ten ends after five rounds.
+    assert min(seconds for _, seconds, _ in answers) < 30

@@ -25,6 +25,7 @@ from . import schemas as s
 from .auth import MISSING, Refusal, RequireBearer
 from .error_responses import install_error_handlers
 from .hosts import RequireHost
+from .lanes import IngestLane
 from .limits import (
     IMPORT_CHATS_PATH,
     MAX_JSON_BYTES,
@@ -44,10 +45,12 @@ def create_app(
     upload_limit: int = MAX_UPLOAD_BYTES,
     web: bool = True,
     hosts: frozenset[str] | None = None,
+    ingest_lane: int = 2,
 ) -> FastAPI:
     """The API over ``service``; every owner and model route needs ``token``. With ``web``,
     the owner's pages too (a login form trades the token for a session cookie). With
-    ``hosts``, a request naming another host is refused first (see hosts.py)."""
+    ``hosts``, a request naming another host is refused first (see hosts.py). At most
+    ``ingest_lane`` ingests run at once (see lanes.py)."""
     app = FastAPI(
         title="memoryd",
         version=version("memoryd"),
@@ -57,10 +60,9 @@ def create_app(
     )
     app.state.service = service
     # Added last, runs first: the token is checked before the body is even limited.
+    app.add_middleware(IngestLane, width=ingest_lane)
     app.add_middleware(BodyLimit, json_limit=json_limit, upload_limit=upload_limit)
     app.add_middleware(RequireBearer, token=token, protects=_needs_token, refusal=_api_refusal)
-    if hosts is not None:
-        app.add_middleware(RequireHost, names=hosts)
     install_error_handlers(app)
 
     @app.get("/v1/health", response_model=s.HealthOut, tags=["service"])
@@ -401,6 +403,8 @@ def create_app(
         from .web import install_web
 
         install_web(app, service, token)
+    if hosts is not None:  # added last, so it runs first: a foreign name gets nothing else
+        app.add_middleware(RequireHost, names=hosts)
     return app
 
 

@@ -23,6 +23,7 @@ from ..settings import DEFAULT_HOST, DEFAULT_PORT, Settings, system_zone
 from .api import create_app
 from .connections import DeadlineH11Protocol, connection_cap
 from .hosts import allowed_hosts
+from .lanes import ingest_lane_width
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,13 @@ def serve(
     import uvicorn
 
     check_bind(options.host, token)
-    app = create_app(service, token, hosts=allowed_hosts(options.host, options.allowed_hosts))
+    threads = options.threads or request_threads()
+    app = create_app(
+        service,
+        token,
+        hosts=allowed_hosts(options.host, options.allowed_hosts),
+        ingest_lane=ingest_lane_width(threads),
+    )
     if options.worker:
         service.start_worker()
     if options.scheduler:
@@ -137,7 +144,7 @@ def serve(
         limit_concurrency=connection_cap(),
     )
     server = uvicorn.Server(config)
-    admit_in_order(server, options.threads or request_threads())
+    admit_in_order(server, threads)
     exit_cleanly_on_sigterm()
     try:
         server.run(sockets=[listener] if listener is not None else None)
