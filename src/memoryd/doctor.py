@@ -91,6 +91,8 @@ def run_doctor(settings: Settings) -> list[Check]:
     ]
     tasks += [_pinger(routes[ops[0]]) for ops in groups.values()]
     caption = routes.get("caption")
+    if caption is not None and caption.inherited_model:
+        caption = None  # pictures are OCR'd: the default model is never sent them
     if caption is not None:
         tasks.append(lambda: _vision_check(caption))
     _import_clients()
@@ -112,6 +114,18 @@ def run_doctor(settings: Settings) -> list[Check]:
             )
         )
     checks += _route_checks(routes, answers)
+    if "caption" in routes and routes["caption"].inherited_model:
+        checks.append(
+            Check(
+                "llm caption",
+                True,
+                "pictures in documents are read with local OCR; the default model is not sent "
+                "images (it may not read them)",
+                "to caption pictures, set a model that reads images: `memoryd config set "
+                "llm.caption.model qwen2.5vl`",
+                level="info",
+            )
+        )
     caption_failed = any("caption" in ops and answer.problem for ops, answer in answers)
     if caption is not None and not caption_failed:
         checks.append(results[-1])

@@ -94,6 +94,9 @@ class Route:
     # Where the key came from, in words (never the key): "MEMORYD_LLM_API_KEY", "the file
     # ~/.keys/llm (llm.api_key_file in /…/memoryd.toml)"; None without a key.
     key_source: str | None = field(default=None, compare=False)
+    # The model came from the default route (llm.model), not from this operation's own
+    # setting: for captions that means nobody chose a model that reads images.
+    inherited_model: bool = field(default=False, compare=False)
 
     def describe(self) -> str:
         """A one-line description without the key."""
@@ -159,7 +162,8 @@ def routes_of(settings: SettingValues) -> dict[str, Route]:
             values[key.key.rpartition(".")[2]] = key.value
         route = _route(operation, values, key_source(key))
         if route is not None:
-            routes[operation] = route
+            own = settings.setting(f"llm.{operation}.model") is not None
+            routes[operation] = replace(route, inherited_model=not own)
     return routes
 
 

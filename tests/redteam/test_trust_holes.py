@@ -656,3 +656,82 @@ def test_a_trickling_page_ends_at_the_fetch_deadline_and_never_starves_recall(
     # Each fetch ends at its 20 s deadline (a byte every 2 s would take 1,000 s); the lane
     # lets two run at a time, so the last of ten ends after five rounds.
     assert min(seconds for _, seconds, _ in answers) < 30
+
+
+# ----------------------------------------------------------------------- pictures and OCR
+
+
+def _pictured_pdf(pages: int) -> bytes:
+    """A PDF of ``pages`` pages, each a line of text and one small picture."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    from tests.kb_corpus import text_image
+    from tests.kb_pdfs import page_sentence
+
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=A4)
+    for page in range(pages):
+        pdf.drawString(40, 500, page_sentence(page, 0))
+        png = text_image(f"Buoy {page}", width=300, height=80)
+        pdf.drawImage(ImageReader(io.BytesIO(png)), 40, 600, 150, 40)
+        pdf.showPage()
+    pdf.save()
+    return out.getvalue()
+
+
+class _SlowReader:
+    """An image reader that takes ``seconds`` of a fake clock per picture."""
+
+    name = "slow"
+
+    def __init__(self, clock: list[float], seconds: float) -> None:
+        self.clock = clock
+        self.seconds = seconds
+        self.calls = 0
+
+    def read(self, image: bytes) -> str:
+        self.calls += 1
+        self.clock[0] += self.seconds
+        return f"picture {self.calls}"
+
+
+def test_reading_a_documents_pictures_stops_at_its_budget() -> None:
+    from memoryd.kb.convert import convert
+    from memoryd.kb.converted import Limits
+    from memoryd.kb.images import BudgetedReader
+
+    clock = [0.0]
+    slow = _SlowReader(clock, seconds=11.0)  # the 222 s PDF: 20 pictures, ~11 s each
+    budgeted = BudgetedReader(slow, 60.0, clock=lambda: clock[0])
+    read = [budgeted.read(b"png") for _ in range(20)]
+
+    assert slow.calls == 6 and budgeted.skipped == 14  # 6 x 11 s reaches the 60 s budget
+    assert read[:6] == [f"picture {n}" for n in range(1, 7)] and set(read[6:]) == {""}
+
+    real = _SlowReader([0.0], seconds=0.0)
+    converted = convert(_pictured_pdf(20), "log.pdf", real, limits=Limits(image_seconds=0.0))
+    assert real.calls == 0 and converted.images_skipped == 20
+    assert "report adds fact number 10." in converted.markdown  # the text is kept
+
+
+def test_pictures_go_to_a_model_only_when_the_owner_chose_one_that_reads_images(
+    tmp_path: Path,
+) -> None:
+    from memoryd.kb.images import LocalOCR, VisionCaption, image_reader
+    from memoryd.llm import Gateway, routes_of
+    from memoryd.settings import resolve_settings
+
+    def reader_for(environ: dict[str, str]) -> object:
+        env = {"MEMORYD_HOME": str(tmp_path), **environ}
+        with pytest.MonkeyPatch.context() as patch:
+            for key, value in env.items():
+                patch.setenv(key, value)
+            return image_reader(Gateway(routes_of(resolve_settings(None))))
+
+    text_only = {"MEMORYD_LLM_PROVIDER": "openai", "MEMORYD_LLM_MODEL": "llama3.1:8b",
+                 "MEMORYD_LLM_BASE_URL": "http://127.0.0.1:9/v1"}  # fmt: skip
+    assert isinstance(reader_for(text_only), LocalOCR)
+    chosen = {**text_only, "MEMORYD_LLM_CAPTION_MODEL": "qwen2.5vl"}
+    assert isinstance(reader_for(chosen), VisionCaption)

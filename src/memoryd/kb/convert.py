@@ -12,13 +12,14 @@ import io
 import re
 import zipfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import PurePath
 from typing import Any
 
 from ..errors import MemorydError
 from .blocks import parse_blocks
 from .converted import ConversionError, Converted, DocumentType, Limits
-from .images import ImageReader
+from .images import BudgetedReader, ImageReader
 from .pdf import pdf_to_markdown
 from .sandbox import Bounds, run_bounded
 from .titles import document_title, usable
@@ -113,8 +114,11 @@ def convert(
     """``data`` (named ``name``) as Markdown; raises :class:`ConversionError` when it cannot,
     whatever went wrong inside a parser (a damaged file is one file's failure, never a crash
     of the ingest or a server error)."""
+    limits = limits or Limits()
+    budgeted = BudgetedReader(reader, limits.image_seconds)
     try:
-        return _convert(data, name, reader, limits or Limits(), content_type)
+        converted = _convert(data, name, budgeted, limits, content_type)
+        return replace(converted, images_skipped=budgeted.skipped)
     except MemorydError:
         raise
     except Exception as error:

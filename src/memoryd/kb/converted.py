@@ -57,3 +57,5 @@ class Converted:
     document_type: DocumentType
     images_read: int = 0
     pages: int | None = None
+    # Pictures left unread because the document's image budget was spent.
+    images_skipped: int = 0

@@ -260,8 +260,14 @@ class Ingester:
                 self.store.jobs.enqueue(job)
         elapsed = time.perf_counter() - request.started
         pages = max((c.page_range[1] for c in chunks if c.page_range), default=0)
+        note = None
+        if converted.images_skipped:
+            note = (
+                f"{converted.images_skipped} picture(s) left unread: reading pictures used the "
+                f"document's {self._settings.limits.image_seconds:g} s budget"
+            )
         return IngestResult(
-            filing.uri, "ok", document, None, elapsed, elapsed, job.id if job else None, pages
+            filing.uri, "ok", document, note, elapsed, elapsed, job.id if job else None, pages
         )
 
     def finish_vectors(
