@@ -18,11 +18,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import MemorydError, StoreDamagedError
-from .llm import Gateway, Message, Provider, Route, routes_of
+from .llm import OLLAMA_PORT, Gateway, Message, Provider, Route, routes_of, unreachable_hint
 from .settings import Settings, masked_location
 
 DOCTOR_TIMEOUT = 4.0
-OLLAMA_PORT = 11434
 DEFAULT_URLS = {
     Provider.OPENAI: "https://api.openai.com/v1",
     Provider.ANTHROPIC: "https://api.anthropic.com",
@@ -297,9 +296,7 @@ def _unreachable(url: str) -> Diagnosis | None:
     address = urlsplit(url)
     host = address.hostname or ""
     port = address.port or (443 if address.scheme == "https" else 80)
-    step = f"is the server running? (tried {url})"
-    if _is_ollama(url):
-        step = f"is Ollama running? Start it with `ollama serve` (tried {url})"
+    step = unreachable_hint(url)
     try:
         with socket.create_connection((host, port), timeout=DOCTOR_TIMEOUT):
             return None
@@ -340,10 +337,7 @@ def diagnose(
         step = f"is the server up and the URL right? (tried {url})"
         return Diagnosis(what, f"no answer within {timeout:g} s", step)
     if "Connection" in kind:
-        step = f"is the server running? (tried {url})"
-        if ollama:
-            step = f"is Ollama running? Start it with `ollama serve` (tried {url})"
-        return Diagnosis(what, f"cannot reach {url}", step)
+        return Diagnosis(what, f"cannot reach {url}", unreachable_hint(url))
     if status in (401, 403):
         where = f"the key from {key_source}" if key_source else f"no key is set: set {key_names}"
         return Diagnosis(

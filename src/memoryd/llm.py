@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
+from urllib.parse import urlsplit
 
 from .endpoint_calls import (
     ONE_MIB,
@@ -460,10 +461,27 @@ def _describe_failure(route: Route, error: Exception) -> str:
     attempts = attempts_of(error)
     tried = "once" if attempts == 1 else f"{attempts} times"
     # Why not str(error): provider messages can echo request details; ours never hold the key.
+    if "Connection" in kind and "Timeout" not in kind:
+        # Refused at once, not a slow answer: the timeout says nothing; where to look does.
+        url = route.base_url or "the provider's endpoint"
+        return (
+            f"the {route.operation} LLM route cannot reach {url} (tried {tried}): "
+            f"{unreachable_hint(url)}; {route.describe()}"
+        )
     return (
         f"the {route.operation} LLM route failed ({detail}; tried {tried} within its "
         f"{route.timeout:g} s timeout): {route.describe()}"
     )
+
+
+OLLAMA_PORT = 11434
+
+
+def unreachable_hint(url: str) -> str:
+    """What to check when nothing answers at ``url`` (Ollama named when it is its port)."""
+    if urlsplit(url).port == OLLAMA_PORT:
+        return f"is Ollama running? Start it with `ollama serve` (tried {url})"
+    return f"is the server running? (tried {url})"
 
 
 class Gateway:

@@ -530,6 +530,12 @@ class MemoryService(CollaboratorAccess):
         """One job, or a clear error."""
         return self.worker.queue.job(job_id)
 
+    def retry_job(self, job_id: str, *, now: datetime | None = None) -> Job:
+        """Queue a failed (or waiting) job again, due now (``memoryd jobs retry``)."""
+        job = self.worker.queue.retry(job_id, now)
+        self.worker.wake.set()
+        return job
+
     def work(
         self,
         poll_seconds: float = 5.0,

@@ -735,3 +735,41 @@ def test_pictures_go_to_a_model_only_when_the_owner_chose_one_that_reads_images(
     assert isinstance(reader_for(text_only), LocalOCR)
     chosen = {**text_only, "MEMORYD_LLM_CAPTION_MODEL": "qwen2.5vl"}
     assert isinstance(reader_for(chosen), VisionCaption)
+
+
+# ------------------------------------------------------------------- as a new user would
+
+
+def test_an_unreachable_model_is_named_as_such_and_failed_jobs_can_be_retried(
+    tmp_path: Path,
+) -> None:
+    from memoryd.http.server import free_port
+
+    env = home_env(tmp_path)
+    cli = Cli(env=env, cwd=tmp_path)
+    cli.ok("init")
+    nobody = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    for key, value in (("llm.provider", "openai"), ("llm.model", "llama3.1:8b"),
+                       ("llm.base_url", nobody)):  # fmt: skip
+        cli.ok("config", "set", key, value)
+
+    waited = cli.run("observe", "--user", "I moved to Porto last week", "--wait")
+    status = cli.ok("status")
+    listed = cli.json("jobs")
+
+    assert waited.returncode == 1
+    assert f"cannot reach {nobody}" in waited.stdout + waited.stderr
+    assert "is the server running?" in waited.stdout + waited.stderr
+    assert "within its 60 s timeout" not in waited.stdout + waited.stderr
+    assert "None" not in status, status
+    job = listed["jobs"][0]
+    assert job["status"] == "queued" and job["attempts"] == 1
+
+    again = cli.json("jobs", "retry", job["id"])
+    assert again["status"] == "queued" and again["attempts"] == 0
+    assert "no job" in cli.fails("jobs", "retry", "01NOSUCHJOB")
+
+    with serving(env, tmp_path):
+        waited = cli.run("observe", "--user", "I moved to Braga this week", "--wait")
+    assert "the running `memoryd serve` (pid" in waited.stderr, waited.stderr
+    assert "`memoryd worker` retries it" not in waited.stderr
