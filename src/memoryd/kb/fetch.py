@@ -117,7 +117,7 @@ class _WatchedHttps(urllib.request.HTTPSHandler):
 
     def https_open(self, req: Any) -> Any:
         connection = _watched(http.client.HTTPSConnection, self._deadline)
-        return self.do_open(connection, req, context=self._context)
+        return self.do_open(connection, req, context=getattr(self, "_context", None))
 
 
 def fetch(url: str, *, max_bytes: int, timeout: float) -> Fetched:

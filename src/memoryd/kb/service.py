@@ -93,9 +93,9 @@ class KnowledgeBase:
     ) -> None:
         self.store = store
         # Never ingested by any path: memoryd's home (the token, the settings) and the store.
-        self.home = home if home is not None else default_home(os.environ)
+        self.home: Path | None = home if home is not None else default_home(os.environ)
         location = getattr(store, "path", None)
-        self.protected_files = (Path(location),) if isinstance(location, Path) else ()
+        self.protected_files: tuple[Path, ...] = (location,) if isinstance(location, Path) else ()
         self.embedder = embedder
         self.tokenizer = tokenizer
         # Read at each use: a caller may replace them (``memoryd kb add --max-size``).
