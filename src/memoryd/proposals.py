@@ -8,7 +8,7 @@ from typing import Any
 from .clock import parse_instant
 from .errors import InvalidInputError, ProposalBatchError
 from .model import Importance, Kind, Proposal, parse_kind
-from .textutil import has_lone_surrogate, strip_controls
+from .textutil import has_lone_surrogate
 
 REQUIRED_FIELDS = ("kind", "content", "confidence", "changes_behavior")
 OPTIONAL_FIELDS = (
@@ -154,8 +154,6 @@ def _parse_item(index: int, item: object) -> Proposal:
         raise fail("kind", f"{raw_kind!r} is not one of fact, event, lesson, inference") from None
 
     content = item["content"]
-    if isinstance(content, str):
-        content = strip_controls(content)
     if not isinstance(content, str) or not content.strip():
         raise fail("content", "must be a non-empty string")
     if len(content) > MAX_CONTENT_CHARS:
@@ -182,7 +180,7 @@ def _parse_item(index: int, item: object) -> Proposal:
         value = item.get(key)
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise fail(key, "must be a non-empty string or null")
-        texts[key] = strip_controls(value).strip() or None if isinstance(value, str) else None
+        texts[key] = value.strip() if isinstance(value, str) else None
 
     entities_raw = item.get("entities", [])
     if entities_raw is None:
@@ -221,9 +219,7 @@ def _parse_item(index: int, item: object) -> Proposal:
         subject=texts["subject"],
         predicate=texts["predicate"],
         object=texts["object"],
-        entities=tuple(
-            dict.fromkeys(n for n in (strip_controls(e).strip() for e in entities_raw) if n)
-        ),
+        entities=tuple(dict.fromkeys(e.strip() for e in entities_raw)),
         occurred_at=occurred_at,
         importance=importance,
     )

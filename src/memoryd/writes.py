@@ -39,7 +39,7 @@ from .promotion import (
 from .results import WriteResult
 from .screening import find_credential
 from .slot_vocabulary import SlotVocabulary
-from .textutil import strip_controls
+from .textutil import strip_controls, visible_controls
 
 if TYPE_CHECKING:
     from .embedding import Vector
@@ -130,6 +130,7 @@ class MemoryWriter:
     ) -> list[WriteResult]:
         """Let the promotion policy decide each proposal, all in one transaction;
         ``tainted_by`` says why the source text is suspect (then nothing activates alone)."""
+        proposals = [_without_controls(p) for p in proposals]
         vectors = self.parts.embed([p.content for p in proposals])
         results: list[WriteResult] = []
         source = provenance.source
@@ -316,6 +317,22 @@ class MemoryWriter:
             self.parts.require(memory.id),
             tuple(self.parts.require(old.memory.id) for old in replaced),
         )
+
+
+def _without_controls(proposal: Proposal) -> Proposal:
+    """A proposal as the store may keep it: no control characters, bidi overrides or NUL in
+    any of its texts (a text of nothing else keeps them shown as ``\\uXXXX``)."""
+    content = strip_controls(proposal.content).strip()
+    return replace(
+        proposal,
+        content=content or visible_controls(proposal.content).strip(),
+        subject=_stripped(proposal.subject),
+        predicate=_stripped(proposal.predicate),
+        object=_stripped(proposal.object),
+        entities=tuple(
+            dict.fromkeys(n for n in (strip_controls(e).strip() for e in proposal.entities) if n)
+        ),
+    )
 
 
 def _stripped(text: str | None) -> str | None:

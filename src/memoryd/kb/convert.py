@@ -21,7 +21,7 @@ from .blocks import parse_blocks
 from .converted import ConversionError, Converted, DocumentType, Limits
 from .images import BudgetedReader, ImageReader
 from .pdf import pdf_to_markdown
-from .sandbox import Bounds, run_bounded
+from .sandbox import Bounds, run_bounded, serve_task
 from .titles import document_title, usable
 
 __all__ = [
@@ -72,6 +72,8 @@ _OFFICE_PARTS = {
     "ppt/": DocumentType.PPTX,
     "xl/": DocumentType.XLSX,
 }
+# The module the sandbox child runs (this one: its ``__main__`` serves TASKS).
+SANDBOX_MODULE = "memoryd.kb.convert"
 _DATA_IMAGE = re.compile(r"!\[([^\]]*)\]\(data:image/[a-zA-Z+.-]+;base64,([A-Za-z0-9+/=\s]+)\)")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
@@ -157,7 +159,7 @@ def _convert(
     text = _decode_text(data)
     if kind is DocumentType.HTML:
         named = stem.replace("\n", " ").encode("utf-8", errors="replace") + b"\n" + data
-        answer = run_bounded("html", named, _bounds(limits))
+        answer = run_bounded(SANDBOX_MODULE, "html", named, _bounds(limits))
         return Converted(str(answer["title"]), str(answer["markdown"]), DocumentType.HTML)
     if kind is DocumentType.MARKDOWN:
         return Converted(document_title("", (), _headings(text), stem), _tidy(text), kind)
@@ -228,7 +230,7 @@ def _office(
 ) -> Converted:
     """DOCX, PPTX and XLSX through markitdown (in a bounded child process); embedded pictures
     become their text here."""
-    answer = run_bounded(kind.value, data, _bounds(limits))
+    answer = run_bounded(SANDBOX_MODULE, kind.value, data, _bounds(limits))
     read = 0
 
     def picture(match: re.Match[str]) -> str:
@@ -374,10 +376,14 @@ def _tidy(markdown: str) -> str:
     return _BLANK_RUNS.sub("\n\n", text).strip() + "\n"
 
 
-# What the sandbox child may be asked to do (memoryd.kb.sandbox runs one per file).
+# What the sandbox child may be asked to do (kb/sandbox.py runs one per file).
 TASKS: dict[str, Callable[[bytes], dict[str, Any]]] = {
     "docx": lambda data: _office_markdown(data, DocumentType.DOCX),
     "pptx": lambda data: _office_markdown(data, DocumentType.PPTX),
     "xlsx": lambda data: _office_markdown(data, DocumentType.XLSX),
     "html": _html_markdown,
 }
+
+
+if __name__ == "__main__":
+    serve_task(TASKS)

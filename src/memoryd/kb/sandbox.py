@@ -3,7 +3,7 @@
 Parsers that build a whole tree of a document (markitdown over an Office file's XML, lxml over
 an HTML page) can need many times the file's size: a 2 MB DOCX whose XML unpacks to 200 MB
 grew the server past 5 GB. No check of what the file declares bounds that, so the parse runs
-in a fresh ``python -m memoryd.kb.sandbox`` whose address space is capped (``RLIMIT_AS``) and
+in a fresh ``python -m memoryd.kb.convert`` whose address space is capped (``RLIMIT_AS``) and
 which is killed at its deadline; the server only ever receives the Markdown. A refusal names
 the bound that was hit; nothing is stored and the server keeps answering.
 """
@@ -15,6 +15,7 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,10 +33,11 @@ class Bounds:
     seconds: float
 
 
-def run_bounded(task: str, data: bytes, bounds: Bounds) -> dict[str, Any]:
-    """Run converter ``task`` over ``data`` in a child held to ``bounds``; its JSON answer.
-    Raises :class:`ConversionError` naming the bound hit, or the converter's own refusal."""
-    command = [sys.executable, "-m", "memoryd.kb.sandbox", task, str(bounds.memory_bytes)]
+def run_bounded(module: str, task: str, data: bytes, bounds: Bounds) -> dict[str, Any]:
+    """Run ``task`` of ``module`` (whose ``__main__`` calls :func:`serve_task`) over ``data``
+    in a child held to ``bounds``; its JSON answer. Raises :class:`ConversionError` naming the
+    bound hit, or the converter's own refusal."""
+    command = [sys.executable, "-m", module, task, str(bounds.memory_bytes)]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
     with subprocess.Popen(
         command,
@@ -87,14 +89,14 @@ def _answer(out: bytes) -> dict[str, Any] | None:
     return answer if isinstance(answer, dict) else None
 
 
-def _child(task: str, memory_bytes: int) -> None:
-    """The child's side: cap the address space first, then read, convert and answer."""
+def serve_task(tasks: Mapping[str, Callable[[bytes], dict[str, Any]]]) -> None:
+    """The child's side (``python -m MODULE TASK MEMORY``): cap the address space first, then
+    read the bytes from stdin, run the task and write its answer."""
+    task, memory_bytes = sys.argv[1], int(sys.argv[2])
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     data = sys.stdin.buffer.read()
     try:
-        from .convert import TASKS
-
-        answer: dict[str, Any] = TASKS[task](data)
+        answer: dict[str, Any] = tasks[task](data)
     except MemoryError:
         answer = {"error": "memory"}
     except ConversionError as error:
@@ -106,7 +108,3 @@ def _child(task: str, memory_bytes: int) -> None:
         }
     sys.stdout.write(_MARK + json.dumps(answer))
     sys.stdout.flush()
-
-
-if __name__ == "__main__":
-    _child(sys.argv[1], int(sys.argv[2]))
