@@ -267,11 +267,33 @@ def _office_markdown(data: bytes, kind: DocumentType) -> dict[str, Any]:
     except MemoryError:
         raise
     except Exception as error:  # markitdown wraps every parser's failure differently
+        if _ran_out_of_memory(error):
+            raise MemoryError from None  # the sandbox names the bound that was hit
         raise ConversionError(
             f"cannot read the {kind.value.upper()} file ({type(error).__name__}); it may be "
             "damaged or password-protected: re-save it unprotected and try again"
         ) from None
     return {"markdown": result.markdown or "", "title": result.title or ""}
+
+
+def _ran_out_of_memory(error: BaseException) -> bool:
+    """Whether a MemoryError lies under ``error``: in its chain, or in one of markitdown's
+    conversion attempts."""
+    seen: set[int] = set()
+    pending: list[BaseException] = [error]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, MemoryError):
+            return True
+        pending += [e for e in (current.__cause__, current.__context__) if e is not None]
+        for attempt in getattr(current, "attempts", None) or ():
+            info = getattr(attempt, "exc_info", None)
+            if info and isinstance(info[1], BaseException):
+                pending.append(info[1])
+    return False
 
 
 def _bounds(limits: Limits) -> Bounds:
