@@ -47,8 +47,10 @@ def main() -> None:
         ids = tokenizer.encode(text)
         return str(tokenizer.decode(ids[-n:])) if n < len(ids) else text
 
-    rows = []
-    for kind in ("prose", "log"):
+    print(f"Chunking time by text length ({stamp()}; {chunking.__file__})\n")
+    header = ("text", "MB", "seconds", "MB/s", "chunks")
+    print_table(header, [])
+    for kind in ("log", "prose"):
         for size in (float(s) for s in args.sizes.split(",")):
             if size > args.max_mb:
                 continue
@@ -57,9 +59,9 @@ def main() -> None:
             started = time.perf_counter()
             drafts = chunking.chunk_markdown(text, tokenizer.count, tail)
             seconds = time.perf_counter() - started
-            rows.append((kind, f"{size:g}", f"{seconds:.2f}", f"{size / seconds:.2f}", len(drafts)))
-    print(f"Chunking time by text length ({stamp()}; {chunking.__file__})\n")
-    print_table(("text", "MB", "seconds", "MB/s", "chunks"), rows, numeric_right=True)
+            row = (kind, f"{size:g}", f"{seconds:.2f}", f"{size / seconds:.2f}", len(drafts))
+            # A row as soon as it is measured: the largest sizes take minutes.
+            print("| " + " | ".join(str(cell) for cell in row) + " |", flush=True)
 
 
 if __name__ == "__main__":
