@@ -305,13 +305,13 @@ def _token_pieces(text: str, count: TokenCount, tail: TokenTail, size: int) -> l
     in the text's length (a 50 MB log without a full stop took a day when each cut re-read
     the rest)."""
     pieces: list[str] = []
-    rest = text
+    start = 0  # where what is left begins (never sliced off: copying the rest is quadratic)
     width = max(64, size * _CHARS_PER_TOKEN)
-    while rest:
-        window = rest[:width]
+    while start < len(text):
+        window = text[start : start + width]
         tokens = count(window)
         if tokens <= size:
-            if len(window) == len(rest):
+            if start + len(window) >= len(text):
                 break
             width *= 2
             continue
@@ -320,10 +320,10 @@ def _token_pieces(text: str, count: TokenCount, tail: TokenTail, size: int) -> l
         if not head:
             break
         pieces.append(head)
-        rest = rest[len(head) :]
+        start += len(head)
         width = max(64, size * _CHARS_PER_TOKEN)
-    if rest or not pieces:
-        pieces.append(rest)
+    if start < len(text) or not pieces:
+        pieces.append(text[start:])
     return pieces
 
 
