@@ -46,14 +46,16 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
         if holds_sqlite(path):
             # Before any connection: SQLite would fold a cut-short log into the file on close.
             raise_if_damaged(path, pages=path.stat().st_size <= QUICK_CHECK_BYTES)
-        if str(path) != ":memory:" and path.parent.is_dir() and not path.is_dir():
-            # SQLite gives the -wal and -shm files the database file's mode.
+        on_disk = str(path) != ":memory:" and path.parent.is_dir() and not path.is_dir()
+        if on_disk:
+            # Owner-only from the first byte; SQLite gives -wal and -shm the file's mode.
             create_private_file(path)
-            tighten(path, None)
         self._db = SqliteConnection(path)
         self._dialect = SQLITE_ROWS
         self._vectors_ready: bool | None = None
         self._migrate()
+        if on_disk:  # a memoryd store: another program's file is never touched
+            tighten(path, None)
         self.entities = SqliteEntityIndex(self._db)
         self.memories = SqliteMemoryRecords(self._db, self, self.entities)
         self.audit = AuditRows(self._db, SQLITE_ROWS)
