@@ -10,6 +10,7 @@ from .llm import Gateway, routes_of
 from .promotion import PromotionPolicy
 from .service import MemoryService
 from .settings import Settings
+from .storage.file_modes import private_home, tighten
 from .storage.protocols import Store
 from .storage.sqlite import SqliteStore
 
@@ -22,8 +23,9 @@ def open_store(settings: Settings, *, create: bool) -> Store:
         return PostgresStore(settings.db, create=create)
     path = Path(settings.db)
     # Only memoryd's own home is created on demand; a typo in --db must not grow directories.
-    if create and path.parent == settings.home:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    if path.parent == settings.home and (create or settings.home.is_dir()):
+        private_home(settings.home)
+        tighten(None, settings.home)
     return SqliteStore(path, create=create)
 
 

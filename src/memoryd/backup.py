@@ -21,6 +21,7 @@ from .errors import InvalidInputError, StoreDamagedError, StoreUnavailableError
 from .full_disk import full_disk_reported
 from .portability import Summary, export_store
 from .settings import Settings
+from .storage.file_modes import open_private
 from .storage.protocols import Store
 from .storage.sqlite import SqliteStore
 
@@ -82,7 +83,7 @@ def make_backup(store: Store, target: Path) -> BackupResult:
                 finally:
                     copy.close()
             else:
-                with partial.open("w", encoding="utf-8") as handle:
+                with os.fdopen(open_private(partial), "w", encoding="utf-8") as handle:
                     summary = export_store(store, handle, with_vectors=True)
                 result = BackupResult(
                     target, "export", summary.counts.get("memory", 0),

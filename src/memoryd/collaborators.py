@@ -28,7 +28,7 @@ from .promotion import PromotionPolicy
 from .proposals import MAX_CONTENT_CHARS
 from .recall import RecallPolicy
 from .storage.protocols import EmbeddingSignature, Store
-from .textutil import has_lone_surrogate
+from .textutil import has_lone_surrogate, strip_controls
 from .tokens import TokenCodec
 
 if TYPE_CHECKING:
@@ -117,10 +117,12 @@ def require_status(memory: Memory, allowed: Sequence[Status], action: str) -> No
 
 
 def clean_text(text: str, what: str) -> str:
-    """``text`` stripped, or a clear error when it is empty, too long or not valid Unicode."""
+    """``text`` stripped of surrounding space and of control characters, bidi overrides and
+    NUL (never stored: they could hide the text from the owner in a terminal), or a clear error
+    when it is empty, too long or not valid Unicode."""
     if has_lone_surrogate(text):
         raise InvalidInputError(f"{what} holds invalid Unicode (a lone surrogate)")
-    cleaned = text.strip()
+    cleaned = strip_controls(text).strip()
     if not cleaned:
         raise InvalidInputError(f"{what} is empty; give the text to remember")
     if len(cleaned) > MAX_CONTENT_CHARS:

@@ -83,6 +83,7 @@ def run_doctor(settings: Settings) -> list[Check]:
             routes[upstream.operation] = upstream
     except MemorydError as error:
         routes, broken = {}, Check("llm", False, str(error), CONFIG_HINT)
+    files = _files_check(settings)  # before anything opens (and so tightens) the store
     groups: dict[tuple[Any, ...], list[str]] = {}
     for operation, route in routes.items():
         identity = (route.provider, route.model, route.base_url, route.api_key)
@@ -94,13 +95,15 @@ def run_doctor(settings: Settings) -> list[Check]:
     ]
     tasks += [_pinger(routes[ops[0]]) for ops in groups.values()]
     caption = routes.get("caption")
+    if caption is not None and caption.inherited_model:
+        caption = None  # pictures are OCR'd: the default model is never sent them
     if caption is not None:
         tasks.append(lambda: _vision_check(caption))
     _import_clients()
     with ThreadPoolExecutor(max_workers=len(tasks)) as pool:
         results = [future.result() for future in [pool.submit(task) for task in tasks]]
     (store, signature), embedder, tokenizer = results[0], results[1], results[2]
-    checks = [store, embedder, tokenizer]
+    checks = [store, *files, embedder, tokenizer]
     checks += _mismatch(settings, signature, embedder)
     answers = list(zip(groups.values(), results[3 : 3 + len(groups)], strict=True))
     if broken is not None:
@@ -115,6 +118,18 @@ def run_doctor(settings: Settings) -> list[Check]:
             )
         )
     checks += _route_checks(routes, answers)
+    if "caption" in routes and routes["caption"].inherited_model:
+        checks.append(
+            Check(
+                "llm caption",
+                True,
+                "pictures in documents are read with local OCR; the default model is not sent "
+                "images (it may not read them)",
+                "to caption pictures, set a model that reads images: `memoryd config set "
+                "llm.caption.model qwen2.5vl`",
+                level="info",
+            )
+        )
     caption_failed = any("caption" in ops and answer.problem for ops, answer in answers)
     if caption is not None and not caption_failed:
         checks.append(results[-1])
@@ -165,6 +180,29 @@ def _store_check(settings: Settings) -> tuple[Check, Any]:
         detail = str(StoreDamagedError(Path(settings.db), finding))
     step = "restore a backup (`memoryd restore`)" if problems else None
     return Check("store", not problems, detail, step), signature
+
+
+def _files_check(settings: Settings) -> list[Check]:
+    """Whether other accounts could read memoryd's files; loose ones are made owner-only."""
+    from .storage.file_modes import loose_files, tighten
+
+    store = None if settings.is_postgres else Path(settings.db)
+    home = settings.home if settings.home.is_dir() else None
+    loose = loose_files(store, home)
+    if not loose:
+        return []
+    tighten(store, home)
+    named = ", ".join(f"{path} (mode {mode:o})" for path, mode in loose)
+    return [
+        Check(
+            "files",
+            True,
+            f"other accounts on this machine could read {named}; made them owner-only now "
+            "(files 0600, home 0700)",
+            "check who else may have read them; keep memoryd's home private",
+            level="warn",
+        )
+    ]
 
 
 def _embedder_check(settings: Settings) -> Check:

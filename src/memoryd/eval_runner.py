@@ -29,6 +29,7 @@ from .evalset import (
 from .ids import resolve_prefix
 from .model import Status
 from .retriever import Retriever
+from .screening import screened_field
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class OwnerEval:
         """See :meth:`memoryd.service.MemoryService.eval_add`."""
         parts = self.parts
         at = parts.now(now)
+        question = screened_field(question, "evaluation question")
         expected_ids = [self._resolve_memory(i) for i in expected]
         noise_ids = [self._resolve_memory(i) for i in noise]
         evals = parts.store.evals

@@ -12,7 +12,7 @@ from typing import Any
 
 from .clock import from_db, to_db
 from .collaborators import Collaborators
-from .errors import InvalidInputError, StoreUnavailableError
+from .errors import InvalidInputError, InvalidOperationError, StoreUnavailableError
 from .extraction import (
     BACKLOG_TRIGGERS,
     LIVE_TRIGGERS,
@@ -197,6 +197,25 @@ class ExtractionQueue:
             raise InvalidInputError(f"no job with id {job_id!r}")
         return found
 
+    def retry(self, job_id: str, now: datetime | None) -> Job:
+        """Queue a failed (or waiting) job again, due now, with its attempts counted afresh;
+        a clear error when it is running, done, or failed without the content to run again."""
+        store = self.parts.store
+        at = self.parts.now(now)
+        with store.transaction():
+            job = self.job(job_id)
+            if job.status is JobStatus.FAILED and not job.payload:
+                raise InvalidOperationError(
+                    f"job {job_id} failed for good ({job.last_error}) and kept nothing to run "
+                    "again; only jobs that failed because an endpoint was away can be retried"
+                )
+            if not store.jobs.requeue(job.id, at):
+                raise InvalidOperationError(
+                    f"job {job_id} is {job.status.value}; only a failed or waiting job can be "
+                    "retried"
+                )
+            return self.job(job.id)
+
     def _enqueue(self, kind: str, payload: dict[str, Any], now: datetime | None) -> Observation:
         if not self.parts.gateway.configured("extract"):
             return Observation(False, None, off_notice("extraction"))
@@ -232,7 +251,8 @@ class ExtractionQueue:
             retry_at = self.parts.retry_policy.next_attempt(job.attempts, at)
             with store.transaction():
                 if retry_at is None:
-                    store.jobs.fail(job.id, str(error), at)
+                    # Kept for `memoryd jobs retry` once the endpoint is back.
+                    store.jobs.fail(job.id, str(error), at, keep_payload=True)
                 else:
                     store.jobs.retry(job.id, str(error), retry_at)
             log.warning("extraction job %s: %s (attempt %d)", job.id, error, job.attempts)

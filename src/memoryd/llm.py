@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
+from urllib.parse import urlsplit
 
 from .endpoint_calls import (
     ONE_MIB,
@@ -95,6 +96,9 @@ class Route:
     # Where the key came from, in words (never the key): "MEMORYD_LLM_API_KEY", "the file
     # ~/.keys/llm (llm.api_key_file in /…/memoryd.toml)"; None without a key.
     key_source: str | None = field(default=None, compare=False)
+    # The model came from the default route (llm.model), not from this operation's own
+    # setting: for captions that means nobody chose a model that reads images.
+    inherited_model: bool = field(default=False, compare=False)
 
     def describe(self) -> str:
         """A one-line description without the key."""
@@ -152,7 +156,8 @@ def routes_of(settings: SettingValues) -> dict[str, Route]:
     for operation in OPERATIONS:
         route = _route_of(settings, operation)
         if route is not None:
-            routes[operation] = route
+            own = settings.setting(f"llm.{operation}.model") is not None
+            routes[operation] = replace(route, inherited_model=not own)
     return routes
 
 
@@ -467,10 +472,27 @@ def _describe_failure(route: Route, error: Exception) -> str:
     attempts = attempts_of(error)
     tried = "once" if attempts == 1 else f"{attempts} times"
     # Why not str(error): provider messages can echo request details; ours never hold the key.
+    if "Connection" in kind and "Timeout" not in kind:
+        # Refused at once, not a slow answer: the timeout says nothing; where to look does.
+        url = route.base_url or "the provider's endpoint"
+        return (
+            f"the {route.operation} LLM route cannot reach {url} (tried {tried}): "
+            f"{unreachable_hint(url)}; {route.describe()}"
+        )
     return (
         f"the {route.operation} LLM route failed ({detail}; tried {tried} within its "
         f"{route.timeout:g} s timeout): {route.describe()}"
     )
+
+
+OLLAMA_PORT = 11434
+
+
+def unreachable_hint(url: str) -> str:
+    """What to check when nothing answers at ``url`` (Ollama named when it is its port)."""
+    if urlsplit(url).port == OLLAMA_PORT:
+        return f"is Ollama running? Start it with `ollama serve` (tried {url})"
+    return f"is the server running? (tried {url})"
 
 
 class Gateway:

@@ -349,8 +349,12 @@ def _document_json(document: Document) -> dict[str, Any]:
 
 def _document_from(record: dict[str, Any]) -> Document:
     try:
-        # Exports written before documents had metadata carry none.
-        values = [record.get(f) if f == "metadata" else record[f] for f in _DOCUMENT_FIELDS]
+        # Exports written before documents had metadata carry none; exports made before
+        # redaction counts have none (nothing was counted then).
+        defaults = {"metadata": None, "redactions": 0}
+        values = [
+            record.get(f, defaults[f]) if f in defaults else record[f] for f in _DOCUMENT_FIELDS
+        ]
         return document_from_row(values, _required)
     except KeyError as missing:
         raise ImportError_(f"a document record has no {missing}") from None

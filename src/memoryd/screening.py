@@ -8,7 +8,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from .textutil import fold_text
+from .errors import CredentialRefusedError
+from .textutil import fold_text, strip_controls
 
 # Instruction and secret markers. A memory that contains one may change how the assistant
 # behaves or holds something private, so it always waits for the owner.
@@ -150,6 +151,20 @@ def _find_credential(text: str) -> CredentialMatch | None:
     return None
 
 
+def screened_field(text: str, what: str) -> str:
+    """An owner-supplied text the store keeps beside memories (a document title, an evaluation
+    question, a collection name): without control characters, and refused when it holds a
+    credential, as a memory would be."""
+    cleaned = strip_controls(text).strip()
+    credential = find_credential(cleaned)
+    if credential is not None:
+        raise CredentialRefusedError(
+            f"refusing to store this {what}: it looks like a {credential.label}. memoryd never "
+            "stores credentials; keep secrets in a password manager"
+        )
+    return cleaned
+
+
 def redact_credentials(text: str, replacement: str = "[credential removed]") -> str:
     """``text`` with every credential-like span replaced, so a turn that pastes a secret can be
     queued, shown to the model and logged without the secret. A secret disguised with
@@ -158,6 +173,24 @@ def redact_credentials(text: str, replacement: str = "[credential removed]") -> 
     if not redacted.isascii() and _find_credential(fold_text(redacted)) is not None:
         redacted = _redact(fold_text(redacted), replacement)
     return redacted
+
+
+_PEM_BLOCK = re.compile(
+    r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----.*?(?:-----END \1-----|\Z)", re.S
+)
+REDACTED = "[credential removed]"
+
+
+def redact_counted(text: str) -> tuple[str, int]:
+    """``text`` with every credential redacted as :func:`redact_credentials` does (a private
+    key's whole armoured block, not only its first line), and how many were."""
+    if REDACTED in text:
+        # A count by difference needs a marker the text does not already hold.
+        text = text.replace(REDACTED, "[credential-removed]")
+    blocks = len(_PEM_BLOCK.findall(text))
+    text = _PEM_BLOCK.sub(REDACTED, text)
+    redacted = redact_credentials(text, REDACTED)
+    return redacted, blocks + redacted.count(REDACTED) - text.count(REDACTED)
 
 
 def _redact(text: str, replacement: str) -> str:

@@ -53,7 +53,7 @@ def write_record(home: Path, record: ServerRecord) -> Path:
     from .settings_file import write_atomically
 
     path = record_path(home)
-    write_atomically(path, json.dumps(record.to_json(), indent=2) + "\n", 0o644)
+    write_atomically(path, json.dumps(record.to_json(), indent=2) + "\n", 0o600)
     return path
 
 

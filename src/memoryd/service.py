@@ -121,7 +121,9 @@ class MemoryService(CollaboratorAccess):
         # A store whose fact slots were keyed before canonical forms is re-slotted once.
         reslot_if_needed(self.parts)
         images = (lambda: image_reader) if image_reader is not None else self._image_reader
-        self.kb = KnowledgeBase(store, embedder, self.parts.tokenizer, images, clock=clock, ids=ids)
+        self.kb = KnowledgeBase(
+            store, embedder, self.parts.tokenizer, images, clock=clock, ids=ids, home=home
+        )
         self.writer = MemoryWriter(self.parts)
         self.review = OwnerReview(self.parts)
         self.forgetting = Forgetting(self.parts)
@@ -543,6 +545,12 @@ class MemoryService(CollaboratorAccess):
     def job(self, job_id: str) -> Job:
         """One job, or a clear error."""
         return self.worker.queue.job(job_id)
+
+    def retry_job(self, job_id: str, *, now: datetime | None = None) -> Job:
+        """Queue a failed (or waiting) job again, due now (``memoryd jobs retry``)."""
+        job = self.worker.queue.retry(job_id, now)
+        self.worker.wake.set()
+        return job
 
     def work(
         self,

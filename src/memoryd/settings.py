@@ -132,6 +132,8 @@ KEYS: dict[str, Key] = {
         Key("serve.port", "port", "the port memoryd serve listens on", flag="--port"),
         Key("serve.daily_at", "daily_at", "local time (HH:MM) of the daily consolidation",
             flag="--daily-at"),
+        Key("serve.allowed_hosts", "text", "host names memoryd serve answers to besides "
+            "loopback and its own address (comma-separated; * for any)"),
         *_route_keys("llm", LLM_FIELDS, ("openai", "anthropic")),
         *[
             key
@@ -197,7 +199,9 @@ class Settings(SettingValues):
         hours, minutes = (int(part) for part in daily.split(":"))
         # Without a tz setting the daily time is read on the machine's clock.
         zone = self.zone if "tz" in self.values else system_zone()
-        return ServeSettings(host, port, time(hours, minutes), daily, zone)
+        names = str(self._checked("serve.allowed_hosts", ""))
+        hosts = tuple(part for part in names.replace(",", " ").split() if part)
+        return ServeSettings(host, port, time(hours, minutes), daily, zone, hosts)
 
     def _checked(self, key: str, default: Any) -> Any:
         found = self.values.get(key)
@@ -215,6 +219,8 @@ class ServeSettings:
     daily_at: time
     daily_at_text: str
     zone: tzinfo
+    # Host names the server answers to besides loopback and its own address.
+    allowed_hosts: tuple[str, ...] = ()
 
 
 def is_postgres_url(location: str) -> bool:
@@ -423,7 +429,7 @@ def key_summary() -> str:
     """Every key, compactly: ``db, tz, serve.{host,port,daily_at}, llm.{…}, …``."""
     llm = ",".join(LLM_FIELDS)
     return (
-        "db, tz, serve.{host,port,daily_at}, "
+        "db, tz, serve.{host,port,daily_at,allowed_hosts}, "
         f"llm.{{{llm}}}, llm.{{{','.join((*OPERATIONS, CHAT_ROUTE))}}}.{{{llm}}}, "
         f"embed.{{{','.join(EMBED_FIELDS)}}}, proxy.{{enabled,inject,observe,budget}}"
     )

@@ -5,8 +5,8 @@ so comments and layout survive. The edited text is parsed again and must give ex
 document intended; when it does not (the key sat in an inline table, a dotted key or a
 multi-line value), the whole file is written anew from the parsed document, which keeps every
 value but loses comments, and the change says so. The file is replaced atomically (a
-temporary file, then a rename) and is made readable by its owner only (0600) when it holds a
-secret: an API key, or a store URL with a password.
+temporary file, then a rename) and is readable by its owner only (0600), whatever the umask;
+the change says when it holds a secret: an API key, or a store URL with a password.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import copy
 import math
 import os
 import re
-import stat
 import tempfile
 import tomllib
 from collections.abc import Mapping
@@ -33,8 +32,8 @@ from .settings import (
     read_document,
     unknown_key_message,
 )
+from .storage.file_modes import private_home
 
-NEW_FILE_MODE = 0o644
 SECRET_FILE_MODE = 0o600
 
 _HEADER = re.compile(r"^\s*\[\s*([A-Za-z0-9_\-]+(?:\s*\.\s*[A-Za-z0-9_\-]+)*)\s*\]\s*(?:#.*)?$")
@@ -200,8 +199,8 @@ def _is_header(line: str) -> bool:
 
 
 def _mode_for(path: Path, secret: bool) -> int:
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else NEW_FILE_MODE
-    return SECRET_FILE_MODE if secret else mode
+    # Settings name the store and the routes the owner uses: theirs alone, secret or not.
+    return SECRET_FILE_MODE
 
 
 def holds_secrets(document: Mapping[str, Any]) -> bool:
@@ -219,7 +218,8 @@ def holds_secrets(document: Mapping[str, Any]) -> bool:
 def write_atomically(path: Path, text: str, mode: int) -> None:
     """Replace ``path`` with ``text`` in one rename: a reader sees the old file or the new,
     never half of one. The temporary file has ``mode`` before any byte is written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.parent.is_dir():
+        private_home(path.parent)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(descriptor, mode)

@@ -185,8 +185,9 @@ def failing_notices(
         model, base_url = extract
         where = f"{model} @ " + (base_url or "the provider's endpoint")
         if health["retrying"]:
+            tried = f" (last tried {health['failing_at']})" if health.get("failing_at") else ""
             notices.append(
-                f"extraction route {where} failing (last tried {health['failing_at']}): "
+                f"extraction route {where} failing{tried}: "
                 f"{health['last_error']}; {health['retrying']} jobs wait to retry"
             )
         elif health["last_failure_at"]:

@@ -86,3 +86,34 @@ def has_lone_surrogate(value: Any) -> bool:
     if isinstance(value, list | tuple):
         return any(has_lone_surrogate(item) for item in value)
     return False
+
+
+# Characters a terminal or a text renderer acts on instead of showing: C0 controls but tab and
+# newline (ESC starts the sequences that erase a line or retitle the window), DEL, C1 controls
+# (U+009B is a one-character ESC [), and the bidirectional overrides, embeddings, isolates and
+# marks that make text read differently from how it is stored.
+_BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+CONTROL_POINTS = frozenset(
+    [*(c for c in range(0x20) if c not in (0x09, 0x0A)), 0x7F, *range(0x80, 0xA0), *_BIDI]
+)
+_STRIPPED: dict[int, None] = dict.fromkeys(CONTROL_POINTS)
+_VISIBLE = {point: f"\\u{point:04x}" for point in CONTROL_POINTS}
+_CONTROL = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(CONTROL_POINTS)) + "]")
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without control characters, bidi overrides or NUL (a CR-LF line end becomes a
+    newline); what the store keeps of any text written into it."""
+    if _CONTROL.search(text) is None:
+        return text
+    return text.replace("\r\n", "\n").translate(_STRIPPED)
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with every control character, bidi override and NUL shown as ``\\uXXXX``
+    (tab and newline kept): what a terminal is given, so stored text can neither move the
+    cursor, erase a line nor reorder what the owner reads. In JSON the escape reads back as
+    the same character."""
+    if _CONTROL.search(text) is None:
+        return text
+    return text.translate(_VISIBLE)

@@ -39,6 +39,7 @@ from .promotion import (
 from .results import WriteResult
 from .screening import find_credential
 from .slot_vocabulary import SlotVocabulary
+from .textutil import strip_controls, visible_controls
 
 if TYPE_CHECKING:
     from .embedding import Vector
@@ -95,7 +96,9 @@ class MemoryWriter:
             subject=_stripped(asked.subject),
             predicate=_stripped(asked.predicate),
             object=_stripped(asked.object),
-            entities=tuple(dict.fromkeys(e.strip() for e in asked.entities if e.strip()))
+            entities=tuple(
+                dict.fromkeys(n for n in (strip_controls(e).strip() for e in asked.entities) if n)
+            )
             or extract_entities(content),
             occurred_at=asked.occurred_at or (at if kind is Kind.EVENT else None),
             importance=asked.importance or (Importance.MEDIUM if kind is Kind.LESSON else None),
@@ -127,6 +130,7 @@ class MemoryWriter:
     ) -> list[WriteResult]:
         """Let the promotion policy decide each proposal, all in one transaction;
         ``tainted_by`` says why the source text is suspect (then nothing activates alone)."""
+        proposals = [_without_controls(p) for p in proposals]
         vectors = self.parts.embed([p.content for p in proposals])
         results: list[WriteResult] = []
         source = provenance.source
@@ -161,7 +165,7 @@ class MemoryWriter:
             require_status(old, (Status.PENDING, Status.ACTIVE), "edit")
             if old.purged_at is not None:
                 raise InvalidOperationError(f"memory {memory_id} was purged and cannot be edited")
-            new_object = object.strip() if object else _carried_object(old, content)
+            new_object = _stripped(object) or _carried_object(old, content)
             new = ledger.successor(
                 old,
                 at,
@@ -315,8 +319,24 @@ class MemoryWriter:
         )
 
 
+def _without_controls(proposal: Proposal) -> Proposal:
+    """A proposal as the store may keep it: no control characters, bidi overrides or NUL in
+    any of its texts (a text of nothing else keeps them shown as ``\\uXXXX``)."""
+    content = strip_controls(proposal.content).strip()
+    return replace(
+        proposal,
+        content=content or visible_controls(proposal.content).strip(),
+        subject=_stripped(proposal.subject),
+        predicate=_stripped(proposal.predicate),
+        object=_stripped(proposal.object),
+        entities=tuple(
+            dict.fromkeys(n for n in (strip_controls(e).strip() for e in proposal.entities) if n)
+        ),
+    )
+
+
 def _stripped(text: str | None) -> str | None:
-    return text.strip() if text else None
+    return (strip_controls(text).strip() or None) if text else None
 
 
 def _carried_object(old: Memory, new_content: str) -> str | None:

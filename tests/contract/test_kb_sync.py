@@ -153,10 +153,10 @@ def test_links_out_of_the_folder_or_into_the_home_are_never_read(
     report = service.sync.run_pass(source, now=NOW)
     assert report.added == 1
     reasons = {f.file.path: f.file.reason or "" for f in service.sync.files(source.id)}
-    assert "out of the folder" in reasons["diary.md"]
-    assert "out of the folder" in reasons["elsewhere/"]
+    assert "outside the folder" in reasons["diary.md"]
+    assert "outside the folder" in reasons["elsewhere/"]
     assert "synced as itself" in reasons["alias.md"]
-    assert "memoryd's home" in reasons["home/exports/"]
+    assert "memoryd's own home" in reasons["home/exports/"]
     assert "combination" not in _texts(service, "safe combination blue book")
     with pytest.raises(InvalidInputError, match="home"):
         service.sync.add(str(home / "exports"), now=NOW)

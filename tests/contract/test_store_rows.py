@@ -192,3 +192,34 @@ def test_leases_and_settings_hold_times_in_any_zone(service: MemoryService) -> N
     store.set_meta("note", "ünïcödé")
     assert store.get_meta("note") == "ünïcödé"
     assert store.meta_items()["note"] == "ünïcödé"
+
+
+def test_a_job_given_up_on_keeps_its_payload_when_asked_and_can_be_queued_again(
+    service: MemoryService,
+) -> None:
+    store = service.store
+    kept = Job("job_kept", "extract", {"turns": ["Grüße"]}, JobStatus.QUEUED, 0, AT, AT)
+    dropped = Job("job_dropped", "extract", {"turns": ["secret"]}, JobStatus.QUEUED, 0, AT, AT)
+    later = AT + timedelta(hours=1)
+    with store.transaction():
+        store.jobs.enqueue(kept)
+        store.jobs.enqueue(dropped)
+        store.jobs.claim(["extract"], AT, lease_seconds=60)
+        store.jobs.claim(["extract"], AT, lease_seconds=60)
+        store.jobs.fail(kept.id, "cannot reach the model", AT, keep_payload=True)
+        store.jobs.fail(dropped.id, "broken answer", AT)
+    assert store.jobs.get(kept.id).payload == {"turns": ["Grüße"]}  # type: ignore[union-attr]
+    assert store.jobs.get(dropped.id).payload == {}  # type: ignore[union-attr]
+
+    with store.transaction():
+        assert store.jobs.requeue(kept.id, later) is True
+    again = store.jobs.get(kept.id)
+    assert again is not None
+    assert (again.status, again.attempts, again.next_attempt_at, again.claimed_at) == (
+        JobStatus.QUEUED, 0, later, None,
+    )  # fmt: skip
+    assert again.finished_at is None and again.last_error == "cannot reach the model"
+    with store.transaction():
+        claimed = store.jobs.claim(["extract"], later, lease_seconds=60)
+        assert claimed is not None and claimed.id == kept.id
+        assert store.jobs.requeue(kept.id, later) is False  # running: not queued twice

@@ -251,19 +251,18 @@ def _dated_requests(instant: str, memory_id: str) -> list[tuple[str, dict[str, A
     """Every route that takes an instant, with ``instant`` in it."""
     tag = f"({instant})"
     return [
-        ("/v1/memories", {"content": f"Owner rowed across the Douro {tag}", "now": instant}),
+        ("/v1/memories", {"content": f"Owner rowed across the Douro {tag}"}),
         ("/v1/memories", {"content": f"Owner rowed to Gaia {tag}", "kind": "event",
                           "occurred_at": instant}),
         ("/v1/propose", {"memories": [{**_EVENT, "content": f"Rowed at dusk {tag}",
-                                       "occurred_at": instant}], "now": instant}),
-        ("/v1/recall", {"message": "Where did the owner row?", "now": instant}),
-        ("/v1/search", {"query": "owner rowed", "now": instant}),
+                                       "occurred_at": instant}]}),
+        ("/v1/recall", {"message": f"Where did the owner row on {instant}?"}),
+        ("/v1/search", {"query": f"owner rowed {instant}"}),
         ("/v1/search", {"query": "owner rowed", "since": instant}),
         ("/v1/search", {"query": "owner rowed", "until": instant}),
-        (f"/v1/memories/{memory_id}/reconfirm", {"now": instant}),
-        ("/v1/consolidate", {"dry_run": True, "now": instant}),
-        ("/v1/observe", {"user": f"I rowed today {tag}", "now": instant}),
-        ("/v1/mission", {"title": "Row", "outcome": f"rowed {tag}", "now": instant}),
+        (f"/v1/memories/{memory_id}/reconfirm", {}),
+        ("/v1/observe", {"user": f"I rowed today {tag}", "at": instant}),
+        ("/v1/mission", {"title": "Row", "outcome": f"rowed {tag}", "finished_at": instant}),
     ]  # fmt: skip
 
 

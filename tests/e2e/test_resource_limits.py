@@ -69,7 +69,7 @@ def test_idle_connections_and_a_trickled_body_do_not_starve_a_recall(tmp_path: P
         stop = threading.Event()
         slow = socket.create_connection(("127.0.0.1", server.port))
         slow.sendall(
-            b"POST /v1/recall HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"POST /v1/recall HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             + f"Authorization: Bearer {token}\r\n".encode()
             + b"Content-Length: 1000\r\n\r\n{"
         )

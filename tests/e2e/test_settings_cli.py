@@ -126,11 +126,12 @@ def test_bad_keys_and_values_are_refused_and_change_nothing(cli: Cli) -> None:
     port = cli.fails("config", "set", "serve.port", "http")
     url = cli.fails("config", "set", "embed.base_url", "localhost:11434")
 
-    assert "did you mean 'llm.model'" in unknown and "serve.{host,port,daily_at}" in unknown
+    assert "did you mean 'llm.model'" in unknown
+    assert "serve.{host,port,daily_at,allowed_hosts}" in unknown
     listed = {key["key"]: key for key in cli.json("config", "keys")}
-    # db, tz, serve.*; 8 settings for the default route, each of 4 operations and the chat
+    # db, tz, serve.* (4); 8 settings for the default route, each of 4 operations and the chat
     # proxy's upstream; 9 for embed; 5 for the chat proxy.
-    assert len(listed) == 5 + 8 * 6 + 9 + 5
+    assert len(listed) == 6 + 8 * 6 + 9 + 5
     assert listed["llm.extract.structured"]["env"] == "MEMORYD_LLM_EXTRACT_STRUCTURED"
     assert listed["serve.port"]["env"] == "MEMORYD_SERVE_PORT"
     assert listed["serve.port"]["flag"] == "--port"

@@ -128,7 +128,7 @@ def test_symlinks_out_of_the_folder_or_into_the_home_are_refused(tmp_path: Path)
     (root / "loop").symlink_to(root / "loop")
 
     assert refuse_reason(root / "in.md", root, home) is None
-    assert "out of the folder" in (refuse_reason(root / "out.md", root, home) or "")
+    assert "outside the folder" in (refuse_reason(root / "out.md", root, home) or "")
     assert refuse_reason(root / "home", root, home) is not None
     assert refuse_reason(root / "loop", root, home) is not None
     assert "home" in (refuse_reason(home, home, home) or "")

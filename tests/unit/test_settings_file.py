@@ -77,11 +77,11 @@ def test_a_key_that_cannot_be_edited_in_place_rewrites_the_file_from_its_values(
     assert tomllib.loads(path.read_text()) == {"llm": {"model": "a", "extract": {"model": "c"}}}
 
 
-def test_the_file_is_the_owners_alone_once_it_holds_a_secret(tmp_path: Path) -> None:
+def test_the_file_is_the_owners_alone_secret_or_not(tmp_path: Path) -> None:
     path = tmp_path / "home" / "memoryd.toml"
 
     plain = set_value(path, "llm.model", "m")
-    assert mode_of(path) == 0o644 and not plain.holds_secret
+    assert mode_of(path) == 0o600 and not plain.holds_secret
     keyed = set_value(path, "llm.caption.api_key", "sk-secret")
     assert mode_of(path) == 0o600 and keyed.holds_secret
     unset_value(path, "llm.caption.api_key")

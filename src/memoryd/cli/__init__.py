@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 
 import click
 
@@ -29,7 +30,7 @@ from . import (
     status,
     store,
 )
-from .common import ErrorMappingGroup
+from .common import RAW_OUTPUT_COMMANDS, ErrorMappingGroup, VisibleControls
 
 
 @click.group(cls=ErrorMappingGroup)
@@ -49,6 +50,15 @@ def main(ctx: click.Context, db: str | None) -> None:
         format="memoryd %(levelname)s %(name)s: %(message)s",
     )
     ctx.obj = {"db": db}
+    if ctx.invoked_subcommand not in RAW_OUTPUT_COMMANDS and not isinstance(
+        sys.stdout, VisibleControls
+    ):
+        # Stored text may hold what a terminal acts on (erase the line, retitle the window):
+        # everything printed shows such characters as \uXXXX instead.
+        sys.stdout = VisibleControls(sys.stdout)
+        # And click must not drop escape sequences itself when output is piped: shown as
+        # text, the owner sees the same in a terminal, a pager or a file.
+        ctx.color = True
 
 
 for _command in (

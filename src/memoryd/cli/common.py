@@ -23,6 +23,7 @@ from ..errors import (
     SyncSourceNotFoundError,
 )
 from ..settings import resolve_settings
+from ..textutil import visible_controls
 
 if TYPE_CHECKING:
     from ..model import AuditEntry, Memory
@@ -50,6 +51,28 @@ EXIT_HELP = (
 )
 
 
+# The MCP server speaks JSON-RPC on standard output: its bytes are the protocol's.
+RAW_OUTPUT_COMMANDS = ("mcp",)
+
+
+class VisibleControls:
+    """A text stream that shows control characters, bidi overrides and NUL as ``\\uXXXX``
+    (tab and newline pass): every command's output goes through it, so a stored text can
+    never erase, overwrite or reorder what the owner reads in a terminal. JSON output stays
+    valid and means the same (``\\u001b`` is the escape JSON itself uses)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        """Write ``text`` with its control characters shown."""
+        self._stream.write(visible_controls(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 class ErrorMappingGroup(click.Group):
     """Maps the project's errors to one line on stderr and an exit code, in one place: 2 for
     a usage error (an :class:`InvalidInputError` naming the options at fault), else 1."""
@@ -59,7 +82,7 @@ class ErrorMappingGroup(click.Group):
         try:
             return super().invoke(ctx)
         except MemorydError as error:
-            click.echo(f"error: {cli_message(error)}", err=True)
+            click.echo(f"error: {visible_controls(cli_message(error))}", err=True)
             ctx.exit(exit_code(error))
         except Exception as error:
             damage = _store_damage(ctx, error)

@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ExtractionFailedError, ExtractionOffError
+from ..errors import ExtractionFailedError, ExtractionOffError, MemorydError
 from ..jobs import JobStatus
+from ..settings import masked_location, resolve_settings
 from .common import (
+    db_option_of,
     echo_write_result,
     json_option,
     now_from,
@@ -101,7 +103,7 @@ def _finish_trigger(
         if as_json:
             print_json(observation.to_json())
         else:
-            click.echo(f"queued {observation.job_id}; `memoryd worker` (or serve) extracts it")
+            click.echo(f"queued {observation.job_id}; {_who_runs_jobs()} extracts it")
         return
     reports = service.run_jobs(job_id=observation.job_id, now=now_from(now_text))
     job = reports[0].job if reports else service.job(observation.job_id)
@@ -119,7 +121,7 @@ def _finish_trigger(
     if job.status is not JobStatus.DONE:
         raise ExtractionFailedError(
             f"extraction of job {job.id} did not finish: {job.last_error or job.status.value}; "
-            "it stays queued and `memoryd worker` retries it"
+            f"it stays queued and {_who_runs_jobs()} retries it"
             if job.status is JobStatus.QUEUED
             else f"extraction of job {job.id} failed: {job.last_error}"
         )
@@ -184,12 +186,15 @@ def worker(
             click.echo("stopped")
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 @json_option
 @click.pass_context
 def jobs(ctx: click.Context, limit: int, as_json: bool) -> None:
-    """The newest background jobs, with their state and last error."""
+    """The newest background jobs, with their state and last error; `jobs retry ID` queues a
+    failed one again."""
+    if ctx.invoked_subcommand is not None:
+        return
     with open_store_service(ctx) as service:
         recent = service.admin.recent_jobs(limit)
         counts = service.admin.job_counts()
@@ -203,6 +208,36 @@ def jobs(ctx: click.Context, limit: int, as_json: bool) -> None:
             + _answer_format(job)
             + (f"  {job.last_error}" if job.last_error else "")
         )
+
+
+@jobs.command(name="retry")
+@click.argument("job_id")
+@json_option
+@click.pass_context
+def retry(ctx: click.Context, job_id: str, as_json: bool) -> None:
+    """Queue a failed (or waiting) job again, due now, its attempts counted afresh."""
+    with open_store_service(ctx) as service:
+        job = service.retry_job(job_id)
+    if as_json:
+        print_json(job.to_json())
+        return
+    click.echo(f"job {job.id} ({job.kind}) queued again; {_who_runs_jobs()} runs it")
+
+
+def _who_runs_jobs() -> str:
+    """Who works the queue now: a running ``memoryd serve`` (named by its process), else the
+    commands that would."""
+    from ..server_record import read_record
+
+    try:
+        settings = resolve_settings(db_option_of(click.get_current_context()))
+        state = read_record(settings.home)
+    except (OSError, MemorydError):
+        return "`memoryd serve` or `memoryd worker`"
+    same_store = state.record is not None and state.record.db == masked_location(settings.db)
+    if state.record is not None and state.alive and same_store:
+        return f"the running `memoryd serve` (pid {state.record.pid})"
+    return "`memoryd serve` or `memoryd worker`"
 
 
 def _answer_format(job: Job) -> str:

@@ -78,13 +78,18 @@ def ingest(
     watcher = IngestProgress(sys.stderr, redraw=sys.stderr.isatty()) if shown else None
     with open_store_service(ctx) as service:
         service.kb.limits = replace(service.kb.limits, max_bytes=int(max_size * 1e6))
-        files = service.kb.expand(list(sources))
-        if not files:
+        if not service.kb.expand(list(sources)):
             raise InvalidInputError("nothing to ingest: the folders given hold no files")
         at = now_from(now_text) if now_text else None
         try:
+            # The folders themselves, not their files: each file is judged against its folder.
             results = service.kb.ingest(
-                files, collection=collection, source_type=kind, now=at, wait=wait, watcher=watcher
+                list(sources),
+                collection=collection,
+                source_type=kind,
+                now=at,
+                wait=wait,
+                watcher=watcher,
             )
         finally:
             if watcher is not None:
@@ -264,7 +269,9 @@ def _echo_summary(results: list[IngestResult]) -> None:
         chunks = (
             str(result.document.chunk_count) if result.document and result.outcome == "ok" else ""
         )
-        detail = result.reason or (result.document.title if result.document else "")
+        detail = result.reason or (
+            result.document.title + redacted_note(result.document) if result.document else ""
+        )
         rows.append((result.outcome, chunks, _short(result.source), detail))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
@@ -284,8 +291,16 @@ def _document_line(document: Document) -> str:
         f"{document.id}  {document.status.value:<6} {document.collection:<12} "
         f"{document.source_type.value:<7} {document.chunk_count:>5} chunks  {embedding}"
         f"{document.title}"
-        f"  ({document.source_uri}){error}"
+        f"  ({document.source_uri}){redacted_note(document)}{error}"
     )
+
+
+def redacted_note(document: Document) -> str:
+    """``  2 secrets redacted`` when the document's text held any, else ''."""
+    count = document.redactions
+    if not count:
+        return ""
+    return f"  {count} secret{'s' if count != 1 else ''} redacted"
 
 
 def _short(source: str, width: int = 60) -> str:

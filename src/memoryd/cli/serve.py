@@ -98,6 +98,7 @@ def serve(
             daily_at=chosen.daily_at,
             zone=chosen.zone,
             threads=threads,
+            allowed_hosts=chosen.allowed_hosts,
         )
         started = datetime.now(UTC).isoformat(timespec="seconds")
         pid = os.getpid()

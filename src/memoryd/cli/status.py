@@ -112,9 +112,9 @@ def _route(route: dict[str, Any]) -> str:
 def _health(health: dict[str, Any]) -> str:
     recently = health.get("answered_recently")
     if health.get("retrying"):
+        tried = f"last tried {health['failing_at']}; " if health.get("failing_at") else ""
         return (
-            f"failing: {health['last_error']} (last tried {health.get('failing_at')}; "
-            f"{health['retrying']} jobs waiting to retry)"
+            f"failing: {health['last_error']} ({tried}{health['retrying']} jobs waiting to retry)"
         )
     if recently:
         return f"answered {health['last_answer_at']}"

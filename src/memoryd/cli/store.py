@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import click
 from ..errors import MemorydError, StoreFullError
 from ..full_disk import full_disk_reported
 from ..settings import resolve_settings
+from ..storage.file_modes import open_private
 from .common import db_option_of, json_option, open_store_service, print_json, service_at
 
 
@@ -89,7 +91,10 @@ def export_(ctx: click.Context, out_path: str | None, with_vectors: bool) -> Non
         else:
             out = Path(out_path)
             try:
-                with full_disk_reported(out), out.open("w", encoding="utf-8") as handle:
+                with (
+                    full_disk_reported(out),
+                    os.fdopen(open_private(out), "w", encoding="utf-8") as handle,
+                ):
                     summary = service.admin.export_to(handle, with_vectors=with_vectors)
             except StoreFullError:
                 out.unlink(missing_ok=True)  # a cut-off export is no export

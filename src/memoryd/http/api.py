@@ -25,6 +25,8 @@ from ..tools import parse_chunk_range
 from . import schemas as s
 from .auth import MISSING, Refusal, RequireBearer
 from .error_responses import install_error_handlers
+from .hosts import RequireHost
+from .lanes import IngestLane
 from .limits import (
     IMPORT_CHATS_PATH,
     MAX_JSON_BYTES,
@@ -46,10 +48,14 @@ def create_app(
     upload_limit: int = MAX_UPLOAD_BYTES,
     web: bool = True,
     proxy: ChatProxy | None = None,
+    hosts: frozenset[str] | None = None,
+    ingest_lane: int = 2,
 ) -> FastAPI:
     """The API over ``service``; every owner and model route needs ``token``. With ``web``,
     the owner's pages too (a login form trades the token for a session cookie); with
-    ``proxy``, the OpenAI-compatible chat proxy (its refusals in OpenAI's shape)."""
+    ``proxy``, the OpenAI-compatible chat proxy (its refusals in OpenAI's shape). With
+    ``hosts``, a request naming another host is refused first (see hosts.py). At most
+    ``ingest_lane`` ingests run at once (see lanes.py)."""
     app = FastAPI(
         title="memoryd",
         version=version("memoryd"),
@@ -59,6 +65,7 @@ def create_app(
     )
     app.state.service = service
     # Added last, runs first: the token is checked before the body is even limited.
+    app.add_middleware(IngestLane, width=ingest_lane)
     app.add_middleware(BodyLimit, json_limit=json_limit, upload_limit=upload_limit)
     app.add_middleware(RequireBearer, token=token, protects=_needs_token, refusal=_api_refusal)
     app.add_middleware(proxy_guard, token=token)
@@ -99,7 +106,6 @@ def create_app(
             importance=Importance(body.importance) if body.importance else None,
             changes_behavior=body.changes_behavior,
             occurred_at=_instant(body.occurred_at, "occurred_at"),
-            now=_instant(body.now, "now"),
         )
         return result.to_json()
 
@@ -110,7 +116,7 @@ def create_app(
 
     def owner_action(name: str, call: Callable[..., Any]) -> None:
         def action(memory_id: str, body: s.OwnerActionRequest | None = None) -> dict[str, Any]:
-            memory = call(memory_id, now=_instant(body.now if body else None, "now"))
+            memory = call(memory_id)
             return dict(memory.to_json())
 
         action.__name__ = name
@@ -134,9 +140,7 @@ def create_app(
     )
     def edit(memory_id: str, body: s.EditRequest) -> dict[str, Any]:
         """Owner action: supersede the memory with corrected text."""
-        memory = service.edit(
-            memory_id, body.content, object=body.object, now=_instant(body.now, "now")
-        )
+        memory = service.edit(memory_id, body.content, object=body.object)
         return memory.to_json()
 
     @app.post(
@@ -147,7 +151,7 @@ def create_app(
     def split(memory_id: str, body: s.OwnerActionRequest | None = None) -> dict[str, Any]:
         """Owner action: a fact treated as the same slot as another predicate gets its own
         slot back; the fact it replaced there, if any, is active again."""
-        return service.split(memory_id, now=_instant(body.now if body else None, "now")).to_json()
+        return service.split(memory_id).to_json()
 
     @app.get("/v1/review", response_model=list[s.ReviewItemOut], tags=["review"])
     def review() -> list[dict[str, Any]]:
@@ -168,7 +172,6 @@ def create_app(
             {"memories": body.memories},
             source=Source(body.source),
             source_ref=body.source_ref,
-            now=_instant(body.now, "now"),
         )
         return [r.to_json() for r in results]
 
@@ -176,36 +179,31 @@ def create_app(
     def observe(body: s.ObserveRequest) -> dict[str, Any]:
         """After a turn: queue it for background extraction."""
         at = _local(body.at, service.zone, "at")
-        return service.observe_turn(
-            body.user, body.summary, at=at, now=_instant(body.now, "now")
-        ).to_json()
+        return service.observe_turn(body.user, body.summary, at=at).to_json()
 
     @app.post("/v1/compaction", response_model=s.ObservationOut, tags=["writing"])
     def compaction(body: s.CompactionRequest) -> dict[str, Any]:
         """Before the conversation is compacted: queue the turns for extraction."""
         turns = [{"role": t.role, "content": t.content, "at": t.at} for t in body.turns]
-        return service.before_compaction(turns, now=_instant(body.now, "now")).to_json()
+        return service.before_compaction(turns).to_json()
 
     @app.post("/v1/mission", response_model=s.ObservationOut, tags=["writing"])
     def mission(body: s.MissionRequest) -> dict[str, Any]:
         """A finished mission's digest: queue it for extraction."""
         finished_at = _local(body.finished_at, service.zone, "finished_at")
         digest = MissionDigest(body.title, body.goal, body.outcome, finished_at)
-        return service.mission_finished(digest, now=_instant(body.now, "now")).to_json()
+        return service.mission_finished(digest).to_json()
 
     @app.post(IMPORT_CHATS_PATH, response_model=s.ChatImportOut, tags=["writing"])
     def import_chats(
         file: UploadFile = File(...),  # noqa: B008 - FastAPI's declaration style
         format: str = Form("auto"),
         dry_run: bool = Form(False),
-        now: str | None = Form(None),
     ) -> dict[str, Any]:
         """Upload a ChatGPT or Claude export (multipart form: file — its conversations.json or
         the .zip —, format chatgpt | claude | auto, dry_run): its new turns are queued for
         extraction, each dated by the original message."""
-        report = service.import_chat_bytes(
-            file.file.read(), format=format, dry_run=dry_run, now=_instant(now, "now")
-        )
+        report = service.import_chat_bytes(file.file.read(), format=format, dry_run=dry_run)
         return report.to_json()
 
     # --------------------------------------------------------------- reading
@@ -213,18 +211,14 @@ def create_app(
     @app.post("/v1/recall", response_model=s.RecallOut, tags=["reading"])
     def recall(body: s.RecallRequest) -> dict[str, Any]:
         """The fenced, token-budgeted memory block for a message."""
-        return service.recall(
-            body.message, budget=body.budget, now=_instant(body.now, "now")
-        ).to_json()
+        return service.recall(body.message, budget=body.budget).to_json()
 
     @app.post("/v1/context", response_model=s.ContextOut, tags=["reading"])
     def context(body: s.ContextRequest) -> dict[str, Any]:
         """The one context pack: standing lessons, then memories and document chunks by
         calibrated score, in one fenced block within the token budget, with what was dropped
         and why."""
-        return service.context(
-            body.message, budget=body.budget, now=_instant(body.now, "now"), explain=body.explain
-        ).to_json()
+        return service.context(body.message, budget=body.budget, explain=body.explain).to_json()
 
     @app.post("/v1/search", response_model=list[s.SearchItemOut], tags=["reading"])
     def search(body: s.SearchRequest) -> list[dict[str, Any]]:
@@ -235,7 +229,6 @@ def create_app(
             since=_instant(body.since, "since"),
             until=_instant(body.until, "until"),
             limit=body.limit,
-            now=_instant(body.now, "now"),
         )
         return found.to_json()
 
@@ -250,9 +243,7 @@ def create_app(
     def eval_add(body: s.EvalCaseRequest) -> dict[str, Any]:
         """Owner action: recall should find the ``expect`` memories for the question and not
         show the ``noise`` ones (whole ids); an existing question gets them joined."""
-        case = service.eval_add(
-            body.question, expected=body.expect, noise=body.noise, now=_instant(body.now, "now")
-        )
+        case = service.eval_add(body.question, expected=body.expect, noise=body.noise)
         return case.to_json()
 
     @app.delete("/v1/eval/cases/{case_id}", response_model=s.EvalCaseOut, tags=["evaluation"])
@@ -270,14 +261,13 @@ def create_app(
         result = service.eval_run(
             k=body.k,
             overrides=_with_field(lambda: parse_overrides(pairs), "overrides"),
-            now=_instant(body.now, "now"),
         )
         return result.to_json()
 
     @app.post("/v1/consolidate", response_model=s.ConsolidationOut, tags=["service"])
     def consolidate(body: s.ConsolidateRequest) -> dict[str, Any]:
         """Run (or with dry_run, plan) the daily consolidation now."""
-        report = service.consolidate(now=_instant(body.now, "now"), dry_run=body.dry_run)
+        report = service.consolidate(dry_run=body.dry_run)
         return report.to_json()
 
     @app.post("/v1/forget", response_model=s.ForgetOut, tags=["review"])
@@ -289,7 +279,6 @@ def create_app(
             entity=body.entity,
             query=body.query,
             dry_run=body.dry_run,
-            now=_instant(body.now, "now"),
         )
         return result.to_json()
 
@@ -423,6 +412,8 @@ def create_app(
         from .web import install_web
 
         install_web(app, service, token)
+    if hosts is not None:  # added last, so it runs first: a foreign name gets nothing else
+        app.add_middleware(RequireHost, names=hosts)
     return app
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..storage.file_modes import private_home
 from .asgi import send_json
 
 TOKEN_FILE = "token"
@@ -32,7 +33,7 @@ def token_path(home: Path) -> Path:
 def ensure_token(home: Path) -> Path:
     """Create the token file (0600, never world- or group-readable) unless it exists."""
     path = token_path(home)
-    home.mkdir(parents=True, exist_ok=True)
+    private_home(home)
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:

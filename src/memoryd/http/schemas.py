@@ -41,7 +41,6 @@ class RememberRequest(_Strict):
     importance: Literal["low", "medium", "high", "critical"] | None = None
     changes_behavior: bool = False
     occurred_at: str | None = Field(default=None, description="ISO-8601 date or time")
-    now: str | None = Field(default=None, description="act as if it were this time (testing)")
 
 
 class ProposeRequest(_Strict):
@@ -59,7 +58,6 @@ class ProposeRequest(_Strict):
         "import",
     ] = "turn"
     source_ref: str | None = Field(default=None, max_length=500)
-    now: str | None = None
 
     _memories_well_formed = field_validator("memories")(_well_formed)
 
@@ -67,11 +65,11 @@ class ProposeRequest(_Strict):
 class EditRequest(_Strict):
     content: str = Field(min_length=1, max_length=2000)
     object: str | None = Field(default=None, max_length=500)
-    now: str | None = None
 
 
 class OwnerActionRequest(_Strict):
-    now: str | None = None
+    """No fields: an owner action happens now, by the server's clock (a body never dates one;
+    a token holder must not be able to backdate the audit trail)."""
 
 
 LOCAL_TIME = "ISO-8601; without an offset, the owner's local time (MEMORYD_TZ); default now"
@@ -81,7 +79,6 @@ class ObserveRequest(_Strict):
     user: str = Field(min_length=1, max_length=50_000)
     summary: str | None = Field(default=None, max_length=20_000)
     at: str | None = Field(default=None, description=f"when the turn happened: {LOCAL_TIME}")
-    now: str | None = None
 
 
 class Turn(_Strict):
@@ -92,7 +89,6 @@ class Turn(_Strict):
 
 class CompactionRequest(_Strict):
     turns: list[Turn] = Field(min_length=1, max_length=500)
-    now: str | None = None
 
 
 class MissionRequest(_Strict):
@@ -102,7 +98,6 @@ class MissionRequest(_Strict):
     finished_at: str | None = Field(
         default=None, description=f"when the mission finished: {LOCAL_TIME}"
     )
-    now: str | None = None
 
 
 class RecallRequest(_Strict):
@@ -110,7 +105,6 @@ class RecallRequest(_Strict):
     # the 1 MB body limit bounds the rest.
     message: str = Field(min_length=1, max_length=1_000_000)
     budget: int | None = Field(default=None, ge=0, le=32_000)
-    now: str | None = None
 
 
 class ContextRequest(RecallRequest):
@@ -123,19 +117,16 @@ class SearchRequest(_Strict):
     since: str | None = None
     until: str | None = None
     limit: int = Field(default=10, ge=1, le=200)
-    now: str | None = None
 
 
 class ConsolidateRequest(_Strict):
     dry_run: bool = False
-    now: str | None = None
 
 
 class ForgetRequest(_Strict):
     entity: str | None = Field(default=None, min_length=1, max_length=200)
     query: str | None = Field(default=None, min_length=1, max_length=200)
     dry_run: bool = False
-    now: str | None = None
 
 
 class KbIngestRequest(_Strict):
@@ -191,14 +182,12 @@ class EvalCaseRequest(_Strict):
     question: str = Field(min_length=1, max_length=2000)
     expect: list[str] = Field(default_factory=list, max_length=200)
     noise: list[str] = Field(default_factory=list, max_length=200)
-    now: str | None = None
 
 
 class EvalRunRequest(_Strict):
     k: int = Field(default=5, ge=1, le=200)
     # Candidate recall settings, {"recall.vector_gate": 0.3}: a second report beside the first.
     overrides: dict[str, float | int | bool | str] = Field(default_factory=dict, max_length=50)
-    now: str | None = None
 
 
 # ----------------------------------------------------------------- responses
@@ -458,6 +447,7 @@ class DocumentOut(BaseModel):
     chunks: int
     tokens: int
     images_read: int
+    redactions: int = 0
     bytes: int
     created_at: str
     updated_at: str

@@ -22,6 +22,8 @@ from ..service import MemoryService
 from ..settings import DEFAULT_HOST, DEFAULT_PORT, Settings, system_zone
 from .api import create_app
 from .connections import DeadlineH11Protocol, connection_cap
+from .hosts import allowed_hosts
+from .lanes import ingest_lane_width
 
 if TYPE_CHECKING:
     from .proxy import ChatProxy
@@ -41,6 +43,8 @@ class ServeOptions:
     scheduler: bool = True
     # Requests handled at once (None: request_threads()).
     threads: int | None = None
+    # Host names answered besides loopback and ``host`` (serve.allowed_hosts; "*": any).
+    allowed_hosts: tuple[str, ...] = ()
 
 
 def request_threads(cores: int | None = None) -> int:
@@ -116,7 +120,14 @@ def serve(
     import uvicorn
 
     check_bind(options.host, token)
-    app = create_app(service, token, proxy=proxy)
+    threads = options.threads or request_threads()
+    app = create_app(
+        service,
+        token,
+        proxy=proxy,
+        hosts=allowed_hosts(options.host, options.allowed_hosts),
+        ingest_lane=ingest_lane_width(threads),
+    )
     if options.worker:
         service.start_worker()
         service.start_sync()
@@ -140,7 +151,7 @@ def serve(
         limit_concurrency=connection_cap(),
     )
     server = uvicorn.Server(config)
-    admit_in_order(server, options.threads or request_threads())
+    admit_in_order(server, threads)
     exit_cleanly_on_sigterm()
     try:
         server.run(sockets=[listener] if listener is not None else None)

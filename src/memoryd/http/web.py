@@ -22,6 +22,8 @@ from urllib.parse import quote
 
 from fastapi import FastAPI, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.requests import cookie_parser
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..embed_remote import OpenAICompatibleEmbedder
 from ..errors import InvalidInputError, MemorydError, MemoryNotFoundError
@@ -49,6 +51,8 @@ from .web_html import (
 )
 
 COOKIE = "memoryd_session"
+# Forms whose body may be large: the session is checked before the body is read.
+SESSION_FIRST_PATHS = ("/documents/upload",)
 SESSION_SECONDS = 12 * 3600
 PAGE_LIMIT = 200
 NO_REASON = "no reason was recorded when it was proposed"
@@ -109,6 +113,27 @@ class Sessions:
         return bool(session) and hmac.compare_digest(self.csrf(session or ""), given or "")
 
 
+class SessionBeforeBody:
+    """ASGI middleware: the web upload form needs a logged-in session before a byte of its
+    body is read, so a page on another site cannot make the owner's browser post 50 MB
+    bodies for the server to parse (it gets a redirect to the login page instead)."""
+
+    def __init__(self, app: ASGIApp, *, valid: Callable[[str | None], bool]) -> None:
+        self.app = app
+        self.valid = valid
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] in SESSION_FIRST_PATHS:
+            headers = dict(scope.get("headers") or [])
+            cookies = cookie_parser(headers.get(b"cookie", b"").decode("latin-1"))
+            if not self.valid(cookies.get(COOKIE)):
+                response = RedirectResponse("/login?next=/documents", status_code=303)
+                response.headers["connection"] = "close"
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 class _Redirect(Exception):
     def __init__(self, location: str) -> None:
         super().__init__(location)
@@ -119,6 +144,7 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
     """Add the owner's pages to the API app."""
     sessions = Sessions()
     app.state.session_checker = sessions.valid
+    app.add_middleware(SessionBeforeBody, valid=sessions.valid)
 
     def session_of(request: Request) -> str:
         session = request.cookies.get(COOKIE)
@@ -181,7 +207,7 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
         if not given or not token_matches(token, given.strip()):
             body = login_html(next, "That is not the token in $MEMORYD_HOME/token.")
             return HTMLResponse(page_html("Log in", body, "", nav=False), status_code=403)
-        response = RedirectResponse(next if next.startswith("/") else "/", status_code=303)
+        response = RedirectResponse(_local_path(next, "/"), status_code=303)
         response.set_cookie(
             COOKIE, sessions.create(), max_age=SESSION_SECONDS, httponly=True, samesite="strict"
         )
@@ -500,11 +526,18 @@ def install_web(app: FastAPI, service: MemoryService, token: str) -> None:
         return RedirectResponse("/forget?flash=" + quote(message), status_code=303)
 
 
-def _local_path(path: str) -> str:
-    """A redirect target on this site only (a form's ``back`` is the owner's, but checked)."""
+def _local_path(path: str, fallback: str = "/recall") -> str:
+    """A redirect target on this site only (a form's ``back`` or the login's ``next``: a
+    phishing link may set either)."""
     # "//host" and "/\\host" leave the site in a browser; only plain local paths return.
-    local = path.startswith("/") and not path.startswith("//") and "\\" not in path
-    return path if local else "/recall"
+    # Browsers drop tabs and newlines inside a URL, so "/\t/host" is "//host" to them.
+    local = (
+        path.startswith("/")
+        and not path.startswith("//")
+        and "\\" not in path
+        and not any(ord(c) < 0x20 or ord(c) == 0x7F for c in path)
+    )
+    return path if local else fallback
 
 
 def _k(text: str) -> int:

@@ -379,7 +379,8 @@ def documents_html(
         found = "<h2>Results</h2>" + ("".join(result_html(r) for r in results) or "<p>None.</p>")
     rows = [
         [
-            f"{escape(d.title)}<br><span class=muted>{escape(d.source_uri)}</span>"
+            f"{escape(d.title)}<br><span class=muted>{escape(d.source_uri)}"
+            f"{f' · {d.redactions} secrets redacted' if d.redactions else ''}</span>"
             f'<form class="inline" method="post" action="/documents/{escape(d.id)}/rename">'
             f'{csrf_field(csrf)}<label>title <input name="title" value="{escape(d.title)}" '
             "size=24></label> <button>Rename</button></form>",

@@ -11,13 +11,18 @@ import base64
 import io
 import re
 import zipfile
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import PurePath
+from typing import Any
 
+from ..errors import MemorydError
 from .blocks import parse_blocks
 from .converted import ConversionError, Converted, DocumentType, Limits
-from .images import ImageReader
+from .images import BudgetedReader, ImageReader
 from .notes import read_note
 from .pdf import pdf_to_markdown
+from .sandbox import Bounds, run_bounded, serve_task
 from .titles import document_title, usable
 
 __all__ = [
@@ -70,6 +75,8 @@ _OFFICE_PARTS = {
     "ppt/": DocumentType.PPTX,
     "xl/": DocumentType.XLSX,
 }
+# The module the sandbox child runs (this one: its ``__main__`` serves TASKS).
+SANDBOX_MODULE = "memoryd.kb.convert"
 _DATA_IMAGE = re.compile(r"!\[([^\]]*)\]\(data:image/[a-zA-Z+.-]+;base64,([A-Za-z0-9+/=\s]+)\)")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
@@ -109,8 +116,27 @@ def convert(
     limits: Limits | None = None,
     content_type: str | None = None,
 ) -> Converted:
-    """``data`` (named ``name``) as Markdown; raises :class:`ConversionError` when it cannot."""
+    """``data`` (named ``name``) as Markdown; raises :class:`ConversionError` when it cannot,
+    whatever went wrong inside a parser (a damaged file is one file's failure, never a crash
+    of the ingest or a server error)."""
     limits = limits or Limits()
+    budgeted = BudgetedReader(reader, limits.image_seconds)
+    try:
+        converted = _convert(data, name, budgeted, limits, content_type)
+        return replace(converted, images_skipped=budgeted.skipped)
+    except MemorydError:
+        raise
+    except Exception as error:
+        kind = PurePath(name).suffix.lstrip(".").upper() or "file"
+        raise ConversionError(
+            f"cannot read the {kind} ({type(error).__name__}: {str(error)[:200]}); it may be "
+            "damaged or truncated: re-save it and try again"
+        ) from None
+
+
+def _convert(
+    data: bytes, name: str, reader: ImageReader, limits: Limits, content_type: str | None
+) -> Converted:
     if len(data) > limits.max_bytes:
         raise ConversionError(
             f"the file is {len(data) / 1e6:.1f} MB, over the {_mb(limits.max_bytes)} MB limit; "
@@ -132,10 +158,12 @@ def convert(
         return Converted(stem, f"# {stem}\n\n{text.strip()}\n", kind, images_read=1)
     if kind in (DocumentType.DOCX, DocumentType.PPTX, DocumentType.XLSX):
         _check_zip(data, limits)
-        return _office(data, kind, stem, reader)
+        return _office(data, kind, stem, reader, limits)
     text = _decode_text(data)
     if kind is DocumentType.HTML:
-        return _html(text, stem)
+        named = stem.replace("\n", " ").encode("utf-8", errors="replace") + b"\n" + data
+        answer = run_bounded(SANDBOX_MODULE, "html", named, _bounds(limits))
+        return Converted(str(answer["title"]), str(answer["markdown"]), DocumentType.HTML)
     if kind is DocumentType.MARKDOWN:
         note = read_note(text)
         title = note.title or document_title("", (), _headings(note.markdown), stem)
@@ -163,34 +191,51 @@ def _office_type(name: str, data: bytes) -> DocumentType:
 
 
 def _check_zip(data: bytes, limits: Limits) -> None:
-    """Refuse archives that would inflate past the limits (zip bombs) before opening them."""
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        infos = archive.infolist()
-    inflated = sum(info.file_size for info in infos)
+    """Refuse archives that would inflate past the limits (zip bombs) before a parser opens
+    them. The sizes the index declares are checked first, then every member is inflated here,
+    a block at a time, counting the bytes that really come out: an index that lies (a member
+    larger, or different, than it says) is refused, and so is one past the limits."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = archive.infolist()
+            _refuse_inflation(sum(i.file_size for i in infos), infos, data, limits)
+            inflated = 0
+            for info in infos:
+                with archive.open(info) as member:
+                    while block := member.read(1 << 20):
+                        inflated += len(block)
+                        _refuse_inflation(inflated, infos, data, limits)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as error:
+        # zipfile stops a member at its declared size and checks its CRC: a lie ends here.
+        raise ConversionError(
+            f"the archive is damaged or its index lies about its contents ({error}); it was "
+            "not opened: re-save the file and try again"
+        ) from None
+    except NotImplementedError:
+        raise ConversionError(
+            "the archive uses a compression or encryption memoryd cannot read (password-"
+            "protected?); re-save it unprotected and try again"
+        ) from None
+
+
+def _refuse_inflation(
+    inflated: int, infos: list[zipfile.ZipInfo], data: bytes, limits: Limits
+) -> None:
     packed = max(1, sum(info.compress_size for info in infos))
     if inflated > limits.max_unzipped_bytes or inflated / packed > limits.max_zip_ratio:
         raise ConversionError(
-            f"the archive would inflate to {inflated / 1e6:.0f} MB from {len(data) / 1e6:.1f} "
-            "MB (a zip bomb, or far larger than any document); it was not opened"
+            f"the archive would inflate to more than {inflated / 1e6:.0f} MB from "
+            f"{len(data) / 1e6:.1f} MB (a zip bomb, or far larger than any document); it was "
+            "not opened"
         )
 
 
-def _office(data: bytes, kind: DocumentType, stem: str, reader: ImageReader) -> Converted:
-    """DOCX, PPTX and XLSX through markitdown; embedded pictures become their text."""
-    from markitdown import MarkItDown, StreamInfo
-
-    converter = MarkItDown(enable_plugins=False)
-    try:
-        result = converter.convert_stream(
-            io.BytesIO(data),
-            stream_info=StreamInfo(extension="." + kind.value),
-            keep_data_uris=True,
-        )
-    except Exception as error:  # markitdown wraps every parser's failure differently
-        raise ConversionError(
-            f"cannot read the {kind.value.upper()} file ({type(error).__name__}); it may be "
-            "damaged or password-protected: re-save it unprotected and try again"
-        ) from None
+def _office(
+    data: bytes, kind: DocumentType, stem: str, reader: ImageReader, limits: Limits
+) -> Converted:
+    """DOCX, PPTX and XLSX through markitdown (in a bounded child process); embedded pictures
+    become their text here."""
+    answer = run_bounded(SANDBOX_MODULE, kind.value, data, _bounds(limits))
     read = 0
 
     def picture(match: re.Match[str]) -> str:
@@ -205,12 +250,59 @@ def _office(data: bytes, kind: DocumentType, stem: str, reader: ImageReader) -> 
         read += 1
         return "\n\n" + text + "\n\n"
 
-    markdown = _DATA_IMAGE.sub(picture, result.markdown or "")
+    markdown = _DATA_IMAGE.sub(picture, str(answer["markdown"]))
     if kind is DocumentType.XLSX:
         markdown = re.sub(r"^## ", "# ", markdown, flags=re.MULTILINE)
-    metadata = next((t for t in (result.title or "", _core_title(data)) if usable(t)), "")
+    metadata = next((t for t in (str(answer["title"]), _core_title(data)) if usable(t)), "")
     title = document_title(metadata, (), _headings(markdown), stem)
     return Converted(title, _tidy(markdown), kind, images_read=read)
+
+
+def _office_markdown(data: bytes, kind: DocumentType) -> dict[str, Any]:
+    """markitdown's Markdown and title for an Office file (run in the sandbox child)."""
+    from markitdown import MarkItDown, StreamInfo
+
+    converter = MarkItDown(enable_plugins=False)
+    try:
+        result = converter.convert_stream(
+            io.BytesIO(data),
+            stream_info=StreamInfo(extension="." + kind.value),
+            keep_data_uris=True,
+        )
+    except MemoryError:
+        raise
+    except Exception as error:  # markitdown wraps every parser's failure differently
+        if _ran_out_of_memory(error):
+            raise MemoryError from None  # the sandbox names the bound that was hit
+        raise ConversionError(
+            f"cannot read the {kind.value.upper()} file ({type(error).__name__}); it may be "
+            "damaged or password-protected: re-save it unprotected and try again"
+        ) from None
+    return {"markdown": result.markdown or "", "title": result.title or ""}
+
+
+def _ran_out_of_memory(error: BaseException) -> bool:
+    """Whether a MemoryError lies under ``error``: in its chain, or in one of markitdown's
+    conversion attempts."""
+    seen: set[int] = set()
+    pending: list[BaseException] = [error]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, MemoryError):
+            return True
+        pending += [e for e in (current.__cause__, current.__context__) if e is not None]
+        for attempt in getattr(current, "attempts", None) or ():
+            info = getattr(attempt, "exc_info", None)
+            if info and isinstance(info[1], BaseException):
+                pending.append(info[1])
+    return False
+
+
+def _bounds(limits: Limits) -> Bounds:
+    return Bounds(limits.convert_memory_bytes, limits.convert_seconds)
 
 
 def _mb(size: int) -> str:
@@ -234,6 +326,14 @@ def _core_title(data: bytes) -> str:
         return ""
     title = root.find("{http://purl.org/dc/elements/1.1/}title")
     return (title.text or "").strip() if title is not None else ""
+
+
+def _html_markdown(data: bytes) -> dict[str, Any]:
+    """An HTML page's title and main content as Markdown (run in the sandbox child); the
+    name's stem the page is titled by when it has no title travels in front of the bytes."""
+    stem, _, page = data.partition(b"\n")
+    converted = _html(_decode_text(page), stem.decode("utf-8", errors="replace"))
+    return {"markdown": converted.markdown, "title": converted.title}
 
 
 def _html(text: str, stem: str) -> Converted:
@@ -301,3 +401,16 @@ def _tidy(markdown: str) -> str:
     text = markdown.replace("\r\n", "\n").replace("\r", "\n")
     text = "\n".join(line.rstrip() for line in text.split("\n"))
     return _BLANK_RUNS.sub("\n\n", text).strip() + "\n"
+
+
+# What the sandbox child may be asked to do (kb/sandbox.py runs one per file).
+TASKS: dict[str, Callable[[bytes], dict[str, Any]]] = {
+    "docx": lambda data: _office_markdown(data, DocumentType.DOCX),
+    "pptx": lambda data: _office_markdown(data, DocumentType.PPTX),
+    "xlsx": lambda data: _office_markdown(data, DocumentType.XLSX),
+    "html": _html_markdown,
+}
+
+
+if __name__ == "__main__":
+    serve_task(TASKS)

@@ -41,6 +41,12 @@ class Limits:
     scan_text_chars: int = 20
     # Seconds and bytes for a URL.
     fetch_timeout: float = 20.0
+    # What parsing one Office file or web page may use, whatever it claims (kb/sandbox.py).
+    # Why 1 GiB and 120 s: a 50 MB real report converts in well under a tenth of either.
+    convert_memory_bytes: int = 1024 * 1024 * 1024
+    convert_seconds: float = 120.0
+    # Seconds of OCR and captioning for one document; past it, pictures are left unread.
+    image_seconds: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -54,3 +60,5 @@ class Converted:
     pages: int | None = None
     # What the document says about itself (a note's front matter, tags and links).
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Pictures left unread because the document's image budget was spent.
+    images_skipped: int = 0

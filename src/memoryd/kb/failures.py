@@ -32,6 +32,8 @@ class Filing:
     uri: str
     collection: str
     source_type: SourceType
+    # The folder the file was found in (None: named on its own or a URL); see folder_rules.
+    root: str | None = None
 
 
 class RetrySettings(Protocol):
@@ -134,9 +136,9 @@ class IngestFailures:
         )
 
     def fail_job(self, job: Job, reason: str, at: datetime) -> None:
-        """The retry job ends as failed with ``reason``."""
+        """The retry job ends as failed with ``reason`` (its source kept for ``jobs retry``)."""
         with self.store.transaction():
-            self.store.jobs.fail(job.id, reason, at)
+            self.store.jobs.fail(job.id, reason, at, keep_payload=True)
 
     def settle_job(self, job: Job, result: IngestResult, at: datetime) -> None:
         """The retry job ends as the retry did: failed, or finished with its outcome."""

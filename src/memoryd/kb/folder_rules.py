@@ -1,24 +1,52 @@
-"""Which paths a folder ingest or sync may read: never a link out of the folder, never anything
-inside memoryd's own home (its store, token and backups are not documents)."""
+"""Which files found in a folder may be read into the knowledge base: the one rule every folder
+walk applies (a one-off ingest and a synced folder alike).
+
+A folder can hold links to anything the server may read: ``token.txt -> ~/.local/share/memoryd/
+token`` would hand the API token to whoever reads the knowledge base. So a file is read only
+when its real path (every symlink followed) stays inside the folder being ingested, and never
+when it lies in memoryd's own home (the token, the store, the settings), whatever path led
+there — a folder that *is* the home, or holds it, included.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from pathlib import Path
 
 
-def refuse_reason(path: Path, root: Path, home: Path) -> str | None:
-    """Why ``path`` (found under the folder ``root``) must not be read, or None when it may.
+def refuse_reason(
+    path: Path, root: Path | None, home: Path | None, *, also: Sequence[Path] = ()
+) -> str | None:
+    """Why ``path`` must not be ingested, or None when it may be.
 
-    A path is refused when, once its symbolic links are followed, it lies outside ``root`` or
-    inside memoryd's ``home``; ``root`` itself is refused when it lies inside ``home``."""
+    ``root``: the folder the file was found in (None for a file named on its own, which the
+    owner chose by name); ``home``: memoryd's home; ``also``: further files never read (the
+    store's own files when it lives elsewhere)."""
     try:
-        real = path.resolve(strict=False)
-        real_root = root.resolve(strict=False)
-        real_home = home.expanduser().resolve(strict=False)
-    except (OSError, RuntimeError) as error:  # a link loop, a path too long
-        return f"cannot follow its links ({error})"
-    if real == real_home or real.is_relative_to(real_home):
-        return "inside memoryd's home, which holds the store and its secrets"
-    if real != real_root and not real.is_relative_to(real_root):
-        return f"a symbolic link out of the folder (to {real})"
+        real = Path(os.path.realpath(path))
+    except (OSError, ValueError) as error:
+        return f"cannot resolve the path: {error}"
+    if home is not None and _inside(real, _real(home)):
+        return (
+            f"it is inside memoryd's own home ({home}), which holds the API token, the store "
+            "and the settings; memoryd never ingests its own files"
+        )
+    for protected in also:
+        base = _real(protected)
+        if real in {base, Path(f"{base}-wal"), Path(f"{base}-shm"), Path(f"{base}-journal")}:
+            return "it is memoryd's own store; memoryd never ingests its own files"
+    if root is not None and not _inside(real, _real(root)):
+        return (
+            f"it is a symbolic link to {real}, outside the folder {root}; memoryd follows no "
+            "link out of an ingested folder (ingest that file by its own path if you mean it)"
+        )
     return None
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents

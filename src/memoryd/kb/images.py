@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import logging
 import threading
+import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..llm import Gateway, LLMConfigError, LLMUnavailableError, Message
@@ -103,10 +105,46 @@ class VisionCaption:
         return answer.strip()
 
 
+class BudgetedReader:
+    """One document's image reader with a time budget: once reading its pictures has taken
+    ``seconds``, the rest are left unread (counted in ``skipped``), so a PDF of many small
+    pictures costs at most the budget, not minutes. ``clock`` is passed in for tests."""
+
+    def __init__(
+        self, reader: ImageReader, seconds: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._reader = reader
+        self._clock = clock
+        self.seconds = seconds
+        self.spent = 0.0
+        self.skipped = 0
+
+    @property
+    def name(self) -> str:
+        """The reader it budgets."""
+        return self._reader.name
+
+    def read(self, image: bytes) -> str:
+        """The picture's text, or '' once the budget is spent."""
+        if self.spent >= self.seconds:
+            self.skipped += 1
+            return ""
+        started = self._clock()
+        try:
+            return self._reader.read(image)
+        finally:
+            self.spent += self._clock() - started
+
+
 def image_reader(gateway: Gateway) -> ImageReader:
-    """The caption route when configured, else local OCR."""
+    """The caption route when the owner chose its model (``llm.caption.model``), else local
+    OCR. A text-only model set for extraction (``llm.model``) is never sent pictures: it would
+    answer with invented text, written into the document."""
     ocr = LocalOCR()
-    return VisionCaption(gateway, ocr) if gateway.configured("caption") else ocr
+    route = gateway.routes.get("caption")
+    if not gateway.configured("caption") or (route is not None and route.inherited_model):
+        return ocr
+    return VisionCaption(gateway, ocr)
 
 
 def _load_rapidocr() -> Any:

@@ -24,12 +24,14 @@ from ..embedding import Embedder
 from ..errors import MemorydError
 from ..ids import IdGenerator
 from ..jobs import Job
-from ..screening import find_credential, redact_credentials
+from ..screening import find_credential, redact_counted, redact_credentials
 from ..storage.protocols import Store
+from ..textutil import strip_controls
 from ..tokens import TokenCodec
 from .chunking import ChunkPolicy, breadcrumb, chunk_markdown
 from .converted import ConversionError, Converted, Limits
 from .failures import JOB_KIND, Filing, IngestFailures, RetrySettings
+from .folder_rules import refuse_reason
 from .images import ImageReader
 from .model import Chunk, Document, DocumentStatus, SourceType
 from .results import IngestResult
@@ -57,6 +59,9 @@ class IngestSettings(RetrySettings, Protocol):
 
     limits: Limits
     chunk_policy: ChunkPolicy
+    # memoryd's home and the store's own files: never ingested by any path (folder_rules).
+    home: Path | None
+    protected_files: tuple[Path, ...]
 
 
 class Ingester:
@@ -138,7 +143,19 @@ class Ingester:
                     filing, fetched.name, fetched.data, fetched.content_type, now, started, force
                 )
                 return self.store_converted(request, wait=wait, watcher=watcher)
-            path = Path(source).expanduser().resolve()
+            given = Path(source).expanduser()
+            refusal = refuse_reason(
+                given,
+                Path(filing.root) if filing.root else None,
+                self._settings.home,
+                also=self._settings.protected_files,
+            )
+            if refusal is not None:
+                # Nothing is recorded: even a failed row would name a file it must not touch.
+                return IngestResult(
+                    str(given), "failed", None, refusal, time.perf_counter() - started
+                )
+            path = given.resolve()
             data = read_file(path, self._settings.limits)
             request = IngestRequest(
                 replace(filing, uri=str(path)), path.name, data, None, now, started, force
@@ -204,6 +221,7 @@ class Ingester:
             )
         except ConversionError as error:
             return self._failed(request, str(error))
+        converted, redactions = screened(converted)
         chunks = self._chunk(converted)
         if not chunks:
             return self._failed(request, "the document has no text to index")
@@ -223,6 +241,7 @@ class Ingester:
             chunk_count=len(chunks),
             token_count=sum(c.tokens for c in chunks),
             images_read=converted.images_read,
+            redactions=redactions,
             byte_size=len(request.data),
             embedded_chunks=sum(v is not None for v in vectors),
             metadata=converted.metadata,
@@ -242,8 +261,14 @@ class Ingester:
                 self.store.jobs.enqueue(job)
         elapsed = time.perf_counter() - request.started
         pages = max((c.page_range[1] for c in chunks if c.page_range), default=0)
+        note = None
+        if converted.images_skipped:
+            note = (
+                f"{converted.images_skipped} picture(s) left unread: reading pictures used the "
+                f"document's {self._settings.limits.image_seconds:g} s budget"
+            )
         return IngestResult(
-            filing.uri, "ok", document, None, elapsed, elapsed, job.id if job else None, pages
+            filing.uri, "ok", document, note, elapsed, elapsed, job.id if job else None, pages
         )
 
     def finish_vectors(
@@ -345,24 +370,34 @@ class Ingester:
         return self.tokenizer.decode(ids[-tokens:]) if tokens < len(ids) else text
 
 
-def expand_sources(sources: Sequence[str | Path]) -> list[str]:
-    """Sources with folders replaced by their files (recursive, sorted, hidden skipped)."""
-    expanded: list[str] = []
+def screened(converted: Converted) -> tuple[Converted, int]:
+    """The document as the store may keep it: no control characters or bidi overrides, and
+    every credential in its text and title redacted (the same detectors that refuse one in a
+    memory), with how many were."""
+    markdown, count = redact_counted(strip_controls(converted.markdown))
+    title, in_title = redact_counted(strip_controls(converted.title))
+    return replace(converted, markdown=markdown, title=title), count + in_title
+
+
+def expand_sources(sources: Sequence[str | Path]) -> list[tuple[str, str | None]]:
+    """Sources with folders replaced by their files (recursive, sorted, hidden skipped), each
+    with the folder it was found in (None for a file or URL named on its own)."""
+    expanded: list[tuple[str, str | None]] = []
     for source in sources:
         text = str(source)
         if is_url(text) or "\x00" in text:
-            expanded.append(text)
+            expanded.append((text, None))
             continue
         path = Path(text).expanduser()
         if path.is_dir():
             expanded.extend(
-                str(p)
+                (str(p), str(path))
                 for p in sorted(path.rglob("*"))
                 if p.is_file()
                 and not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
         else:
-            expanded.append(text)
+            expanded.append((text, None))
     return expanded
 
 

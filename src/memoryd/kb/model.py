@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..errors import InvalidInputError
+from ..screening import screened_field
 
 
 class SourceType(StrEnum):
@@ -54,7 +55,7 @@ def check_collection(value: str) -> str:
         raise InvalidInputError(
             f"invalid collection name {value!r}: use 1-64 letters, digits, '-', '_' or '.'"
         )
-    return name
+    return screened_field(name, "collection name")
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ class Document:
     chunk_count: int = 0
     token_count: int = 0
     images_read: int = 0
+    # Secrets redacted from its text at ingest (the count only; the secrets are never kept).
+    redactions: int = 0
     byte_size: int = 0
     # How many chunks have their vector (the rest wait for the worker); None: not counted.
     embedded_chunks: int | None = None
@@ -110,6 +113,7 @@ class Document:
             "chunks": self.chunk_count,
             "tokens": self.token_count,
             "images_read": self.images_read,
+            "redactions": self.redactions,
             "bytes": self.byte_size,
             "embedded_chunks": self.embedded_chunks,
             "embedding": self.embedding_label or None,

@@ -66,12 +66,13 @@ class KbHit:
         shaped: dict[str, Any] = {
             "doc": self.document.id,
             "chunk": self.chunk.position,
-            "title": self.document.title,
-            "breadcrumb": self.chunk.breadcrumb,
+            # Outside the fence, so escaped as fenced text is: a document's author wrote them.
+            "title": escape_data(self.document.title),
+            "breadcrumb": escape_data(self.chunk.breadcrumb),
             "pages": list(self.chunk.page_range) if self.chunk.page_range else None,
             "cite": self.chunk.page_label or None,
-            "source": self.document.source_uri,
-            "collection": self.document.collection,
+            "source": escape_data(self.document.source_uri),
+            "collection": escape_data(self.document.collection),
             "score": round(self.ranked.score, 6),
             "content": self.fenced,
         }
@@ -161,7 +162,7 @@ class KbReadResult:
         """JSON shape."""
         return {
             "doc": self.document.id,
-            "title": self.document.title,
+            "title": escape_data(self.document.title),
             "chunks": [self.first, self.last],
             "pages": list(self.pages) if self.pages else None,
             "cite": page_label(self.pages) or None,

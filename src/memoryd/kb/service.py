@@ -9,6 +9,7 @@ answers.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +22,8 @@ from ..embedding import Embedder
 from ..errors import DocumentNotFoundError, InvalidInputError
 from ..ids import IdGenerator, resolve_prefix
 from ..jobs import RetryPolicy
+from ..screening import screened_field
+from ..settings import default_home
 from ..storage.protocols import Store
 from ..textutil import query_terms
 from ..tokens import TokenCodec
@@ -87,8 +90,13 @@ class KnowledgeBase:
         retry_policy: RetryPolicy = KB_RETRY,
         clock: Clock = utc_now,
         ids: IdGenerator | None = None,
+        home: Path | None = None,
     ) -> None:
         self.store = store
+        # Never ingested by any path: memoryd's home (the token, the settings) and the store.
+        self.home: Path | None = home if home is not None else default_home(os.environ)
+        location = getattr(store, "path", None)
+        self.protected_files: tuple[Path, ...] = (location,) if isinstance(location, Path) else ()
         self.embedder = embedder
         self.tokenizer = tokenizer
         # Read at each use: a caller may replace them (``memoryd kb add --max-size``).
@@ -110,7 +118,7 @@ class KnowledgeBase:
 
     def expand(self, sources: Sequence[str | Path]) -> list[str]:
         """Sources with folders replaced by their files (recursive, sorted, hidden skipped)."""
-        return expand_sources(sources)
+        return [source for source, _ in expand_sources(sources)]
 
     def ingest(
         self,
@@ -134,8 +142,9 @@ class KnowledgeBase:
                 source,
                 collection,
                 source_type or (SourceType.WEB if is_url(source) else SourceType.CURATED),
+                root,
             )
-            for source in self.expand(sources)
+            for source, root in expand_sources(sources)
         ]
         results = []
         for result in self._ingest_each(filings, now, wait, watcher):
@@ -186,7 +195,8 @@ class KnowledgeBase:
         """Ingest given bytes (an upload); ``source_uri`` defaults to ``upload:<name>``.
         ``wait`` (the default) embeds the chunks before returning, else the worker does."""
         collection = check_collection(collection)
-        if not name.strip():
+        name = screened_field(name, "file name")
+        if not name:
             raise InvalidInputError("an upload needs a file name (it decides the type)")
         uri = source_uri or f"upload:{Path(name).name}"
         started = time.perf_counter()
@@ -373,7 +383,7 @@ class KnowledgeBase:
     def rename(self, document_id: str, title: str, *, now: datetime | None = None) -> Document:
         """The owner's title for a document: every chunk's breadcrumb (embedded with it) is
         rebuilt and embedded again, in one transaction."""
-        name = " ".join(title.split())
+        name = " ".join(screened_field(title, "title").split())
         if not name:
             raise InvalidInputError("a document's title cannot be empty")
         if len(name) > MAX_TITLE_CHARS:

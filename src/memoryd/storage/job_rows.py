@@ -37,6 +37,11 @@ _FAIL = (
     "UPDATE jobs SET status = 'failed', finished_at = ?, last_error = ?, payload = '{}' "
     "WHERE id = ?"
 )
+_GIVE_UP = "UPDATE jobs SET status = 'failed', finished_at = ?, last_error = ? WHERE id = ?"
+_REQUEUE = (
+    "UPDATE jobs SET status = 'queued', attempts = 0, next_attempt_at = ?, claimed_at = NULL, "
+    "finished_at = NULL WHERE id = ? AND status IN ('failed', 'queued')"
+)
 _COUNTS = "SELECT status, count(*) FROM jobs GROUP BY status"
 
 
@@ -133,10 +138,19 @@ class JobRows:
         )
         return bool(cursor.rowcount)
 
-    def fail(self, job_id: str, error: str, now: datetime) -> None:
-        """Give up; the payload is dropped."""
+    def fail(self, job_id: str, error: str, now: datetime, *, keep_payload: bool = False) -> None:
+        """Give up; the payload is dropped unless ``keep_payload`` (a job that failed because
+        its endpoint was away, which the owner may retry)."""
         dialect = self._dialect
-        self._db.execute(dialect.sql(_FAIL), (dialect.stored_time(now), error, job_id))
+        sql = _GIVE_UP if keep_payload else _FAIL
+        self._db.execute(dialect.sql(sql), (dialect.stored_time(now), error, job_id))
+
+    def requeue(self, job_id: str, now: datetime) -> bool:
+        """A failed (or waiting) job queued again, due ``now``, its attempts counted afresh;
+        False when it is neither."""
+        dialect = self._dialect
+        cursor = self._db.execute(dialect.sql(_REQUEUE), (dialect.stored_time(now), job_id))
+        return bool(cursor.rowcount)
 
     def get(self, job_id: str) -> Job | None:
         """One job."""

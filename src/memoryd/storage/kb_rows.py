@@ -14,7 +14,8 @@ from .row_dialect import RowDialect, SqlConnection, ids_starting
 
 DOCUMENT_COLUMNS = (
     "id, source_uri, collection, source_type, title, status, content_hash, document_type, "
-    "error, chunk_count, token_count, images_read, byte_size, created_at, updated_at, metadata"
+    "error, chunk_count, token_count, images_read, byte_size, created_at, updated_at, metadata, "
+    "redactions"
 )
 CHUNK_COLUMNS = "document_id, position, headings, breadcrumb, text, tokens, overlap_chars, pages"
 # Every column but id and created_at follows a re-ingest.
@@ -33,6 +34,7 @@ def document_params(document: Document, stored_time: Callable[[datetime], Any]) 
         document.error, document.chunk_count, document.token_count, document.images_read,
         document.byte_size, stored_time(document.created_at), stored_time(document.updated_at),
         json.dumps(document.metadata, ensure_ascii=False, sort_keys=True),
+        document.redactions,
     )  # fmt: skip
 
 
@@ -55,6 +57,7 @@ def document_from_row(row: Sequence[Any], read_time: Callable[[Any], datetime]) 
         created_at=read_time(row[13]),
         updated_at=read_time(row[14]),
         metadata=_metadata(row[15]),
+        redactions=int(row[16]),
     )
 
 

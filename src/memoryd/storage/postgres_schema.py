@@ -250,6 +250,14 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
     (
+        "0011_document_redactions",
+        """
+        -- How many secrets (keys, tokens, private keys, passwords) were redacted from a
+        -- document's text at ingest: the owner sees the count, never the secret.
+        ALTER TABLE documents ADD COLUMN redactions INTEGER NOT NULL DEFAULT 0;
+        """,
+    ),
+    (
         "0012_synced_sources",
         """
         -- What a document says about itself (a Markdown note's front matter, tags, links).

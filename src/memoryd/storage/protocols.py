@@ -298,8 +298,14 @@ class JobQueue(Protocol):
         due ``now``, the attempt not counted. False when the job has moved on."""
         ...
 
-    def fail(self, job_id: str, error: str, now: datetime) -> None:
-        """Give up on the job; the error stays visible."""
+    def fail(self, job_id: str, error: str, now: datetime, *, keep_payload: bool = False) -> None:
+        """Give up on the job; the error stays visible. Its payload is dropped unless
+        ``keep_payload``."""
+        ...
+
+    def requeue(self, job_id: str, now: datetime) -> bool:
+        """Queue a failed or waiting job again, due ``now``, attempts from zero; False when it
+        is running or done."""
         ...
 
     def get(self, job_id: str) -> Job | None:

@@ -19,6 +19,7 @@ from ..errors import StoreDamagedError, StoreUnavailableError
 from .audit_rows import AuditRows
 from .chat_import_rows import ImportedChatRows
 from .eval_rows import EvalRows
+from .file_modes import create_private_file, tighten
 from .meta_rows import RECORD_SIGNATURE, MetaAndLeases
 from .protocols import EmbeddingSignature
 from .sqlite_connection import SQLITE_ROWS, SqliteConnection
@@ -46,10 +47,16 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
         if holds_sqlite(path):
             # Before any connection: SQLite would fold a cut-short log into the file on close.
             raise_if_damaged(path, pages=path.stat().st_size <= QUICK_CHECK_BYTES)
+        on_disk = str(path) != ":memory:" and path.parent.is_dir() and not path.is_dir()
+        if on_disk:
+            # Owner-only from the first byte; SQLite gives -wal and -shm the file's mode.
+            create_private_file(path)
         self._db = SqliteConnection(path)
         self._dialect = SQLITE_ROWS
         self._vectors_ready: bool | None = None
         self._migrate()
+        if on_disk:  # a memoryd store: another program's file is never touched
+            tighten(path, None)
         self.entities = SqliteEntityIndex(self._db)
         self.memories = SqliteMemoryRecords(self._db, self, self.entities)
         self.audit = AuditRows(self._db, SQLITE_ROWS)
@@ -73,6 +80,7 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
 
     def backup_to(self, target: Path) -> None:
         """A consistent online copy of the whole file (SQLite's backup API, in one step)."""
+        create_private_file(target)
         destination = sqlite3.connect(str(target))
         source = sqlite3.connect(str(self.path))
         try:

@@ -5,11 +5,14 @@ the extraction triggers with no LLM configured.
 from __future__ import annotations
 
 import json
+import subprocess
+from typing import Any
 
 import pytest
 
 from memoryd.client import Client
 
+from ..server import MEMORYD, login_env
 from .conftest import ABSENT_ID, Server
 
 # ----------------------------------------------------------------- memories
@@ -189,9 +192,11 @@ def test_archive_purge_and_reconfirm(server: Server) -> None:
 def test_consolidate_dry_run_plans_then_a_real_run_queues_for_reconfirmation(
     server: Server,
 ) -> None:
-    # Only this fact is old enough to decay, so other tests' memories are left alone.
-    old = server.remember(
-        "Lars rents a rowing boat shed beside Lake Bled", now="2024-01-15T10:00:00+00:00"
+    # Only this fact is old enough to decay, so other tests' memories are left alone. An HTTP
+    # body never dates a write (the server's clock does): the CLI's --now writes it, into the
+    # store the server has open.
+    old = _remembered_back_then(
+        server, "Lars rents a rowing boat shed beside Lake Bled", "2024-01-15T10:00:00+00:00"
     )
 
     plan = server.ok("POST", "/v1/consolidate", json={"dry_run": True})
@@ -216,6 +221,24 @@ def test_consolidate_dry_run_plans_then_a_real_run_queues_for_reconfirmation(
     server.ok("POST", f"/v1/memories/{successor}/reconfirm")
 
     assert successor not in {m["id"] for m in server.ok("GET", "/v1/reconfirmation")}
+
+
+def _remembered_back_then(server: Server, content: str, when: str) -> dict[str, Any]:
+    env = {
+        **login_env(server.home.parent / "home"),
+        "MEMORYD_HOME": str(server.home),
+        "MEMORYD_DB": str(server.home.parent / "store" / "memoryd.db"),
+    }
+    done = subprocess.run(
+        [str(MEMORYD), "remember", content, "--now", when, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    memory: dict[str, Any] = json.loads(done.stdout)
+    return memory
 
 
 # ------------------------------------------------------------ extraction off
