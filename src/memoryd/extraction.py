@@ -316,7 +316,13 @@ def repeats_secret(proposal: Proposal, fingerprints: frozenset[str], salt: str) 
         return False
     text = " ".join(
         part
-        for part in (proposal.content, proposal.subject, proposal.object, *proposal.entities)
+        for part in (
+            proposal.content,
+            proposal.subject,
+            proposal.object,
+            *proposal.entities,
+            *proposal.cues,
+        )
         if part
     )
     words = re.findall(r"[^\s'\":=,.;!?()]{4,}", text)

@@ -22,6 +22,7 @@ from .model import (
     Provenance,
     Source,
     Status,
+    embedded_text,
     normalize_key,
 )
 from .promotion import (
@@ -127,18 +128,23 @@ class MemoryWriter:
     ) -> list[WriteResult]:
         """Let the promotion policy decide each proposal, all in one transaction;
         ``tainted_by`` says why the source text is suspect (then nothing activates alone)."""
-        vectors = self.parts.embed([p.content for p in proposals])
+        # Neighbours are found by content alone (the duplicate thresholds were set on it); a
+        # memory with cues stores the vector of its content with its cues, in the same batch.
+        cued = [embedded_text(p.content, p.cues) for p in proposals if p.cues]
+        vectors = self.parts.embed([p.content for p in proposals] + cued)
+        stored_cued = iter(vectors[len(proposals) :])
         results: list[WriteResult] = []
         source = provenance.source
         with self.parts.store.transaction():
-            for given, vector in zip(proposals, vectors, strict=True):
+            for given, vector in zip(proposals, vectors, strict=False):
                 proposal = self.slots.place(given)
                 neighbors = self._neighbors(proposal, vector, Actor.POLICY)
                 decision = plan_promotion(
                     proposal, source, neighbors, self.parts.policy, tainted_by
                 )
+                stored = next(stored_cued) if given.cues else vector
                 results.append(
-                    self._apply(decision, proposal, vector, provenance, Actor.POLICY, at)
+                    self._apply(decision, proposal, stored, provenance, Actor.POLICY, at)
                 )
         return results
 
@@ -291,6 +297,7 @@ class MemoryWriter:
             slot=proposal.slot,
             same_slot_as=proposal.same_slot_as,
             entities=proposal.entities or extract_entities(proposal.content),
+            cues=proposal.cues,
             importance=proposal.importance
             or (Importance.MEDIUM if proposal.kind is Kind.LESSON else None),
             changes_behavior=proposal.changes_behavior,

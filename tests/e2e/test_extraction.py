@@ -120,7 +120,7 @@ def test_observe_returns_a_job_id_at_once_and_the_worker_drains_it(
         "turn",
         f"job:{job_id}",
     )
-    assert (race["extractor_model"], race["prompt_version"]) == (MODEL, "extract.v2")
+    assert (race["extractor_model"], race["prompt_version"]) == (MODEL, "extract.v3")
     assert RACE in llm.ok("recall", "How did my Porto half marathon go?", "--now", at(3))
 
 
