@@ -60,7 +60,7 @@ LIVE_TRIGGERS = tuple(kind for kind in TRIGGERS if kind not in BACKLOG_TRIGGERS)
 
 
 # Prompts that define their own answer format instead of the proposal contract.
-OWN_CONTRACT = frozenset({"merge"})
+OWN_CONTRACT = frozenset({"merge", "cues"})
 
 
 def _versions(name: str) -> list[int]:

@@ -240,6 +240,32 @@ def _parse_item(index: int, item: object) -> Proposal:
     )
 
 
+def cues_schema() -> dict[str, Any]:
+    """The answer of the consolidation stage that writes cues: ``{"cues": [...]}``."""
+    cues = {"type": "array", "items": {"type": "string"}, "maxItems": MAX_CUES}
+    return {
+        "type": "object",
+        "properties": {"cues": cues},
+        "required": ["cues"],
+        "additionalProperties": False,
+    }
+
+
+def parse_cues_answer(text: str) -> tuple[str, ...]:
+    """The cues in a model's ``{"cues": [...]}`` answer, bounded and checked as a proposal's."""
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        raise ProposalBatchError('the cues answer is not JSON; expected {"cues": [...]}') from None
+    if not isinstance(document, dict) or set(document) != {"cues"}:
+        raise ProposalBatchError('the cues answer must be exactly {"cues": [...]}')
+
+    def fail(field: str, problem: str) -> ProposalBatchError:
+        return ProposalBatchError(f"the cues answer: {field!r} {problem}", field=field)
+
+    return _parse_cues(document["cues"], fail)
+
+
 def _parse_cues(raw: object, fail: Callable[[str, str], ProposalBatchError]) -> tuple[str, ...]:
     if raw is None:
         return ()
