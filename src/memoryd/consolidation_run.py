@@ -31,7 +31,7 @@ from .consolidation import (
 from .errors import ConsolidationBusyError, ProposalBatchError
 from .extraction import Extractor, load_prompt, parse_merge, render_events, render_merge
 from .ledger import Replaced
-from .llm import Message, off_notice
+from .llm import Gateway, Message, off_notice
 from .model import Actor, Kind, Memory, Provenance, Source, Status, embedded_text
 from .proposals import cues_schema, parse_cues_answer
 from .results import ConsolidationReport
@@ -55,6 +55,20 @@ class ConsolidationLeaseLost(ConsolidationBusyError):
 
 def _no_renewal() -> None:
     """A dry run writes nothing, so it holds no lease to renew."""
+
+
+def ask_cues(gateway: Gateway, content: str) -> tuple[str, ...]:
+    """The cues the ``extract`` route writes for one memory (the ``cues`` prompt, its answer
+    constrained to ``{"cues": [...]}`` where the endpoint allows); ProposalBatchError when
+    the answer breaks that contract."""
+    answer = gateway.complete_json(
+        "extract",
+        load_prompt("cues").text,
+        [Message("user", render_merge([content]))],
+        cues_schema(),
+        "memory_cues",
+    )
+    return parse_cues_answer(answer.text)
 
 
 class ConsolidationRun:
@@ -246,18 +260,10 @@ class ConsolidationRun:
                 Step(Stage.WRITE_CUES, m.id, Action.CUE, "would ask the model for cues")
                 for m in waiting
             ]
-        prompt = load_prompt("cues")
         steps: list[Step] = []
         for memory in waiting:
-            answer = gateway.complete_json(
-                "extract",
-                prompt.text,
-                [Message("user", render_merge([memory.content]))],
-                cues_schema(),
-                "memory_cues",
-            )
             try:
-                cues = parse_cues_answer(answer.text)
+                cues = ask_cues(gateway, memory.content)
             except ProposalBatchError as error:
                 steps.append(Step(Stage.WRITE_CUES, memory.id, Action.KEEP, str(error)))
                 continue
