@@ -276,7 +276,9 @@ def _parse_cues(raw: object, fail: Callable[[str, str], ProposalBatchError]) -> 
     long = next((c for c in raw if len(c.strip()) > MAX_CUE_CHARS), None)
     if long is not None:
         raise fail("cues", f"{long[:50]!r} is longer than {MAX_CUE_CHARS} characters")
-    return tuple(dict.fromkeys(" ".join(c.split()) for c in raw))
+    # A cue without a letter or digit ("...", a small model's filler) can match nothing.
+    words = (" ".join(c.split()) for c in raw)
+    return tuple(dict.fromkeys(c for c in words if any(ch.isalnum() for ch in c)))
 
 
 def _json_type(value: Any) -> str:

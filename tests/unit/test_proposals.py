@@ -510,10 +510,10 @@ def test_one_bad_item_anywhere_rejects_the_whole_batch(
     assert f"item {index}" in str(caught.value)
 
 
-def test_cues_are_kept_trimmed_and_once_each_and_null_means_none() -> None:
+def test_cues_are_kept_trimmed_and_once_each_without_word_less_ones_and_null_means_none() -> None:
     batch = {
         "memories": [
-            {**event_item(), "cues": ["  pay  day ", "salary", "pay day", "a" * 40]},
+            {**event_item(), "cues": ["  pay  day ", "salary", "...", "pay day", "a" * 40]},
             {**event_item(content="Went to the dentist"), "cues": None},
         ]
     }
