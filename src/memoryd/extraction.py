@@ -60,7 +60,7 @@ LIVE_TRIGGERS = tuple(kind for kind in TRIGGERS if kind not in BACKLOG_TRIGGERS)
 
 
 # Prompts that define their own answer format instead of the proposal contract.
-OWN_CONTRACT = frozenset({"merge"})
+OWN_CONTRACT = frozenset({"merge", "cues"})
 
 
 def _versions(name: str) -> list[int]:
@@ -316,7 +316,13 @@ def repeats_secret(proposal: Proposal, fingerprints: frozenset[str], salt: str) 
         return False
     text = " ".join(
         part
-        for part in (proposal.content, proposal.subject, proposal.object, *proposal.entities)
+        for part in (
+            proposal.content,
+            proposal.subject,
+            proposal.object,
+            *proposal.entities,
+            *proposal.cues,
+        )
         if part
     )
     words = re.findall(r"[^\s'\":=,.;!?()]{4,}", text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -141,6 +142,9 @@ class Memory:
     # The predicate whose slot this fact joined through the subject's vocabulary (its own
     # predicate meant the same); None when its own predicate names its slot.
     same_slot_as: str | None = None
+    # Words a person would use when asking about this memory later ("medication, allergy"):
+    # searched by recall's text and vector legs, never shown as its content.
+    cues: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The public JSON shape of a memory (CLI ``--json`` and the HTTP API)."""
@@ -156,6 +160,7 @@ class Memory:
             "slot": self.slot,
             "same_slot_as": self.same_slot_as,
             "entities": list(self.entities),
+            "cues": list(self.cues),
             "importance": self.importance.value if self.importance else None,
             "changes_behavior": self.changes_behavior,
             "occurred_at": _iso(self.occurred_at),
@@ -216,6 +221,7 @@ class Proposal:
     entities: tuple[str, ...] = ()
     occurred_at: datetime | None = None
     importance: Importance | None = None
+    cues: tuple[str, ...] = ()
     # Where the subject's vocabulary placed this fact (set by the writer before the policy
     # decides); None: its own slot.
     placed: SlotChoice | None = None
@@ -269,6 +275,13 @@ def _iso(value: datetime | None) -> str | None:
 def indexed_text(memory: Memory) -> str:
     """What the full-text index holds for a memory: its content, its entity names and, for a
     fact, its predicate — the word a question uses ("what is my job?") when the content says
-    it otherwise ("works as a tram driver")."""
-    parts = [memory.content, *memory.entities, memory.predicate]
+    it otherwise ("works as a tram driver"), and its cues, the words a later question would
+    use ("medication" for a penicillin allergy)."""
+    parts = [memory.content, *memory.entities, memory.predicate, *memory.cues]
     return "\n".join(part for part in parts if part)
+
+
+def embedded_text(content: str, cues: Sequence[str]) -> str:
+    """What a memory's stored vector is computed from: its content, then its cues (the vector
+    leg meets a paraphrased question through them as the text leg does)."""
+    return content + "\n" + ", ".join(cues) if cues else content

@@ -25,7 +25,7 @@ from .errors import InvalidInputError, MemorydError
 from .evalset import EvalCase
 from .jobs import Job, JobStatus
 from .kb.model import Chunk, Document
-from .model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status
+from .model import Actor, AuditEntry, Importance, Kind, Memory, Source, Status, embedded_text
 from .slot_vocabulary import LEGACY_SLOT_SCHEME, SLOT_SCHEME_KEY
 from .storage.kb_rows import DOCUMENT_COLUMNS, document_from_row, document_params
 from .storage.protocols import EmbeddingSignature, Store
@@ -149,7 +149,7 @@ def import_store(store: Store, lines: Iterable[str], embedder: Embedder) -> Summ
         memories,
         same_space,
         embedder,
-        lambda r: str(r["content"]),
+        lambda r: embedded_text(str(r["content"]), [str(c) for c in r.get("cues") or ()]),
         lambda r: r.get("purged_at") is None,
     )
     chunk_vectors = _vectors_for(
@@ -327,6 +327,7 @@ def _memory_from(record: dict[str, Any]) -> Memory:
         superseded_by=record.get("superseded_by"),
         purged_at=_time(record.get("purged_at")),
         same_slot_as=record.get("same_slot_as"),
+        cues=tuple(str(cue) for cue in record.get("cues") or ()),
     )
 
 

@@ -330,4 +330,5 @@ def full_text(proposal: Proposal) -> str:
     """Every field of a proposal that could carry a secret, as one text."""
     parts = [proposal.content, proposal.subject, proposal.predicate, proposal.object]
     parts.extend(proposal.entities)
+    parts.extend(proposal.cues)
     return "\n".join(p for p in parts if p)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .clock import parse_instant
@@ -19,11 +20,14 @@ OPTIONAL_FIELDS = (
     "entities",
     "occurred_at",
     "importance",
+    "cues",
 )
 ALLOWED_FIELDS = frozenset(REQUIRED_FIELDS + OPTIONAL_FIELDS)
 MAX_CONTENT_CHARS = 2_000
 MAX_ITEMS = 100
 MAX_ENTITIES = 32
+MAX_CUES = 8
+MAX_CUE_CHARS = 40
 SCHEMA_NAME = "memory_proposals"
 
 
@@ -57,6 +61,14 @@ def contract_schema() -> dict[str, Any]:
         "entities": nullable({"type": "array", "items": text, "maxItems": MAX_ENTITIES}),
         "occurred_at": nullable({"type": "string", "description": "ISO-8601 date, YYYY-MM-DD"}),
         "importance": nullable({"type": "string", "enum": [i.value for i in Importance]}),
+        "cues": nullable(
+            {
+                "type": "array",
+                "items": text,
+                "maxItems": MAX_CUES,
+                "description": "words a person would use when asking about this later",
+            }
+        ),
     }
     order = REQUIRED_FIELDS + OPTIONAL_FIELDS
     item = {
@@ -192,6 +204,8 @@ def _parse_item(index: int, item: object) -> Proposal:
     if len(entities_raw) > MAX_ENTITIES:
         raise fail("entities", f"has more than {MAX_ENTITIES} names")
 
+    cues = _parse_cues(item.get("cues"), fail)
+
     occurred_raw = item.get("occurred_at")
     occurred_at = None
     if occurred_raw is not None:
@@ -222,7 +236,49 @@ def _parse_item(index: int, item: object) -> Proposal:
         entities=tuple(dict.fromkeys(e.strip() for e in entities_raw)),
         occurred_at=occurred_at,
         importance=importance,
+        cues=cues,
     )
+
+
+def cues_schema() -> dict[str, Any]:
+    """The answer of the consolidation stage that writes cues: ``{"cues": [...]}``."""
+    cues = {"type": "array", "items": {"type": "string"}, "maxItems": MAX_CUES}
+    return {
+        "type": "object",
+        "properties": {"cues": cues},
+        "required": ["cues"],
+        "additionalProperties": False,
+    }
+
+
+def parse_cues_answer(text: str) -> tuple[str, ...]:
+    """The cues in a model's ``{"cues": [...]}`` answer, bounded and checked as a proposal's."""
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        raise ProposalBatchError('the cues answer is not JSON; expected {"cues": [...]}') from None
+    if not isinstance(document, dict) or set(document) != {"cues"}:
+        raise ProposalBatchError('the cues answer must be exactly {"cues": [...]}')
+
+    def fail(field: str, problem: str) -> ProposalBatchError:
+        return ProposalBatchError(f"the cues answer: {field!r} {problem}", field=field)
+
+    return _parse_cues(document["cues"], fail)
+
+
+def _parse_cues(raw: object, fail: Callable[[str, str], ProposalBatchError]) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(c, str) and c.strip() for c in raw):
+        raise fail("cues", "must be an array of non-empty strings or null")
+    if len(raw) > MAX_CUES:
+        raise fail("cues", f"has {len(raw)} cues; the limit is {MAX_CUES}")
+    long = next((c for c in raw if len(c.strip()) > MAX_CUE_CHARS), None)
+    if long is not None:
+        raise fail("cues", f"{long[:50]!r} is longer than {MAX_CUE_CHARS} characters")
+    # A cue without a letter or digit ("...", a small model's filler) can match nothing.
+    words = (" ".join(c.split()) for c in raw)
+    return tuple(dict.fromkeys(c for c in words if any(ch.isalnum() for ch in c)))
 
 
 def _json_type(value: Any) -> str:

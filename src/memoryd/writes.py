@@ -22,6 +22,7 @@ from .model import (
     Provenance,
     Source,
     Status,
+    embedded_text,
     normalize_key,
 )
 from .promotion import (
@@ -131,18 +132,23 @@ class MemoryWriter:
         """Let the promotion policy decide each proposal, all in one transaction;
         ``tainted_by`` says why the source text is suspect (then nothing activates alone)."""
         proposals = [_without_controls(p) for p in proposals]
-        vectors = self.parts.embed([p.content for p in proposals])
+        # Neighbours are found by content alone (the duplicate thresholds were set on it); a
+        # memory with cues stores the vector of its content with its cues, in the same batch.
+        cued = [embedded_text(p.content, p.cues) for p in proposals if p.cues]
+        vectors = self.parts.embed([p.content for p in proposals] + cued)
+        stored_cued = iter(vectors[len(proposals) :])
         results: list[WriteResult] = []
         source = provenance.source
         with self.parts.store.transaction():
-            for given, vector in zip(proposals, vectors, strict=True):
+            for given, vector in zip(proposals, vectors, strict=False):
                 proposal = self.slots.place(given)
                 neighbors = self._neighbors(proposal, vector, Actor.POLICY)
                 decision = plan_promotion(
                     proposal, source, neighbors, self.parts.policy, tainted_by
                 )
+                stored = next(stored_cued) if given.cues else vector
                 results.append(
-                    self._apply(decision, proposal, vector, provenance, Actor.POLICY, at)
+                    self._apply(decision, proposal, stored, provenance, Actor.POLICY, at)
                 )
         return results
 
@@ -295,6 +301,7 @@ class MemoryWriter:
             slot=proposal.slot,
             same_slot_as=proposal.same_slot_as,
             entities=proposal.entities or extract_entities(proposal.content),
+            cues=proposal.cues,
             importance=proposal.importance
             or (Importance.MEDIUM if proposal.kind is Kind.LESSON else None),
             changes_behavior=proposal.changes_behavior,
@@ -331,6 +338,9 @@ def _without_controls(proposal: Proposal) -> Proposal:
         object=_stripped(proposal.object),
         entities=tuple(
             dict.fromkeys(n for n in (strip_controls(e).strip() for e in proposal.entities) if n)
+        ),
+        cues=tuple(
+            dict.fromkeys(c for c in (strip_controls(c).strip() for c in proposal.cues) if c)
         ),
     )
 

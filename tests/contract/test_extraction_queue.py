@@ -140,7 +140,7 @@ def test_a_good_batch_lands_per_policy(
         assert memory.source is Source.TURN
         assert memory.source_ref == f"job:{job.id}"
         assert memory.extractor_model == MODEL
-        assert memory.prompt_version == "extract.v2"
+        assert memory.prompt_version == "extract.v3"
     assert active[0].occurred_at == datetime(2026, 3, 1, tzinfo=UTC)
     assert [r.pending.content for r in service.review_queue()] == [LESSON]
     assert RACE in service.recall("How did my half marathon in Porto go?", now=T0).text

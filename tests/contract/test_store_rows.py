@@ -38,6 +38,7 @@ def _full_memory() -> Memory:
         object="日本語 docs",
         slot=fact_slot("Zoë", "prefers"),
         entities=("Zoë", "Ōsaka"),
+        cues=("reading material", "language, 本"),
         importance=Importance.CRITICAL,
         changes_behavior=True,
         occurred_at=datetime(1999, 12, 31, 23, 59, 59, 1, tzinfo=BEFORE_UTC),

@@ -120,7 +120,7 @@ def test_observe_returns_a_job_id_at_once_and_the_worker_drains_it(
         "turn",
         f"job:{job_id}",
     )
-    assert (race["extractor_model"], race["prompt_version"]) == (MODEL, "extract.v2")
+    assert (race["extractor_model"], race["prompt_version"]) == (MODEL, "extract.v3")
     assert RACE in llm.ok("recall", "How did my Porto half marathon go?", "--now", at(3))
 
 
@@ -135,6 +135,32 @@ def test_observe_wait_extracts_before_returning(cli: Cli, server: FakeLLMServer)
 
     assert [(r["outcome"], r["memory"]["content"]) for r in results] == [("activated", RACE)]
     assert only_job(llm)["status"] == "done"
+
+
+def test_the_model_writes_cues_that_recall_searches_and_never_shows(
+    cli: Cli, server: FakeLLMServer
+) -> None:
+    llm = with_llm(cli, server)
+    llm.ok("init")
+    cues = ["running", "race time", "personal best"]
+    server.script(Reply(batch(item(RACE, cues=cues))))
+
+    results = llm.json("observe", "--user", "Ran Porto in 1:52!", "--wait")
+
+    assert [r["memory"]["cues"] for r in results] == [cues]
+    sent = server.requests[0].body
+    schema = json.dumps(sent.get("response_format") or sent)
+    assert '"cues"' in schema and "a person would use when asking" in json.dumps(sent)
+    [listed] = llm.json("list")
+    assert (listed["content"], listed["cues"]) == (RACE, cues)
+    assert "personal best" not in llm.ok("list")
+    # `show` lists them on their own line, never in the content.
+    shown = llm.ok("show", listed["id"]).splitlines()
+    assert f"           content: {RACE}" in shown
+    assert "              cues: ['running', 'race time', 'personal best']" in shown
+    # "personal best" is only in the cues: the text leg finds the race through them.
+    answer = llm.ok("recall", "what is my personal best?")
+    assert RACE in answer and "personal best" not in answer.replace("what is my personal best?", "")
 
 
 # ------------------------------------------------------- outages and process exits

@@ -21,12 +21,20 @@ EXAMPLE_PROMPTS = ("contract", "extract", "compaction", "mission")
 
 
 def examples(name: str) -> list[dict[str, Any]]:
-    """The worked answers in a v2 prompt file: each on one line starting with "Answer: "."""
-    text = resources.files("memoryd.prompts").joinpath(f"{name}.v2.md").read_text("utf-8")
+    """The worked answers in a prompt's newest file: each on one line starting with "Answer: "."""
+    folder = resources.files("memoryd.prompts")
+    newest = "v3" if name in ("contract", "extract") else "v2"
+    text = folder.joinpath(f"{name}.{newest}.md").read_text("utf-8")
     prefix = "Answer: "
-    return [
+    answers = [
         json.loads(line[len(prefix) :]) for line in text.splitlines() if line.startswith(prefix)
     ]
+    if newest == "v2":
+        # Prompts on contract v2 predate cues: a schema-constrained model sends null there.
+        for answer in answers:
+            for shown in answer["memories"]:
+                shown.setdefault("cues", None)
+    return answers
 
 
 def full(content: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
@@ -85,10 +93,12 @@ def test_the_schema_refuses_what_the_validator_refuses(case: str) -> None:
         parse_batch(document)
 
 
-def test_v2_prompts_are_current_and_v1_stays_for_comparison() -> None:
+def test_v3_prompts_are_current_and_v1_stays_for_comparison() -> None:
     current, old = load_prompt("extract"), load_prompt("extract", "v1")
 
-    assert (current.label, old.label) == ("extract.v2", "extract.v1")
+    assert (current.label, old.label) == ("extract.v3", "extract.v1")
+    # v3 asks for cues; v2 (kept for comparison) reads contract v2, without them.
+    assert '"cues"' in current.text and '"cues"' not in load_prompt("extract", "v2").text
     assert "Examples of complete answers" in current.text
     assert "The turn happened on Monday 2026-11-30 at 18:05, Europe/Lisbon." in current.text
     # A prompt reads the contract of its own version: v1 is exactly what it was.
@@ -97,5 +107,5 @@ def test_v2_prompts_are_current_and_v1_stays_for_comparison() -> None:
     assert load_prompt("reflect").label == "reflect.v1"
     assert "Examples of complete answers" not in load_prompt("reflect").text
     for wrong in ("v7", "latest"):
-        with pytest.raises(InvalidInputError, match=r"no version '\w+' \(shipped: v1, v2\)"):
+        with pytest.raises(InvalidInputError, match=r"no version '\w+' \(shipped: v1, v2, v3\)"):
             load_prompt("extract", wrong)

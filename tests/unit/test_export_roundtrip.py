@@ -56,6 +56,8 @@ def apply(service: MemoryService, steps: list[tuple[object, ...]]) -> None:
                     "confidence": 0.9,
                     "content": text(a, b, number),
                     "changes_behavior": behaviour,
+                    # Cues travel with the store; re-embedded, they give the same vector.
+                    "cues": [f"{WORDS[b]} question", "export cue"],
                 }
                 if behaviour:
                     item["importance"] = "high"

@@ -76,7 +76,7 @@ def validation_error(text: str) -> str:
 @pytest.mark.parametrize(
     ("name", "label", "marker"),
     [
-        ("extract", "extract.v2", "one turn of their"),
+        ("extract", "extract.v3", "one turn of their"),
         ("compaction", "compaction.v2", "about to be summarised away"),
         ("mission", "mission.v2", "keep only discoveries"),
     ],
@@ -100,7 +100,7 @@ def test_a_good_answer_is_one_call() -> None:
     assert len(client.calls) == 1
     assert [p.content for p in result.proposals] == ["The owner adopted a cat named Miso."]
     assert (result.attempts, result.error) == (1, None)
-    assert (result.model, result.prompt_version) == ("scripted-model", "extract.v2")
+    assert (result.model, result.prompt_version) == ("scripted-model", "extract.v3")
     # A client without the schema seam is asked for JSON mode, and the result says so.
     assert result.structured == "json_object"
 

@@ -205,6 +205,11 @@ _DELETE = object()
         pytest.param({"entities": ["Ana", ""]}, "entities", id="entities-with-blank"),
         pytest.param({"entities": [1]}, "entities", id="entities-not-strings"),
         pytest.param({"entities": [f"e{i}" for i in range(33)]}, "entities", id="many-entities"),
+        pytest.param({"cues": "pay, salary"}, "cues", id="cues-not-a-list"),
+        pytest.param({"cues": ["pay", " "]}, "cues", id="cues-with-blank"),
+        pytest.param({"cues": [3]}, "cues", id="cues-not-strings"),
+        pytest.param({"cues": [f"cue {i}" for i in range(9)]}, "cues", id="many-cues"),
+        pytest.param({"cues": ["a" * 41]}, "cues", id="cue-too-long"),
         pytest.param({"occurred_at": "last tuesday"}, "occurred_at", id="occurred-not-iso"),
         pytest.param({"occurred_at": 1756300000}, "occurred_at", id="occurred-as-number"),
     ],
@@ -503,3 +508,15 @@ def test_one_bad_item_anywhere_rejects_the_whole_batch(
         parse_batch({"memories": batch})
     assert caught.value.item == index
     assert f"item {index}" in str(caught.value)
+
+
+def test_cues_are_kept_trimmed_and_once_each_without_word_less_ones_and_null_means_none() -> None:
+    batch = {
+        "memories": [
+            {**event_item(), "cues": ["  pay  day ", "salary", "...", "pay day", "a" * 40]},
+            {**event_item(content="Went to the dentist"), "cues": None},
+        ]
+    }
+    cued, bare = parse_batch(batch)
+    assert cued.cues == ("pay day", "salary", "a" * 40)
+    assert bare.cues == ()

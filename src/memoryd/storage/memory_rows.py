@@ -22,7 +22,7 @@ MEMORY_COLUMNS = (
     "id, kind, status, content, subject, predicate, object, slot, entities, confidence, "
     "importance, changes_behavior, occurred_at, source, source_ref, extractor_model, "
     "prompt_version, created_at, last_confirmed_at, last_retrieved_at, retrieval_hits, "
-    "supersedes, superseded_by, purged_at, same_slot_as, subject_key"
+    "supersedes, superseded_by, purged_at, same_slot_as, subject_key, cues"
 )
 MEMORY_COLUMN_COUNT = len(MEMORY_COLUMNS.split(","))
 SELECT_MEMORIES = f"SELECT {MEMORY_COLUMNS} FROM memories"
@@ -64,7 +64,7 @@ _DROP_UNMENTIONED_ENTITIES = (
 # Every field that could hold the owner's words; the backend appends its own index columns.
 PURGE_ASSIGNMENTS = (
     "content = '', subject = NULL, predicate = NULL, object = NULL, entities = '[]', "
-    "source_ref = NULL, same_slot_as = NULL, subject_key = NULL, purged_at = "
+    "source_ref = NULL, same_slot_as = NULL, subject_key = NULL, cues = '[]', purged_at = "
 )
 
 
@@ -80,7 +80,7 @@ def memory_params(memory: Memory, dialect: RowDialect) -> tuple[Any, ...]:
         stored_time(memory.created_at), stored_time(memory.last_confirmed_at),
         stored_time(memory.last_retrieved_at), memory.retrieval_hits, memory.supersedes,
         memory.superseded_by, stored_time(memory.purged_at), memory.same_slot_as,
-        subject_key(memory),
+        subject_key(memory), dialect.stored_json(list(memory.cues)),
     )  # fmt: skip
 
 
@@ -127,6 +127,7 @@ def memory_from_row(row: Sequence[Any], dialect: RowDialect) -> Memory:
         superseded_by=row[22],
         purged_at=read_time(row[23]) if row[23] else None,
         same_slot_as=row[24],
+        cues=dialect.read_names(row[26]) if row[26] and row[26] != "[]" else (),
     )
 
 

@@ -53,6 +53,20 @@ class PostgresMemoryRecords(MemoryRows):
         if memory.entities and not purged:
             self._tag_entities(memory.id, memory.entities)
 
+    def set_cues(self, memory: Memory, vector: Vector | None) -> None:
+        """See :meth:`memoryd.storage.protocols.MemoryRecords.set_cues`."""
+        stored = vector is not None and self._vector_tables.has_vectors()
+        params: list[Any] = [POSTGRES_ROWS.stored_json(list(memory.cues)), indexed_text(memory)]
+        if stored:
+            assert vector is not None
+            params.append(vector_param(vector))
+        self._db.execute(
+            "UPDATE memories SET cues = %s, indexed_text = %s"
+            + (", embedding = %s" if stored else "")
+            + " WHERE id = %s AND purged_at IS NULL",
+            [*params, memory.id],
+        )
+
     def purge(self, memory_id: str, at: datetime) -> None:
         """Blank every field that could hold the owner's words, the vector and the index."""
         self._db.execute(

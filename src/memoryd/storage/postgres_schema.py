@@ -231,6 +231,14 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
     (
+        "0009_memory_cues",
+        """
+        -- The words a person would use when asking about a memory later (a JSON list the
+        -- extraction model or consolidation writes): indexed with it, never shown as content.
+        ALTER TABLE memories ADD COLUMN cues JSONB NOT NULL DEFAULT '[]';
+        """,
+    ),
+    (
         "0010_kb_rows",
         """
         -- Each table row of a chunk, indexed alone with its table's title, its column headers

@@ -173,6 +173,11 @@ class MemoryRecords(Protocol):
         """Erase content, structure and vectors, keeping a tombstone row."""
         ...
 
+    def set_cues(self, memory: Memory, vector: Vector | None) -> None:
+        """Store ``memory.cues`` on its (unpurged) row, with its text index and, when given,
+        the vector of its content with the cues in place of the stored one."""
+        ...
+
     def vectors(self, memory_ids: Sequence[str]) -> dict[str, Vector]:
         """Stored vectors by memory id."""
         ...

@@ -89,6 +89,35 @@ class SqliteMemoryRecords(MemoryRows):
                 (status.value, row[1], row[0]),
             )
 
+    def set_cues(self, memory: Memory, vector: Vector | None) -> None:
+        """See :meth:`memoryd.storage.protocols.MemoryRecords.set_cues`."""
+        row = self._db.execute(
+            "SELECT rowid FROM memories WHERE id = ? AND purged_at IS NULL", (memory.id,)
+        ).fetchone()
+        if row is None:
+            return
+        rowid = row[0]
+        cues = SQLITE_ROWS.stored_json(list(memory.cues))
+        self._db.execute("UPDATE memories SET cues = ? WHERE rowid = ?", (cues, rowid))
+        self._db.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
+        self._db.execute(
+            "INSERT INTO memory_fts(rowid, content) VALUES (?, ?)", (rowid, indexed_text(memory))
+        )
+        if vector is None or not self._vector_tables.has_vectors():
+            return
+        self._db.execute(
+            "UPDATE memory_embeddings SET embedding = ? WHERE rowid = ?",
+            (vector_blob(vector), rowid),
+        )
+        # vec0 cannot update in place: the bit row is replaced (status, kind as they are).
+        self._db.execute("DELETE FROM memory_bits WHERE rowid = ?", (rowid,))
+        self._db.execute(
+            "INSERT INTO memory_bits(rowid, status, kind, bits) "
+            "SELECT m.rowid, m.status, m.kind, vec_quantize_binary(e.embedding) "
+            "FROM memories m JOIN memory_embeddings e ON e.rowid = m.rowid WHERE m.rowid = ?",
+            (rowid,),
+        )
+
     def purge(self, memory_id: str, at: datetime) -> None:
         """Blank every field that could hold the owner's words; drop text and vector index."""
         row = self._db.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,)).fetchone()

@@ -291,6 +291,14 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
     (
+        "0016_memory_cues",
+        """
+        -- The words a person would use when asking about a memory later (a JSON list the
+        -- extraction model or consolidation writes): indexed with it, never shown as content.
+        ALTER TABLE memories ADD COLUMN cues TEXT NOT NULL DEFAULT '[]';
+        """,
+    ),
+    (
         "0017_kb_rows",
         """
         -- Each table row of a chunk, indexed alone with its table's title, its column headers
