@@ -103,8 +103,9 @@ def chunks_by_key(rows: Sequence[Sequence[Any]]) -> dict[ChunkKey, Chunk]:
 _SELECT_DOCUMENTS = f"SELECT {DOCUMENT_COLUMNS} FROM documents"
 _DOCUMENT_BY_ID = _SELECT_DOCUMENTS + " WHERE id = ?"
 _DOCUMENT_BY_URI = f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE source_uri = ?"
+_DOCUMENT_PLACEHOLDERS = ", ".join(["?"] * (DOCUMENT_COLUMNS.count(",") + 1))
 _SAVE_DOCUMENT = (
-    f"INSERT INTO documents ({DOCUMENT_COLUMNS}) VALUES ({', '.join(['?'] * 16)}) "
+    f"INSERT INTO documents ({DOCUMENT_COLUMNS}) VALUES ({_DOCUMENT_PLACEHOLDERS}) "
     + DOCUMENT_UPSERT
 )
 _CHUNKS_FROM = f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? AND position >= ?"
