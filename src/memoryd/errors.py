@@ -24,6 +24,8 @@ class StoreDamagedError(StoreUnavailableError):
     """The store file is damaged; memoryd refuses to use it and leaves it as it is."""
 
     def __init__(self, path: Path, finding: str) -> None:
+        # SQLite's integrity report may run over several lines; an error is one line.
+        finding = " ".join(finding.split())
         super().__init__(
             f"store {path} is damaged: {finding}. memoryd will not open it and has not "
             "changed it; restore the last good backup with `memoryd restore BACKUP --force` "

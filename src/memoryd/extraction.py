@@ -38,6 +38,9 @@ class Prompt:
     name: str
     version: str
     text: str
+    # Whether its contract (v3 on) asks for search cues: a strict schema must then list them,
+    # and must not for an older contract, whose worked examples have none.
+    cues: bool = False
 
     @property
     def label(self) -> str:
@@ -92,7 +95,7 @@ def load_prompt(name: str, version: str | None = None) -> Prompt:
         return Prompt(name, f"v{number}", body)
     contract_number = max(v for v in _versions("contract") if v <= number)
     contract = folder.joinpath(f"contract.v{contract_number}.md").read_text(encoding="utf-8")
-    return Prompt(name, f"v{number}", body + "\n\n" + contract.strip())
+    return Prompt(name, f"v{number}", body + "\n\n" + contract.strip(), cues=contract_number >= 3)
 
 
 @dataclass(frozen=True)
@@ -356,7 +359,7 @@ class Extractor:
         route = self.gateway.routes.get(self.operation)
         model = route.model if route is not None else None
         messages = [Message("user", conversation)]
-        schema = contract_schema()
+        schema = contract_schema(cues=prompt.cues)
         answer = self.gateway.complete_json(
             self.operation, prompt.text, messages, schema, SCHEMA_NAME
         )

@@ -31,7 +31,7 @@ MAX_CUE_CHARS = 40
 SCHEMA_NAME = "memory_proposals"
 
 
-def contract_schema() -> dict[str, Any]:
+def contract_schema(*, cues: bool = True) -> dict[str, Any]:
     """The proposal contract as a JSON Schema, for endpoints that constrain their output to one
     (OpenAI structured outputs, llama.cpp, Ollama, vLLM, Anthropic).
 
@@ -39,7 +39,8 @@ def contract_schema() -> dict[str, Any]:
     structured-output modes require: every field present, null where it does not apply — a
     subset of what :func:`parse_batch` accepts. Keywords are kept to those every such endpoint
     supports, so what a schema cannot say everywhere (non-empty text, ISO dates, the content
-    length) is still checked by the validator, with its one retry.
+    length) is still checked by the validator, with its one retry. Without ``cues`` (a prompt
+    on a contract older than v3, whose worked examples carry none) the search cues are left out.
     """
 
     def nullable(schema: dict[str, Any]) -> dict[str, Any]:
@@ -70,7 +71,7 @@ def contract_schema() -> dict[str, Any]:
             }
         ),
     }
-    order = REQUIRED_FIELDS + OPTIONAL_FIELDS
+    order = tuple(f for f in REQUIRED_FIELDS + OPTIONAL_FIELDS if cues or f != "cues")
     item = {
         "type": "object",
         "properties": {name: fields[name] for name in order},

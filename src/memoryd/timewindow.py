@@ -94,7 +94,10 @@ def _explicit_date(text: str, today: date) -> _Span | None:
     """The first explicit date in the text: a day, a month of a year, or a year."""
     found: list[_Span] = []
     for finder in (_iso_date, _day_and_month, _month_year, _year):
-        span = finder(text, today)
+        try:
+            span = finder(text, today)
+        except OverflowError:  # a date at the calendar's end (9999-12-31) has no day after it
+            continue
         if span is not None:
             found.append(span)
     if not found:

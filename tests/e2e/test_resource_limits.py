@@ -41,7 +41,12 @@ def test_a_pasted_document_is_recalled_from_its_ends_and_explain_says_so(
     explained = cli.ok("recall", message, "--explain")
     found = cli.json("search", message)
 
-    assert ana.id in {item["id"] for item in answer["items"]}
+    # Since recall opens on one calibrated relevance score, the pushed block stays silent here:
+    # the question's words are 3 of the 13 read, and the read part's embedding is mostly the
+    # pasted report (relevance 0.16 < 0.25). Either the memory is in the block, or --explain
+    # says why the block is empty; the deliberate lookup (search) must find it either way.
+    in_block = ana.id in {item["id"] for item in answer["items"]}
+    assert in_block or "no strong evidence" in explained
     read = answer["query"]["read"]
     assert read["chars"] == len(message) and read["whole"] is False
     assert 0 < read["head_chars"] <= 500 and 0 < read["tail_chars"] <= 1500

@@ -25,6 +25,12 @@ def refuse_reason(
     store's own files when it lives elsewhere)."""
     try:
         real = Path(os.path.realpath(path))
+        if path.is_symlink():
+            path.resolve(strict=True)  # a link loop raises here; realpath alone does not
+    except RuntimeError as error:
+        return f"cannot follow its links: {error}"
+    except FileNotFoundError:
+        pass  # a link to nothing: judged by where it points, it is read as nothing
     except (OSError, ValueError) as error:
         return f"cannot resolve the path: {error}"
     if home is not None and _inside(real, _real(home)):
