@@ -63,6 +63,7 @@ MOVES: dict[str, str] = {
     "legs.py": "recall/legs.py",
     "retrieval.py": "recall/evidence.py",
     "recall.py": "recall/policy.py",
+    "relevance.py": "recall/relevance_policy.py",
     "retriever.py": "recall/run.py",
     "context_pack.py": "recall/context_policy.py",
     "context.py": "recall/context.py",
@@ -131,6 +132,7 @@ KEEP = {
     "clock.py",
     "ids.py",
     "tools.py",
+    "proxy",
 }
 
 PACKAGE_DOCS: dict[str, str] = {
