@@ -161,18 +161,23 @@ class Served:
         return [d["title"] for d in self.http.get("/v1/kb/documents").json()]
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    root = tmp_path_factory.mktemp("trust")
-    env = home_env(root)
+def serve_in(root: Path, **settings: str) -> Iterator[Served]:
+    """``memoryd init`` and ``memoryd serve`` in a home under ``root``, with ``settings``
+    (environment variables) set; yields the owner's view until the block ends."""
+    env = {**home_env(root), **settings}
     cli = Cli(env=env, cwd=root)
     cli.ok("init")
     home = Path(env["MEMORYD_HOME"])
     token = (home / "token").read_text(encoding="ascii").strip()
     with serving(env, root, log=root / "serve.log") as running:
         headers = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=running.base_url, headers=headers, timeout=120) as http:
+        with httpx.Client(base_url=running.base_url, headers=headers, timeout=180) as http:
             yield Served(running.base_url, home, root, http, cli, running.process.pid)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    yield from serve_in(tmp_path_factory.mktemp("trust"))
 
 
 def peak_rss_mib(pid: int) -> float:
@@ -373,16 +378,7 @@ def _lying_xref_pdf() -> bytes:
 @pytest.fixture(scope="module")
 def served_briefly(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """A ``memoryd serve`` whose owner gave conversions 10 s (kb.convert_seconds)."""
-    root = tmp_path_factory.mktemp("trust-brief")
-    env = {**home_env(root), "MEMORYD_KB_CONVERT_SECONDS": "10"}
-    cli = Cli(env=env, cwd=root)
-    cli.ok("init")
-    home = Path(env["MEMORYD_HOME"])
-    token = (home / "token").read_text(encoding="ascii").strip()
-    with serving(env, root, log=root / "serve.log") as running:
-        headers = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=running.base_url, headers=headers, timeout=180) as http:
-            yield Served(running.base_url, home, root, http, cli, running.process.pid)
+    yield from serve_in(tmp_path_factory.mktemp("trust-brief"), MEMORYD_KB_CONVERT_SECONDS="10")
 
 
 def test_a_pdf_whose_streams_inflate_past_the_cap_is_refused_without_growing_the_server(
