@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +21,7 @@ def _abort_holding(data: bytes, params: Mapping[str, Any], server: ChildServer) 
     # A native allocator giving up without a word (pdfium's aborts), after ``hold`` bytes.
     held = bytearray(int(params["hold"]))
     held[::4096] = b"x" * len(held[::4096])  # touch every page: resident, not just reserved
+    time.sleep(0.5)  # a real parse grows for seconds before the allocator gives up
     os.abort()
 
 

@@ -60,6 +60,8 @@ _OUT_OF_MEMORY_SIGNS = (
     b"Memory allocation still failed",
     b"out of memory",
 )
+# How often the server looks at the child's peak memory while it waits (seconds).
+PEAK_EVERY = 0.05
 # Seconds a child that ended its output without an answer is given to exit by itself.
 EXIT_GRACE = 5.0
 # A child that crashed having held this share of its cap ran out of memory (see _died).
@@ -108,11 +110,11 @@ def run_bounded(
             answer = talk.run(json.dumps(dict(params or {})).encode(), data)
         finally:
             # A child that has answered, or has been stopped, is not waited for.
-            peak = _reap(child, 0.0 if answer is not None or talk.stopped else EXIT_GRACE)
+            _reap(child, 0.0 if answer is not None or talk.stopped else EXIT_GRACE)
         errors.seek(0)
         err = errors.read()
     if answer is None:
-        raise _died(child.returncode, err, peak, bounds)
+        raise _died(child.returncode, err, talk.peak, bounds)
     if "error" in answer:
         if answer["error"] == "memory":
             raise _too_big(bounds)
@@ -135,6 +137,7 @@ class _Conversation:
         self.reading = 0.0  # seconds the server spent reading pictures (not the child's)
         self.buffer = bytearray()
         self.stopped = False  # the deadline passed
+        self.peak = 0  # the child's peak address space as last seen, in bytes
 
     def run(self, params: bytes, data: bytes) -> dict[str, Any] | None:
         """The child's answer, or None when it ended without one."""
@@ -186,12 +189,15 @@ class _Conversation:
         descriptor = stdout.fileno()
         while len(self.buffer) < size:
             left = self.allowed - (time.monotonic() - self.started - self.reading)
-            if left <= 0 or not select.select([descriptor], [], [], left)[0]:
+            self.peak = max(self.peak, _address_space_peak(self.child.pid))
+            if left <= 0:
                 self.stopped = True
                 raise ConversionError(
                     f"converting the file took longer than {self.allowed:g} s and was stopped "
                     "(a document built to exhaust the converter, or far larger than any real one)"
                 )
+            if not select.select([descriptor], [], [], min(left, PEAK_EVERY))[0]:
+                continue
             block = os.read(descriptor, max(size - len(self.buffer), 1 << 16))
             if not block:
                 return None
@@ -219,27 +225,35 @@ def _fits(png: bytes) -> bool:
     return bool(0 < width <= MAX_RENDER_SIDE and 0 < height <= MAX_RENDER_SIDE)
 
 
-def _reap(child: subprocess.Popen[bytes], grace: float) -> int:
-    """Wait for the child, up to ``grace`` seconds, then kill it; its peak resident memory in
-    bytes. (A child that closed its stdout is given the grace to exit by itself: its own
-    exit status says why it stopped, a kill would hide it.)"""
-    if child.returncode is not None:  # already reaped: its peak is no longer known
-        return 0
-    until = time.monotonic() + grace
-    while (found := os.wait4(child.pid, os.WNOHANG))[0] == 0 and time.monotonic() < until:
-        time.sleep(0.01)
-    _, status, usage = found
-    if found[0] == 0:
+def _reap(child: subprocess.Popen[bytes], grace: float) -> None:
+    """Wait for the child, up to ``grace`` seconds, then kill it. (A child that closed its
+    stdout is given the grace to exit by itself: its own exit status says why it stopped, a
+    kill would hide it.)"""
+    try:
+        child.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
         child.kill()
-        _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return int(usage.ru_maxrss) * 1024
+        child.wait()
+
+
+def _address_space_peak(pid: int) -> int:
+    """The process's peak address space (VmPeak: what RLIMIT_AS caps), in bytes; 0 once it
+    has ended. Not the rusage peak: that counts the server's own memory, which the child
+    carried until its exec."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmPeak:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def _died(code: int, err: bytes, peak: int, bounds: Bounds) -> ConversionError:
     """Why a child ended without an answer, in the owner's words. A native allocator that
     cannot get memory under the cap aborts without a word (pdfium's does: SIGABRT): a crash
-    at a peak near the cap is the cap."""
+    after the child's address space was seen near the cap (``peak``) is the cap."""
     crashed = code == LOADER_FAILED or (code < 0 and code != -signal.SIGKILL)
     near_cap = peak >= NEAR_CAP * bounds.memory_bytes
     if (
