@@ -273,7 +273,7 @@ def _died(code: int, err: bytes, peak: int, bounds: Bounds) -> ConversionError:
 def _too_big(bounds: Bounds) -> ConversionError:
     return ConversionError(
         f"converting the file needed more than {bounds.memory_bytes / 2**20:.0f} MiB of memory "
-        "and was stopped (it unpacks to far more than any real document; a zip or XML bomb?)"
+        "and was stopped (it unpacks to far more than any real document: a zip, XML or PDF bomb?)"
     )
 
 
