@@ -286,7 +286,7 @@ def _pdf_markdown(data: bytes, params: Mapping[str, Any], server: ChildServer) -
     limits = Limits(
         max_pages=int(params["max_pages"]), scan_text_chars=int(params["scan_text_chars"])
     )
-    converted = pdf_to_markdown(data, str(params["stem"]), server, limits, on_pages=server.pages)
+    converted = pdf_to_markdown(data, str(params["stem"]), server, limits, on_page=server.pages)
     return {
         "title": converted.title,
         "markdown": converted.markdown,

@@ -48,7 +48,8 @@ class Limits:
     convert_seconds: float = 120.0
     # A PDF's deadline grows by this for each page it has (at most max_pages): real filings
     # convert at 30-40 pages/s idle and were seen at 2.9 on a loaded shared 2-core machine;
-    # 4 pages/s is what a real 2,000-page PDF gets (620 s), a hostile one-pager 120.25 s.
+    # a 2,000-page PDF read at 4 pages/s fits (620 s). Only pages really read count, so a
+    # file claiming 2,000 pages but stuck on its first gets 120 s.
     convert_seconds_per_page: float = 0.25
     # Seconds of OCR and captioning for one document; past it, pictures are left unread.
     image_seconds: float = 60.0

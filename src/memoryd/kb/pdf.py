@@ -59,12 +59,12 @@ def pdf_to_markdown(
     stem: str,
     reader: ImageReader,
     limits: Limits,
-    on_pages: Callable[[int], None] | None = None,
+    on_page: Callable[[int], None] | None = None,
 ) -> Converted:
     """The whole PDF as Markdown with page marks; scanned pages and pictures are read by
-    ``reader``; ``on_pages`` hears the page count as soon as it is known. Untrusted bytes go
+    ``reader``; ``on_page`` hears how many pages have been read after each one. Untrusted bytes go
     through :func:`memoryd.kb.convert.convert`, which runs this in a bounded child."""
-    read = read_pdf(data, reader, limits, on_pages)
+    read = read_pdf(data, reader, limits, on_page)
     pages = list(read.pages)
     laid = layout_markdown(pages, list(read.outline))
     markdown = repair_unknown_glyphs(laid.markdown)
@@ -83,7 +83,7 @@ def read_pdf(
     data: bytes,
     reader: ImageReader,
     limits: Limits,
-    on_pages: Callable[[int], None] | None = None,
+    on_page: Callable[[int], None] | None = None,
 ) -> PdfText:
     """The PDF's pages as positioned lines (pictures and scanned pages read by ``reader``), or
     a :class:`ConversionError` naming why it cannot be read."""
@@ -108,8 +108,6 @@ def read_pdf(
                 raise ConversionError(
                     f"the PDF has {len(document)} pages, over the {limits.max_pages}-page limit"
                 )
-            if on_pages is not None:
-                on_pages(len(document))
             metadata_title = str(document.get_metadata_value("Title") or "").strip()
             outline = _outline(document)
             texts: list[tuple[tuple[Line, ...], float]] = []
@@ -123,6 +121,8 @@ def read_pdf(
                     finally:
                         page.close()
                     texts.append((tuple(lines), height))
+                    if on_page is not None:
+                        on_page(index + 1)
                 pictures = reads.pictures()
                 read = reads.count
             pages = [

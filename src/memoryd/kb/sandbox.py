@@ -73,7 +73,7 @@ LOADER_FAILED = 127
 @dataclass(frozen=True)
 class Bounds:
     """What one conversion may use: bytes of address space and seconds of the child's own
-    time, plus ``seconds_per_page`` for each page a PDF turns out to have (at most
+    time, plus ``seconds_per_page`` for each page of a PDF read so far (at most
     ``max_pages``), so a real book is not refused for its length."""
 
     memory_bytes: int
@@ -312,7 +312,8 @@ class ChildServer:
             return _read_exactly(self.inbox, size).decode("utf-8", errors="replace")
 
     def pages(self, count: int) -> None:
-        """Tell the server how many pages the document has (its deadline grows with them)."""
+        """Tell the server how many pages have been read: the deadline grows with the pages
+        really read, never with the count a file claims."""
         self.send(_PAGES, count.to_bytes(4, "big"))
 
 
