@@ -261,11 +261,11 @@ def test_a_docx_bomb_under_the_limits_is_refused_without_growing_the_server(
 
     assert answer.status_code == 200, answer.text
     result = answer.json()
-    # Refused by the child's memory cap. On a loaded machine the capped child has also died
-    # before it could say so (exit 127: the loader could not map memory); the file is refused
-    # either way, which is what this test guards, with the bounds below.
+    # Refused by the child's memory cap, and said so even when the capped child died before
+    # it could say it (the loader's exit 127, once seen under a loaded full suite: the server
+    # reads that exit as the cap; tests/unit/test_kb_sandbox.py starts such a child).
     assert result["outcome"] == "failed", result
-    assert "memory" in result["reason"] or "without an answer" in result["reason"], result
+    assert "needed more than 1024 MiB of memory" in result["reason"], result
     assert health.status_code == 200
     assert "figures" not in served.titles()
     assert peak_rss_mib(served.pid) - before < 512
