@@ -68,6 +68,8 @@ def measure_one(path: Path, embed: bool, ocr: bool) -> dict[str, Any]:
         "pages": converted.pages or 0,
         "convert_s": time.perf_counter() - started,
         "convert_rss_mb": peak_rss_mb(),
+        # Code that converts in a bounded child process: that child's peak (0 when none ran).
+        "child_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
         "images": converted.images_read,
         "markdown_chars": len(converted.markdown),
     }
@@ -274,13 +276,17 @@ def print_conversion(
                     spread([r["convert_s"] for r in results]),
                     spread(per_second),
                     spread([r["convert_rss_mb"] for r in results], 0),
+                    spread([r.get("child_rss_mb", 0.0) for r in results], 0),
                     results[0]["images"],
                 ]
             )
         if "old" in rates:
             ratio = rates["new"] / rates["old"]
-            rows.append([path.name, "**new/old**", "", "", f"**{ratio:.2f}×**", "", ""])
-    headers = ["filing", "code", "pages", "convert s", "pages/s", "peak RSS MB", "images read"]
+            rows.append([path.name, "**new/old**", "", "", f"**{ratio:.2f}×**", "", "", ""])
+    headers = [
+        "filing", "code", "pages", "convert s", "pages/s", "peak RSS MB", "converter child MB",
+        "images read",
+    ]  # fmt: skip
     print_table(headers, rows, numeric_right=True)
 
 

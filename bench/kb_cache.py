@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+import memoryd.kb.convert as convert_module
 import memoryd.kb.pdf as pdf_module
 from memoryd.embedding import Embedder, Matrix
 from memoryd.kb.converted import Limits
@@ -64,6 +65,9 @@ def cache_pdf_reads() -> None:
 
     read_pdf.cached = True  # type: ignore[attr-defined]
     pdf_module.read_pdf = read_pdf
+    # memoryd converts a PDF in a bounded child, which would not see this cache: the
+    # benchmark's own filings are trusted, so they are converted here, through it.
+    convert_module.pdf_converted = pdf_module.pdf_to_markdown
 
 
 class CachedEmbedder:

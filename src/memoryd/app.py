@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .embed_remote import embedder_of
 from .embedding import Embedder
+from .kb.converted import limits_of
 from .llm import Gateway, routes_of
 from .promotion import PromotionPolicy
 from .service import MemoryService
@@ -42,7 +43,7 @@ def open_service(
     gateway = gateway if gateway is not None else Gateway(routes_of(settings))
     store = open_store(settings, create=create)
     try:
-        return MemoryService(
+        service = MemoryService(
             store,
             embedder or embedder_of(settings),
             policy=policy,
@@ -50,6 +51,8 @@ def open_service(
             zone=settings.zone,
             home=settings.home,
         )
+        service.kb.limits = limits_of(settings, service.kb.limits)
+        return service
     except BaseException:
         store.close()
         raise

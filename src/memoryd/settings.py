@@ -152,6 +152,10 @@ KEYS: dict[str, Key] = {
             "(default: the recall budget)"),
         Key("proxy.recall_timeout", "seconds", "seconds the chat proxy waits for the context "
             "pack before it sends the request on without it (default 1.5)"),
+        Key("kb.convert_seconds", "seconds", "seconds of its own work converting one document "
+            "may take before it is stopped (default 120; a PDF gets 0.25 s more per page read)"),
+        Key("kb.convert_memory_mb", "count", "MiB of memory converting one document may use "
+            "before it is stopped (default 1024)"),
     ]
 }  # fmt: skip
 

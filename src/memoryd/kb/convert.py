@@ -2,7 +2,8 @@
 
 PDF goes through :mod:`memoryd.kb.pdf` (font sizes become headings); DOCX, PPTX and XLSX
 through markitdown; HTML through trafilatura (main content only); images through the image
-reader. Every refusal is a :class:`ConversionError` that names the problem and what to do.
+reader. PDF, Office and HTML parsing runs in a bounded child process (:mod:`memoryd.kb.sandbox`).
+Every refusal is a :class:`ConversionError` that names the problem and what to do.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import base64
 import io
 import re
 import zipfile
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import PurePath
 from typing import Any
@@ -22,7 +23,7 @@ from .converted import ConversionError, Converted, DocumentType, Limits
 from .images import BudgetedReader, ImageReader
 from .notes import read_note
 from .pdf import pdf_to_markdown
-from .sandbox import Bounds, run_bounded, serve_task
+from .sandbox import Bounds, ChildServer, Task, run_bounded, serve_task
 from .titles import document_title, usable
 
 __all__ = [
@@ -147,7 +148,7 @@ def _convert(
     kind = detect_type(name, data, content_type)
     stem = PurePath(name).stem or name
     if kind is DocumentType.PDF:
-        return pdf_to_markdown(data, stem, reader, limits)
+        return pdf_converted(data, stem, reader, limits)
     if kind is DocumentType.IMAGE:
         text = reader.read(data)
         if not text.strip():
@@ -161,8 +162,7 @@ def _convert(
         return _office(data, kind, stem, reader, limits)
     text = _decode_text(data)
     if kind is DocumentType.HTML:
-        named = stem.replace("\n", " ").encode("utf-8", errors="replace") + b"\n" + data
-        answer = run_bounded(SANDBOX_MODULE, "html", named, _bounds(limits))
+        answer = run_bounded(SANDBOX_MODULE, "html", data, _bounds(limits), params={"stem": stem})
         return Converted(str(answer["title"]), str(answer["markdown"]), DocumentType.HTML)
     if kind is DocumentType.MARKDOWN:
         note = read_note(text)
@@ -258,6 +258,43 @@ def _office(
     return Converted(title, _tidy(markdown), kind, images_read=read)
 
 
+def pdf_converted(data: bytes, stem: str, reader: ImageReader, limits: Limits) -> Converted:
+    """A PDF converted in a bounded child (its pictures read here by ``reader``); the
+    deadline grows with the pages, up to the page limit, so a long real report fits."""
+    bounds = replace(
+        _bounds(limits),
+        seconds_per_page=limits.convert_seconds_per_page,
+        max_pages=limits.max_pages,
+    )
+    params = {
+        "stem": stem,
+        "max_pages": limits.max_pages,
+        "scan_text_chars": limits.scan_text_chars,
+    }
+    answer = run_bounded(SANDBOX_MODULE, "pdf", data, bounds, params=params, reader=reader)
+    return Converted(
+        str(answer["title"]),
+        str(answer["markdown"]),
+        DocumentType.PDF,
+        images_read=int(answer["images_read"]),
+        pages=int(answer["pages"]),
+    )
+
+
+def _pdf_markdown(data: bytes, params: Mapping[str, Any], server: ChildServer) -> dict[str, Any]:
+    """A PDF's Markdown (run in the sandbox child; its pictures are read by the server)."""
+    limits = Limits(
+        max_pages=int(params["max_pages"]), scan_text_chars=int(params["scan_text_chars"])
+    )
+    converted = pdf_to_markdown(data, str(params["stem"]), server, limits, on_page=server.pages)
+    return {
+        "title": converted.title,
+        "markdown": converted.markdown,
+        "images_read": converted.images_read,
+        "pages": converted.pages or 0,
+    }
+
+
 def _office_markdown(data: bytes, kind: DocumentType) -> dict[str, Any]:
     """markitdown's Markdown and title for an Office file (run in the sandbox child)."""
     from markitdown import MarkItDown, StreamInfo
@@ -328,11 +365,10 @@ def _core_title(data: bytes) -> str:
     return (title.text or "").strip() if title is not None else ""
 
 
-def _html_markdown(data: bytes) -> dict[str, Any]:
+def _html_markdown(data: bytes, params: Mapping[str, Any], server: ChildServer) -> dict[str, Any]:
     """An HTML page's title and main content as Markdown (run in the sandbox child); the
-    name's stem the page is titled by when it has no title travels in front of the bytes."""
-    stem, _, page = data.partition(b"\n")
-    converted = _html(_decode_text(page), stem.decode("utf-8", errors="replace"))
+    page is titled by its name's stem when it has no title."""
+    converted = _html(_decode_text(data), str(params["stem"]))
     return {"markdown": converted.markdown, "title": converted.title}
 
 
@@ -404,13 +440,32 @@ def _tidy(markdown: str) -> str:
 
 
 # What the sandbox child may be asked to do (kb/sandbox.py runs one per file).
-TASKS: dict[str, Callable[[bytes], dict[str, Any]]] = {
-    "docx": lambda data: _office_markdown(data, DocumentType.DOCX),
-    "pptx": lambda data: _office_markdown(data, DocumentType.PPTX),
-    "xlsx": lambda data: _office_markdown(data, DocumentType.XLSX),
+TASKS: dict[str, Task] = {
+    "docx": lambda data, params, server: _office_markdown(data, DocumentType.DOCX),
+    "pptx": lambda data, params, server: _office_markdown(data, DocumentType.PPTX),
+    "xlsx": lambda data, params, server: _office_markdown(data, DocumentType.XLSX),
     "html": _html_markdown,
+    "pdf": _pdf_markdown,
 }
 
 
+def _warm(task: str) -> None:
+    """Load the task's libraries before the memory cap (kb/sandbox.py says why)."""
+    if task == "pdf":
+        import PIL.Image
+        import pypdfium2
+
+        PIL.Image.init()
+        del pypdfium2
+    elif task == "html":
+        import trafilatura
+
+        del trafilatura
+    else:
+        from markitdown import MarkItDown
+
+        MarkItDown(enable_plugins=False)
+
+
 if __name__ == "__main__":
-    serve_task(TASKS)
+    serve_task(TASKS, _warm)

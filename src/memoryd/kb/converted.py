@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from ..errors import MemorydError
+from ..settings import SettingValues, parse_value
 
 
 class ConversionError(MemorydError):
@@ -41,10 +42,15 @@ class Limits:
     scan_text_chars: int = 20
     # Seconds and bytes for a URL.
     fetch_timeout: float = 20.0
-    # What parsing one Office file or web page may use, whatever it claims (kb/sandbox.py).
+    # What parsing one PDF, Office file or web page may use, whatever it claims (kb/sandbox.py).
     # Why 1 GiB and 120 s: a 50 MB real report converts in well under a tenth of either.
     convert_memory_bytes: int = 1024 * 1024 * 1024
     convert_seconds: float = 120.0
+    # A PDF's deadline grows by this for each page it has (at most max_pages): real filings
+    # convert at 30-40 pages/s idle and were seen at 2.9 on a loaded shared 2-core machine;
+    # a 2,000-page PDF read at 4 pages/s fits (620 s). Only pages really read count, so a
+    # file claiming 2,000 pages but stuck on its first gets 120 s.
+    convert_seconds_per_page: float = 0.25
     # Seconds of OCR and captioning for one document; past it, pictures are left unread.
     image_seconds: float = 60.0
 
@@ -62,3 +68,18 @@ class Converted:
     metadata: dict[str, Any] = field(default_factory=dict)
     # Pictures left unread because the document's image budget was spent.
     images_skipped: int = 0
+
+
+def limits_of(values: SettingValues, base: Limits | None = None) -> Limits:
+    """``base`` (the defaults) with the owner's ``kb.convert_seconds`` and
+    ``kb.convert_memory_mb``; a malformed value raises a SettingsError naming its source."""
+    limits = base or Limits()
+    seconds, memory = values.setting("kb.convert_seconds"), values.setting("kb.convert_memory_mb")
+    if seconds is not None:
+        limits = replace(
+            limits, convert_seconds=float(parse_value(seconds.key, seconds.value, seconds.source()))
+        )
+    if memory is not None:
+        mib = int(parse_value(memory.key, memory.value, memory.source()))
+        limits = replace(limits, convert_memory_bytes=mib * 1024 * 1024)
+    return limits

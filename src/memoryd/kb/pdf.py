@@ -14,6 +14,7 @@ import io
 import statistics
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from .images import ImageReader
 from .layout import layout_markdown
 from .pages import Line, OutlineEntry, Page, Span
 from .picture_reads import PictureReads
+from .sandbox import MAX_RENDER_SIDE
 from .titles import document_title
 
 # Pictures smaller than this (points, either side) are logos and rules.
@@ -52,10 +54,17 @@ class PdfText:
     images_read: int
 
 
-def pdf_to_markdown(data: bytes, stem: str, reader: ImageReader, limits: Limits) -> Converted:
+def pdf_to_markdown(
+    data: bytes,
+    stem: str,
+    reader: ImageReader,
+    limits: Limits,
+    on_page: Callable[[int], None] | None = None,
+) -> Converted:
     """The whole PDF as Markdown with page marks; scanned pages and pictures are read by
-    ``reader``."""
-    read = read_pdf(data, reader, limits)
+    ``reader``; ``on_page`` hears how many pages have been read after each one. Untrusted bytes go
+    through :func:`memoryd.kb.convert.convert`, which runs this in a bounded child."""
+    read = read_pdf(data, reader, limits, on_page)
     pages = list(read.pages)
     laid = layout_markdown(pages, list(read.outline))
     markdown = repair_unknown_glyphs(laid.markdown)
@@ -70,7 +79,12 @@ def pdf_to_markdown(data: bytes, stem: str, reader: ImageReader, limits: Limits)
     )
 
 
-def read_pdf(data: bytes, reader: ImageReader, limits: Limits) -> PdfText:
+def read_pdf(
+    data: bytes,
+    reader: ImageReader,
+    limits: Limits,
+    on_page: Callable[[int], None] | None = None,
+) -> PdfText:
     """The PDF's pages as positioned lines (pictures and scanned pages read by ``reader``), or
     a :class:`ConversionError` naming why it cannot be read."""
     import pypdfium2 as pdfium
@@ -107,6 +121,8 @@ def read_pdf(data: bytes, reader: ImageReader, limits: Limits) -> PdfText:
                     finally:
                         page.close()
                     texts.append((tuple(lines), height))
+                    if on_page is not None:
+                        on_page(index + 1)
                 pictures = reads.pictures()
                 read = reads.count
             pages = [
@@ -341,8 +357,15 @@ def _drawn_objects(page: Any) -> tuple[list[tuple[float, float, float, float]], 
 
 
 def _render(page: Any, crop: tuple[float, float, float, float] | None) -> bytes:
-    """A page (or a region: left, bottom, right, top margins in points) as PNG bytes."""
-    bitmap = page.render(scale=RENDER_SCALE, crop=crop or (0, 0, 0, 0))
+    """A page (or a region: left, bottom, right, top margins in points) as PNG bytes, at most
+    MAX_RENDER_SIDE pixels a side: a page that claims to be metres wide is not drawn at full
+    size (the reader would scale it down anyway)."""
+    left, bottom, right, top = crop or (0.0, 0.0, 0.0, 0.0)
+    width = float(page.get_width()) - left - right
+    height = float(page.get_height()) - bottom - top
+    # Two pixels short of the bound: pdfium rounds the bitmap's sides up.
+    scale = min(RENDER_SCALE, (MAX_RENDER_SIDE - 2) / max(width, height, 1.0))
+    bitmap = page.render(scale=scale, crop=crop or (0, 0, 0, 0))
     image = bitmap.to_pil()
     out = io.BytesIO()
     image.save(out, format="PNG")
