@@ -7,7 +7,9 @@ are passed in; the service gathers the evidence.
 Why a score that opens the block: every leg returns something for any message, so without it
 every question recalls a page of memories. The block is filled only when one admitted candidate
 reaches ``open_score`` (hysteresis: a strong threshold to open, a weaker one to follow). The
-fused score (reciprocal ranks × kind × recency) orders the block and the relative cut reads it.
+fused score ((reciprocal ranks + the cosine) × kind × recency) orders the block and the
+relative cut reads it: cut on the relevance instead, the block holds less evidence for the same
+tokens on LoCoMo and BEAM both.
 The coefficients and both thresholds are fitted on LoCoMo, BEAM and the owner paraphrase set
 by ``bench/fit_recall_score.py``; docs/recall.md gives the out-of-set numbers.
 """

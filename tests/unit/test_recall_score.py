@@ -23,7 +23,7 @@ from memoryd.recall import (
     relative_cut,
     text_coverage,
 )
-from memoryd.relevance import FEATURES
+from memoryd.relevance import FEATURES, UNKNOWN_COSINE
 
 from .recall_policy_support import (
     FACTS,
@@ -211,6 +211,10 @@ def test_the_closer_of_two_candidates_found_at_the_same_ranks_scores_higher() ->
         replace(POLICY, open_score=0),
     )
     assert [s.score for s in blind.items] == [pytest.approx(1 / 61)] * 2
+    # A memory only a name found has no cosine measured: it counts the typical evidence one.
+    named = Candidate(memory("n"), {"entity": 1})
+    [item] = rank_candidates({"n": named}, FACTS, NOW, replace(POLICY, open_score=0)).items
+    assert item.score == pytest.approx(1 / 61 + POLICY.fused_cosine_weight * UNKNOWN_COSINE / 60)
 
 
 def test_a_text_hit_on_common_words_only_is_stopped() -> None:
