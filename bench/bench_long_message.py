@@ -1,6 +1,7 @@
 """Recall and search on a pasted document: a message of 100,000 characters with the question at
 its end, read whole (``--whole``, what recall did before the bound) and as the policy reads it
-(its first 500 and last 1,500 characters), over a store of ``--memories`` facts.
+(its first 500 and last 1,500 characters, the question in them searched), over a store of
+``--memories`` facts; and whether the answer is in the block and in search's first 10.
 
     .venv/bin/python bench/bench_long_message.py [--runs 5] [--memories 200]
 """
@@ -40,7 +41,8 @@ def main() -> None:
         service = memoryd.open(path)
         for number in range(args.memories):
             service.remember(f"Fact {number}: the owner likes {TOPICS[number % len(TOPICS)]}")
-        service.remember("Ana said the Lisbon office moves to Alcântara in May")
+        answer = service.remember("Ana said the Lisbon office moves to Alcântara in May").memory
+        assert answer is not None
         service.close()
         ways: tuple[tuple[str, RecallPolicy | None], ...] = (
             ("whole message (before)", whole),
@@ -56,6 +58,8 @@ def main() -> None:
             searches = [
                 elapsed_ms(partial(service.search_memory, message)) for _ in range(args.runs)
             ]
+            recalled = service.recall(message, stamp=False)
+            found = service.search_memory(message, stamp=False)
             service.close()
             rows.append(
                 (
@@ -63,11 +67,15 @@ def main() -> None:
                     f"{percentile(recalls, 0.5):.0f}",
                     f"{max(recalls):.0f}",
                     f"{percentile(searches, 0.5):.0f}",
+                    "yes" if answer.id in {s.memory.id for s in recalled.packed.items} else "no",
+                    "yes" if answer.id in {s.memory.id for s in found.items[:10]} else "no",
                 )
             )
     print(f"{len(message):,}-character message, {args.memories + 1} memories ({stamp()})\n")
     print_table(
-        ("read", "recall p50 ms", "recall max ms", "search p50 ms"), rows, numeric_right=True
+        ("read", "recall p50 ms", "recall max ms", "search p50 ms", "in the block", "in search"),
+        rows,
+        numeric_right=True,
     )
 
 

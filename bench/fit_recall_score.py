@@ -10,6 +10,12 @@ logistic regression, L2, Newton's method in numpy; four rounds, the first by cos
 features whose coefficient comes out negative are left out, so a leg finding a memory never
 lowers its relevance.
 
+The logistic fit's target (the likelihood of the most relevant candidate) is not the decision
+it serves, and it weighs the message's background (``background``: the mean cosine of its
+closest candidates) low. So after the fit the background's coefficient is chosen again, on a
+grid, for the decision itself: the most answerable questions opened on the fitting sets, each at
+the open score that keeps its general questions empty often enough.
+
 Fitted on each conversational set alone, on LoCoMo + BEAM and on all three; for each fit:
 
 - ``open_score``: the lowest value that keeps 95 % of the general questions empty on every
@@ -20,14 +26,20 @@ Fitted on each conversational set alone, on LoCoMo + BEAM and on all three; for 
   LoCoMo's mean block within 900 tokens (the one set with a token aim).
 
 Every fit is measured on every set, so the out-of-set rows sit beside the in-set ones; the last
-fit (all three) is what ``RecallPolicy`` ships, and the script prints its coefficients.
+fit (all three) is what ``RecallPolicy`` ships, and the script prints its coefficients. It also
+prints the relative cut read from the relevance instead of the fused score (a share of the best
+relevance, a floor, a distance in logits) beside the fused-score cut, at the tokens each costs.
 
-    .venv/bin/python bench/fit_recall_score.py [--stores DIR] [--save-rows F | --rows F]
+``--cues FILE`` stores cues (``{memory text: [cues]}``, as ``bench_paraphrase.py --cues``) on the
+owner set's memories (its stores are then kept apart, under ``DIR/cued``).
+
+    .venv/bin/python bench/fit_recall_score.py [--stores DIR] [--cues F] [--save-rows F | --rows F]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import pickle
 import sys
 import time
@@ -89,12 +101,20 @@ class Asked:
 
 
 def gather_set(
-    name: str, conversations: list, embedder: Any, stores: Path, general: list[str]
+    name: str,
+    conversations: list,
+    embedder: Any,
+    stores: Path,
+    general: list[str],
+    cues: dict[str, list[str]] | None = None,
 ) -> list[Asked]:
-    """Build (or reopen) each store and gather every question's evidence once."""
+    """Build (or reopen) each store (with ``cues`` on its memories, if given) and gather every
+    question's evidence once."""
     asked: list[Asked] = []
     for number, conversation in enumerate(conversations):
         built = build(conversation, str(stores / f"{name}-{number}.db"), embedder, open_with_store)
+        if cues is not None:
+            paraphrase.give_cues(built.service, cues)
         now = conversation.now
         for question in conversation.questions:
             asked.append(Asked(built, question, built.service.evidence(question.text, now=now)))
@@ -245,6 +265,35 @@ def fit_rows(sets: list[Rows]) -> tuple[float, dict[str, float]]:
     return bias, weights
 
 
+BACKGROUND_STEPS = (0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 16.0, 20.0)
+
+
+def opened(sets: list[Rows], bias: float, weights: dict[str, float]) -> float:
+    """The mean share of answerable questions that open the block on ``sets``, at the open
+    score chosen on them (:func:`best_open`)."""
+    threshold = best_open(sets, bias, weights)
+    shares = []
+    for rows in sets:
+        tops = np.zeros(len(rows.evidence))
+        np.maximum.at(tops, rows.question, probabilities(rows, bias, weights))
+        shares.append(float((tops[rows.evidence > 0] >= threshold).mean()))
+    return sum(shares) / len(shares)
+
+
+def tune_background(
+    sets: list[Rows], bias: float, weights: dict[str, float]
+) -> tuple[float, dict[str, float]]:
+    """The background's coefficient raised by the step of ``BACKGROUND_STEPS`` that opens the
+    most answerable questions on ``sets`` (ties: the smallest step)."""
+    best, chosen = -1.0, weights
+    for step in BACKGROUND_STEPS:
+        trial = {**weights, "background": round(weights["background"] + step, 4)}
+        share = opened(sets, bias, trial)
+        if share > best + 1e-9:
+            best, chosen = share, trial
+    return bias, chosen
+
+
 @dataclass
 class Measured:
     """One set's numbers under one policy."""
@@ -269,9 +318,11 @@ class Fit:
     cut: float = 0.35
 
 
-def measure(rows: Rows, fitted: Fit, budget: int = 1500) -> Measured:
+def measure(rows: Rows, fitted: Fit, budget: int = 1500, cut_on: str = "fused") -> Measured:
     """Order (fused score), silence (best relevance), cut and pack every question as recall
-    does, from the rows."""
+    does, from the rows. ``cut_on``: the relative cut on the fused score (as shipped), or read
+    from the relevance: ``share`` of the best relevance, a ``floor``, ``logits`` below the
+    best."""
     p = probabilities(rows, fitted.bias, fitted.weights)
     score = rows.rrf * rows.weight
     questions = len(rows.evidence)
@@ -286,7 +337,7 @@ def measure(rows: Rows, fitted: Fit, budget: int = 1500) -> Measured:
         if not len(idx) or p[idx].max() < fitted.open_score:
             continue
         opened[q] = True
-        kept = idx[score[idx] >= fitted.cut * score[idx[0]]]
+        kept = idx[cut_mask(score[idx], p[idx], fitted.cut, cut_on)]
         used = np.cumsum(rows.tokens[kept]) + FRAME_TOKENS
         packed = kept[used <= budget]
         tokens[q] = used[len(packed) - 1] if len(packed) else 0
@@ -311,6 +362,25 @@ def measure(rows: Rows, fitted: Fit, budget: int = 1500) -> Measured:
     )  # fmt: skip
 
 
+def cut_mask(score: np.ndarray, p: np.ndarray, cut: float, cut_on: str) -> np.ndarray:
+    """Which of one question's candidates (fused score order) the relative cut keeps."""
+    if cut_on == "fused":
+        return score >= cut * score[0]
+    if cut_on == "share":
+        return p >= cut * p.max()
+    if cut_on == "floor":
+        return p >= cut
+    logits = np.log(np.clip(p, 1e-12, 1.0)) - np.log(np.clip(1.0 - p, 1e-12, 1.0))
+    return logits >= logits.max() - cut
+
+
+RELEVANCE_CUTS = {
+    "share": (0.05, 0.1, 0.2, 0.3, 0.5),
+    "floor": (0.05, 0.1, 0.2, 0.3),
+    "logits": (3.0, 4.0, 5.0, 6.0),
+}
+
+
 def best_open(sets: list[Rows], bias: float, weights: dict[str, float]) -> float:
     """The lowest ``open_score`` that keeps the general questions empty often enough on every
     set (``GENERAL_EMPTY``)."""
@@ -330,7 +400,7 @@ def choose(sets: list[Rows]) -> Fit:
     """Fit the coefficients and choose the open score on ``sets`` only (by their general
     questions). The relative cut is one value for every fit: the smallest whose LoCoMo blocks
     stay within ``TOKEN_CEILING`` (the one set with a token aim; see ``report``)."""
-    bias, weights = fit_rows(sets)
+    bias, weights = tune_background(sets, *fit_rows(sets))
     return Fit(round(bias, 4), weights, best_open(sets, bias, weights))
 
 
@@ -360,6 +430,7 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=10)
     parser.add_argument("--save-rows", type=Path, help="keep the feature rows (a pickle)")
     parser.add_argument("--rows", type=Path, help="fit from rows kept by --save-rows")
+    parser.add_argument("--cues", type=Path, help="cues for the owner set's memories (JSON)")
     args = parser.parse_args()
     if args.rows:
         with args.rows.open("rb") as source:
@@ -370,16 +441,19 @@ def main() -> int:
     embedder = CachedEmbedder(LocalMiniLM())
     general = offtopic_questions()
     owner = paraphrase.load()
+    cues = json.loads(args.cues.read_text(encoding="utf-8")) if args.cues else None
+    owned = args.stores / "cued" if cues else args.stores
+    owned.mkdir(parents=True, exist_ok=True)
     sets = {
         "locomo": gather_set(
             "locomo", locomo(samples=args.samples), embedder, args.stores, general
         ),
         "beam": gather_set("beam", beam(chats=args.chats), embedder, args.stores, general),
         "owner": gather_set(
-            "owner", paraphrase.stores(owner, 200), embedder, args.stores, owner["unrelated"]
+            "owner", paraphrase.stores(owner, 200), embedder, owned, owner["unrelated"], cues
         ),
         "owner20": gather_set(
-            "owner20", paraphrase.stores(owner, 20), embedder, args.stores, owner["unrelated"]
+            "owner20", paraphrase.stores(owner, 20), embedder, owned, owner["unrelated"], cues
         ),
     }
     base = RecallPolicy()
@@ -453,6 +527,14 @@ def report(rows: dict[str, Rows]) -> None:
     for cut in CUT_GRID:
         for name, data in rows.items():
             sweep.append(row(f"relative_cut {cut}", name, measure(data, replace(shipped, cut=cut))))
+    print_table(headers, sweep)
+    print("\nThe fit on all three, the relative cut read from the relevance instead:\n")
+    sweep = []
+    for cut_on, grid in RELEVANCE_CUTS.items():
+        for cut in grid:
+            for name, data in rows.items():
+                measured = measure(data, replace(shipped, cut=cut), cut_on=cut_on)
+                sweep.append(row(f"{cut_on} {cut}", name, measured))
     print_table(headers, sweep)
     print("\nFITTED_WEIGHTS = MappingProxyType(")
     print("    {" + ", ".join(f'"{k}": {v}' for k, v in shipped.weights.items()) + "}")

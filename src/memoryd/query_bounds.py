@@ -2,15 +2,22 @@
 
 A message can be a pasted document of 100,000 characters. Every leg's cost grows with the
 message (the words searched, the names matched, the text embedded), so recall reads a bounded
-part of it: its start and its end, where a question about a pasted document is asked. What was
-read is named, for ``--explain`` and the JSON ``query`` part."""
+part of it: its start and its end, where a question about a pasted document is asked. Within
+those, a question (a sentence ending in "?", the last one of the end, else the first one of the
+start) is what the legs search: read together with 2,000 characters of pasted report, the
+question's words are a few of many and its meaning is mostly the report's. What was read is
+named, for ``--explain`` and the JSON ``query`` part."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # Between the start and the end that were read, so no word is made of the two.
 GAP = "\n…\n"
+# A "sentence" longer than this that happens to end in "?" is more paste than question.
+QUESTION_MAX_CHARS = 300
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 
 
 @dataclass(frozen=True)
@@ -22,6 +29,13 @@ class BoundedQuery:
     length: int
     head_chars: int
     tail_chars: int
+    # The question asked in a long message, when one was found in what was read.
+    question: str | None = None
+
+    @property
+    def query(self) -> str:
+        """What the legs search: the question of a long message, else what was read."""
+        return self.question or self.text
 
     @property
     def whole(self) -> bool:
@@ -45,6 +59,7 @@ class BoundedQuery:
             "head_chars": self.head_chars,
             "tail_chars": self.tail_chars,
             "read": self.describe(),
+            "question": self.question,
         }
 
 
@@ -58,7 +73,18 @@ def bound_query(message: str, head_chars: int, tail_chars: int) -> BoundedQuery:
         return BoundedQuery(message, length, length, 0)
     head = _cut_back(message[:head_chars], at_end=True)
     tail = _cut_back(message[length - tail_chars :], at_end=False) if tail_chars else ""
-    return BoundedQuery(head + GAP + tail, length, len(head), len(tail))
+    return BoundedQuery(head + GAP + tail, length, len(head), len(tail), question_in(head, tail))
+
+
+def question_in(head: str, tail: str) -> str | None:
+    """The question a long message asks: the last sentence of its end that ends in "?",
+    else the first of its start; None when neither holds one."""
+    for part, last in ((tail, True), (head, False)):
+        sentences = [s.strip() for s in _SENTENCE_END.split(part)]
+        asked = [s for s in sentences if s.endswith("?") and len(s) <= QUESTION_MAX_CHARS]
+        if asked:
+            return asked[-1] if last else asked[0]
+    return None
 
 
 def _cut_back(part: str, *, at_end: bool) -> str:

@@ -9,9 +9,15 @@ evidence for the message; its coefficients are fitted on two dev sets of differe
 ``bench/fit_recall_score.py`` and shipped in :class:`memoryd.recall.RecallPolicy`.
 
 Features are also measured against the message's other candidates (how far below the closest
-cosine and the best text coverage, how far above the typical close cosine): a conversation of
-long technical messages and one of short chat turns put cosines on different scales, and the
-gaps carry across where the level does not.
+cosine and the best text coverage): a conversation of long technical messages and one of short
+chat turns put cosines on different scales, and the gaps carry across where the level does not.
+One feature is the message's own: its background, the mean cosine of its closest candidates. A
+message about what the store holds finds several memories near it; a question about nothing
+there ("Why is the sky blue?" of a store that says "the owner's favourite colour is deep
+blue") finds one by a shared word and little around it. Measured on all three dev sets, a
+candidate's cosine minus this background (or its z-score, or its margin over the 10th or 50th
+neighbour) tells evidence from chance *worse* than the cosine itself; the background added to
+it tells it better (docs/recall.md, "Calibration").
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from dataclasses import dataclass
 FEATURES = (
     "cosine",
     "cosine_gap",
-    "cosine_lead",
+    "background",
     "vector_rank",
     "text_rank",
     "coverage",
@@ -46,8 +52,7 @@ class Context:
 
     best_cosine: float
     best_coverage: float
-    # The mean cosine of the closest few candidates: a real match stands out of them, a
-    # message about nothing in the store finds many memories about equally close.
+    # The mean cosine of the closest few candidates: the message's background in this store.
     typical_cosine: float
     unknown_name: bool
     unseen_share: float
@@ -67,7 +72,7 @@ def features(
     return {
         "cosine": value,
         "cosine_gap": best - value if cosine is not None else 0.0,
-        "cosine_lead": value - context.typical_cosine if cosine is not None else 0.0,
+        "background": context.typical_cosine if cosine is not None else 0.0,
         "vector_rank": rank_feature(ranks.get("vector")),
         "text_rank": rank_feature(ranks.get("text")),
         "coverage": coverage,

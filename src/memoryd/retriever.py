@@ -100,7 +100,7 @@ class Retriever:
         at = parts.now(now)
         policy = parts.recall_policy
         read = self._bounded(message)
-        message = read.text
+        message = read.query
         window = find_time_window(message, at, parts.zone)
         with self._one_space():
             evidence = self._gather(message, window, ())
@@ -127,7 +127,7 @@ class Retriever:
             raise InvalidInputError("the limit must be at least 1", fields=("limit",))
         since, until = span
         read = self._bounded(query)
-        query = read.text
+        query = read.query
         window = find_time_window(query, at, parts.zone)
         ranged = since is not None or until is not None
         if ranged:
@@ -157,7 +157,7 @@ class Retriever:
     def evidence(self, message: str, now: datetime | None) -> Evidence:
         """See :meth:`memoryd.service.MemoryService.evidence`."""
         at = self.parts.now(now)
-        message = self._bounded(message).text
+        message = self._bounded(message).query
         with self._one_space():
             return self._gather(message, find_time_window(message, at, self.parts.zone), ())
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import shlex
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memoryd.model import Importance, Kind
+from memoryd.recall import RecallPolicy
+from memoryd.relevance import FEATURES
 from memoryd.tokens import O200kTokenizer
 
 from .conftest import Cli
@@ -87,6 +92,22 @@ def test_recall_json_budget_and_explain(cli: Cli, seeded: Callable[[], Any]) -> 
     relevance = [line.strip() for line in lines if line.strip().startswith("relevance ")]
     assert len(relevance) == len(small["items"]) - 1  # the lesson has none
     assert all(" from cosine " in line for line in relevance)
+    # … and those shares are the model's: the bias plus the shares printed give the relevance
+    # printed (each share rounded to 0.01), every one a named feature, and the JSON holds each
+    # feature's share of every kept and scored dropped item.
+    bias = RecallPolicy().score_bias
+    for line in relevance:
+        printed, shares = line.removeprefix("relevance ").split(" from ")
+        moved = dict(part.rsplit(" ", 1) for part in shares.split(", "))
+        assert set(moved) <= set(FEATURES)
+        logit = bias + sum(float(value) for value in moved.values())
+        assert 1 / (1 + math.exp(-logit)) == pytest.approx(float(printed), abs=0.02)
+    scored = [i for i in small["items"] if i["kind"] != "lesson"]
+    assert scored and all("contributions" in i for i in scored)
+    for shaped in scored + [d for d in small["dropped"] if "relevance" in d]:
+        assert set(shaped["contributions"]) == set(FEATURES)
+        logit = bias + sum(shaped["contributions"].values())
+        assert 1 / (1 + math.exp(-logit)) == pytest.approx(shaped["relevance"], abs=1e-3)
 
     assert plain.startswith('<memory trust="data">\n')
     assert plain.rstrip("\n").endswith("</memory>")

@@ -1,7 +1,7 @@
-"""Resource limits (issue 20): a pasted document costs a recall bounded time and ``--explain``
-names the part read; 500 idle connections and a client trickling its body a byte at a time
-do not keep a real ``memoryd serve`` from answering an honest recall, and the idle ones are
-closed; a body that never finishes is refused with 408."""
+"""Resource limits (issue 20): a pasted document costs a recall bounded time, its question is
+what recall searches, and ``--explain`` names the part read; 500 idle connections and a client
+trickling its body a byte at a time do not keep a real ``memoryd serve`` from answering an
+honest recall, and the idle ones are closed; a body that never finishes is refused with 408."""
 
 from __future__ import annotations
 
@@ -41,13 +41,9 @@ def test_a_pasted_document_is_recalled_from_its_ends_and_explain_says_so(
     explained = cli.ok("recall", message, "--explain")
     found = cli.json("search", message)
 
-    # Since recall opens on one calibrated relevance score, the pushed block stays silent here:
-    # the question's words are 3 of the 13 read, and the read part's embedding is mostly the
-    # pasted report (relevance 0.16 < 0.25). Either the memory is in the block, or --explain
-    # says why the block is empty (search reads the message the same way). A known loss, kept
-    # visible here until recall weighs a long message's question apart from its paste.
-    in_block = ana.id in {item["id"] for item in answer["items"]}
-    assert in_block or "no strong evidence" in explained
+    # The legs search the question at the end, not the pasted report around it, so the answer
+    # is in the block and in search's results.
+    assert ana.id in {item["id"] for item in answer["items"]}
     read = answer["query"]["read"]
     assert read["chars"] == len(message) and read["whole"] is False
     assert 0 < read["head_chars"] <= 500 and 0 < read["tail_chars"] <= 1500
@@ -55,8 +51,11 @@ def test_a_pasted_document_is_recalled_from_its_ends_and_explain_says_so(
         f"the first {read['head_chars']} and the last {read['tail_chars']:,} of "
         f"{len(message):,} characters"
     )
+    # The paste ends mid-sentence, so its last words join the question's sentence.
+    assert read["question"].endswith(" " + QUESTION) and len(read["question"]) < 100
     assert f"message read: {read['read']} (a longer message is read at both ends)" in explained
-    assert ana.id in {item["id"] for item in found} or not in_block
+    assert f"question searched: {read['question']!r}" in explained
+    assert ana.id in {item["id"] for item in found}
     short = cli.json("recall", QUESTION)
     assert short["query"]["read"]["whole"] is True
 
@@ -103,6 +102,7 @@ def test_idle_connections_and_a_trickled_body_do_not_starve_a_recall(tmp_path: P
             assert honest.status_code == 200 and "Ana runs the Lisbon office" in honest.text
             assert pasted.status_code == 200
             assert pasted.json()["query"]["read"]["whole"] is False
+            assert "Ana runs the Lisbon office" in pasted.text
             assert took < HONEST_SECONDS, f"the honest client waited {took:.1f} s"
             # The idle connections are closed once their headers are late, not held forever.
             deadline = time.monotonic() + HEADER_SECONDS + 20

@@ -40,7 +40,26 @@ def test_a_pasted_document_is_read_at_its_start_and_its_end_at_word_boundaries()
         "head_chars": len(head),
         "tail_chars": len(tail),
         "read": read.describe(),
+        "question": "What did Ana say about the Lisbon office?",
     }
+    # The legs search the question, not the 2,000 characters of report around it.
+    assert read.query == "What did Ana say about the Lisbon office?"
+
+
+def test_a_long_message_asks_its_last_question_else_its_first_else_none() -> None:
+    paste = "The filing lists revenue. Is this the final draft? It is. " * 200
+    asked_last = bound_query("Can you check this? " + paste + "Who signed it? Thanks!", 500, 1500)
+    assert asked_last.question == "Who signed it?"
+    asked_first = bound_query("Who wrote this report?\n" + "Costs rose. " * 1000, 500, 1500)
+    assert asked_first.question == "Who wrote this report?"
+    unasked = bound_query("Costs rose. " * 1000, 500, 1500)
+    assert unasked.question is None and unasked.query == unasked.text
+    # A short message is read whole, whatever it asks.
+    short = bound_query("Who signed it? And when?", 500, 1500)
+    assert short.question is None and short.query == "Who signed it? And when?"
+    # A run of text ending in "?" longer than a question is not taken for one.
+    rambling = bound_query("word " * 2000 + "x" * 400 + "?", 500, 1500)
+    assert rambling.question is None
 
 
 def test_one_endless_word_is_cut_where_the_bound_falls() -> None:
@@ -55,7 +74,7 @@ def test_the_policy_reads_two_thousand_characters_at_most() -> None:
         bound_query("text", -1, 10)
 
 
-@given(st.text(alphabet="ab \n", max_size=400), st.integers(0, 80), st.integers(0, 80))
+@given(st.text(alphabet="ab ?.\n", max_size=400), st.integers(0, 80), st.integers(0, 80))
 def test_what_is_read_is_bounded_and_taken_from_the_message(
     message: str, head_chars: int, tail_chars: int
 ) -> None:
@@ -67,3 +86,4 @@ def test_what_is_read_is_bounded_and_taken_from_the_message(
     head, tail = read.text.split(GAP)
     assert message.startswith(head) and message.endswith(tail)
     assert (read.head_chars, read.tail_chars) == (len(head), len(tail))
+    assert read.question is None or read.question in read.text

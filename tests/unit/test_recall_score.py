@@ -23,7 +23,7 @@ from memoryd.recall import (
     relative_cut,
     text_coverage,
 )
-from memoryd.relevance import FEATURES
+from memoryd.relevance import FEATURES, UNKNOWN_COSINE
 
 from .recall_policy_support import (
     FACTS,
@@ -44,12 +44,15 @@ from .recall_policy_support import (
 # ---------------------------------------------------------------------------------------------
 # The formula, on examples
 
+# What the fused score adds for the cosine of the examples' candidates (0.9, see ``candidates``).
+COSINE = POLICY.fused_cosine_weight * 0.9 / POLICY.rrf_k
+
 
 def test_one_leg_at_rank_one_today_scores_one_over_sixty_one() -> None:
     ranking = rank_candidates(candidates({"text": ["a"]}, {"a": memory("a")}), FACTS, NOW)
 
     assert [s.memory.id for s in ranking.items] == ["a"] and ranking.dropped == ()
-    assert ranking.items[0].score == pytest.approx(1 / 61)
+    assert ranking.items[0].score == pytest.approx(1 / 61 + COSINE)
     assert dict(ranking.items[0].ranks) == {"text": 1}
     assert ranking.items[0].gates == ("text",)
 
@@ -61,9 +64,10 @@ def test_legs_add_up_and_age_takes_at_most_a_tenth_off() -> None:
     by_id = {s.memory.id: s for s in fused(legs, found)}
 
     assert by_id["a"].recency == pytest.approx(0.95)
-    assert by_id["a"].score == pytest.approx((1 / 61 + 1 / 62) * 0.95)
+    assert by_id["a"].score == pytest.approx((1 / 61 + 1 / 62 + COSINE) * 0.95)
     assert by_id["b"].recency == pytest.approx(0.9, abs=1e-9)
-    assert by_id["b"].score == pytest.approx((1 / 62 + 1 / 61) * (1 - 0.1 * (1 - 0.5**40.56)))
+    faded = 1 - 0.1 * (1 - 0.5**40.56)
+    assert by_id["b"].score == pytest.approx((1 / 62 + 1 / 61 + COSINE) * faded)
 
 
 def test_recency_breaks_ties_and_never_outweighs_a_second_leg() -> None:
@@ -97,10 +101,10 @@ def test_kind_weights_events_and_inferences_less_than_facts() -> None:
 
     scores = {s.memory.id: s.score for s in fused(legs, found)}
 
-    assert scores["fact"] == pytest.approx(1 / 61)
-    assert scores["lesson"] == pytest.approx(1 / 61)
-    assert scores["event"] == pytest.approx(0.8 / 61)
-    assert scores["inference"] == pytest.approx(0.6 * 0.5 / 61)
+    assert scores["fact"] == pytest.approx(1 / 61 + COSINE)
+    assert scores["lesson"] == pytest.approx(1 / 61 + COSINE)
+    assert scores["event"] == pytest.approx(0.8 * (1 / 61 + COSINE))
+    assert scores["inference"] == pytest.approx(0.6 * 0.5 * (1 / 61 + COSINE))
 
 
 def test_an_empty_block_is_empty_text_and_zero_tokens() -> None:
@@ -124,6 +128,17 @@ def relevance(candidates: dict[str, Candidate], facts: QueryFacts = FACTS) -> fl
 def opens(candidates: dict[str, Candidate], facts: QueryFacts = FACTS) -> bool:
     """Whether the candidates open the block (the memories section is not empty)."""
     return rank_candidates(candidates, facts, NOW).silence is None
+
+
+def in_store(candidates: dict[str, Candidate], cosine: float = 0.18) -> dict[str, Candidate]:
+    """``candidates`` among what the vector leg finds around any message in a store of a
+    thousand memories: nine more, each at a low ``cosine`` (the message's background)."""
+    ranked = len(candidates)
+    around = {
+        f"bg{n}": Candidate(memory(f"bg{n}"), {"vector": ranked + n}, cosine=cosine)
+        for n in range(1, 10)
+    }
+    return {**candidates, **around}
 
 
 def test_a_vector_hit_under_the_gate_is_stopped_with_its_cosine() -> None:
@@ -158,7 +173,13 @@ def test_one_strong_item_opens_the_block_for_the_weaker_ones() -> None:
 
     assert [s.memory.id for s in ranking.items] == ["strong", "middling"]
     assert ranking.silence is None
-    assert ranking.items[0].relevance >= POLICY.open_score > ranking.items[1].relevance
+    assert ranking.items[0].relevance >= POLICY.open_score
+    assert ranking.items[0].relevance > ranking.items[1].relevance
+    # Alone, the middling one opens nothing (the test above); beside a close match the message's
+    # background is higher, and so is its relevance: it is measured against this message.
+    alone = rank_candidates({"middling": middling}, FACTS, NOW)
+    assert alone.items == () and alone.dropped[0].relevance is not None
+    assert alone.dropped[0].relevance < ranking.items[1].relevance
 
 
 def test_the_relevance_is_the_fitted_logistic_model_and_explains_itself() -> None:
@@ -169,7 +190,31 @@ def test_the_relevance_is_the_fitted_logistic_model_and_explains_itself() -> Non
 
     assert item.relevance == pytest.approx(1 / (1 + math.exp(-logit)))
     assert item.contributions["cosine"] == pytest.approx(0.5 * POLICY.score_weights["cosine"])
-    assert item.score == pytest.approx((1 / 61 + 1 / 62) * item.recency * item.weight)
+    cosine = POLICY.fused_cosine_weight * 0.5 / 60
+    assert item.score == pytest.approx((1 / 61 + 1 / 62 + cosine) * item.recency * item.weight)
+
+
+def test_the_closer_of_two_candidates_found_at_the_same_ranks_scores_higher() -> None:
+    """Reciprocal ranks alone tie a text leg's wrong match with the vector leg's right one;
+    the cosine in the fused score breaks the tie for meaning (no cosine, no embedding: a
+    tie)."""
+    close = Candidate(memory("c"), {"vector": 1}, cosine=0.6)
+    worded = Candidate(memory("w"), {"text": 1}, cosine=0.2, words=frozenset({"tea"}))
+
+    ranked = rank_candidates({"c": close, "w": worded}, FACTS, NOW).items
+    assert [s.memory.id for s in ranked] == ["c", "w"]
+    assert ranked[0].score - ranked[1].score == pytest.approx(POLICY.fused_cosine_weight * 0.4 / 60)
+    blind = rank_candidates(
+        {"c": close, "w": worded},
+        replace(FACTS, embedded=False),
+        NOW,
+        replace(POLICY, open_score=0),
+    )
+    assert [s.score for s in blind.items] == [pytest.approx(1 / 61)] * 2
+    # A memory only a name found has no cosine measured: it counts the typical evidence one.
+    named = Candidate(memory("n"), {"entity": 1})
+    [item] = rank_candidates({"n": named}, FACTS, NOW, replace(POLICY, open_score=0)).items
+    assert item.score == pytest.approx(1 / 61 + POLICY.fused_cosine_weight * UNKNOWN_COSINE / 60)
 
 
 def test_a_text_hit_on_common_words_only_is_stopped() -> None:
@@ -244,11 +289,11 @@ def test_a_message_naming_someone_unknown_needs_a_much_closer_match() -> None:
     related = Candidate(memory("r"), {"vector": 1}, cosine=0.4)
     close = Candidate(memory("c"), {"vector": 2}, cosine=0.65)
 
-    assert opens({"r": related})
-    silent = rank_candidates({"r": related}, unfamiliar, NOW)
+    assert opens(in_store({"r": related}))
+    silent = rank_candidates(in_store({"r": related}), unfamiliar, NOW)
     assert silent.items == () and silent.silence is not None and "Caroline" in silent.silence
-    opened = rank_candidates({"r": related, "c": close}, unfamiliar, NOW)
-    assert {s.memory.id for s in opened.items} == {"r", "c"}
+    opened = rank_candidates(in_store({"r": related, "c": close}), unfamiliar, NOW)
+    assert {"r", "c"} <= {s.memory.id for s in opened.items}
 
 
 def test_a_question_whose_weightiest_words_no_memory_holds_needs_a_closer_match() -> None:
@@ -261,8 +306,20 @@ def test_a_question_whose_weightiest_words_no_memory_holds_needs_a_closer_match(
     )
     recipe = Candidate(memory("r"), {"vector": 1}, cosine=0.4)
 
-    assert not opens({"r": recipe}, roux)
-    assert opens({"r": recipe}, replace(roux, word_frequency={"make": 84, "roux": 2, "gravy": 1}))
+    assert not opens(in_store({"r": recipe}), roux)
+    known = replace(roux, word_frequency={"make": 84, "roux": 2, "gravy": 1})
+    assert opens(in_store({"r": recipe}), known)
+
+
+def test_a_close_match_among_close_neighbours_opens_where_a_lone_one_does_not() -> None:
+    """A message about what the store holds finds several memories near it; a question about
+    nothing there finds one by a shared word and little around it ("Why is the sky blue?" of
+    a store that says "the owner's favourite colour is deep blue"): the same cosine is
+    stronger evidence on a higher background."""
+    match = Candidate(memory("m"), {"vector": 1}, cosine=0.3)
+
+    assert not opens(in_store({"m": match}, cosine=0.16))
+    assert opens(in_store({"m": match}, cosine=0.3))
 
 
 def test_only_the_legs_whose_gates_pass_count_in_the_score() -> None:
@@ -272,7 +329,7 @@ def test_only_the_legs_whose_gates_pass_count_in_the_score() -> None:
 
     assert item.gates == ("vector",)
     assert dict(item.ranks) == {"vector": 1}
-    assert item.score == pytest.approx(1 / 61)
+    assert item.score == pytest.approx(1 / 61 + POLICY.fused_cosine_weight * 0.6 / 60)
 
 
 def test_the_episode_leg_admits_only_what_is_not_far_off_in_meaning() -> None:
@@ -290,11 +347,12 @@ def test_the_episode_leg_admits_only_what_is_not_far_off_in_meaning() -> None:
 def test_the_relative_cut_keeps_what_scores_near_the_best() -> None:
     found = {i: memory(i) for i in ("a", "b", "c")}
     ranking = fused({"vector": ["a", "b"], "text": ["a"], "time": ["c"]}, found)
-    # a: two legs at rank 1 (2/61); c: one leg at rank 1 (1/61); b: one at rank 2 (1/62).
-    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=0.45))
+    # a: two legs at rank 1 (2/61); c: one leg at rank 1 (1/61); b: one at rank 2 (1/62); each
+    # plus the same cosine term (0.03).
+    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=0.65))
 
     assert [s.memory.id for s in kept] == ["a", "c", "b"] and dropped == []
-    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=0.6))
+    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=0.8))
     assert [s.memory.id for s in kept] == ["a"]
     assert {d.memory_id for d in dropped} == {"b", "c"}
     assert all("far below the best" in d.reason for d in dropped)

@@ -134,6 +134,8 @@ def _echo_explain(result: RecallResult) -> None:
         click.echo(
             f"message read: {result.read.describe()} (a longer message is read at both ends)"
         )
+        if result.read.question:
+            click.echo(f"question searched: {result.read.question!r}")
     click.echo("legs: " + ", ".join(f"{leg} {state}" for leg, state in result.legs.items()))
     if result.window is not None:
         click.echo(
