@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInputError
-from ..textutil import query_terms
+from ..textutil import word_set
 from .chunking import join_chunks
 from .model import SOURCE_WEIGHTS, Chunk, ChunkKey, Document, DocumentStatus, SourceType
 
@@ -53,6 +53,9 @@ class KbSearchPolicy:
     # at 0.5 they give 0.54 and 0.92 (bench/README.md).
     row_weight: float = 0.5
     rows_everywhere: bool = True
+    # Candidates read once from each leg: the first ``pool`` rank the whole library, and those
+    # of the documents a question names (up to ``routed_pool``) rank within them.
+    deep_pool: int = 400
     # Candidates read from the legs searched within named documents, and from the row leg.
     routed_pool: int = 40
     # At most this many chunks of one document (None: no cap, only the diversity preference).
@@ -233,11 +236,23 @@ def check_query(query: str, limit: int | None, policy: KbSearchPolicy) -> tuple[
 
 def shared_words(terms: Sequence[str], chunks: Mapping[ChunkKey, Chunk]) -> dict[ChunkKey, int]:
     """How many of the query's words (stemmed) each chunk's breadcrumb and text hold."""
-    stems = {stem(t) for t in terms}
-    return {
-        key: len(stems & {stem(t) for t in query_terms(f"{chunk.breadcrumb}\n{chunk.text}")})
-        for key, chunk in chunks.items()
-    }
+    # Why the surface forms: stemming every word of a few hundred chunks per search took
+    # most of search_kb's time; the few words that stem to each query stem are checked instead.
+    forms = {s: _forms_of(s) for s in {stem(t) for t in terms}}
+    shared: dict[ChunkKey, int] = {}
+    for key, chunk in chunks.items():
+        words = word_set(f"{chunk.breadcrumb}\n{chunk.text}")
+        shared[key] = sum(1 for surface in forms.values() if not surface.isdisjoint(words))
+    return shared
+
+
+def _forms_of(stemmed: str) -> frozenset[str]:
+    """Every word :func:`stem` maps to ``stemmed``."""
+    candidates = {stemmed}
+    for suffix, keep in _SUFFIX_RULES:
+        if stemmed.endswith(keep):
+            candidates.add(stemmed[: len(stemmed) - len(keep)] + suffix)
+    return frozenset(c for c in candidates if stem(c) == stemmed)
 
 
 def weighting(documents: Mapping[str, Document]) -> dict[str, DocumentWeighting]:
@@ -248,16 +263,12 @@ def weighting(documents: Mapping[str, Document]) -> dict[str, DocumentWeighting]
     }
 
 
+_SUFFIX_RULES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
+
+
 def stem(word: str) -> str:
     """A light English stem so 'cats' shares a word with 'cat' (as the porter index does)."""
-    for suffix, keep in (
-        ("ies", "y"),
-        ("sses", "ss"),
-        ("ing", ""),
-        ("ed", ""),
-        ("es", ""),
-        ("s", ""),
-    ):
+    for suffix, keep in _SUFFIX_RULES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: len(word) - len(suffix)] + keep
     return word
