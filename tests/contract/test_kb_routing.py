@@ -183,3 +183,14 @@ def test_routing_reads_each_leg_once_and_ranks_the_named_filing_beyond_the_pool(
     assert table.document.id == documents["acme22"].id
     assert table.ranked.routed_keyword_rank is not None
     assert table.ranked.routed_row_rank == 1
+
+
+def test_only_the_best_rows_count_as_evidence(service: MemoryService) -> None:
+    library(service)
+    service.kb.search_policy = replace(service.kb.search_policy, row_pool=1)
+
+    result = service.kb.search("net sales and purchases of property and equipment", limit=10)
+
+    with_rows = [h for h in result.hits if h.ranked.row_rank is not None]
+    assert len(with_rows) == 1 and with_rows[0].ranked.row_rank == 1
+    assert len({h.document.id for h in result.hits if "Net sales" in h.chunk.text}) == 3

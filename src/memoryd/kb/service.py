@@ -268,7 +268,7 @@ class KnowledgeBase:
         keyword_deep = kb.keyword_chunks(terms, deep)
         keyword_hits = keyword_deep[: policy.pool]
         rows_deep = kb.keyword_rows(terms, deep) if policy.row_weight > 0 else []
-        row_hits = rows_deep[: policy.routed_pool] if policy.rows_everywhere else []
+        row_hits = rows_deep[: policy.row_pool] if policy.rows_everywhere else []
         documents = kb.documents_by_id(
             [k.document_id for k, _ in vector_hits]
             + [k.document_id for k in [*keyword_hits, *row_hits]]
@@ -277,7 +277,7 @@ class KnowledgeBase:
         named = {r.document_id for r in routes}
         routed_vector = [h for h in vector_deep if h[0].document_id in named][: policy.routed_pool]
         routed_keyword = [k for k in keyword_deep if k.document_id in named][: policy.routed_pool]
-        routed_rows = [k for k in rows_deep if k.document_id in named][: policy.routed_pool]
+        routed_rows = [k for k in rows_deep if k.document_id in named][: policy.row_pool]
         found_by_words = [*keyword_hits, *routed_keyword, *row_hits, *routed_rows]
         keyword_chunks = kb.chunks_by_key(list(dict.fromkeys(found_by_words)))
         shared = shared_words(terms, keyword_chunks)
