@@ -43,8 +43,9 @@ class KbSearchPolicy:
     # and, on real financial filings, more than half of the top-1 answers.
     keyword_weight: float = 1.0
     pinned_boost: float = 1.5
-    # The legs searched again within the documents a question names (its company, period,
-    # form or title): their reciprocal-rank points are added at this weight (0: no routing).
+    # Each leg's candidates of the documents a question names (its company, period, form or
+    # title), ranked among themselves: their reciprocal-rank points are added at this weight
+    # (0: no routing).
     route_weight: float = 1.0
     # Table rows searched alone (:mod:`memoryd.kb.rows`), a keyword leg of their chunks: within
     # the named documents, and with ``rows_everywhere`` over the whole library too. Why half:
@@ -54,9 +55,10 @@ class KbSearchPolicy:
     row_weight: float = 0.5
     rows_everywhere: bool = True
     # Candidates read once from each leg: the first ``pool`` rank the whole library, and those
-    # of the documents a question names (up to ``routed_pool``) rank within them.
+    # of the documents a question names (up to ``routed_pool``) rank within them. Why one
+    # deep read: searching each leg again within the named documents cost three more searches
+    # and gave the same answers (bench/README.md).
     deep_pool: int = 400
-    # Candidates read from the legs searched within named documents, and from the row leg.
     routed_pool: int = 40
     # Chunks of the best rows that count (in the library, and within the named documents).
     # Why 10: with 40, statement chunks whose rows matched only a common word or two stacked
