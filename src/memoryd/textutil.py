@@ -36,6 +36,18 @@ def query_terms(text: str) -> list[str]:
     return [w for w in seen if w]
 
 
+def word_set(text: str) -> set[str]:
+    """The distinct words :func:`query_terms` would give for ``text`` (order not kept): each
+    distinct token is looked at once, so a long text costs one regex pass."""
+    kept: set[str] = set()
+    for token in set(_TERM.findall(text.casefold())):
+        word = token.replace("’", "'")
+        if (word not in STOPWORDS and len(word) > 1) or word.isdigit():
+            kept.add(word.split("'")[0])
+    kept.discard("")
+    return kept
+
+
 # Letters from other scripts that look like Latin ones: a tag name or an instruction written with
 # them must still be recognised.
 CONFUSABLE_LETTERS = {

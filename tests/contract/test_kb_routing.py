@@ -4,6 +4,10 @@ the other documents; the store's legs searched within named documents, on both b
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
 from memoryd.kb.model import Document
 from memoryd.service import MemoryService
 from tests.kb_corpus import filler_paragraph
@@ -141,3 +145,52 @@ def test_rows_follow_the_chunks_through_rename_reingest_and_delete(
 
     service.kb.delete(acme21.id)
     assert acme21.id not in {k.document_id for k in kb.keyword_rows(["purchases"], 10)}
+
+
+class CountingLegs:
+    """The store's kb part, counting each leg's searches (everything else passes through)."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> object:
+        found = getattr(self.inner, name)
+        if name not in ("nearest_chunks", "keyword_chunks", "keyword_rows"):
+            return found
+
+        def counted(*args: object, **kwargs: object) -> object:
+            self.calls.append(name)
+            return found(*args, **kwargs)
+
+        return counted
+
+
+def test_routing_reads_each_leg_once_and_ranks_the_named_filing_beyond_the_pool(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    documents = library(service)
+    legs = CountingLegs(service.store.kb)
+    monkeypatch.setattr(service.store, "kb", legs)
+    # One candidate per leg for the whole library: the named filing's table is ranked
+    # within that filing from the same reads.
+    service.kb.search_policy = replace(service.kb.search_policy, pool=1)
+
+    result = service.kb.search("Acme FY2022 purchases of property and equipment", limit=5)
+
+    assert sorted(legs.calls) == ["keyword_chunks", "keyword_rows", "nearest_chunks"]
+    table = next(h for h in result.hits if "(655)" in h.chunk.text)
+    assert table.document.id == documents["acme22"].id
+    assert table.ranked.routed_keyword_rank is not None
+    assert table.ranked.routed_row_rank == 1
+
+
+def test_only_the_best_rows_count_as_evidence(service: MemoryService) -> None:
+    library(service)
+    service.kb.search_policy = replace(service.kb.search_policy, row_pool=1)
+
+    result = service.kb.search("net sales and purchases of property and equipment", limit=10)
+
+    with_rows = [h for h in result.hits if h.ranked.row_rank is not None]
+    assert len(with_rows) == 1 and with_rows[0].ranked.row_rank == 1
+    assert len({h.document.id for h in result.hits if "Net sales" in h.chunk.text}) == 3

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.kb.model import ChunkKey, SourceType
+from memoryd.kb.model import Chunk, ChunkKey, SourceType
 from memoryd.kb.search import (
     DocumentWeighting,
     KbSearchPolicy,
@@ -14,7 +14,10 @@ from memoryd.kb.search import (
     fuse,
     gate_keyword,
     gate_vector,
+    shared_words,
+    stem,
 )
+from memoryd.textutil import query_terms
 
 POLICY = KbSearchPolicy()
 NO_PINS: frozenset[str] = frozenset()
@@ -287,3 +290,39 @@ def test_results_are_gated_limited_and_best_first(
         assert {r.key for r in results} == gated
     everything = fuse(vector, keyword, shared, documents, pinned, POLICY, 100)
     assert [r.key for r in everything[: len(results)]] == [r.key for r in results]
+
+
+WORDS = st.sampled_from(
+    "cat cats caties category categories class classes pass passes passing passed sales sale "
+    "sal salient net nets netting cost costs costed it's apple's apple don't during dur "
+    "property properties propert 2022 22 7 a x is the equipment equipping".split()
+)
+
+
+@given(
+    st.lists(WORDS, min_size=1, max_size=6),
+    st.lists(st.lists(WORDS, max_size=30), min_size=1, max_size=4),
+)
+@ranking
+def test_shared_words_counts_the_query_stems_a_chunk_holds(
+    query: list[str], texts: list[list[str]]
+) -> None:
+    chunks = {
+        key(f"d{index}"): Chunk(
+            document_id=f"d{index}",
+            position=0,
+            headings=(),
+            breadcrumb="Report",
+            text=" ".join(words).title() if index % 2 else " ".join(words),
+            tokens=len(words),
+        )
+        for index, words in enumerate(texts)
+    }
+    terms = query_terms(" ".join(query))
+
+    counted = shared_words(terms, chunks)
+
+    stems = {stem(t) for t in terms}
+    for chunk_key, chunk in chunks.items():
+        held = {stem(t) for t in query_terms(f"{chunk.breadcrumb}\n{chunk.text}")}
+        assert counted[chunk_key] == len(stems & held)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInputError
-from ..textutil import query_terms
+from ..textutil import word_set
 from .chunking import join_chunks
 from .model import SOURCE_WEIGHTS, Chunk, ChunkKey, Document, DocumentStatus, SourceType
 
@@ -43,8 +43,9 @@ class KbSearchPolicy:
     # and, on real financial filings, more than half of the top-1 answers.
     keyword_weight: float = 1.0
     pinned_boost: float = 1.5
-    # The legs searched again within the documents a question names (its company, period,
-    # form or title): their reciprocal-rank points are added at this weight (0: no routing).
+    # Each leg's candidates of the documents a question names (its company, period, form or
+    # title), ranked among themselves: their reciprocal-rank points are added at this weight
+    # (0: no routing).
     route_weight: float = 1.0
     # Table rows searched alone (:mod:`memoryd.kb.rows`), a keyword leg of their chunks: within
     # the named documents, and with ``rows_everywhere`` over the whole library too. Why half:
@@ -53,8 +54,18 @@ class KbSearchPolicy:
     # at 0.5 they give 0.54 and 0.92 (bench/README.md).
     row_weight: float = 0.5
     rows_everywhere: bool = True
-    # Candidates read from the legs searched within named documents, and from the row leg.
+    # Candidates read once from each leg: the first ``pool`` rank the whole library, and those
+    # of the documents a question names (up to ``routed_pool``) rank within them. Why one
+    # deep read: searching each leg again within the named documents cost three more searches
+    # and gave the same answers (bench/README.md).
+    deep_pool: int = 400
     routed_pool: int = 40
+    # Chunks of the best rows that count (in the library, and within the named documents).
+    # Why 10: with 40, statement chunks whose rows matched only a common word or two stacked
+    # row points over the prose answers of the questions written from the page (hit@5 0.81 to
+    # 0.77); with the first 10 neither question set drops and the analysts' gains stay
+    # (bench/README.md).
+    row_pool: int = 10
     # At most this many chunks of one document (None: no cap, only the diversity preference).
     per_document: int | None = None
     # Why 60: the usual reciprocal-rank constant; it keeps rank 1 from dwarfing ranks 2–10.
@@ -233,11 +244,23 @@ def check_query(query: str, limit: int | None, policy: KbSearchPolicy) -> tuple[
 
 def shared_words(terms: Sequence[str], chunks: Mapping[ChunkKey, Chunk]) -> dict[ChunkKey, int]:
     """How many of the query's words (stemmed) each chunk's breadcrumb and text hold."""
-    stems = {stem(t) for t in terms}
-    return {
-        key: len(stems & {stem(t) for t in query_terms(f"{chunk.breadcrumb}\n{chunk.text}")})
-        for key, chunk in chunks.items()
-    }
+    # Why the surface forms: stemming every word of a few hundred chunks per search took
+    # most of search_kb's time; the few words that stem to each query stem are checked instead.
+    forms = {s: _forms_of(s) for s in {stem(t) for t in terms}}
+    shared: dict[ChunkKey, int] = {}
+    for key, chunk in chunks.items():
+        words = word_set(f"{chunk.breadcrumb}\n{chunk.text}")
+        shared[key] = sum(1 for surface in forms.values() if not surface.isdisjoint(words))
+    return shared
+
+
+def _forms_of(stemmed: str) -> frozenset[str]:
+    """Every word :func:`stem` maps to ``stemmed``."""
+    candidates = {stemmed}
+    for suffix, keep in _SUFFIX_RULES:
+        if stemmed.endswith(keep):
+            candidates.add(stemmed[: len(stemmed) - len(keep)] + suffix)
+    return frozenset(c for c in candidates if stem(c) == stemmed)
 
 
 def weighting(documents: Mapping[str, Document]) -> dict[str, DocumentWeighting]:
@@ -248,16 +271,12 @@ def weighting(documents: Mapping[str, Document]) -> dict[str, DocumentWeighting]
     }
 
 
+_SUFFIX_RULES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
+
+
 def stem(word: str) -> str:
     """A light English stem so 'cats' shares a word with 'cat' (as the porter index does)."""
-    for suffix, keep in (
-        ("ies", "y"),
-        ("sses", "ss"),
-        ("ing", ""),
-        ("ed", ""),
-        ("es", ""),
-        ("s", ""),
-    ):
+    for suffix, keep in _SUFFIX_RULES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: len(word) - len(suffix)] + keep
     return word

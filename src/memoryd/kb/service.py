@@ -32,7 +32,7 @@ from .converted import Limits
 from .failures import JOB_KIND, KB_RETRY, Filing
 from .images import ImageReader
 from .ingest import Ingester, IngestRequest, expand_sources
-from .model import DEFAULT_COLLECTION, ChunkKey, Document, SourceType, check_collection
+from .model import DEFAULT_COLLECTION, Document, SourceType, check_collection
 from .results import IngestResult, KbHit, KbReadResult, KbSearchResult
 from .routing import Route, identities, query_names, route, spell_fiscal_years
 from .search import (
@@ -261,25 +261,23 @@ class KnowledgeBase:
         pinned = tuple(check_collection(c) for c in pinned_collections)
         kb = self.store.kb
         vector = self.embedder.embed([text])[0]
-        vector_hits = kb.nearest_chunks(vector, policy.pool)
+        deep = max(policy.pool, policy.deep_pool) if policy.route_weight > 0 else policy.pool
+        vector_deep = kb.nearest_chunks(vector, deep)
+        vector_hits = vector_deep[: policy.pool]
         terms = query_terms(spell_fiscal_years(text))
-        keyword_hits = kb.keyword_chunks(terms, policy.pool)
-        everywhere = policy.row_weight > 0 and policy.rows_everywhere
-        row_hits = kb.keyword_rows(terms, policy.routed_pool) if everywhere else []
+        keyword_deep = kb.keyword_chunks(terms, deep)
+        keyword_hits = keyword_deep[: policy.pool]
+        rows_deep = kb.keyword_rows(terms, deep) if policy.row_weight > 0 else []
+        row_hits = rows_deep[: policy.row_pool] if policy.rows_everywhere else []
         documents = kb.documents_by_id(
             [k.document_id for k, _ in vector_hits]
             + [k.document_id for k in [*keyword_hits, *row_hits]]
         )
         routes = self._routes(text, documents.values()) if policy.route_weight > 0 else []
-        routed_vector: list[tuple[ChunkKey, float]] = []
-        routed_keyword: list[ChunkKey] = []
-        routed_rows: list[ChunkKey] = []
-        if routes:
-            named = [r.document_id for r in routes]
-            routed_vector = kb.nearest_chunks(vector, policy.routed_pool, documents=named)
-            routed_keyword = kb.keyword_chunks(terms, policy.routed_pool, documents=named)
-            if policy.row_weight > 0:
-                routed_rows = kb.keyword_rows(terms, policy.routed_pool, documents=named)
+        named = {r.document_id for r in routes}
+        routed_vector = [h for h in vector_deep if h[0].document_id in named][: policy.routed_pool]
+        routed_keyword = [k for k in keyword_deep if k.document_id in named][: policy.routed_pool]
+        routed_rows = [k for k in rows_deep if k.document_id in named][: policy.row_pool]
         found_by_words = [*keyword_hits, *routed_keyword, *row_hits, *routed_rows]
         keyword_chunks = kb.chunks_by_key(list(dict.fromkeys(found_by_words)))
         shared = shared_words(terms, keyword_chunks)
