@@ -47,7 +47,7 @@ from devsets import (
 from report import print_table, progress
 from stores import open_with_store
 
-from memoryd.recall import RecallPolicy
+from memoryd.recall.policy import RecallPolicy
 
 
 def run_set(name: str, conversations: list, embedder: Any, tmp: str) -> tuple:

@@ -40,7 +40,7 @@ def main() -> None:
     if args.module_path:
         sys.path.insert(0, args.module_path)
     chunking = importlib.import_module("memoryd.kb.chunking")
-    tokens = importlib.import_module("memoryd.tokens")
+    tokens = importlib.import_module("memoryd.providers.tokenizer")
     tokenizer = tokens.O200kTokenizer()
 
     def tail(text: str, n: int) -> str:

@@ -43,7 +43,7 @@ from bench_locomo import DEFAULT_DATA as LOCOMO
 from bench_locomo import build
 from report import mean, print_table, progress
 
-from memoryd.embedding import LocalMiniLM
+from memoryd.providers.embedder import LocalMiniLM
 from memoryd.service import MemoryService
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"

@@ -30,11 +30,11 @@ from corpus import memories
 from report import percentile, print_table, stamp
 from vocabulary import NAMES, PLACES
 
-from memoryd.app import open_store
-from memoryd.embedding import LocalMiniLM
-from memoryd.llm import Gateway, Message
+from memoryd.config.settings import resolve_settings
+from memoryd.providers.embedder import LocalMiniLM
+from memoryd.providers.llm import Gateway, Message
 from memoryd.service import MemoryService
-from memoryd.settings import resolve_settings
+from memoryd.wiring import open_store
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 

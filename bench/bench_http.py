@@ -27,7 +27,7 @@ import httpx
 
 import memoryd
 from memoryd.http.server import free_port
-from memoryd.model import Source
+from memoryd.memory.model import Source
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import memories as generated

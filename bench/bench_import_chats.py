@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from report import print_table, progress, stamp
 from stores import open_with_store
 
-from memoryd.chat_imports import parse_export
-from memoryd.embedding import LocalMiniLM
-from memoryd.llm import Gateway, Message
+from memoryd.extraction.chat_export_policy import parse_export
+from memoryd.providers.embedder import LocalMiniLM
+from memoryd.providers.llm import Gateway, Message
 from tests.chat_exports import as_json, gpt_chat
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)

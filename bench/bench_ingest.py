@@ -80,10 +80,10 @@ def measure_one(path: Path, embed: bool, ocr: bool) -> dict[str, Any]:
 
 def chunk_and_embed(title: str, markdown: str) -> dict[str, Any]:
     """Chunk the Markdown as ingest does and embed every chunk (the model loaded first)."""
-    from memoryd.embedding import LocalMiniLM
     from memoryd.kb.chunking import ChunkPolicy, breadcrumb, chunk_markdown
     from memoryd.kb.model import Chunk
-    from memoryd.tokens import O200kTokenizer
+    from memoryd.providers.embedder import LocalMiniLM
+    from memoryd.providers.tokenizer import O200kTokenizer
 
     tokenizer = O200kTokenizer()
 

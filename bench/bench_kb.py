@@ -44,10 +44,10 @@ from kb_cache import CachedEmbedder
 from report import elapsed_ms, percentile, print_table, progress
 from stores import open_with_store
 
-from memoryd.embedding import LocalMiniLM
 from memoryd.kb.model import SourceType
 from memoryd.kb.results import IngestResult
 from memoryd.kb.search import KbSearchPolicy
+from memoryd.providers.embedder import LocalMiniLM
 from memoryd.service import MemoryService
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"

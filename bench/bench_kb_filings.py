@@ -23,8 +23,8 @@ from kb_cache import CachedEmbedder, cache_pdf_reads
 from report import percentile, print_table, progress
 from stores import open_with_store
 
-from memoryd.embedding import LocalMiniLM
 from memoryd.kb.model import Chunk, Document
+from memoryd.providers.embedder import LocalMiniLM
 from memoryd.service import MemoryService
 
 HERE = Path(__file__).resolve().parent

@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from report import mean, percentile, print_table, progress
 from stores import open_with_store
 
-from memoryd.embedding import LocalMiniLM
-from memoryd.model import Kind
+from memoryd.config.settings import resolve_settings
+from memoryd.memory.model import Kind
+from memoryd.providers.embedder import LocalMiniLM
 from memoryd.service import MemoryService
-from memoryd.settings import resolve_settings
 from memoryd.storage.protocols import Store
 
 HERE = Path(__file__).resolve().parent

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from report import elapsed_ms, percentile, print_table, progress, stamp
 
 import memoryd
-from memoryd.recall import RecallPolicy
+from memoryd.recall.policy import RecallPolicy
 
 FILLER = "The quarterly filing lists revenue, costs and the auditors' notes in full. "
 QUESTION = "What did Ana say about the Lisbon office?"

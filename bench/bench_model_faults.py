@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memoryd.embed_remote import EmbedSettings, OpenAICompatibleEmbedder
 from memoryd.errors import MemorydError
-from memoryd.llm import Gateway, Message, Provider, Route
+from memoryd.providers.llm import Gateway, Message, Provider, Route
+from memoryd.providers.remote_embedder import EmbedSettings, OpenAICompatibleEmbedder
 from tests.fake_embeddings import FakeEmbeddingServer
 from tests.fake_llm import FakeLLMServer, Misbehave, Reply, Status, Step
 

@@ -33,9 +33,9 @@ from devsets import Conversation, Question, build, embedder_named, judge, quiet
 from report import mean, print_table, progress
 from stores import open_with_store
 
-from memoryd.embedding import Embedder
-from memoryd.model import Kind, Status, embedded_text
-from memoryd.recall import RecallPolicy
+from memoryd.memory.model import Kind, Status, embedded_text
+from memoryd.providers.embedder import Embedder
+from memoryd.recall.policy import RecallPolicy
 from memoryd.service import MemoryService
 
 DATA = Path(__file__).resolve().parent / "data" / "owner_paraphrase.json"

@@ -41,8 +41,8 @@ from bench_recall import NOW, corpus_vectors, filled_store
 from corpus import memories, questions
 from report import percentile, print_table, progress, stamp
 
-from memoryd.embedding import LocalMiniLM
 from memoryd.http.server import free_port
+from memoryd.providers.embedder import LocalMiniLM
 from memoryd.storage.sqlite import SqliteStore
 from tests.chat_upstream import ChatUpstream
 

@@ -43,11 +43,11 @@ from recall_split import hooked
 from report import percentile, print_table, progress, stamp
 from stores import open_with_store
 
-import memoryd.legs
-from memoryd.embedding import LocalMiniLM
-from memoryd.entities import extract_entities
+import memoryd.recall.legs
 from memoryd.ids import IdGenerator
-from memoryd.model import Memory, Source, Status
+from memoryd.memory.entity_policy import extract_entities
+from memoryd.memory.model import Memory, Source, Status
+from memoryd.providers.embedder import LocalMiniLM
 from memoryd.service import MemoryService
 from memoryd.storage.protocols import Store
 
@@ -231,7 +231,7 @@ def main() -> int:
     parser.add_argument(
         "--no-query-vectors",
         action="store_true",
-        help="keep no query vectors (sets memoryd.legs.QUERY_VECTORS_KEPT = 0)",
+        help="keep no query vectors (sets memoryd.recall.legs.QUERY_VECTORS_KEPT = 0)",
     )
     parser.add_argument(
         "--tree",
@@ -258,7 +258,7 @@ def main() -> int:
         compare_trees(trees, args.rounds, options)
         return 0
     if args.no_query_vectors:
-        memoryd.legs.QUERY_VECTORS_KEPT = 0
+        memoryd.recall.legs.QUERY_VECTORS_KEPT = 0
     sizes = [int(s) for s in args.sizes.split(",")]
     embedder = LocalMiniLM()
     items = list(memories(max(sizes), seed=7, now=NOW))

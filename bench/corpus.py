@@ -52,8 +52,8 @@ from vocabulary import (
     WEATHER,
 )
 
-from memoryd.model import Importance, Kind, Proposal
-from memoryd.tokens import O200kTokenizer
+from memoryd.memory.model import Importance, Kind, Proposal
+from memoryd.providers.tokenizer import O200kTokenizer
 
 # ---------------------------------------------------------------------- recall profile
 

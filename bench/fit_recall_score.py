@@ -1,4 +1,5 @@
-"""Fit recall's relevance score (memoryd.relevance) on the dev sets, leave-one-set-out.
+"""Fit recall's relevance score (memoryd.recall.relevance_policy) on the dev sets,
+leave-one-set-out.
 
 For every question of LoCoMo, BEAM and the owner paraphrase set (protocols in devsets.py and
 bench_paraphrase.py) and every general question (``bench/data/offtopic_questions.txt``, or the
@@ -64,17 +65,17 @@ from devsets import (
 from report import print_table, progress
 from stores import open_with_store
 
-from memoryd.embedding import LocalMiniLM
-from memoryd.recall import (
+from memoryd.providers.embedder import LocalMiniLM
+from memoryd.providers.tokenizer import O200kTokenizer
+from memoryd.recall.evidence import Evidence, rank
+from memoryd.recall.policy import (
     RecallPolicy,
     candidate_features,
     measure_context,
     read_query,
     render_item,
 )
-from memoryd.relevance import FEATURES, as_row
-from memoryd.retrieval import Evidence, rank
-from memoryd.tokens import O200kTokenizer
+from memoryd.recall.relevance_policy import FEATURES, as_row
 
 TOKENIZER = O200kTokenizer()
 # The share of general questions that must get an empty memories section, per set (the

@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 
 import memoryd.kb.convert as convert_module
-import memoryd.kb.pdf as pdf_module
-from memoryd.embedding import Embedder, Matrix
+import memoryd.kb.pdf.reader as pdf_module
 from memoryd.kb.converted import Limits
 from memoryd.kb.images import ImageReader
+from memoryd.providers.embedder import Embedder, Matrix
 
 CACHE = Path(os.environ.get("MEMORYD_BENCH_CACHE", "/tmp/memoryd-bench-cache"))
 _READING_CODE = ("pdf.py", "pages.py", "hygiene.py", "picture_reads.py")
@@ -42,7 +42,7 @@ def _code_version() -> str:
 
 
 def cache_pdf_reads() -> None:
-    """Make ``memoryd.kb.pdf.read_pdf`` keep its result on disk per file and code version."""
+    """Make ``memoryd.kb.pdf.reader.read_pdf`` keep its result on disk per file and code version."""
     if getattr(pdf_module.read_pdf, "cached", False):
         return
     original = pdf_module.read_pdf

@@ -27,7 +27,7 @@ from devsets import CachedEmbedder, beam, build, locomo, offtopic_questions
 from report import print_table, progress
 from stores import open_with_store
 
-from memoryd.embedding import LocalMiniLM
+from memoryd.providers.embedder import LocalMiniLM
 
 QUIET = 0.9
 Measure = Callable[[float, np.ndarray], float]

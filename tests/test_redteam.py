@@ -42,15 +42,15 @@ from typing import Any
 
 import pytest
 
-from memoryd.app import open_service
-from memoryd.embedding import LocalMiniLM
-from memoryd.extraction import MissionDigest
-from memoryd.fence import contains_fence_tag
-from memoryd.llm import Gateway, load_routes
-from memoryd.model import Kind, Memory, Source, Status
+from memoryd.config.settings import resolve_settings
+from memoryd.extraction.extractor import MissionDigest
+from memoryd.memory.model import Kind, Memory, Source, Status
+from memoryd.providers.embedder import LocalMiniLM
+from memoryd.providers.llm import Gateway, load_routes
 from memoryd.service import MemoryService
-from memoryd.settings import resolve_settings
-from memoryd.taint import UNTRUSTED_CONTENT
+from memoryd.trust.fence import contains_fence_tag
+from memoryd.trust.taint import UNTRUSTED_CONTENT
+from memoryd.wiring import open_service
 from tests.fake_llm import FakeLLMServer, Reply
 
 CORPUS = json.loads((Path(__file__).parent / "redteam" / "cases.json").read_text("utf-8"))

@@ -8,13 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import MemorydError
-from .model import Actor, Importance, Kind, Memory, Source, Status
+from memoryd.errors import MemorydError
+from memoryd.memory.model import Actor, Importance, Kind, Memory, Source, Status
 
 if TYPE_CHECKING:
-    from .embedding import Embedder
-    from .promotion import PromotionPolicy
-    from .service import MemoryService
+    from memoryd.memory.promotion_policy import PromotionPolicy
+    from memoryd.providers.embedder import Embedder
+    from memoryd.service import MemoryService
 
 __version__ = "0.1.0"
 __all__ = [
@@ -42,8 +42,8 @@ def open(
     ``$MEMORYD_HOME/memoryd.toml``, else the file under ``MEMORYD_HOME``. The embedder and the
     LLM routes are the ones memoryd.toml and the environment configure (MiniLM by default).
     """
-    from .app import open_service
-    from .settings import resolve_settings
+    from memoryd.config.settings import resolve_settings
+    from memoryd.wiring import open_service
 
     settings = resolve_settings(str(path_or_url) if path_or_url is not None else None)
     return open_service(settings, embedder=embedder, policy=policy, create=create)

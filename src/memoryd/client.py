@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from .errors import MemorydError
+from memoryd.errors import MemorydError
 
 
 class ApiError(MemorydError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from .errors import InvalidInputError
+from memoryd.errors import InvalidInputError
 
 
 def utc_now() -> datetime:

@@ -11,28 +11,28 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Generic, TypeVar, cast, overload
 
-from .clock import Clock
-from .embedding import Embedder
-from .errors import (
+from memoryd.clock import Clock
+from memoryd.errors import (
     InvalidInputError,
     InvalidOperationError,
     MemoryNotFoundError,
     StoreMismatchError,
 )
-from .ids import IdGenerator
-from .jobs import RetryPolicy
-from .ledger import Ledger
-from .llm import Gateway
-from .model import Memory, Status
-from .promotion import PromotionPolicy
-from .proposals import MAX_CONTENT_CHARS
-from .recall import RecallPolicy
-from .storage.protocols import EmbeddingSignature, Store
-from .textutil import has_lone_surrogate, strip_controls
-from .tokens import TokenCodec
+from memoryd.ids import IdGenerator
+from memoryd.jobs.model import RetryPolicy
+from memoryd.memory.ledger import Ledger
+from memoryd.memory.model import Memory, Status
+from memoryd.memory.promotion_policy import PromotionPolicy
+from memoryd.memory.proposal_policy import MAX_CONTENT_CHARS
+from memoryd.providers.embedder import Embedder
+from memoryd.providers.llm import Gateway
+from memoryd.providers.tokenizer import TokenCodec
+from memoryd.recall.policy import RecallPolicy
+from memoryd.storage.protocols import EmbeddingSignature, Store
+from memoryd.words import has_lone_surrogate, strip_controls
 
 if TYPE_CHECKING:
-    from .embedding import Vector
+    from memoryd.providers.embedder import Vector
 
 T = TypeVar("T")
 

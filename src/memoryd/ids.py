@@ -113,7 +113,7 @@ def resolve_prefix(
     name, singular and plural; ``starting(prefix, limit)`` lists ids in order and ``labels``
     says a few words of each. Raises ``not_found(message)`` when none, AmbiguousIdError
     (listing them) when several."""
-    from .errors import AmbiguousIdError
+    from memoryd.errors import AmbiguousIdError
 
     wanted = text.strip()
     if exists(wanted):

@@ -6,17 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .consolidation import Step
-from .jobs import Job
-from .model import Memory
-from .promotion import Outcome
-from .query_bounds import BoundedQuery
-from .recall import Dropped, Packed, QueryFacts, Scored
-from .timewindow import TimeWindow
+from memoryd.consolidation.policy import Step
+from memoryd.jobs.model import Job
+from memoryd.memory.model import Memory
+from memoryd.memory.promotion_policy import Outcome
+from memoryd.recall.bounds_policy import BoundedQuery
+from memoryd.recall.policy import Dropped, Packed, QueryFacts, Scored
+from memoryd.recall.time_window_policy import TimeWindow
 
 if TYPE_CHECKING:
-    from .kb.service import IngestResult
-    from .kb.vector_fill import FillReport
+    from memoryd.kb.service import IngestResult
+    from memoryd.kb.vector_fill import FillReport
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,20 @@ from datetime import UTC, datetime, time, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from .background import (
+from memoryd.clock import Clock, utc_now
+from memoryd.collaborators import CollaboratorAccess, Collaborators, check_embedding_signature
+from memoryd.config.settings import default_home
+from memoryd.consolidation.policy import ConsolidationPolicy
+from memoryd.consolidation.run import ConsolidationLeaseLost, ConsolidationRun, StageSkipped
+from memoryd.errors import MemoryNotFoundError
+from memoryd.evaluation.policy import DEFAULT_K, EvalCase
+from memoryd.evaluation.run import EvalRun, OwnerEval
+from memoryd.extraction.chat_import import ChatImporter, ChatImportReport, ProgressListener
+from memoryd.extraction.extractor import MissionDigest
+from memoryd.extraction.queue import ExtractionQueue
+from memoryd.ids import IdGenerator, resolve_prefix
+from memoryd.jobs.model import Job, RetryPolicy
+from memoryd.jobs.worker import (
     CONSOLIDATION_LEASE_SECONDS,
     CONSOLIDATION_LOCK,
     BackgroundThread,
@@ -25,35 +38,39 @@ from .background import (
     DailyConsolidation,
     WorkerLoop,
 )
-from .chat_importer import ChatImporter, ChatImportReport, ProgressListener
-from .clock import Clock, utc_now
-from .collaborators import CollaboratorAccess, Collaborators, check_embedding_signature
-from .consolidation import ConsolidationPolicy
-from .consolidation_run import ConsolidationLeaseLost, ConsolidationRun, StageSkipped
-from .context import build_context
-from .context_pack import ContextPack
-from .embedding import Embedder
-from .errors import MemoryNotFoundError
-from .eval_runner import EvalRun, OwnerEval
-from .evalset import DEFAULT_K, EvalCase
-from .extraction import MissionDigest
-from .extraction_queue import ExtractionQueue
-from .forget import ForgetResult
-from .forgetting import Forgetting
-from .ids import IdGenerator, resolve_prefix
-from .jobs import Job, RetryPolicy
-from .kb.images import ImageReader
-from .kb.images import image_reader as default_image_reader
-from .kb.service import KnowledgeBase
-from .kb.sync.loop import SyncLoop
-from .kb.sync.run import FolderSync
-from .ledger import Ledger
-from .llm import Gateway
-from .model import Actor, Importance, Kind, Memory, Proposal, Provenance, ShowResult, Source, Status
-from .promotion import PromotionPolicy
-from .proposals import parse_batch, parse_batch_text
-from .recall import RecallPolicy
-from .results import (
+from memoryd.kb.images import ImageReader
+from memoryd.kb.images import image_reader as default_image_reader
+from memoryd.kb.service import KnowledgeBase
+from memoryd.kb.sync.loop import SyncLoop
+from memoryd.kb.sync.run import FolderSync
+from memoryd.memory.forget import Forgetting
+from memoryd.memory.forget_policy import ForgetResult
+from memoryd.memory.ledger import Ledger
+from memoryd.memory.model import (
+    Actor,
+    Importance,
+    Kind,
+    Memory,
+    Proposal,
+    Provenance,
+    ShowResult,
+    Source,
+    Status,
+)
+from memoryd.memory.promotion_policy import PromotionPolicy
+from memoryd.memory.proposal_policy import parse_batch, parse_batch_text
+from memoryd.memory.review import OwnerReview
+from memoryd.memory.slot_vocabulary import reslot_if_needed
+from memoryd.memory.writes import EVENT_NEIGHBORS, MemoryWriter, RememberRequest
+from memoryd.ops.store_admin import StoreAdmin
+from memoryd.providers.embedder import Embedder
+from memoryd.providers.llm import Gateway
+from memoryd.providers.tokenizer import O200kTokenizer, TokenCodec
+from memoryd.recall.context import build_context
+from memoryd.recall.context_policy import ContextPack
+from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.run import Retriever
+from memoryd.results import (
     ConsolidationReport,
     JobReport,
     Observation,
@@ -64,19 +81,12 @@ from .results import (
     WorkRound,
     WriteResult,
 )
-from .retriever import Retriever
-from .review import OwnerReview
-from .settings import default_home
-from .slot_vocabulary import reslot_if_needed
-from .storage.protocols import Store
-from .store_admin import StoreAdmin
-from .taint import SessionTaints
-from .tokens import O200kTokenizer, TokenCodec
-from .tools import dispatch, tool_definitions
-from .writes import EVENT_NEIGHBORS, MemoryWriter, RememberRequest
+from memoryd.storage.protocols import Store
+from memoryd.tools import dispatch, tool_definitions
+from memoryd.trust.taint import SessionTaints
 
 if TYPE_CHECKING:
-    from .retrieval import Evidence
+    from memoryd.recall.evidence import Evidence
 
 __all__ = ["CONSOLIDATION_LEASE_SECONDS", "CONSOLIDATION_LOCK", "EVENT_NEIGHBORS",
            "ConsolidationLeaseLost", "ConsolidationReport", "JobReport", "MemoryService",
@@ -231,7 +241,8 @@ class MemoryService(CollaboratorAccess):
         two). Lists every memory in any status (active, pending, archived, superseded,
         rejected) and every knowledge-base chunk that names the entity (tagged with it or one
         of its aliases, or holding one as whole words) or matches the query (every content
-        word, and a cosine of at least :data:`memoryd.forget.QUERY_MIN_COSINE`); then, unless
+        word, and a cosine of at least :data:`memoryd.memory.forget_policy.QUERY_MIN_COSINE`); then,
+        unless
         ``dry_run``, purges those memories (tombstones kept) and removes the documents those
         chunks belong to, whole, in one transaction, and records the request with its counts
         (no content) in the store and in each tombstone's audit entry."""
@@ -348,7 +359,7 @@ class MemoryService(CollaboratorAccess):
     ) -> ContextPack:
         """The one context pack for this turn: standing lessons, then the memories recall
         admits and the document chunks search_kb admits (each through its own gates),
-        interleaved by one calibrated score (:mod:`memoryd.context_pack` says how), chunks
+        interleaved by one calibrated score (:mod:`memoryd.recall.context_policy` says how), chunks
         that repeat a memory left out, all in one fenced block within ``budget`` o200k tokens
         (default: the recall budget). ``dropped`` says what was left out and why; ``explain``
         adds each item's ranks and weights to the JSON. Stamps the memories it packed, as
@@ -391,7 +402,7 @@ class MemoryService(CollaboratorAccess):
     def evidence(self, message: str, *, now: datetime | None = None) -> Evidence:
         """What the vector, text, entity and time legs find for ``message``, with everything
         the gates judge (cosines, words, names, window); for diagnostics and calibration:
-        ``memoryd.retrieval.rank`` turns it into recall's ranking under any policy."""
+        ``memoryd.recall.evidence.rank`` turns it into recall's ranking under any policy."""
         return self.retriever.evidence(message, now)
 
     # ---------------------------------------------------------- the owner's evaluation set
@@ -427,7 +438,8 @@ class MemoryService(CollaboratorAccess):
     ) -> EvalRun:
         """Score every case against the current configuration: recall@k (expected memories in
         the top ``k`` of ``search_memory``), block recall and noise (in recall's block). With
-        ``overrides`` (``{"recall.vector_gate": 0.3}``, see ``memoryd.evalset``) or another
+        ``overrides`` (``{"recall.vector_gate": 0.3}``, see ``memoryd.evaluation.policy``) or
+        another
         ``embedder`` (its vectors held in memory), a candidate report too. Nothing is stamped
         as retrieved and nothing stored changes."""
         return self.evaluation.run(k, overrides or {}, embedder, now)

@@ -10,14 +10,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .clock import parse_instant
-from .errors import DocumentNotFoundError, InvalidInputError, MemorydError
-from .fence import escape_data
-from .model import Actor, Importance, Kind, Status, parse_kind
-from .textutil import has_lone_surrogate
+from memoryd.clock import parse_instant
+from memoryd.errors import DocumentNotFoundError, InvalidInputError, MemorydError
+from memoryd.memory.model import Actor, Importance, Kind, Status, parse_kind
+from memoryd.trust.fence import escape_data
+from memoryd.words import has_lone_surrogate
 
 if TYPE_CHECKING:
-    from .service import MemoryService
+    from memoryd.service import MemoryService
 
 REMEMBER_TOOL: dict[str, Any] = {
     "name": "remember",
@@ -148,7 +148,7 @@ def dispatch(
     ``{"error": message}`` for bad arguments, so the model can correct itself.
     ``pinned_collections`` come from the assistant's configuration, never from the model;
     so do ``session``, ``turn`` and ``untrusted``, which keep the session's taint
-    (:mod:`memoryd.taint`): a ``remember`` after untrusted content waits for the owner."""
+    (:mod:`memoryd.trust.taint`): a ``remember`` after untrusted content waits for the owner."""
     # Before the try: a bad session or turn id is the caller's mistake, not the model's.
     taint = service.sessions.begin_call(session, turn, untrusted)
     try:

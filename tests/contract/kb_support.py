@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from memoryd.fence import contains_fence_tag
 from memoryd.kb.chunking import BREADCRUMB_SEPARATOR
 from memoryd.kb.model import Document
 from memoryd.kb.service import IngestResult, KbHit
 from memoryd.service import MemoryService
+from memoryd.trust.fence import contains_fence_tag
 from tests.kb_corpus import Sample
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

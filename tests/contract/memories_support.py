@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memoryd.model import Memory
+from memoryd.memory.model import Memory
 from memoryd.service import MemoryService
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

@@ -7,10 +7,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memoryd.embedding import LOCAL_DIMENSION, LOCAL_MODEL_ID, Matrix
 from memoryd.errors import EmbeddingUnavailableError
-from memoryd.model import Kind, Memory
-from memoryd.promotion import Outcome
+from memoryd.memory.model import Kind, Memory
+from memoryd.memory.promotion_policy import Outcome
+from memoryd.providers.embedder import LOCAL_DIMENSION, LOCAL_MODEL_ID, Matrix
 from memoryd.service import MemoryService, RecallResult
 
 # A Sunday: "last week" is Monday 16 to Sunday 22 November.

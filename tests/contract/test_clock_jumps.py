@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, time, timedelta
 
-from memoryd.jobs import Job, JobStatus
-from memoryd.model import Kind
+from memoryd.jobs.model import Job, JobStatus
+from memoryd.memory.model import Kind
 from memoryd.service import MemoryService
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from memoryd.model import Kind, Source, Status
+from memoryd.memory.model import Kind, Source, Status
 from memoryd.service import MemoryService
 from tests.builders import item
 

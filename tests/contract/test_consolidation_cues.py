@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memoryd.llm import Gateway, Route
-from memoryd.model import Status
+from memoryd.memory.model import Status
+from memoryd.providers.llm import Gateway, Route
 from memoryd.service import MemoryService
-from memoryd.textutil import query_terms
+from memoryd.words import query_terms
 from tests.fake_llm import FakeLLMServer, Reply
 
 NOW = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.app import open_service
-from memoryd.consolidation_run import ConsolidationLeaseLost
-from memoryd.embedding import LocalMiniLM
-from memoryd.llm import Gateway, Message
-from memoryd.model import Kind, Memory, Source, Status
+from memoryd.config.settings import resolve_settings
+from memoryd.consolidation.run import ConsolidationLeaseLost
+from memoryd.memory.model import Kind, Memory, Source, Status
+from memoryd.providers.embedder import LocalMiniLM
+from memoryd.providers.llm import Gateway, Message
 from memoryd.service import CONSOLIDATION_LEASE_SECONDS, CONSOLIDATION_LOCK, MemoryService
-from memoryd.settings import resolve_settings
+from memoryd.wiring import open_service
 from tests.pg import TestPostgres
 
 NOW = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)

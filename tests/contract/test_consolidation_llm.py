@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memoryd.embedding import LocalMiniLM
-from memoryd.llm import Gateway, Route
-from memoryd.model import Kind, Memory, Source, Status
+from memoryd.memory.model import Kind, Memory, Source, Status
+from memoryd.providers.embedder import LocalMiniLM
+from memoryd.providers.llm import Gateway, Route
 from memoryd.service import MemoryService
 from tests.builders import batch, item
 from tests.fake_llm import FakeLLMServer, Reply

@@ -11,7 +11,7 @@ import pytest
 
 from memoryd.clock import utc_now
 from memoryd.errors import ConsolidationBusyError
-from memoryd.model import Kind, Status
+from memoryd.memory.model import Kind, Status
 from memoryd.service import CONSOLIDATION_LOCK, MemoryService
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

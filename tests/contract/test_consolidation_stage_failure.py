@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-import memoryd.consolidation_run
+import memoryd.consolidation.run
 from memoryd.ids import IdGenerator
-from memoryd.model import Kind, Memory, Source, Status
+from memoryd.memory.model import Kind, Memory, Source, Status
 from memoryd.service import MemoryService
 from tests.builders import item
 
@@ -58,7 +58,7 @@ def test_a_stage_whose_plan_fails_is_named_and_the_others_still_apply(
     def broken(*args: Any, **kwargs: Any) -> list[Any]:
         raise RuntimeError("decay planner exploded")
 
-    monkeypatch.setattr(memoryd.consolidation_run, "plan_decay_semantic", broken)
+    monkeypatch.setattr(memoryd.consolidation.run, "plan_decay_semantic", broken)
     report = service.consolidate(now=LATER)
 
     assert report.stages["decay-semantic"].startswith("failed")

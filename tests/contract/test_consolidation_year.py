@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memoryd.model import Importance, Kind, Memory, Source, Status
-from memoryd.promotion import Outcome
+from memoryd.memory.model import Importance, Kind, Memory, Source, Status
+from memoryd.memory.promotion_policy import Outcome
 from memoryd.service import MemoryService
 from tests.builders import item
 from tests.distinct_texts import (

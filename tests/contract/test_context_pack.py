@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.context_pack import CONTEXT_HEADING
-from memoryd.model import Importance, Kind
+from memoryd.memory.model import Importance, Kind
+from memoryd.providers.tokenizer import O200kTokenizer
+from memoryd.recall.context_policy import CONTEXT_HEADING
 from memoryd.service import MemoryService
-from memoryd.tokens import O200kTokenizer
 
 from .recall_support import NOW, remember
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from memoryd import eval_space
 from memoryd.errors import EvalCaseNotFoundError, InvalidInputError, MemoryNotFoundError
-from memoryd.evalset import parse_overrides
-from memoryd.portability import export_store, import_store
+from memoryd.evaluation import candidate_view as eval_space
+from memoryd.evaluation.policy import parse_overrides
+from memoryd.ops.portability import export_store, import_store
 from memoryd.service import MemoryService
 
 from .conftest import Backend

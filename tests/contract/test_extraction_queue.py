@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from memoryd.errors import ProposalBatchError, StoreNotAnsweringError
-from memoryd.jobs import Job, JobStatus
-from memoryd.llm import LLMUnavailableError, Message
-from memoryd.model import Kind, Memory, Source, Status
-from memoryd.proposals import ALLOWED_FIELDS, contract_schema, parse_batch_text
+from memoryd.jobs.model import Job, JobStatus
+from memoryd.memory.model import Kind, Memory, Source, Status
+from memoryd.memory.proposal_policy import ALLOWED_FIELDS, contract_schema, parse_batch_text
+from memoryd.providers.llm import LLMUnavailableError, Message
 from memoryd.service import MemoryService, WorkRound
 from tests.builders import batch, item
 from tests.fake_llm import Delay, FakeLLMServer, Recorded, Reply, Step
@@ -537,7 +537,7 @@ def test_the_api_key_never_reaches_logs_errors_or_rows(
     texts += [json.dumps(report.job.to_json()) for report in reports]
     texts += [repr(service.gateway.routes), repr(service.gateway)]
     assert any("HTTP Request" in r.getMessage() for r in caplog.records)  # SDK logs captured
-    assert any(r.name == "memoryd.extraction" for r in caplog.records)
+    assert any(r.name == "memoryd.extraction.extractor" for r in caplog.records)
     for text in texts:
         assert KEY not in text
         assert "DO-NOT-LEAK" not in text

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from memoryd.app import open_service
+from memoryd.config.settings import resolve_settings
 from memoryd.errors import InvalidOperationError
-from memoryd.model import Actor, Memory, Source, Status
-from memoryd.promotion import Outcome
+from memoryd.memory.model import Actor, Memory, Source, Status
+from memoryd.memory.promotion_policy import Outcome
+from memoryd.memory.slot_policy import slot_key
 from memoryd.service import MemoryService
-from memoryd.settings import resolve_settings
-from memoryd.slots import slot_key
+from memoryd.wiring import open_service
 from tests.builders import batch, item
 from tests.fake_llm import FakeLLMServer, Reply
 from tests.legacy_slots import as_legacy, check_reslotted

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memoryd.errors import DocumentNotFoundError, MemorydError
-from memoryd.model import Actor, Kind, Status
+from memoryd.memory.model import Actor, Kind, Status
 from memoryd.service import MemoryService
 
 from .conftest import Backend

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.llm import Gateway, Provider, Route
+from memoryd.providers.llm import Gateway, Provider, Route
 from memoryd.service import MemoryService
 from tests.fake_llm import FakeLLMServer, Reply
 from tests.fake_llm import Status as HttpStatus

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.app import open_service
-from memoryd.jobs import JobStatus
+from memoryd.config.settings import resolve_settings
+from memoryd.jobs.model import JobStatus
 from memoryd.kb.sync.model import FileState
-from memoryd.settings import resolve_settings
+from memoryd.wiring import open_service
 from tests.crash_child import CrashEmbedder, markdown_document
 
 ROOT = Path(__file__).resolve().parents[2]

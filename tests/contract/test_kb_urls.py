@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from memoryd.errors import InvalidInputError
-from memoryd.jobs import JobStatus
+from memoryd.jobs.model import JobStatus
 from memoryd.kb.model import DocumentStatus, SourceType
 from memoryd.kb.service import JOB_KIND
 from memoryd.service import MemoryService

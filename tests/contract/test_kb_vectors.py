@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from memoryd.clock import utc_now
-from memoryd.embedding import Matrix
 from memoryd.ids import IdGenerator
-from memoryd.jobs import JobStatus
+from memoryd.jobs.model import JobStatus
 from memoryd.kb.model import ChunkKey, Document
 from memoryd.kb.vector_fill import EMBED_JOB_KIND, EMBED_RETRY, FillProgress, VectorFiller
+from memoryd.providers.embedder import Matrix
 from memoryd.service import MemoryService
 from tests.kb_corpus import filler_paragraph
 

@@ -24,12 +24,12 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from memoryd.app import open_service
-from memoryd.embedding import LocalMiniLM
+from memoryd.config.settings import resolve_settings
 from memoryd.errors import MemorydError
-from memoryd.model import Actor, AuditEntry, Kind, Memory, Proposal, Source, Status
+from memoryd.memory.model import Actor, AuditEntry, Kind, Memory, Proposal, Source, Status
+from memoryd.providers.embedder import LocalMiniLM
 from memoryd.service import MemoryService
-from memoryd.settings import resolve_settings
+from memoryd.wiring import open_service
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 SUBJECTS = ["owner", "Ana"]

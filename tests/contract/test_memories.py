@@ -12,8 +12,8 @@ from memoryd.errors import (
     InvalidOperationError,
     MemoryNotFoundError,
 )
-from memoryd.model import Kind, Source, Status
-from memoryd.promotion import Outcome
+from memoryd.memory.model import Kind, Source, Status
+from memoryd.memory.promotion_policy import Outcome
 from memoryd.service import MemoryService, ReviewItem
 from tests.builders import batch, item
 

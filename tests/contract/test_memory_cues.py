@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from memoryd.model import Source, Status
+from memoryd.memory.model import Source, Status
 from memoryd.service import MemoryService
-from memoryd.textutil import query_terms
+from memoryd.words import query_terms
 
 from .conftest import Backend
 

@@ -14,8 +14,8 @@ from memoryd.errors import (
     CredentialRefusedError,
     ProposalBatchError,
 )
-from memoryd.model import Kind, Source, Status
-from memoryd.promotion import Outcome
+from memoryd.memory.model import Kind, Source, Status
+from memoryd.memory.promotion_policy import Outcome
 from memoryd.service import MemoryService
 from tests.builders import batch, item
 

@@ -22,7 +22,7 @@ from hypothesis.stateful import (
 from memoryd.errors import (
     InvalidOperationError,
 )
-from memoryd.model import Memory, Source, Status
+from memoryd.memory.model import Memory, Source, Status
 from memoryd.service import MemoryService
 from tests.builders import batch, item
 

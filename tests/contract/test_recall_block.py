@@ -9,11 +9,11 @@ from datetime import timedelta
 
 import pytest
 
-from memoryd.fence import contains_fence_tag
-from memoryd.model import Importance, Kind, Source, Status
-from memoryd.recall import LESSONS_HEADING, MEMORIES_HEADING, render_block
+from memoryd.memory.model import Importance, Kind, Source, Status
+from memoryd.providers.tokenizer import O200kTokenizer
+from memoryd.recall.policy import LESSONS_HEADING, MEMORIES_HEADING, render_block
 from memoryd.service import MemoryService
-from memoryd.tokens import O200kTokenizer
+from memoryd.trust.fence import contains_fence_tag
 
 from .recall_support import NOW, days_ago, event, item_ids, packed_ids, remember
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from memoryd.model import Importance, Kind
+from memoryd.memory.model import Importance, Kind
 from memoryd.service import MemoryService
 
 from .recall_support import NOW, packed_ids, remember

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd.model import Importance, Kind
-from memoryd.promotion import Outcome
-from memoryd.recall import LESSONS_HEADING, MEMORIES_HEADING
+from memoryd.memory.model import Importance, Kind
+from memoryd.memory.promotion_policy import Outcome
+from memoryd.recall.policy import LESSONS_HEADING, MEMORIES_HEADING
 from memoryd.service import MemoryService
 
 from .conftest import Backend

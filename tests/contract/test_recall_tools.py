@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from memoryd.model import Kind, Source, Status
+from memoryd.memory.model import Kind, Source, Status
 from memoryd.service import MemoryService
 
 from .recall_support import NOW, event, remember

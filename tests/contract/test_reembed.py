@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from memoryd.app import open_service, open_store
-from memoryd.embed_remote import EmbedSettings, OpenAICompatibleEmbedder
-from memoryd.embedding import LOCAL_MODEL_ID, LocalMiniLM
+from memoryd.config.settings import resolve_settings
 from memoryd.errors import StoreMismatchError
-from memoryd.reembed import ReembedError, ReembedProgress, plan_reembed, reembed
+from memoryd.ops.reembed import ReembedError, ReembedProgress, plan_reembed, reembed
+from memoryd.providers.embedder import LOCAL_MODEL_ID, LocalMiniLM
+from memoryd.providers.remote_embedder import EmbedSettings, OpenAICompatibleEmbedder
+from memoryd.providers.tokenizer import O200kTokenizer
 from memoryd.service import MemoryService
-from memoryd.settings import resolve_settings
 from memoryd.storage.protocols import EmbeddingSignature, Store
-from memoryd.tokens import O200kTokenizer
+from memoryd.wiring import open_service, open_store
 from tests.fake_embeddings import FakeEmbeddingServer
 
 # Each memory is about one thing, in words no other memory uses: a query that repeats a

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memoryd.app import open_service
-from memoryd.embed_remote import EmbedSettings, OpenAICompatibleEmbedder
-from memoryd.settings import resolve_settings
+from memoryd.config.settings import resolve_settings
+from memoryd.providers.remote_embedder import EmbedSettings, OpenAICompatibleEmbedder
+from memoryd.wiring import open_service
 from tests.fake_embeddings import FakeEmbeddingServer
 
 

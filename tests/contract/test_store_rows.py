@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
-from memoryd.jobs import Job, JobStatus
-from memoryd.model import (
+from memoryd.jobs.model import Job, JobStatus
+from memoryd.memory.model import (
     Actor,
     AuditEntry,
     Importance,

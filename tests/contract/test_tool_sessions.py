@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memoryd.errors import InvalidInputError
-from memoryd.model import Status
+from memoryd.memory.model import Status
 from memoryd.service import MemoryService
 
 BOILER = (

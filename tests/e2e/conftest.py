@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import memoryd
-from memoryd.embedding import LocalMiniLM
+from memoryd.providers.embedder import LocalMiniLM
 from memoryd.service import MemoryService
 
 from .server import MEMORYD, login_env, serving

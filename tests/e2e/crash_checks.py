@@ -13,12 +13,12 @@ from datetime import timedelta
 from typing import Any
 
 from memoryd.clock import utc_now
-from memoryd.jobs import JobStatus, RetryPolicy
+from memoryd.jobs.model import JobStatus, RetryPolicy
 from memoryd.kb.model import ChunkKey, DocumentStatus
 from memoryd.kb.vector_fill import EMBED_RETRY
-from memoryd.model import Memory, Status
+from memoryd.memory.model import Memory, Status
 from memoryd.service import MemoryService
-from memoryd.textutil import query_terms
+from memoryd.words import query_terms
 from tests.crash_child import TURN_MARK, turn_reply_items
 
 from .crash_harness import EMBEDDER, Store, Tally, Victim

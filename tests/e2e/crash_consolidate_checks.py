@@ -11,9 +11,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memoryd.consolidation import Stage
+from memoryd.consolidation.policy import Stage
 from memoryd.ids import IdGenerator
-from memoryd.model import Actor, AuditEntry, Kind, Memory, Source, Status
+from memoryd.memory.model import Actor, AuditEntry, Kind, Memory, Source, Status
 from memoryd.service import CONSOLIDATION_LOCK, MemoryService
 from tests.crash_child import words
 

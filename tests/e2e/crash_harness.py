@@ -19,11 +19,11 @@ from urllib.parse import urlsplit
 
 import psycopg
 
-from memoryd.app import open_service
-from memoryd.jobs import RetryPolicy
-from memoryd.llm import Gateway, load_routes
+from memoryd.config.settings import resolve_settings
+from memoryd.jobs.model import RetryPolicy
+from memoryd.providers.llm import Gateway, load_routes
 from memoryd.service import MemoryService
-from memoryd.settings import resolve_settings
+from memoryd.wiring import open_service
 from tests.crash_child import CrashEmbedder
 from tests.pg import TestPostgres
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 import memoryd
-from memoryd.embedding import LocalMiniLM
+from memoryd.providers.embedder import LocalMiniLM
 from tests.pg import TestPostgres
 
 from .conftest import Cli, running_server

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import memoryd
-from memoryd.model import Source
+from memoryd.memory.model import Source
 from tests.builders import batch, item
 
 from .conftest import Cli

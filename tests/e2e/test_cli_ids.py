@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memoryd.model import Source
+from memoryd.memory.model import Source
 from tests.builders import batch, item
 
 from .conftest import Cli

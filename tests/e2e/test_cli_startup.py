@@ -45,7 +45,7 @@ HEAVY = [
     "psycopg",
 ]
 # Light commands do not even reach the service.
-HELP_ONLY = ["memoryd.service", "memoryd.app", "memoryd.kb.service", "memoryd.storage.sqlite"]
+HELP_ONLY = ["memoryd.service", "memoryd.wiring", "memoryd.kb.service", "memoryd.storage.sqlite"]
 
 
 def _imported(args: list[str], home: Path, watched: list[str]) -> list[str]:

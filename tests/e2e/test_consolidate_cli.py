@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memoryd.model import Importance, Kind, Source
+from memoryd.memory.model import Importance, Kind, Source
 from tests.builders import item
 from tests.e2e.conftest import Cli
 

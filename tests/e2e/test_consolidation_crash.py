@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 import memoryd
-from memoryd.consolidation import Stage
-from memoryd.embedding import LocalMiniLM
+from memoryd.consolidation.policy import Stage
 from memoryd.ids import IdGenerator
-from memoryd.model import Memory, Source, Status
-from memoryd.promotion import Outcome
+from memoryd.memory.model import Memory, Source, Status
+from memoryd.memory.promotion_policy import Outcome
+from memoryd.providers.embedder import LocalMiniLM
 from memoryd.service import MemoryService
 from tests.builders import item
 from tests.distinct_texts import distinct, event_candidates, guess_candidates, inference_candidates

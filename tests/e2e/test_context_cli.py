@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memoryd.kb.model import SourceType
-from memoryd.model import Importance, Kind
-from memoryd.tokens import O200kTokenizer
+from memoryd.memory.model import Importance, Kind
+from memoryd.providers.tokenizer import O200kTokenizer
 
 from .conftest import Cli
 

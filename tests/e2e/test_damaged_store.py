@@ -9,8 +9,8 @@ import shutil
 from pathlib import Path
 
 import memoryd
-from memoryd.embedding import LocalMiniLM
 from memoryd.http.server import free_port
+from memoryd.providers.embedder import LocalMiniLM
 
 from .conftest import Cli
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from memoryd.app import open_store
-from memoryd.embedding import LOCAL_MODEL_ID
-from memoryd.settings import resolve_settings
+from memoryd.config.settings import resolve_settings
+from memoryd.providers.embedder import LOCAL_MODEL_ID
 from memoryd.storage.protocols import EmbeddingSignature
+from memoryd.wiring import open_store
 from tests.fake_embeddings import FakeEmbeddingServer
 
 from .conftest import Cli

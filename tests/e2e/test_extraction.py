@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from memoryd.errors import ProposalBatchError
-from memoryd.proposals import parse_batch_text
+from memoryd.memory.proposal_policy import parse_batch_text
 from tests.builders import batch, item
 from tests.fake_llm import Delay, FakeLLMServer, Reply, Status
 

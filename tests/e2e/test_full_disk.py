@@ -23,9 +23,9 @@ import pytest
 import sqlean as sqlite3
 
 import memoryd
-from memoryd.embedding import LocalMiniLM
 from memoryd.errors import StoreFullError
-from memoryd.full_disk import WRITE_RESERVE_BYTES
+from memoryd.providers.embedder import LocalMiniLM
+from memoryd.storage.full_disk import WRITE_RESERVE_BYTES
 from memoryd.storage.sqlite_connection import sqlite_vec_extension
 
 from .conftest import Cli

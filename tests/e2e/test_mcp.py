@@ -31,7 +31,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from memoryd.model import Actor, Kind, Status
+from memoryd.memory.model import Actor, Kind, Status
 from memoryd.service import MemoryService
 from memoryd.tools import tool_definitions
 

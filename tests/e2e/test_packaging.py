@@ -51,7 +51,7 @@ import memoryd, sys
 from pathlib import Path
 assert Path(memoryd.__file__).is_relative_to(sys.argv[1]), memoryd.__file__
 from memoryd.cli import main
-from memoryd.extraction import load_prompt
+from memoryd.extraction.extractor import load_prompt
 for name in ("extract", "compaction", "mission", "reflect", "merge"):
     assert load_prompt(name).text
 main(["init"], standalone_mode=False)

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 import memoryd
-from memoryd.consolidation import ConsolidationPolicy
-from memoryd.embedding import LocalMiniLM
+from memoryd.consolidation.policy import ConsolidationPolicy
 from memoryd.errors import InvalidInputError
-from memoryd.jobs import Job, JobStatus
-from memoryd.model import Importance, Kind, Source
-from memoryd.portability import ImportError_, export_store, import_store
+from memoryd.jobs.model import Job, JobStatus
+from memoryd.memory.model import Importance, Kind, Source
+from memoryd.ops.portability import ImportError_, export_store, import_store
+from memoryd.providers.embedder import LocalMiniLM
 from memoryd.service import MemoryService
 from tests.pg import TestPostgres
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from memoryd.model import Importance, Kind
-from memoryd.recall import RecallPolicy
-from memoryd.relevance import FEATURES
-from memoryd.tokens import O200kTokenizer
+from memoryd.memory.model import Importance, Kind
+from memoryd.providers.tokenizer import O200kTokenizer
+from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.relevance_policy import FEATURES
 
 from .conftest import Cli
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import httpx
 
-from memoryd.app import open_service, open_store
-from memoryd.embed_remote import EmbedSettings, OpenAICompatibleEmbedder
-from memoryd.reembed import BATCH_ROWS
-from memoryd.settings import resolve_settings
+from memoryd.config.settings import resolve_settings
+from memoryd.ops.reembed import BATCH_ROWS
+from memoryd.providers.remote_embedder import EmbedSettings, OpenAICompatibleEmbedder
 from memoryd.storage.protocols import EmbeddingSignature
+from memoryd.wiring import open_service, open_store
 from tests.fake_embeddings import FakeEmbeddingServer
 
 from .conftest import MEMORYD, Cli

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memoryd.model import Kind, Status
+from memoryd.memory.model import Kind, Status
 
 from .conftest import Cli, running_server
 

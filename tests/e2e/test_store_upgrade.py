@@ -9,10 +9,10 @@ from pathlib import Path
 import psycopg
 import sqlean
 
-from memoryd.app import open_service
-from memoryd.embedding import LocalMiniLM
-from memoryd.model import Memory
-from memoryd.settings import resolve_settings
+from memoryd.config.settings import resolve_settings
+from memoryd.memory.model import Memory
+from memoryd.providers.embedder import LocalMiniLM
+from memoryd.wiring import open_service
 from tests.legacy_slots import as_legacy, check_reslotted
 from tests.pg import TestPostgres
 

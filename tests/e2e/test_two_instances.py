@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import psycopg
 
-from memoryd.embedding import LocalMiniLM
+from memoryd.providers.embedder import LocalMiniLM
 from tests.distinct_texts import distinct, event_candidates
 from tests.fake_llm import FakeLLMServer, Recorded, Reply
 from tests.pg import TestPostgres

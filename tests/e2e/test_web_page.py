@@ -27,7 +27,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
-from memoryd.model import Importance, Kind, Source
+from memoryd.memory.model import Importance, Kind, Source
 
 from ..kb_pdfs import page_sentence, write_paged
 from .conftest import Cli, running_server

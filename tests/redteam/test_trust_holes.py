@@ -904,9 +904,9 @@ def test_reading_a_documents_pictures_stops_at_its_budget() -> None:
 def test_pictures_go_to_a_model_only_when_the_owner_chose_one_that_reads_images(
     tmp_path: Path,
 ) -> None:
+    from memoryd.config.settings import resolve_settings
     from memoryd.kb.images import LocalOCR, VisionCaption, image_reader
-    from memoryd.llm import Gateway, routes_of
-    from memoryd.settings import resolve_settings
+    from memoryd.providers.llm import Gateway, routes_of
 
     def reader_for(environ: dict[str, str]) -> object:
         env = {"MEMORYD_HOME": str(tmp_path), **environ}

@@ -15,7 +15,7 @@ from memoryd.kb.chunking import (
     chunk_markdown,
     join_chunks,
 )
-from memoryd.tokens import O200kTokenizer
+from memoryd.providers.tokenizer import O200kTokenizer
 
 TOKENIZER = O200kTokenizer()
 POLICY = ChunkPolicy()

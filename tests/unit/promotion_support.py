@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from memoryd.model import Kind, Proposal
-from memoryd.promotion import (
+from memoryd.memory.model import Kind, Proposal
+from memoryd.memory.promotion_policy import (
     Neighbors,
 )
 

@@ -11,8 +11,9 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from memoryd.model import Importance, Kind, Memory, Source, Status
-from memoryd.recall import (
+from memoryd.memory.model import Importance, Kind, Memory, Source, Status
+from memoryd.providers.tokenizer import O200kTokenizer
+from memoryd.recall.policy import (
     Candidate,
     Packed,
     QueryFacts,
@@ -20,8 +21,7 @@ from memoryd.recall import (
     Scored,
     rank_candidates,
 )
-from memoryd.timewindow import TimeWindow
-from memoryd.tokens import O200kTokenizer
+from memoryd.recall.time_window_policy import TimeWindow
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 TOKENIZER = O200kTokenizer()

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from memoryd.ids import IdGenerator
-from memoryd.model import Kind, Memory, Source, Status
+from memoryd.memory.model import Kind, Memory, Source, Status
 from memoryd.storage.protocols import EmbeddingSignature
 from memoryd.storage.sqlite import SqliteStore
 from memoryd.storage.sqlite_bits import query_bits

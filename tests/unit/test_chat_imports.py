@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memoryd.chat_imports import (
+from memoryd.extraction.chat_export_policy import (
     REPLY_CHARS,
     ChatExportError,
     ChatTurn,

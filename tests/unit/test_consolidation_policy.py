@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memoryd.consolidation import (
+from memoryd.consolidation.policy import (
     Action,
     ConsolidationPolicy,
     Stage,
@@ -19,7 +19,7 @@ from memoryd.consolidation import (
     plan_demote_pending,
     reflection_due,
 )
-from memoryd.model import Kind, Memory, Source, Status
+from memoryd.memory.model import Kind, Memory, Source, Status
 
 NOW = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
 POLICY = ConsolidationPolicy()

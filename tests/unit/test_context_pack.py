@@ -10,21 +10,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.context_pack import (
+from memoryd.kb.model import Chunk, ChunkKey, Document, DocumentStatus, SourceType
+from memoryd.kb.results import KbHit
+from memoryd.kb.search import RankedChunk
+from memoryd.memory.model import Kind, Memory, Source, Status
+from memoryd.providers.tokenizer import O200kTokenizer
+from memoryd.recall.context_policy import (
     calibrate,
     pack_context,
     pack_exactly,
     repeated_memory,
     selective_words_held,
 )
-from memoryd.fence import contains_fence_tag
-from memoryd.kb.model import Chunk, ChunkKey, Document, DocumentStatus, SourceType
-from memoryd.kb.results import KbHit
-from memoryd.kb.search import RankedChunk
-from memoryd.model import Kind, Memory, Source, Status
-from memoryd.recall import QueryFacts, RecallPolicy, Scored, read_query
-from memoryd.textutil import query_terms
-from memoryd.tokens import O200kTokenizer
+from memoryd.recall.policy import QueryFacts, RecallPolicy, Scored, read_query
+from memoryd.trust.fence import contains_fence_tag
+from memoryd.words import query_terms
 
 AT = datetime(2026, 11, 29, tzinfo=UTC)
 

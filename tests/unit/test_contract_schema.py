@@ -12,9 +12,9 @@ import jsonschema
 import pytest
 
 from memoryd.errors import InvalidInputError, ProposalBatchError
-from memoryd.extraction import load_prompt
-from memoryd.model import Kind
-from memoryd.proposals import ALLOWED_FIELDS, contract_schema, parse_batch
+from memoryd.extraction.extractor import load_prompt
+from memoryd.memory.model import Kind
+from memoryd.memory.proposal_policy import ALLOWED_FIELDS, contract_schema, parse_batch
 from tests.builders import item
 
 EXAMPLE_PROMPTS = ("contract", "extract", "compaction", "mission")
@@ -22,7 +22,7 @@ EXAMPLE_PROMPTS = ("contract", "extract", "compaction", "mission")
 
 def examples(name: str) -> list[dict[str, Any]]:
     """The worked answers in a prompt's newest file: each on one line starting with "Answer: "."""
-    folder = resources.files("memoryd.prompts")
+    folder = resources.files("memoryd.extraction.prompts")
     newest = "v3" if name in ("contract", "extract") else "v2"
     text = folder.joinpath(f"{name}.{newest}.md").read_text("utf-8")
     prefix = "Answer: "

@@ -7,8 +7,8 @@ import httpx
 import openai
 import pytest
 
-from memoryd.doctor import diagnose
-from memoryd.llm import LLMUnavailableError
+from memoryd.ops.doctor import diagnose
+from memoryd.providers.llm import LLMUnavailableError
 
 OLLAMA = "http://localhost:11434/v1"
 OTHER = "http://gpu-box:8000/v1"

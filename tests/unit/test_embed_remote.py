@@ -10,18 +10,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memoryd.app import open_service
-from memoryd.embed_remote import (
+from memoryd.config.settings import SettingsError, resolve_settings
+from memoryd.errors import EmbeddingUnavailableError
+from memoryd.kb.vector_fill import EMBED_JOB_KIND
+from memoryd.providers.embedder import LocalMiniLM
+from memoryd.providers.remote_embedder import (
     EmbedConfigError,
     EmbedSettings,
     OpenAICompatibleEmbedder,
     configured_embedder,
     load_embed_settings,
 )
-from memoryd.embedding import LocalMiniLM
-from memoryd.errors import EmbeddingUnavailableError
-from memoryd.kb.vector_fill import EMBED_JOB_KIND
-from memoryd.settings import SettingsError, resolve_settings
+from memoryd.wiring import open_service
 from tests.fake_embeddings import FakeEmbeddingServer
 
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from memoryd.embedding import (
+from memoryd.providers.embedder import (
     ATTENTION_BUDGET,
     BATCH_SIZE,
     LOCAL_DIMENSION,

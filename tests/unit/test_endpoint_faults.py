@@ -17,10 +17,9 @@ import anthropic  # noqa: F401 - imported before the clock starts: the calls are
 import openai  # noqa: F401
 import pytest
 
-from memoryd.embed_remote import EmbedSettings, OpenAICompatibleEmbedder
-from memoryd.endpoint_calls import retry_delay
 from memoryd.errors import EmbeddingUnavailableError
-from memoryd.llm import (
+from memoryd.providers.endpoint_calls import retry_delay
+from memoryd.providers.llm import (
     AnthropicChat,
     Gateway,
     LLMUnavailableError,
@@ -29,6 +28,7 @@ from memoryd.llm import (
     Provider,
     Route,
 )
+from memoryd.providers.remote_embedder import EmbedSettings, OpenAICompatibleEmbedder
 from tests.fake_embeddings import HUGE_BYTES, FakeEmbeddingServer
 from tests.fake_llm import FakeLLMServer, Misbehave, Reply, Status, Step
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.entities import (
+from memoryd.memory.entity_policy import (
     EntityMatcher,
     extract_entities,
     normalize_name,

@@ -8,8 +8,15 @@ from datetime import UTC, datetime
 import pytest
 
 from memoryd.errors import InvalidInputError
-from memoryd.evalset import CaseScore, EvalCase, EvalReport, parse_overrides, plan_case, policy_with
-from memoryd.recall import RecallPolicy
+from memoryd.evaluation.policy import (
+    CaseScore,
+    EvalCase,
+    EvalReport,
+    parse_overrides,
+    plan_case,
+    policy_with,
+)
+from memoryd.recall.policy import RecallPolicy
 
 AT = datetime(2026, 3, 1, tzinfo=UTC)
 

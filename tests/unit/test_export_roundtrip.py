@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memoryd
-from memoryd.embedding import LocalMiniLM
 from memoryd.errors import MemorydError
-from memoryd.model import Kind, Source, Status
-from memoryd.portability import export_store, import_store
+from memoryd.memory.model import Kind, Source, Status
+from memoryd.ops.portability import export_store, import_store
+from memoryd.providers.embedder import LocalMiniLM
 from memoryd.service import MemoryService
 
 WORDS = ("heron", "violin", "Lisbon", "quartz", "saffron", "tandem", "glacier", "orchard",

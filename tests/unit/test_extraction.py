@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from memoryd.errors import InvalidInputError, ProposalBatchError
-from memoryd.extraction import (
+from memoryd.extraction.extractor import (
     Extractor,
     MissionDigest,
     date_events,
@@ -27,9 +27,9 @@ from memoryd.extraction import (
     span_line,
     when_line,
 )
-from memoryd.llm import Gateway, LLMUnavailableError, Message, Provider, Route
-from memoryd.model import Kind, Proposal
-from memoryd.proposals import parse_batch_text
+from memoryd.memory.model import Kind, Proposal
+from memoryd.memory.proposal_policy import parse_batch_text
+from memoryd.providers.llm import Gateway, LLMUnavailableError, Message, Provider, Route
 
 GOOD = json.dumps(
     {

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.fence import contains_fence_tag, escape_data, fence
-from memoryd.model import Kind, Memory, Source, Status
-from memoryd.recall import render_block
+from memoryd.memory.model import Kind, Memory, Source, Status
+from memoryd.recall.policy import render_block
+from memoryd.trust.fence import contains_fence_tag, escape_data, fence
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 

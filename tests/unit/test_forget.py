@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memoryd.errors import InvalidInputError
-from memoryd.forget import ForgetRequest, NameMatcher, entity_names, holds_terms
+from memoryd.memory.forget_policy import ForgetRequest, NameMatcher, entity_names, holds_terms
 
 
 def test_an_entity_is_named_by_its_names_and_aliases_as_whole_words_only() -> None:

@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memoryd.errors import InvalidInputError, ProposalBatchError
-from memoryd.fence import FENCE_NAMES, contains_fence_tag, escape_data, fence
 from memoryd.kb.chunking import ChunkPolicy, chunk_markdown, join_chunks, parse_blocks
-from memoryd.model import Proposal
-from memoryd.proposals import parse_batch_text
-from memoryd.tokens import O200kTokenizer
+from memoryd.memory.model import Proposal
+from memoryd.memory.proposal_policy import parse_batch_text
+from memoryd.providers.tokenizer import O200kTokenizer
+from memoryd.trust.fence import FENCE_NAMES, contains_fence_tag, escape_data, fence
 
 # ---------------------------------------------------------------------------------------------
 # The proposal parser

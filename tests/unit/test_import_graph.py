@@ -105,7 +105,7 @@ def test_no_module_imports_itself_back_through_another() -> None:
 
 def test_the_graph_sees_relative_and_lazy_imports() -> None:
     graph = _import_graph()
-    assert "memoryd.collaborators" in graph["memoryd.store_admin"]  # from .collaborators import
-    assert "memoryd.portability" in graph["memoryd.store_admin"]  # inside a method
+    assert "memoryd.collaborators" in graph["memoryd.ops.store_admin"]  # from .collaborators import
+    assert "memoryd.ops.portability" in graph["memoryd.ops.store_admin"]  # inside a method
     assert "memoryd.kb.service" in graph["memoryd.service"]  # from .kb.service import
     assert graph["memoryd.errors"] == set()

@@ -9,8 +9,8 @@ import pytest
 
 from memoryd.kb.chunking import parse_blocks
 from memoryd.kb.hygiene import clean_char, repair_unknown_glyphs
-from memoryd.kb.layout import find_furniture, layout_markdown
-from memoryd.kb.pages import Line, OutlineEntry, Page, Span
+from memoryd.kb.pdf.layout import find_furniture, layout_markdown
+from memoryd.kb.pdf.pages import Line, OutlineEntry, Page, Span
 from memoryd.kb.tables import is_numeric
 from memoryd.kb.titles import document_title, filing_title, usable
 

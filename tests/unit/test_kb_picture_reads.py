@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from memoryd.kb.pages import Picture
-from memoryd.kb.picture_reads import MAX_WAITING, PictureReads
+from memoryd.kb.pdf.pages import Picture
+from memoryd.kb.pdf.picture_reads import MAX_WAITING, PictureReads
 
 
 class EchoReader:

@@ -17,7 +17,7 @@ from memoryd.kb.search import (
     shared_words,
     stem,
 )
-from memoryd.textutil import query_terms
+from memoryd.words import query_terms
 
 POLICY = KbSearchPolicy()
 NO_PINS: frozenset[str] = frozenset()

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 import sqlite_vec
 
-from memoryd.app import open_service
-from memoryd.embedding import LOCAL_DIMENSION, LOCAL_MODEL_ID, LocalMiniLM, Matrix
-from memoryd.model import Kind
-from memoryd.recall import pack_block
-from memoryd.retriever import EMPTY_BLOCK
-from memoryd.settings import resolve_settings
+from memoryd.config.settings import resolve_settings
+from memoryd.memory.model import Kind
+from memoryd.providers.embedder import LOCAL_DIMENSION, LOCAL_MODEL_ID, LocalMiniLM, Matrix
+from memoryd.providers.tokenizer import O200kTokenizer
+from memoryd.recall.policy import pack_block
+from memoryd.recall.run import EMPTY_BLOCK
 from memoryd.storage.sqlite_connection import sqlite_vec_extension
-from memoryd.tokens import O200kTokenizer
+from memoryd.wiring import open_service
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.config.settings import SettingsError
 from memoryd.errors import MemorydError
-from memoryd.llm import (
+from memoryd.providers.llm import (
     OPERATIONS,
     Gateway,
     LLMConfigError,
@@ -16,7 +17,6 @@ from memoryd.llm import (
     Route,
     load_routes,
 )
-from memoryd.settings import SettingsError
 
 KEY = "sk-test-DO-NOT-LEAK-1234567890abcdef"
 BASE = {

@@ -8,7 +8,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from memoryd.textutil import query_terms
+from memoryd.words import query_terms
 
 DATA = Path(__file__).resolve().parents[2] / "bench" / "data" / "owner_paraphrase.json"
 TOPICS = {"health", "family", "work", "home", "money", "plans", "tastes"}

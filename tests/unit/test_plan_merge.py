@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memoryd.consolidation import Action, ConsolidationPolicy, MergeReply, Stage, plan_merge
-from memoryd.model import Kind, Memory, Source, Status
+from memoryd.consolidation.policy import Action, ConsolidationPolicy, MergeReply, Stage, plan_merge
+from memoryd.memory.model import Kind, Memory, Source, Status
 
 AT = datetime(2026, 11, 29, tzinfo=UTC)
 RULES = ConsolidationPolicy()

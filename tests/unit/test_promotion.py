@@ -7,8 +7,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from memoryd.model import Actor, Kind, Proposal, Source
-from memoryd.promotion import (
+from memoryd.memory.model import Actor, Kind, Proposal, Source
+from memoryd.memory.promotion_policy import (
     Match,
     Neighbors,
     Outcome,

@@ -8,8 +8,8 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.model import Actor, Kind, Proposal, Source
-from memoryd.promotion import (
+from memoryd.memory.model import Actor, Kind, Proposal, Source
+from memoryd.memory.promotion_policy import (
     Decision,
     Match,
     Neighbors,
@@ -19,7 +19,7 @@ from memoryd.promotion import (
     plan_promotion,
     plan_remember,
 )
-from memoryd.screening import find_credential, find_sensitive
+from memoryd.trust.credential_screening import find_credential, find_sensitive
 
 from .promotion_support import CARD_TEXT, FAKE_KEY, NONE
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.model import Actor, Kind, Proposal
-from memoryd.promotion import (
+from memoryd.memory.model import Actor, Kind, Proposal
+from memoryd.memory.promotion_policy import (
     Match,
     Neighbors,
     Outcome,

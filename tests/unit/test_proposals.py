@@ -14,8 +14,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memoryd.errors import InvalidInputError, ProposalBatchError
-from memoryd.model import Importance, Kind, Proposal, fact_slot
-from memoryd.proposals import (
+from memoryd.memory.model import Importance, Kind, Proposal, fact_slot
+from memoryd.memory.proposal_policy import (
     ALLOWED_FIELDS,
     MAX_CONTENT_CHARS,
     MAX_ITEMS,

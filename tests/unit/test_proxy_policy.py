@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memoryd.config.settings import SettingsError, setting_values
 from memoryd.proxy.anthropic import AnthropicStream, from_anthropic, to_anthropic
 from memoryd.proxy.policy import (
     ChatRequestError,
@@ -26,7 +27,6 @@ from memoryd.proxy.policy import (
     turn_key,
     with_pack,
 )
-from memoryd.settings import SettingsError, setting_values
 
 BLOCK = '<memory trust="data">\n- [fact] The owner is allergic to penicillin\n</memory>'
 texts = st.text(min_size=1, max_size=80).filter(lambda t: t.strip())

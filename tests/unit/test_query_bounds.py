@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.query_bounds import GAP, bound_query
-from memoryd.recall import RecallPolicy
+from memoryd.recall.bounds_policy import GAP, bound_query
+from memoryd.recall.policy import RecallPolicy
 
 
 def test_a_short_message_is_read_whole() -> None:

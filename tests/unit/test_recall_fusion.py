@@ -8,8 +8,8 @@ from datetime import timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.model import Kind, Memory
-from memoryd.recall import (
+from memoryd.memory.model import Kind, Memory
+from memoryd.recall.policy import (
     Candidate,
     extend_ranking,
     rank_candidates,

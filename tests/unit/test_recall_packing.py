@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.model import Importance, Kind, Memory
-from memoryd.recall import (
+from memoryd.memory.model import Importance, Kind, Memory
+from memoryd.recall.policy import (
     LESSONS_HEADING,
     MEMORIES_HEADING,
     Scored,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from memoryd.embedding import Embedder, Matrix
-from memoryd.legs import QueryEmbedder
-from memoryd.tokens import O200kTokenizer
+from memoryd.providers.embedder import Embedder, Matrix
+from memoryd.providers.tokenizer import O200kTokenizer
+from memoryd.recall.legs import QueryEmbedder
 
 
 class CountingEmbedder:

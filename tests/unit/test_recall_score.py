@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.model import Importance, Kind
-from memoryd.recall import (
+from memoryd.memory.model import Importance, Kind
+from memoryd.recall.policy import (
     Candidate,
     QueryFacts,
     RecallPolicy,
@@ -23,7 +23,7 @@ from memoryd.recall import (
     relative_cut,
     text_coverage,
 )
-from memoryd.relevance import FEATURES, UNKNOWN_COSINE
+from memoryd.recall.relevance_policy import FEATURES, UNKNOWN_COSINE
 
 from .recall_policy_support import (
     FACTS,

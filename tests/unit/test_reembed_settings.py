@@ -7,9 +7,9 @@ import io
 from pathlib import Path
 
 from memoryd.cli.reembed import ProgressLine
-from memoryd.embed_remote import OpenAICompatibleEmbedder, embedder_with
-from memoryd.embedding import LOCAL_MODEL_ID, LocalMiniLM
-from memoryd.reembed import ReembedProgress
+from memoryd.ops.reembed import ReembedProgress
+from memoryd.providers.embedder import LOCAL_MODEL_ID, LocalMiniLM
+from memoryd.providers.remote_embedder import OpenAICompatibleEmbedder, embedder_with
 
 
 def _configured(home: Path) -> None:

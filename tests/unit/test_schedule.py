@@ -6,8 +6,8 @@ from datetime import UTC, datetime, time, timedelta, timezone
 
 import pytest
 
-from memoryd.jobs import RetryPolicy
-from memoryd.schedule import is_due, last_scheduled, next_run, parse_daily_at
+from memoryd.consolidation.schedule_policy import is_due, last_scheduled, next_run, parse_daily_at
+from memoryd.jobs.model import RetryPolicy
 from memoryd.storage.job_rows import CLOCK_WENT_BACK
 
 LISBON_SUMMER = timezone(timedelta(hours=1))

@@ -12,7 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.screening import DEFAULT_SENSITIVE_PHRASES, find_credential, find_sensitive
+from memoryd.trust.credential_screening import (
+    DEFAULT_SENSITIVE_PHRASES,
+    find_credential,
+    find_sensitive,
+)
 
 _FAKE = "Zq8fXk2LmN4pR7sT1vW3yB6dH9jK0aC5eFgHiJkLmNoP"  # made-up key material
 

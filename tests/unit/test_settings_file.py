@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.settings import KEYS, SettingsError
-from memoryd.settings_file import dumps, set_value, unset_value, value_for_file
+from memoryd.config.settings import KEYS, SettingsError
+from memoryd.config.settings_file import dumps, set_value, unset_value, value_for_file
 
 COMMENTED = """\
 # my memoryd

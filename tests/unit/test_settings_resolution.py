@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.embed_remote import embed_settings_of
-from memoryd.llm import routes_of
-from memoryd.settings import (
+from memoryd.config.settings import (
     KEYS,
     Origin,
     SettingsError,
@@ -19,6 +17,8 @@ from memoryd.settings import (
     resolve_settings,
     setting_values,
 )
+from memoryd.providers.llm import routes_of
+from memoryd.providers.remote_embedder import embed_settings_of
 
 KEY = "sk-test-DO-NOT-LEAK-1234567890abcdef"
 

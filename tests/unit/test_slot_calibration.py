@@ -3,8 +3,8 @@ supersedes a true fact, so precision is pinned first (bench/bench_slots.py print
 
 from __future__ import annotations
 
-from memoryd.embedding import LocalMiniLM
-from memoryd.slots import SlotPolicy
+from memoryd.memory.slot_policy import SlotPolicy
+from memoryd.providers.embedder import LocalMiniLM
 from tests.slot_pairs import canonical_only, load_pairs, pair_cosines, score
 
 # The floors the chosen threshold is held to (it measured 0.88 precision, 0.63 recall).

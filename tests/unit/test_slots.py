@@ -1,4 +1,5 @@
-"""One slot per meaning (memoryd.slots): canonical subjects and predicates, the slot a new
+"""One slot per meaning (memoryd.memory.slot_policy): canonical subjects and predicates, the slot a
+new
 predicate joins, and the re-slot plan for stores keyed before canonical forms."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.slots import (
+from memoryd.memory.slot_policy import (
     SlotPolicy,
     SlottedFact,
     VocabularyEntry,

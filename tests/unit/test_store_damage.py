@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import memoryd
 from memoryd.cli import main
-from memoryd.embedding import LocalMiniLM
+from memoryd.providers.embedder import LocalMiniLM
 from memoryd.storage import sqlite as sqlite_store
 from memoryd.storage.sqlite import wal_damage
 

@@ -8,7 +8,7 @@ import psycopg
 import pytest
 from psycopg_pool import PoolTimeout
 
-from memoryd.background import UNREACHABLE_BACKOFF_CAP, backoff_seconds
+from memoryd.jobs.worker import UNREACHABLE_BACKOFF_CAP, backoff_seconds
 from memoryd.storage.postgres_connection import server_gone
 
 

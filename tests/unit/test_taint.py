@@ -1,4 +1,4 @@
-"""The per-session taint of the model's tools (memoryd.taint): what taints a session, what
+"""The per-session taint of the model's tools (memoryd.trust.taint): what taints a session, what
 clears it, and the bounds that keep it from growing."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memoryd.errors import InvalidInputError
-from memoryd.taint import MARKED_UNTRUSTED, UNTRUSTED_CONTENT, SessionTaints
+from memoryd.trust.taint import MARKED_UNTRUSTED, UNTRUSTED_CONTENT, SessionTaints
 
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 READ = "read_kb returned document 01DOC"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.ids import IdGenerator
-from memoryd.model import Kind, Memory, Source, Status
+from memoryd.memory.model import Kind, Memory, Source, Status
 from memoryd.storage.sqlite import SqliteStore
 from memoryd.storage.sqlite_search import SqliteTextSearch
 

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memoryd.timewindow import TimeWindow, find_time_window
+from memoryd.recall.time_window_policy import TimeWindow, find_time_window
 
 # A Sunday in late November.
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.tokens import O200kTokenizer
+from memoryd.providers.tokenizer import O200kTokenizer
 
 TOKENIZER = O200kTokenizer()
 

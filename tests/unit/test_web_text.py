@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from memoryd.http.web import NO_REASON, pending_reason
 from memoryd.http.web_html import PendingView, memory_html, ranks_text, review_html, value_text
-from memoryd.model import Actor, AuditEntry, Kind, Memory, Source, Status
+from memoryd.memory.model import Actor, AuditEntry, Kind, Memory, Source, Status
 
 AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 

@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from . import (
+from memoryd.cli import (
     chats,
     config,
     consolidate,
@@ -30,7 +30,7 @@ from . import (
     status,
     store,
 )
-from .common import RAW_OUTPUT_COMMANDS, ErrorMappingGroup, VisibleControls
+from memoryd.cli.common import RAW_OUTPUT_COMMANDS, ErrorMappingGroup, VisibleControls
 
 
 @click.group(cls=ErrorMappingGroup)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import main
+from memoryd.cli import main
 
 if __name__ == "__main__":  # pragma: no cover
     main(prog_name="memoryd")

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from ..chat_imports import FORMATS
-from .common import json_option, now_from, now_option, open_store_service, print_json
+from memoryd.cli.common import json_option, now_from, now_option, open_store_service, print_json
+from memoryd.extraction.chat_export_policy import FORMATS
 
 if TYPE_CHECKING:
-    from ..chat_importer import ChatImportReport, ImportProgress
+    from memoryd.extraction.chat_import import ChatImportReport, ImportProgress
 
 _NAMES = {"chatgpt": "ChatGPT", "claude": "Claude"}
 

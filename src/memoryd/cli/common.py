@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
-from ..clock import parse_instant, utc_now
-from ..errors import (
+from memoryd.clock import parse_instant, utc_now
+from memoryd.config.settings import resolve_settings
+from memoryd.errors import (
     DocumentNotFoundError,
     EvalCaseNotFoundError,
     InvalidInputError,
@@ -22,12 +23,11 @@ from ..errors import (
     MemoryNotFoundError,
     SyncSourceNotFoundError,
 )
-from ..settings import resolve_settings
-from ..textutil import visible_controls
+from memoryd.words import visible_controls
 
 if TYPE_CHECKING:
-    from ..model import AuditEntry, Memory
-    from ..service import MemoryService, ReviewItem, WriteResult
+    from memoryd.memory.model import AuditEntry, Memory
+    from memoryd.service import MemoryService, ReviewItem, WriteResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -109,7 +109,7 @@ def _store_damage(ctx: click.Context, error: Exception) -> MemorydError | None:
     settings = resolve_settings(db_option_of(ctx))
     if settings.is_postgres:
         return None
-    from ..storage.sqlite import diagnose
+    from memoryd.storage.sqlite import diagnose
 
     return diagnose(Path(settings.db), error)
 
@@ -169,7 +169,7 @@ def service_at(location: str | None, *, create: bool) -> Iterator[MemoryService]
     """The service over the store at ``location`` (a file or a postgresql:// URL)."""
     # Why here: the service pulls in storage, recall and the knowledge base, which `--help`
     # and a mistyped command never need (see bench/bench_startup.py).
-    from ..app import open_service
+    from memoryd.wiring import open_service
 
     service = open_service(resolve_settings(location), create=create)
     try:

@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from ..errors import MemorydError
-from ..settings import (
+from memoryd.cli.common import db_option_of, json_option, print_json
+from memoryd.config.settings import (
     DEFAULT_DAILY_AT,
     DEFAULT_DB_NAME,
     DEFAULT_HOST,
@@ -29,7 +29,7 @@ from ..settings import (
     setting_values,
     system_zone,
 )
-from .common import db_option_of, json_option, print_json
+from memoryd.errors import MemorydError
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def set_(key: str, value: str) -> None:
     lost (the command says so). The file is replaced atomically, and made readable by you only
     (0600) once it holds an API key or a store password. `memoryd config keys` lists the
     keys."""
-    from ..settings_file import set_value, value_for_file
+    from memoryd.config.settings_file import set_value, value_for_file
 
     if value == "-":
         value = sys.stdin.readline().strip()
@@ -144,7 +144,7 @@ def set_(key: str, value: str) -> None:
 @click.argument("key")
 def unset(key: str) -> None:
     """Remove KEY from memoryd.toml (its default, or the environment's value, applies)."""
-    from ..settings_file import unset_value
+    from memoryd.config.settings_file import unset_value
 
     values = setting_values()
     assert values.file is not None
@@ -159,7 +159,7 @@ def unset(key: str) -> None:
 def _report_notes(key: str, kept_layout: bool, after: SettingValues) -> None:
     """What still decides the key after an edit: an environment variable, a more specific
     route setting, and a server that must restart to see the change."""
-    from ..server_record import read_record
+    from memoryd.ops.server_record import read_record
 
     if not kept_layout:
         click.echo("note: the file was rewritten from its values; its comments are gone")
@@ -273,14 +273,14 @@ def _key_row(name: str, found: Setting | None) -> Row:
 
 
 def _embed_rows(values: SettingValues, problems: list[str]) -> list[Row]:
-    from ..embed_remote import (
+    from memoryd.providers.embedder import LOCAL_DIMENSION, LOCAL_MODEL_ID
+    from memoryd.providers.remote_embedder import (
         DEFAULT_BATCH,
         DEFAULT_RETRIES,
         DEFAULT_TIMEOUT,
         embed_key_setting,
         embed_settings_of,
     )
-    from ..embedding import LOCAL_DIMENSION, LOCAL_MODEL_ID
 
     try:
         remote = embed_settings_of(values) is not None
@@ -304,7 +304,13 @@ def _embed_rows(values: SettingValues, problems: list[str]) -> list[Row]:
 
 
 def _llm_rows(values: SettingValues, problems: list[str]) -> list[Row]:
-    from ..llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT, route_key_setting, route_setting, routes_of
+    from memoryd.providers.llm import (
+        DEFAULT_RETRIES,
+        DEFAULT_TIMEOUT,
+        route_key_setting,
+        route_setting,
+        routes_of,
+    )
 
     try:
         routes = routes_of(values)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from .common import json_option, memory_line, now_from, now_option, open_store_service, print_json
+from memoryd.cli.common import (
+    json_option,
+    memory_line,
+    now_from,
+    now_option,
+    open_store_service,
+    print_json,
+)
 
 
 @click.command()

@@ -7,10 +7,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .common import json_option, now_from, now_option, open_store_service, parsed, print_json
+from memoryd.cli.common import (
+    json_option,
+    now_from,
+    now_option,
+    open_store_service,
+    parsed,
+    print_json,
+)
 
 if TYPE_CHECKING:
-    from ..eval_runner import EvalRun
+    from memoryd.evaluation.run import EvalRun
 
 
 @click.group(name="eval")
@@ -112,7 +119,7 @@ def run(
 ) -> None:
     """Score every case: recall@k, block recall (expected memories in the recall block) and
     noise (noise memories in the block). Nothing is counted as retrieved."""  # fmt: skip
-    from ..evalset import parse_overrides
+    from memoryd.evaluation.policy import parse_overrides
 
     overrides = parsed("set", lambda: parse_overrides(settings))
     with open_store_service(ctx) as service:

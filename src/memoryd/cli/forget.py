@@ -6,9 +6,9 @@ import sys
 
 import click
 
-from ..errors import InvalidInputError, MemorydError
-from ..forget import ForgetResult
-from .common import json_option, now_from, now_option, open_store_service, print_json
+from memoryd.cli.common import json_option, now_from, now_option, open_store_service, print_json
+from memoryd.errors import InvalidInputError, MemorydError
+from memoryd.memory.forget_policy import ForgetResult
 
 
 @click.command()

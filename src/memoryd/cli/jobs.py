@@ -7,10 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ExtractionFailedError, ExtractionOffError, MemorydError
-from ..jobs import JobStatus
-from ..settings import masked_location, resolve_settings
-from .common import (
+from memoryd.cli.common import (
     db_option_of,
     echo_write_result,
     json_option,
@@ -20,10 +17,13 @@ from .common import (
     print_json,
     trigger_options,
 )
+from memoryd.config.settings import masked_location, resolve_settings
+from memoryd.errors import ExtractionFailedError, ExtractionOffError, MemorydError
+from memoryd.jobs.model import JobStatus
 
 if TYPE_CHECKING:
-    from ..jobs import Job
-    from ..service import MemoryService, Observation, WorkRound
+    from memoryd.jobs.model import Job
+    from memoryd.service import MemoryService, Observation, WorkRound
 
 
 @click.command()
@@ -47,7 +47,7 @@ def observe(
     as_json: bool,
 ) -> None:
     """Queue a turn for extraction (fire-and-forget), or run it now with --wait."""
-    from ..extraction import parse_local_instant
+    from memoryd.extraction.extractor import parse_local_instant
 
     with open_store_service(ctx) as service:
         at = parse_local_instant(at_text, service.zone, what="--at") if at_text else None
@@ -63,7 +63,7 @@ def compact(
 ) -> None:
     """Extract from turns about to be compacted: a JSON array of {"role", "content", "at"}
     ("at": when the turn happened, optional, default now)."""
-    from ..extraction import parse_turns
+    from memoryd.extraction.extractor import parse_turns
 
     turns = parse_turns(turns_file.read())
     with open_store_service(ctx) as service:
@@ -80,7 +80,7 @@ def mission(
     """Extract discoveries from a finished mission's digest: JSON {"title", "goal",
     "outcome", "finished_at"} ("finished_at" optional, default now), or text whose first line
     is the title."""
-    from ..extraction import parse_mission
+    from memoryd.extraction.extractor import parse_mission
 
     text = digest_file.read()
     with open_store_service(ctx) as service:
@@ -227,7 +227,7 @@ def retry(ctx: click.Context, job_id: str, as_json: bool) -> None:
 def _who_runs_jobs() -> str:
     """Who works the queue now: a running ``memoryd serve`` (named by its process), else the
     commands that would."""
-    from ..server_record import read_record
+    from memoryd.ops.server_record import read_record
 
     try:
         settings = resolve_settings(db_option_of(click.get_current_context()))

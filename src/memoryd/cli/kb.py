@@ -8,16 +8,23 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import InvalidInputError
-from ..kb.converted import Limits
-from ..kb.model import DEFAULT_COLLECTION, Document, SourceType, parse_source_type
-from ..tools import parse_chunk_range
-from .common import json_option, now_from, now_option, open_store_service, parsed, print_json
-from .kb_progress import IngestProgress
-from .kb_sync import source_lines, sync
+from memoryd.cli.common import (
+    json_option,
+    now_from,
+    now_option,
+    open_store_service,
+    parsed,
+    print_json,
+)
+from memoryd.cli.kb_progress import IngestProgress
+from memoryd.cli.kb_sync import source_lines, sync
+from memoryd.errors import InvalidInputError
+from memoryd.kb.converted import Limits
+from memoryd.kb.model import DEFAULT_COLLECTION, Document, SourceType, parse_source_type
+from memoryd.tools import parse_chunk_range
 
 if TYPE_CHECKING:
-    from ..kb.results import IngestResult
+    from memoryd.kb.results import IngestResult
 
 
 @click.group()

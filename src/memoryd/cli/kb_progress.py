@@ -10,11 +10,11 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..kb.vector_fill import duration, pace
+from memoryd.kb.vector_fill import duration, pace
 
 if TYPE_CHECKING:
-    from ..kb.results import IngestResult
-    from ..kb.vector_fill import FillProgress
+    from memoryd.kb.results import IngestResult
+    from memoryd.kb.vector_fill import FillProgress
 
 
 def written_line(name: str, result: IngestResult) -> str | None:

@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..kb.model import DEFAULT_COLLECTION
-from ..kb.sync.model import DEFAULT_MAX_BYTES, FileState, counts_label
-from .common import json_option, now_from, now_option, open_store_service, print_json
+from memoryd.cli.common import json_option, now_from, now_option, open_store_service, print_json
+from memoryd.kb.model import DEFAULT_COLLECTION
+from memoryd.kb.sync.model import DEFAULT_MAX_BYTES, FileState, counts_label
 
 if TYPE_CHECKING:
-    from ..kb.sync.model import FileStatus, SyncSource
-    from ..kb.sync.run import FolderSync, PassReport
+    from memoryd.kb.sync.model import FileStatus, SyncSource
+    from memoryd.kb.sync.run import FolderSync, PassReport
 
 
 @click.group()

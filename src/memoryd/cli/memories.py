@@ -7,9 +7,7 @@ from typing import Any
 
 import click
 
-from ..clock import parse_instant
-from ..model import Importance, Kind, Source, Status, kind_from_user
-from .common import (
+from memoryd.cli.common import (
     audit_line,
     echo_memory,
     echo_review_item,
@@ -23,6 +21,8 @@ from .common import (
     print_json,
     review_json,
 )
+from memoryd.clock import parse_instant
+from memoryd.memory.model import Importance, Kind, Source, Status, kind_from_user
 
 
 @click.command()

@@ -7,9 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..clock import parse_instant
-from ..model import kind_from_user
-from .common import (
+from memoryd.cli.common import (
     json_option,
     memory_line,
     now_from,
@@ -18,12 +16,14 @@ from .common import (
     parsed,
     print_json,
 )
+from memoryd.clock import parse_instant
+from memoryd.memory.model import kind_from_user
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..context_pack import ContextPack, PackItem
-    from ..results import RecallResult
+    from memoryd.recall.context_policy import ContextPack, PackItem
+    from memoryd.results import RecallResult
 
 
 @click.command()
@@ -128,7 +128,7 @@ def search(
 
 
 def _echo_explain(result: RecallResult) -> None:
-    from ..recall import LEGS
+    from memoryd.recall.policy import LEGS
 
     if result.read is not None and not result.read.whole:
         click.echo(

@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from ..errors import InvalidInputError
-from ..settings import resolve_settings
-from .common import db_option_of, json_option, open_store_service, print_json
-from .evals import echo_run
+from memoryd.cli.common import db_option_of, json_option, open_store_service, print_json
+from memoryd.cli.evals import echo_run
+from memoryd.config.settings import resolve_settings
+from memoryd.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from ..embedding import Embedder
-    from ..reembed import ReembedPlan, ReembedProgress, ReembedResult
-    from ..storage.protocols import Store
+    from memoryd.ops.reembed import ReembedPlan, ReembedProgress, ReembedResult
+    from memoryd.providers.embedder import Embedder
+    from memoryd.storage.protocols import Store
 
 
 @click.command()
@@ -54,8 +54,8 @@ def reembed(
     store to it in one transaction. memoryd keeps serving meanwhile; Ctrl-C or a crash
     keeps the work done, and running it again resumes. With --dry-run --eval, the owner's
     evaluation set is scored with the target model beside the current one first."""
-    from ..app import open_store
-    from ..embed_remote import embedder_with
+    from memoryd.providers.remote_embedder import embedder_with
+    from memoryd.wiring import open_store
 
     settings = resolve_settings(db_option_of(ctx))
     overrides = {
@@ -98,7 +98,7 @@ def reembed(
         f"{result.target.model!r} ({result.embedded} texts in {result.seconds:.1f} s, "
         f"{result.rate:.0f} texts/s)"
     )
-    from ..embed_remote import configured_embedder
+    from memoryd.providers.remote_embedder import configured_embedder
 
     if configured_embedder(settings.home).model != result.target.model:
         click.echo(
@@ -109,8 +109,8 @@ def reembed(
 
 
 def _plan(store: Store, embedder: Embedder) -> ReembedPlan:
-    from ..reembed import plan_reembed
-    from ..tokens import O200kTokenizer
+    from memoryd.ops.reembed import plan_reembed
+    from memoryd.providers.tokenizer import O200kTokenizer
 
     return plan_reembed(store, embedder.model, O200kTokenizer(), batch_size=_batch(embedder))
 
@@ -144,7 +144,7 @@ def _dry_run_eval(ctx: click.Context, embedder: Embedder, k: int, as_json: bool)
 
 
 def _run(store: Store, embedder: object) -> ReembedResult:
-    from ..reembed import ReembedError, recorded_signature, reembed
+    from memoryd.ops.reembed import ReembedError, recorded_signature, reembed
 
     line = ProgressLine(sys.stderr, redraw=sys.stderr.isatty())
     try:
@@ -172,7 +172,7 @@ class ProgressLine:
 
     def update(self, progress: ReembedProgress) -> None:
         """Another batch of vectors is committed."""
-        from ..kb.vector_fill import duration
+        from memoryd.kb.vector_fill import duration
 
         self._updates += 1
         if not self._redraw and self._updates % 10 != 1:

@@ -7,8 +7,7 @@ import sys
 
 import click
 
-from ..errors import MemorydError
-from .common import (
+from memoryd.cli.common import (
     cli_message,
     echo_review_item,
     json_option,
@@ -18,6 +17,7 @@ from .common import (
     open_store_service,
     print_json,
 )
+from memoryd.errors import MemorydError
 
 
 def _owner_action(name: str, doc: str) -> click.Command:

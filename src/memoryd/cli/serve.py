@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import InvalidInputError
-from ..settings import OPERATIONS, Origin, Settings, masked_location, resolve_settings
-from .common import db_option_of, open_store_service
+from memoryd.cli.common import db_option_of, open_store_service
+from memoryd.config.settings import OPERATIONS, Origin, Settings, masked_location, resolve_settings
+from memoryd.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from ..http.proxy import ChatProxy
-    from ..service import MemoryService
+    from memoryd.http.proxy import ChatProxy
+    from memoryd.service import MemoryService
 
 
 @click.command()
@@ -53,17 +53,17 @@ def serve(
     Ctrl-C. Settings come from memoryd.toml, the environment and these flags; the first lines
     printed say which, and where the page and its token are. LLM settings changed in
     memoryd.toml while it runs are used within seconds; other changes need a restart."""
-    from ..app import open_service
-    from ..http.auth import ensure_token, load_token
-    from ..http.server import (
+    from memoryd.http.auth import ensure_token, load_token
+    from memoryd.http.server import (
         ServeOptions,
         SettingsWatcher,
         check_bind,
         is_loopback,
         listen_socket,
     )
-    from ..http.server import serve as run_server
-    from ..server_record import ServerRecord, remove_record, write_record
+    from memoryd.http.server import serve as run_server
+    from memoryd.ops.server_record import ServerRecord, remove_record, write_record
+    from memoryd.wiring import open_service
 
     flags = {"serve.host": host, "serve.port": port, "serve.daily_at": daily_at, "tz": zone_name}
     settings = resolve_settings(db_option_of(ctx), flags=flags)
@@ -137,9 +137,9 @@ def serve(
 
 def chat_proxy(service: MemoryService, settings: Settings) -> ChatProxy:
     """The chat proxy over ``service`` with the ``proxy.*`` settings and the chat route."""
-    from ..http.proxy import ChatProxy
-    from ..llm import chat_route
-    from ..proxy.policy import proxy_settings_of
+    from memoryd.http.proxy import ChatProxy
+    from memoryd.providers.llm import chat_route
+    from memoryd.proxy.policy import proxy_settings_of
 
     return ChatProxy(service, proxy_settings_of(settings), chat_route(settings))
 
@@ -158,8 +158,8 @@ def proxy_line(proxy: ChatProxy) -> str:
 
 def _reconfigure(proxy: ChatProxy, fresh: Settings) -> str | None:
     """The chat proxy with the new settings; what changed, in words (None: nothing)."""
-    from ..llm import chat_route
-    from ..proxy.policy import proxy_settings_of
+    from memoryd.providers.llm import chat_route
+    from memoryd.proxy.policy import proxy_settings_of
 
     before = proxy_line(proxy)
     proxy.configure(proxy_settings_of(fresh), chat_route(fresh))
@@ -178,7 +178,7 @@ def page_url(host: str, port: int) -> str:
 
 def token_source(settings: Settings) -> str:
     """Where the API token comes from (never the token)."""
-    from ..http.auth import token_path
+    from memoryd.http.auth import token_path
 
     return "MEMORYD_TOKEN" if os.environ.get("MEMORYD_TOKEN") else str(token_path(settings.home))
 
@@ -239,9 +239,9 @@ def mcp(ctx: click.Context, transport: str, host: str, port: int, pinned: tuple[
     """The model's four tools over MCP (stdio, or streamable HTTP at /mcp with the token)."""
     import anyio
 
-    from ..http.auth import load_token
-    from ..http.server import check_bind
-    from ..mcp_server import build_server, http_app, run_stdio
+    from memoryd.http.auth import load_token
+    from memoryd.http.server import check_bind
+    from memoryd.mcp.server import build_server, http_app, run_stdio
 
     settings = resolve_settings(db_option_of(ctx))
     _refuse_damaged_store(settings)
@@ -258,7 +258,7 @@ def mcp(ctx: click.Context, transport: str, host: str, port: int, pinned: tuple[
                 "the MCP HTTP transport needs a token: run `memoryd init` or set MEMORYD_TOKEN"
             )
         check_bind(host, token)
-        from ..http.server import exit_cleanly_on_sigterm
+        from memoryd.http.server import exit_cleanly_on_sigterm
 
         click.echo(f"memoryd MCP on http://{host}:{port}/mcp", err=True)
         exit_cleanly_on_sigterm()
@@ -269,6 +269,6 @@ def _refuse_damaged_store(settings: Settings) -> None:
     """A server runs for days: check every page of an SQLite store once before it opens
     (commands check only small stores at open, to stay quick)."""
     if not settings.is_postgres:
-        from ..storage.sqlite import refuse_damaged_file
+        from memoryd.storage.sqlite import refuse_damaged_file
 
         refuse_damaged_file(Path(settings.db))

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from ..settings import resolve_settings
-from .common import db_option_of, json_option, now_from, now_option, print_json
+from memoryd.cli.common import db_option_of, json_option, now_from, now_option, print_json
+from memoryd.config.settings import resolve_settings
 
 
 @click.command()
@@ -20,7 +20,7 @@ def status(ctx: click.Context, now_text: str | None, as_json: bool) -> None:
     answered in the last 24 hours (from the extraction jobs), whether `memoryd serve` runs for
     this home, the memory and job counts and the last consolidation. Fast: it loads no model
     and calls no endpoint (`memoryd doctor` does)."""
-    from ..status_report import gather_status
+    from memoryd.ops.status import gather_status
 
     report = gather_status(resolve_settings(db_option_of(ctx)), now_from(now_text))
     if as_json:

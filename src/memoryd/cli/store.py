@@ -11,11 +11,11 @@ from typing import Any
 
 import click
 
-from ..errors import MemorydError, StoreFullError
-from ..full_disk import full_disk_reported
-from ..settings import resolve_settings
-from ..storage.file_modes import open_private
-from .common import db_option_of, json_option, open_store_service, print_json, service_at
+from memoryd.cli.common import db_option_of, json_option, open_store_service, print_json, service_at
+from memoryd.config.settings import resolve_settings
+from memoryd.errors import MemorydError, StoreFullError
+from memoryd.storage.file_modes import open_private
+from memoryd.storage.full_disk import full_disk_reported
 
 
 @click.command()
@@ -24,7 +24,7 @@ from .common import db_option_of, json_option, open_store_service, print_json, s
 def init(ctx: click.Context, as_json: bool) -> None:
     """Create the store (idempotent), record its embedding model, and write the API token
     ($MEMORYD_HOME/token, mode 0600) unless it exists."""
-    from ..http.auth import ensure_token
+    from memoryd.http.auth import ensure_token
 
     with open_store_service(ctx, create=True) as service:
         signature = service.admin.embedding_signature()
@@ -59,7 +59,7 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     """Check the store, the embedder, the tokenizer and every configured LLM route with one
     small real call each, side by side with short timeouts, and say what to do about each
     failure. A warning (a caption model that cannot read images) does not fail the run."""
-    from ..doctor import run_doctor
+    from memoryd.ops.doctor import run_doctor
 
     checks = run_doctor(resolve_settings(db_option_of(ctx)))
     if as_json:
@@ -172,8 +172,8 @@ def restore(ctx: click.Context, backup_path: str, force: bool, as_json: bool) ->
     """Restore a backup into the store chosen by --db (stop memoryd first). An SQLite backup
     replaces the file after its integrity is checked; an export is imported into an empty
     store."""
-    from ..app import open_service
-    from ..backup import restore_backup
+    from memoryd.ops.backup import restore_backup
+    from memoryd.wiring import open_service
 
     settings = resolve_settings(db_option_of(ctx))
     result = restore_backup(Path(backup_path), settings, force=force, open_service=open_service)

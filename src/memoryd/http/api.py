@@ -14,28 +14,28 @@ from typing import Any
 
 from fastapi import FastAPI, File, Form, UploadFile
 
-from ..clock import parse_instant
-from ..errors import InvalidInputError
-from ..extraction import MissionDigest, parse_local_instant
-from ..kb.model import parse_source_type
-from ..model import Importance, Source, Status, kind_from_user, parse_kind
-from ..proxy.policy import PROXY_PATHS
-from ..service import MemoryService
-from ..tools import parse_chunk_range
-from . import schemas as s
-from .auth import MISSING, Refusal, RequireBearer
-from .error_responses import install_error_handlers
-from .hosts import RequireHost
-from .lanes import IngestLane
-from .limits import (
+from memoryd.clock import parse_instant
+from memoryd.errors import InvalidInputError
+from memoryd.extraction.extractor import MissionDigest, parse_local_instant
+from memoryd.http import schemas as s
+from memoryd.http.auth import MISSING, Refusal, RequireBearer
+from memoryd.http.error_responses import install_error_handlers
+from memoryd.http.hosts import RequireHost
+from memoryd.http.lanes import IngestLane
+from memoryd.http.limits import (
     IMPORT_CHATS_PATH,
     MAX_JSON_BYTES,
     MAX_UPLOAD_BYTES,
     UPLOAD_PATH,
     BodyLimit,
 )
-from .proxy import ChatProxy, install_proxy, proxy_guard
-from .sync_routes import install_sync_api
+from memoryd.http.proxy import ChatProxy, install_proxy, proxy_guard
+from memoryd.http.sync_routes import install_sync_api
+from memoryd.kb.model import parse_source_type
+from memoryd.memory.model import Importance, Source, Status, kind_from_user, parse_kind
+from memoryd.proxy.policy import PROXY_PATHS
+from memoryd.service import MemoryService
+from memoryd.tools import parse_chunk_range
 
 OPEN_PATHS = frozenset({"/v1/health"})
 
@@ -255,7 +255,7 @@ def create_app(
     def eval_run(body: s.EvalRunRequest) -> dict[str, Any]:
         """Score every case (recall@k, block recall, noise) under the current settings and,
         with ``overrides``, under the candidate settings too. Nothing counts as retrieved."""
-        from ..evalset import parse_overrides
+        from memoryd.evaluation.policy import parse_overrides
 
         pairs = [f"{key}={value}" for key, value in body.overrides.items()]
         result = service.eval_run(
@@ -409,7 +409,7 @@ def create_app(
 
     install_sync_api(app, service)
     if web:
-        from .web import install_web
+        from memoryd.http.web import install_web
 
         install_web(app, service, token)
     if hosts is not None:  # added last, so it runs first: a foreign name gets nothing else

@@ -14,8 +14,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..storage.file_modes import private_home
-from .asgi import send_json
+from memoryd.http.asgi import send_json
+from memoryd.storage.file_modes import private_home
 
 TOKEN_FILE = "token"
 MISSING = 401

@@ -12,7 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..errors import (
+from memoryd.errors import (
     ConsolidationBusyError,
     DocumentNotFoundError,
     EmbeddingUnavailableError,
@@ -27,7 +27,7 @@ from ..errors import (
     StoreUnavailableError,
     SyncSourceNotFoundError,
 )
-from ..full_disk import disk_full_error, is_disk_full
+from memoryd.storage.full_disk import disk_full_error, is_disk_full
 
 log = logging.getLogger(__name__)
 

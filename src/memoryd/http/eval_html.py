@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from urllib.parse import quote
 
-from ..eval_runner import EvalRun
-from ..evalset import EvalCase
-from .web_html import button_html, csrf_field, table_html
+from memoryd.evaluation.policy import EvalCase
+from memoryd.evaluation.run import EvalRun
+from memoryd.http.web_html import button_html, csrf_field, table_html
 
 
 def eval_html(

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .asgi import send_json
+from memoryd.http.asgi import send_json
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 # Any address: the owner asked for every name (behind a proxy that checks names itself).

@@ -11,7 +11,7 @@ import anyio
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .asgi import send_json
+from memoryd.http.asgi import send_json
 
 # Why these: a JSON request is a turn, a batch of 50 proposals or a query; 1 MB is far above
 # any of them. An upload is a document, bounded like a file on disk.

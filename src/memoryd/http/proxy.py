@@ -28,16 +28,17 @@ from starlette.background import BackgroundTask
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import ASGIApp
 
-from ..errors import MemorydError
-from ..llm import Provider, Route
-from ..proxy.anthropic import (
+from memoryd.errors import MemorydError
+from memoryd.http.auth import MISSING, RequireBearer
+from memoryd.providers.llm import Provider, Route
+from memoryd.proxy.anthropic import (
     ANTHROPIC_VERSION,
     AnthropicStream,
     from_anthropic,
     models_from_anthropic,
     to_anthropic,
 )
-from ..proxy.policy import (
+from memoryd.proxy.policy import (
     COMPLETIONS_PATH,
     CONTEXT_HEADER,
     CONVERSATION_HEADER,
@@ -59,10 +60,9 @@ from ..proxy.policy import (
     turn_key,
     with_pack,
 )
-from .auth import MISSING, RequireBearer
 
 if TYPE_CHECKING:
-    from ..service import MemoryService
+    from memoryd.service import MemoryService
 
 log = logging.getLogger("memoryd.proxy")
 

@@ -6,7 +6,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..textutil import has_lone_surrogate
+from memoryd.words import has_lone_surrogate
 
 Text = Field(min_length=1, max_length=20_000)
 

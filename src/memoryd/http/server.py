@@ -16,17 +16,17 @@ from datetime import time, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInputError, MemorydError
-from ..llm import Gateway, routes_of
-from ..service import MemoryService
-from ..settings import DEFAULT_HOST, DEFAULT_PORT, Settings, system_zone
-from .api import create_app
-from .connections import DeadlineH11Protocol, connection_cap
-from .hosts import allowed_hosts
-from .lanes import ingest_lane_width
+from memoryd.config.settings import DEFAULT_HOST, DEFAULT_PORT, Settings, system_zone
+from memoryd.errors import InvalidInputError, MemorydError
+from memoryd.http.api import create_app
+from memoryd.http.connections import DeadlineH11Protocol, connection_cap
+from memoryd.http.hosts import allowed_hosts
+from memoryd.http.lanes import ingest_lane_width
+from memoryd.providers.llm import Gateway, routes_of
+from memoryd.service import MemoryService
 
 if TYPE_CHECKING:
-    from .proxy import ChatProxy
+    from memoryd.http.proxy import ChatProxy
 
 log = logging.getLogger(__name__)
 

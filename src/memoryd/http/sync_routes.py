@@ -12,11 +12,11 @@ from fastapi import FastAPI, Form, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
-from ..kb.sync.model import DEFAULT_MAX_BYTES, FileState, counts_label
-from ..kb.sync.run import FolderSync, PassReport
-from ..service import MemoryService
-from . import schemas as s
-from .web_html import button_html, csrf_field, table_html
+from memoryd.http import schemas as s
+from memoryd.http.web_html import button_html, csrf_field, table_html
+from memoryd.kb.sync.model import DEFAULT_MAX_BYTES, FileState, counts_label
+from memoryd.kb.sync.run import FolderSync, PassReport
+from memoryd.service import MemoryService
 
 # The files the page lists per source: those not current first, then the rest, up to this.
 PAGE_FILES = 200

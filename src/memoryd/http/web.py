@@ -25,18 +25,12 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..embed_remote import OpenAICompatibleEmbedder
-from ..errors import InvalidInputError, MemorydError, MemoryNotFoundError
-from ..evalset import parse_overrides
-from ..kb.model import page_label, parse_source_type
-from ..model import AuditEntry, Kind, Memory, Status
-from ..service import MemoryService
-from ..status_report import JOBS_READ, extraction_health, failing_notices
-from ..tools import parse_chunk_range
-from .auth import token_matches
-from .eval_html import eval_html
-from .sync_routes import install_sync_pages, synced_html
-from .web_html import (
+from memoryd.errors import InvalidInputError, MemorydError, MemoryNotFoundError
+from memoryd.evaluation.policy import parse_overrides
+from memoryd.http.auth import token_matches
+from memoryd.http.eval_html import eval_html
+from memoryd.http.sync_routes import install_sync_pages, synced_html
+from memoryd.http.web_html import (
     VERDICTS,
     PendingView,
     browser_html,
@@ -49,6 +43,12 @@ from .web_html import (
     reconfirm_html,
     review_html,
 )
+from memoryd.kb.model import page_label, parse_source_type
+from memoryd.memory.model import AuditEntry, Kind, Memory, Status
+from memoryd.ops.status import JOBS_READ, extraction_health, failing_notices
+from memoryd.providers.remote_embedder import OpenAICompatibleEmbedder
+from memoryd.service import MemoryService
+from memoryd.tools import parse_chunk_range
 
 COOKIE = "memoryd_session"
 # Forms whose body may be large: the session is checked before the body is read.

@@ -9,13 +9,13 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from ..kb.model import Document
-from ..kb.vector_fill import FillProgress, pace
-from ..model import AuditEntry, Kind, Memory, Status
+from memoryd.kb.model import Document
+from memoryd.kb.vector_fill import FillProgress, pace
+from memoryd.memory.model import AuditEntry, Kind, Memory, Status
 
 if TYPE_CHECKING:
-    from ..forget import ForgetResult
-    from ..service import RecallResult
+    from memoryd.memory.forget_policy import ForgetResult
+    from memoryd.service import RecallResult
 
 _STYLE = """
 *,*::before,*::after{box-sizing:border-box}

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from .blocks import HEADING, Block, parse_blocks
+from memoryd.kb.blocks import HEADING, Block, parse_blocks
 
 BREADCRUMB_SEPARATOR = " › "
 

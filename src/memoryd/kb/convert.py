@@ -1,6 +1,6 @@
 """One route from any supported document to Markdown that keeps headings, lists and tables.
 
-PDF goes through :mod:`memoryd.kb.pdf` (font sizes become headings); DOCX, PPTX and XLSX
+PDF goes through :mod:`memoryd.kb.pdf.reader` (font sizes become headings); DOCX, PPTX and XLSX
 through markitdown; HTML through trafilatura (main content only); images through the image
 reader. PDF, Office and HTML parsing runs in a bounded child process (:mod:`memoryd.kb.sandbox`).
 Every refusal is a :class:`ConversionError` that names the problem and what to do.
@@ -17,14 +17,14 @@ from dataclasses import replace
 from pathlib import PurePath
 from typing import Any
 
-from ..errors import MemorydError
-from .blocks import parse_blocks
-from .converted import ConversionError, Converted, DocumentType, Limits
-from .images import BudgetedReader, ImageReader
-from .notes import read_note
-from .pdf import pdf_to_markdown
-from .sandbox import Bounds, ChildServer, Task, run_bounded, serve_task
-from .titles import document_title, usable
+from memoryd.errors import MemorydError
+from memoryd.kb.blocks import parse_blocks
+from memoryd.kb.converted import ConversionError, Converted, DocumentType, Limits
+from memoryd.kb.images import BudgetedReader, ImageReader
+from memoryd.kb.notes import read_note
+from memoryd.kb.pdf.reader import pdf_to_markdown
+from memoryd.kb.sandbox import Bounds, ChildServer, Task, run_bounded, serve_task
+from memoryd.kb.titles import document_title, usable
 
 __all__ = [
     "SUPPORTED",

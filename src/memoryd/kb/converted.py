@@ -1,5 +1,5 @@
 """What a conversion yields and what it may cost: the types :mod:`memoryd.kb.convert` and
-:mod:`memoryd.kb.pdf` share (so neither imports the other for them)."""
+:mod:`memoryd.kb.pdf.reader` share (so neither imports the other for them)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from ..errors import MemorydError
-from ..settings import SettingValues, parse_value
+from memoryd.config.settings import SettingValues, parse_value
+from memoryd.errors import MemorydError
 
 
 class ConversionError(MemorydError):

@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol
 
-from ..ids import IdGenerator
-from ..jobs import Job, JobStatus, RetryPolicy
-from ..storage.protocols import Store
-from .model import Document, DocumentStatus, SourceType
-from .results import IngestResult
+from memoryd.ids import IdGenerator
+from memoryd.jobs.model import Job, JobStatus, RetryPolicy
+from memoryd.kb.model import Document, DocumentStatus, SourceType
+from memoryd.kb.results import IngestResult
+from memoryd.storage.protocols import Store
 
 JOB_KIND = "kb_ingest"
 # SPEC §6: transient failures retry after 2, 10 and 30 minutes, then the document fails.

@@ -17,8 +17,8 @@ import urllib.request
 from dataclasses import dataclass
 from typing import IO, Any
 
-from .converted import ConversionError
-from .urls import ALLOWED_SCHEMES, FetchUnavailableError, check_url, is_url
+from memoryd.kb.converted import ConversionError
+from memoryd.kb.urls import ALLOWED_SCHEMES, FetchUnavailableError, check_url, is_url
 
 __all__ = ["ALLOWED_SCHEMES", "FetchUnavailableError", "Fetched", "check_url", "fetch", "is_url"]
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ..llm import Gateway, LLMConfigError, LLMUnavailableError, Message
+from memoryd.providers.llm import Gateway, LLMConfigError, LLMUnavailableError, Message
 
 log = logging.getLogger(__name__)
 

@@ -19,24 +19,24 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from ..clock import Clock
-from ..embedding import Embedder
-from ..errors import MemorydError
-from ..ids import IdGenerator
-from ..jobs import Job
-from ..screening import find_credential, redact_counted, redact_credentials
-from ..storage.protocols import Store
-from ..textutil import strip_controls
-from ..tokens import TokenCodec
-from .chunking import ChunkPolicy, breadcrumb, chunk_markdown
-from .converted import ConversionError, Converted, Limits
-from .failures import JOB_KIND, Filing, IngestFailures, RetrySettings
-from .folder_rules import refuse_reason
-from .images import ImageReader
-from .model import Chunk, Document, DocumentStatus, SourceType
-from .results import IngestResult
-from .urls import FetchUnavailableError, check_url, is_url
-from .vector_fill import IngestWatcher, VectorFiller, reusable_vectors, vectors_kept
+from memoryd.clock import Clock
+from memoryd.errors import MemorydError
+from memoryd.ids import IdGenerator
+from memoryd.jobs.model import Job
+from memoryd.kb.chunking import ChunkPolicy, breadcrumb, chunk_markdown
+from memoryd.kb.converted import ConversionError, Converted, Limits
+from memoryd.kb.failures import JOB_KIND, Filing, IngestFailures, RetrySettings
+from memoryd.kb.folder_rules import refuse_reason
+from memoryd.kb.images import ImageReader
+from memoryd.kb.model import Chunk, Document, DocumentStatus, SourceType
+from memoryd.kb.results import IngestResult
+from memoryd.kb.urls import FetchUnavailableError, check_url, is_url
+from memoryd.kb.vector_fill import IngestWatcher, VectorFiller, reusable_vectors, vectors_kept
+from memoryd.providers.embedder import Embedder
+from memoryd.providers.tokenizer import TokenCodec
+from memoryd.storage.protocols import Store
+from memoryd.trust.credential_screening import find_credential, redact_counted, redact_credentials
+from memoryd.words import strip_controls
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ class Ingester:
             )
         try:
             if is_url(source):
-                from .fetch import fetch  # the HTTP client only when a URL is ingested
+                from memoryd.kb.fetch import fetch  # the HTTP client only when a URL is ingested
 
                 check_url(source)
                 fetched = fetch(
@@ -209,7 +209,7 @@ class Ingester:
                 "unchanged since the last ingest",
                 time.perf_counter() - request.started,
             )
-        from .convert import convert  # the converters only when a document is read
+        from memoryd.kb.convert import convert  # the converters only when a document is read
 
         try:
             converted = convert(

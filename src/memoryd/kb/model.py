@@ -7,8 +7,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from ..errors import InvalidInputError
-from ..screening import screened_field
+from memoryd.errors import InvalidInputError
+from memoryd.trust.credential_screening import screened_field
 
 
 class SourceType(StrEnum):

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..fence import escape_data, fence
-from .model import Chunk, ChunkKey, Document, page_label
-from .routing import Route
-from .search import RankedChunk
+from memoryd.kb.model import Chunk, ChunkKey, Document, page_label
+from memoryd.kb.routing import Route
+from memoryd.kb.search import RankedChunk
+from memoryd.trust.fence import escape_data, fence
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import IO, Any, BinaryIO
 
-from .converted import ConversionError
-from .images import ImageReader
+from memoryd.kb.converted import ConversionError
+from memoryd.kb.images import ImageReader
 
 # Rendered pictures the child sends are refused past this many pixels a side (the image reader
 # scales anything larger down to 2,400 anyway): the server never decodes a giant bitmap.

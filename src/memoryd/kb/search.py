@@ -17,13 +17,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidInputError
-from ..textutil import word_set
-from .chunking import join_chunks
-from .model import SOURCE_WEIGHTS, Chunk, ChunkKey, Document, DocumentStatus, SourceType
+from memoryd.errors import InvalidInputError
+from memoryd.kb.chunking import join_chunks
+from memoryd.kb.model import SOURCE_WEIGHTS, Chunk, ChunkKey, Document, DocumentStatus, SourceType
+from memoryd.words import word_set
 
 if TYPE_CHECKING:
-    from ..tokens import TokenCodec
+    from memoryd.providers.tokenizer import TokenCodec
 
 # read_kb never returns more than this many tokens, whatever the caller asks.
 READ_DEFAULT_TOKENS = 2000

@@ -17,25 +17,20 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-from ..clock import Clock, utc_now
-from ..embedding import Embedder
-from ..errors import DocumentNotFoundError, InvalidInputError
-from ..ids import IdGenerator, resolve_prefix
-from ..jobs import RetryPolicy
-from ..screening import screened_field
-from ..settings import default_home
-from ..storage.protocols import Store
-from ..textutil import query_terms
-from ..tokens import TokenCodec
-from .chunking import ChunkPolicy, breadcrumb
-from .converted import Limits
-from .failures import JOB_KIND, KB_RETRY, Filing
-from .images import ImageReader
-from .ingest import Ingester, IngestRequest, expand_sources
-from .model import DEFAULT_COLLECTION, Document, SourceType, check_collection
-from .results import IngestResult, KbHit, KbReadResult, KbSearchResult
-from .routing import Route, identities, query_names, route, spell_fiscal_years
-from .search import (
+from memoryd.clock import Clock, utc_now
+from memoryd.config.settings import default_home
+from memoryd.errors import DocumentNotFoundError, InvalidInputError
+from memoryd.ids import IdGenerator, resolve_prefix
+from memoryd.jobs.model import RetryPolicy
+from memoryd.kb.chunking import ChunkPolicy, breadcrumb
+from memoryd.kb.converted import Limits
+from memoryd.kb.failures import JOB_KIND, KB_RETRY, Filing
+from memoryd.kb.images import ImageReader
+from memoryd.kb.ingest import Ingester, IngestRequest, expand_sources
+from memoryd.kb.model import DEFAULT_COLLECTION, Document, SourceType, check_collection
+from memoryd.kb.results import IngestResult, KbHit, KbReadResult, KbSearchResult
+from memoryd.kb.routing import Route, identities, query_names, route, spell_fiscal_years
+from memoryd.kb.search import (
     READ_DEFAULT_TOKENS,
     READ_MAX_TOKENS,
     KbSearchPolicy,
@@ -52,8 +47,13 @@ from .search import (
     shared_words,
     weighting,
 )
-from .urls import is_url
-from .vector_fill import FillListener, FillProgress, FillReport, IngestWatcher
+from memoryd.kb.urls import is_url
+from memoryd.kb.vector_fill import FillListener, FillProgress, FillReport, IngestWatcher
+from memoryd.providers.embedder import Embedder
+from memoryd.providers.tokenizer import TokenCodec
+from memoryd.storage.protocols import Store
+from memoryd.trust.credential_screening import screened_field
+from memoryd.words import query_terms
 
 __all__ = [
     "DEFAULT_COLLECTION",

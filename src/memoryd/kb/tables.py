@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .hygiene import escape_markdown
-from .pages import Line, Span
+from memoryd.kb.hygiene import escape_markdown
+from memoryd.kb.pdf.pages import Line, Span
 
 # A long line without numbers ends a table; shorter ones inside it are row labels.
 MAX_LABEL_CHARS = 120

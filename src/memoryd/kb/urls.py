@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import urllib.parse
 
-from ..errors import MemorydError
-from .converted import ConversionError
+from memoryd.errors import MemorydError
+from memoryd.kb.converted import ConversionError
 
 ALLOWED_SCHEMES = ("http", "https")
 

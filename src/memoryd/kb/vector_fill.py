@@ -19,17 +19,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from ..clock import Clock
-from ..embedding import Embedder
-from ..errors import StoreFullError, StoreUnavailableError
-from ..ids import IdGenerator
-from ..jobs import Job, JobStatus, RetryPolicy
-from ..storage.protocols import Store
-from .model import Chunk
-from .results import IngestResult
+from memoryd.clock import Clock
+from memoryd.errors import StoreFullError, StoreUnavailableError
+from memoryd.ids import IdGenerator
+from memoryd.jobs.model import Job, JobStatus, RetryPolicy
+from memoryd.kb.model import Chunk
+from memoryd.kb.results import IngestResult
+from memoryd.providers.embedder import Embedder
+from memoryd.storage.protocols import Store
 
 if TYPE_CHECKING:
-    from ..embedding import Vector
+    from memoryd.providers.embedder import Vector
 
 log = logging.getLogger("memoryd")
 

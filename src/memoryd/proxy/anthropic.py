@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .policy import SYSTEM_ROLES, ChatRequestError, text_of
+from memoryd.proxy.policy import SYSTEM_ROLES, ChatRequestError, text_of
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096

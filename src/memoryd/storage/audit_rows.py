@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import Actor, AuditEntry, Status
-from .row_dialect import RowDialect, SqlConnection
+from memoryd.memory.model import Actor, AuditEntry, Status
+from memoryd.storage.row_dialect import RowDialect, SqlConnection
 
 AUDIT_COLUMNS = "memory_id, at, actor, rule, action, from_status, to_status, reason"
 # Entries come back in write order: a backend selects them with their id, last.

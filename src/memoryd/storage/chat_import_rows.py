@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from .row_dialect import RowDialect, SqlConnection
+from memoryd.storage.row_dialect import RowDialect, SqlConnection
 
 # The job ids are kept so an export carries the link from each message to the job it became.
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..entities import normalize_name
-from .row_dialect import RowDialect, SqlConnection
+from memoryd.memory.entity_policy import normalize_name
+from memoryd.storage.row_dialect import RowDialect, SqlConnection
 
 _ALIASES = "SELECT alias, entity_id FROM entity_aliases"
 _ALIAS_PAIRS = "SELECT e.name, a.alias FROM entity_aliases a JOIN entities e ON e.id = a.entity_id"

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..evalset import EvalCase
-from .row_dialect import RowDialect, SqlConnection, ids_starting
+from memoryd.evaluation.policy import EvalCase
+from memoryd.storage.row_dialect import RowDialect, SqlConnection, ids_starting
 
 _COLUMNS = "id, question, expected, noise, created_at"
 _SELECT = f"SELECT {_COLUMNS} FROM eval_cases"

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..jobs import Job, JobStatus
-from .row_dialect import RowDialect, SqlConnection
+from memoryd.jobs.model import Job, JobStatus
+from memoryd.storage.row_dialect import RowDialect, SqlConnection
 
 JOB_COLUMNS = (
     "id, kind, payload, status, attempts, next_attempt_at, created_at, claimed_at, finished_at, "

@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..kb.model import Chunk, ChunkKey, Document, DocumentStatus, SourceType
-from ..kb.rows import table_rows
-from .row_dialect import RowDialect, SqlConnection, ids_starting
+from memoryd.kb.model import Chunk, ChunkKey, Document, DocumentStatus, SourceType
+from memoryd.kb.rows import table_rows
+from memoryd.storage.row_dialect import RowDialect, SqlConnection, ids_starting
 
 DOCUMENT_COLUMNS = (
     "id, source_uri, collection, source_type, title, status, content_hash, document_type, "

@@ -8,15 +8,15 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from ..entities import normalize_name
-from ..model import Importance, Kind, Memory, Source, Status
-from ..slots import canonical_subject
-from .entity_rows import EntityRows
-from .protocols import VectorHit
-from .row_dialect import RowDialect, SqlConnection, VectorTables, ids_starting
+from memoryd.memory.entity_policy import normalize_name
+from memoryd.memory.model import Importance, Kind, Memory, Source, Status
+from memoryd.memory.slot_policy import canonical_subject
+from memoryd.storage.entity_rows import EntityRows
+from memoryd.storage.protocols import VectorHit
+from memoryd.storage.row_dialect import RowDialect, SqlConnection, VectorTables, ids_starting
 
 if TYPE_CHECKING:
-    from ..embedding import Vector
+    from memoryd.providers.embedder import Vector
 
 MEMORY_COLUMNS = (
     "id, kind, status, content, subject, predicate, object, slot, entities, confidence, "

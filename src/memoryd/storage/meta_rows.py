@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Generic, TypeVar
 
-from ..errors import StoreMismatchError
-from .protocols import EmbeddingSignature
-from .row_dialect import RowDialect, SqlConnection
+from memoryd.errors import StoreMismatchError
+from memoryd.storage.protocols import EmbeddingSignature
+from memoryd.storage.row_dialect import RowDialect, SqlConnection
 
 _SIGNATURE = "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dimension')"
 RECORD_SIGNATURE = (

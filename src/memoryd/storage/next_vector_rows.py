@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ..kb.model import embedded_text
-from .protocols import VECTOR_SOURCES, EmbeddingSignature, PendingText, VectorSource
-from .row_dialect import RowDialect, SqlConnection
+from memoryd.kb.model import embedded_text
+from memoryd.storage.protocols import VECTOR_SOURCES, EmbeddingSignature, PendingText, VectorSource
+from memoryd.storage.row_dialect import RowDialect, SqlConnection
 
 if TYPE_CHECKING:
-    from ..embedding import Vector
+    from memoryd.providers.embedder import Vector
 
 # Where the target lives while the set is filled (a rerun resumes towards it).
 TARGET_MODEL = "reembed_model"

@@ -15,29 +15,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import StoreUnavailableError
-from .audit_rows import AuditRows
-from .chat_import_rows import ImportedChatRows
-from .eval_rows import EvalRows
-from .meta_rows import RECORD_SIGNATURE, MetaAndLeases
-from .postgres_connection import (
+from memoryd.errors import StoreUnavailableError
+from memoryd.storage.audit_rows import AuditRows
+from memoryd.storage.chat_import_rows import ImportedChatRows
+from memoryd.storage.eval_rows import EvalRows
+from memoryd.storage.meta_rows import RECORD_SIGNATURE, MetaAndLeases
+from memoryd.storage.postgres_connection import (
     MIGRATION_LOCK_KEY,
     POSTGRES_ROWS,
     PostgresDatabase,
     redacted_url,
 )
-from .postgres_jobs import PostgresJobQueue
-from .postgres_kb import PostgresKnowledgeStore
-from .postgres_memories import (
+from memoryd.storage.postgres_jobs import PostgresJobQueue
+from memoryd.storage.postgres_kb import PostgresKnowledgeStore
+from memoryd.storage.postgres_memories import (
     PostgresEntityIndex,
     PostgresMemoryRecords,
     PostgresVectorSearch,
 )
-from .postgres_next import PostgresNextVectors
-from .postgres_schema import MIGRATIONS, vector_columns_sql
-from .postgres_text import PostgresTextSearch
-from .protocols import EmbeddingSignature
-from .sync_rows import SyncRows
+from memoryd.storage.postgres_next import PostgresNextVectors
+from memoryd.storage.postgres_schema import MIGRATIONS, vector_columns_sql
+from memoryd.storage.postgres_text import PostgresTextSearch
+from memoryd.storage.protocols import EmbeddingSignature
+from memoryd.storage.sync_rows import SyncRows
 
 __all__ = ["PostgresKnowledgeStore", "PostgresStore"]
 

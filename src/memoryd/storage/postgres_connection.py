@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg.types.json import Jsonb
 
-from ..errors import StoreNotAnsweringError, StoreUnavailableError
-from .row_dialect import RowDialect
+from memoryd.errors import StoreNotAnsweringError, StoreUnavailableError
+from memoryd.storage.row_dialect import RowDialect
 
 if TYPE_CHECKING:
-    from ..embedding import Vector
+    from memoryd.providers.embedder import Vector
 
 # One key for "a memoryd write transaction is open" (pg_advisory_xact_lock), another for
 # "migrations are running".

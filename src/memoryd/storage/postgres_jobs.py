@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from .job_rows import JobRows
-from .postgres_connection import POSTGRES_ROWS, PostgresDatabase
+from memoryd.storage.job_rows import JobRows
+from memoryd.storage.postgres_connection import POSTGRES_ROWS, PostgresDatabase
 
 
 class PostgresJobQueue(JobRows):

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..kb.model import Chunk, ChunkKey
-from .kb_rows import (
+from memoryd.kb.model import Chunk, ChunkKey
+from memoryd.storage.kb_rows import (
     CHUNK_COLUMNS,
     ROWS_PER_CHUNK,
     DocumentRows,
@@ -16,18 +16,18 @@ from .kb_rows import (
     first_chunks,
     row_params,
 )
-from .postgres_connection import (
+from memoryd.storage.postgres_connection import (
     EF_SEARCH,
     POSTGRES_ROWS,
     PostgresDatabase,
     stored_vector,
     vector_param,
 )
-from .postgres_text import idf_ranked_sql
-from .row_dialect import VectorTables
+from memoryd.storage.postgres_text import idf_ranked_sql
+from memoryd.storage.row_dialect import VectorTables
 
 if TYPE_CHECKING:
-    from ..embedding import Vector
+    from memoryd.providers.embedder import Vector
 
 
 class PostgresKnowledgeStore(DocumentRows):

@@ -7,28 +7,28 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..entities import normalize_name
-from ..model import Kind, Memory, Status, indexed_text
-from .entity_rows import EntityRows
-from .memory_rows import (
+from memoryd.memory.entity_policy import normalize_name
+from memoryd.memory.model import Kind, Memory, Status, indexed_text
+from memoryd.storage.entity_rows import EntityRows
+from memoryd.storage.memory_rows import (
     MEMORY_COLUMNS,
     PURGE_ASSIGNMENTS,
     MemoryRows,
     MemoryVectorSearch,
     memory_params,
 )
-from .postgres_connection import (
+from memoryd.storage.postgres_connection import (
     EF_SEARCH,
     POSTGRES_ROWS,
     PostgresDatabase,
     stored_vector,
     vector_param,
 )
-from .protocols import VectorHit
-from .row_dialect import SqlConnection
+from memoryd.storage.protocols import VectorHit
+from memoryd.storage.row_dialect import SqlConnection
 
 if TYPE_CHECKING:
-    from ..embedding import Vector
+    from memoryd.providers.embedder import Vector
 
 
 class PostgresMemoryRecords(MemoryRows):

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .next_vector_rows import NextVectorRows
-from .postgres_connection import POSTGRES_ROWS, PostgresDatabase, vector_param
-from .postgres_schema import vector_columns_sql
-from .protocols import VectorSource
+from memoryd.storage.next_vector_rows import NextVectorRows
+from memoryd.storage.postgres_connection import POSTGRES_ROWS, PostgresDatabase, vector_param
+from memoryd.storage.postgres_schema import vector_columns_sql
+from memoryd.storage.protocols import VectorSource
 
 if TYPE_CHECKING:
-    from ..embedding import Vector
+    from memoryd.providers.embedder import Vector
 
 _MISSING: dict[VectorSource, str] = {
     "memories": (

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import Kind
-from .postgres_connection import PostgresDatabase
-from .protocols import TextHit, TextResult
+from memoryd.memory.model import Kind
+from memoryd.storage.postgres_connection import PostgresDatabase
+from memoryd.storage.protocols import TextHit, TextResult
 
 
 class PostgresTextSearch:

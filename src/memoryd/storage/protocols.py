@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..jobs import Job
-from ..kb.model import Chunk, ChunkKey, Document
-from ..kb.sync.model import SyncFile, SyncSource
-from ..model import AuditEntry, Kind, Memory, Status
+from memoryd.jobs.model import Job
+from memoryd.kb.model import Chunk, ChunkKey, Document
+from memoryd.kb.sync.model import SyncFile, SyncSource
+from memoryd.memory.model import AuditEntry, Kind, Memory, Status
 
 if TYPE_CHECKING:
-    from ..embedding import Vector
-    from ..evalset import EvalCase
+    from memoryd.evaluation.policy import EvalCase
+    from memoryd.providers.embedder import Vector
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ class MemoryRecords(Protocol):
         ...
 
     def live_facts_about(self, subject_keys: Sequence[str]) -> list[Memory]:
-        """Active and pending facts whose canonical subject (:func:`memoryd.slots.
+        """Active and pending facts whose canonical subject (:func:`memoryd.memory.slot_policy.
         canonical_subject`) is one of ``subject_keys``, by id: the subjects' vocabulary."""
         ...
 
@@ -239,7 +239,7 @@ class TextSearch(Protocol):
 
     def search(self, terms: Sequence[str], k: int, kinds: Sequence[Kind] = ()) -> TextResult:
         """Up to ``k`` active memories (of ``kinds``, when given) containing any of ``terms``
-        (content words, as :func:`memoryd.textutil.query_terms` makes them), best first, each
+        (content words, as :func:`memoryd.words.query_terms` makes them), best first, each
         with the terms it contains; and, for every term, how many active memories contain it."""
         ...
 

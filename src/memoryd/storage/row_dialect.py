@@ -13,7 +13,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any, Protocol
 
-from ..ids import prefix_bounds
+from memoryd.ids import prefix_bounds
 
 
 class SqlConnection(Protocol):

@@ -15,21 +15,21 @@ from typing import Any
 
 import sqlean as sqlite3
 
-from ..errors import StoreDamagedError, StoreUnavailableError
-from .audit_rows import AuditRows
-from .chat_import_rows import ImportedChatRows
-from .eval_rows import EvalRows
-from .file_modes import create_private_file, tighten
-from .meta_rows import RECORD_SIGNATURE, MetaAndLeases
-from .protocols import EmbeddingSignature
-from .sqlite_connection import SQLITE_ROWS, SqliteConnection
-from .sqlite_jobs import SqliteJobQueue
-from .sqlite_kb import SqliteKnowledgeStore
-from .sqlite_memories import SqliteEntityIndex, SqliteMemoryRecords
-from .sqlite_next import SqliteNextVectors
-from .sqlite_schema import MIGRATIONS, chunk_vector_sql, vector_index_sql
-from .sqlite_search import SqliteTextSearch, SqliteVectorSearch
-from .sync_rows import SyncRows
+from memoryd.errors import StoreDamagedError, StoreUnavailableError
+from memoryd.storage.audit_rows import AuditRows
+from memoryd.storage.chat_import_rows import ImportedChatRows
+from memoryd.storage.eval_rows import EvalRows
+from memoryd.storage.file_modes import create_private_file, tighten
+from memoryd.storage.meta_rows import RECORD_SIGNATURE, MetaAndLeases
+from memoryd.storage.protocols import EmbeddingSignature
+from memoryd.storage.sqlite_connection import SQLITE_ROWS, SqliteConnection
+from memoryd.storage.sqlite_jobs import SqliteJobQueue
+from memoryd.storage.sqlite_kb import SqliteKnowledgeStore
+from memoryd.storage.sqlite_memories import SqliteEntityIndex, SqliteMemoryRecords
+from memoryd.storage.sqlite_next import SqliteNextVectors
+from memoryd.storage.sqlite_schema import MIGRATIONS, chunk_vector_sql, vector_index_sql
+from memoryd.storage.sqlite_search import SqliteTextSearch, SqliteVectorSearch
+from memoryd.storage.sync_rows import SyncRows
 
 __all__ = ["SqliteStore", "diagnose", "refuse_damaged_file"]
 

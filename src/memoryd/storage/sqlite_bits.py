@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..model import Kind, Status
-from .sqlite_connection import SqliteConnection
+from memoryd.memory.model import Kind, Status
+from memoryd.storage.sqlite_connection import SqliteConnection
 
 if TYPE_CHECKING:
     import numpy as np

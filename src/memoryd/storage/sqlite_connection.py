@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 import sqlean as sqlite3
 
-from ..clock import to_db
-from ..errors import StoreFullError, StoreUnavailableError
-from ..full_disk import full_disk_reported, require_room
-from .row_dialect import RowDialect
+from memoryd.clock import to_db
+from memoryd.errors import StoreFullError, StoreUnavailableError
+from memoryd.storage.full_disk import full_disk_reported, require_room
+from memoryd.storage.row_dialect import RowDialect
 
 if TYPE_CHECKING:
-    from ..embedding import Vector
+    from memoryd.providers.embedder import Vector
 
 log = logging.getLogger("memoryd")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .job_rows import JobRows
-from .sqlite_connection import SQLITE_ROWS, SqliteConnection
+from memoryd.storage.job_rows import JobRows
+from memoryd.storage.sqlite_connection import SQLITE_ROWS, SqliteConnection
 
 
 class SqliteJobQueue(JobRows):

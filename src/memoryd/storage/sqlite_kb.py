@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..kb.model import Chunk, ChunkKey
-from .kb_rows import (
+from memoryd.kb.model import Chunk, ChunkKey
+from memoryd.storage.kb_rows import (
     CHUNK_COLUMNS,
     ROWS_PER_CHUNK,
     DocumentRows,
@@ -15,12 +15,12 @@ from .kb_rows import (
     first_chunks,
     row_params,
 )
-from .protocols import chunks as id_groups
-from .row_dialect import VectorTables
-from .sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
+from memoryd.storage.protocols import chunks as id_groups
+from memoryd.storage.row_dialect import VectorTables
+from memoryd.storage.sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
 
 if TYPE_CHECKING:
-    from ..embedding import Vector
+    from memoryd.providers.embedder import Vector
 
 
 class SqliteKnowledgeStore(DocumentRows):

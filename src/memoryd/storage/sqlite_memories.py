@@ -8,11 +8,11 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..clock import to_db
-from ..entities import normalize_name
-from ..model import Memory, Status, indexed_text
-from .entity_rows import EntityRows
-from .memory_rows import (
+from memoryd.clock import to_db
+from memoryd.memory.entity_policy import normalize_name
+from memoryd.memory.model import Memory, Status, indexed_text
+from memoryd.storage.entity_rows import EntityRows
+from memoryd.storage.memory_rows import (
     MEMORY_COLUMN_COUNT,
     MEMORY_COLUMNS,
     PURGE_ASSIGNMENTS,
@@ -21,12 +21,12 @@ from .memory_rows import (
     MemoryRows,
     memory_params,
 )
-from .protocols import chunks
-from .row_dialect import SqlConnection
-from .sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
+from memoryd.storage.protocols import chunks
+from memoryd.storage.row_dialect import SqlConnection
+from memoryd.storage.sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
 
 if TYPE_CHECKING:
-    from ..embedding import Vector
+    from memoryd.providers.embedder import Vector
 
 _SELECT_VECTORS = (
     "SELECT m.id, e.embedding FROM memory_embeddings e JOIN memories m ON m.rowid = e.rowid"

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .next_vector_rows import NextVectorRows
-from .protocols import VectorSource
-from .sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
-from .sqlite_schema import chunk_vector_sql, vector_index_sql
+from memoryd.storage.next_vector_rows import NextVectorRows
+from memoryd.storage.protocols import VectorSource
+from memoryd.storage.sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
+from memoryd.storage.sqlite_schema import chunk_vector_sql, vector_index_sql
 
 if TYPE_CHECKING:
-    from ..embedding import Vector
+    from memoryd.providers.embedder import Vector
 
 _MISSING: dict[VectorSource, str] = {
     "memories": (

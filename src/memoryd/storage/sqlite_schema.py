@@ -192,7 +192,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     (
         "0008_fact_predicates_searchable",
         """
-        -- A fact's predicate joins its indexed text (memoryd.model.indexed_text): questions
+        -- A fact's predicate joins its indexed text (memoryd.memory.model.indexed_text): questions
         -- use the slot's word ("my job") where the content words it otherwise.
         DELETE FROM memory_fts WHERE rowid IN (
             SELECT rowid FROM memories WHERE predicate IS NOT NULL AND purged_at IS NULL
@@ -241,7 +241,8 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     (
         "0012_fact_slot_vocabulary",
         """
-        -- A fact's canonical subject (memoryd.slots.canonical_subject), so the predicates a
+        -- A fact's canonical subject (memoryd.memory.slot_policy.canonical_subject), so the
+        -- predicates a
         -- subject already has are one index probe away; and, when the fact joined another
         -- predicate's slot through that vocabulary, the predicate it joined. Both are filled
         -- by the re-slot that runs once when the store is next opened (slot_scheme in meta).

@@ -8,15 +8,15 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..model import Kind, Status
-from .memory_rows import MemoryVectorSearch
-from .protocols import TextHit, TextResult, VectorHit
-from .row_dialect import VectorTables
-from .sqlite_bits import BitIndexCopy, query_bits
-from .sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
+from memoryd.memory.model import Kind, Status
+from memoryd.storage.memory_rows import MemoryVectorSearch
+from memoryd.storage.protocols import TextHit, TextResult, VectorHit
+from memoryd.storage.row_dialect import VectorTables
+from memoryd.storage.sqlite_bits import BitIndexCopy, query_bits
+from memoryd.storage.sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
 
 if TYPE_CHECKING:
-    from ..embedding import Vector
+    from memoryd.providers.embedder import Vector
 
 # The bit prefilter keeps this many candidates per wanted result (and at least PREFILTER_MIN)
 # for the exact re-rank; measured on MiniLM vectors it recovers the float top-k almost whole.

@@ -7,8 +7,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..kb.sync.model import FileState, SourceKind, SyncFile, SyncSource
-from .row_dialect import RowDialect, SqlConnection
+from memoryd.kb.sync.model import FileState, SourceKind, SyncFile, SyncSource
+from memoryd.storage.row_dialect import RowDialect, SqlConnection
 
 _SOURCE_COLUMNS = (
     "id, location, kind, collection, ignore_patterns, include_hidden, max_bytes, every_seconds, "

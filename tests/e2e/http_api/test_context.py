@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memoryd.tokens import O200kTokenizer
+from memoryd.providers.tokenizer import O200kTokenizer
 
 from .conftest import Server
 

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from ...clock import Clock
-from ...errors import StoreUnavailableError
-from .model import SourceKind, SyncSource
-from .run import FolderSync, PassReport
-from .watch import PathWatcher
+from memoryd.clock import Clock
+from memoryd.errors import StoreUnavailableError
+from memoryd.kb.sync.model import SourceKind, SyncSource
+from memoryd.kb.sync.run import FolderSync, PassReport
+from memoryd.kb.sync.watch import PathWatcher
 
 log = logging.getLogger("memoryd")
 # How often the loop looks for new or removed sources and for due rescans when nothing wakes

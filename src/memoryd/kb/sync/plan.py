@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from .model import FileState, SyncFile
+from memoryd.kb.sync.model import FileState, SyncFile
 
 ERASED_REASON = (
     "its document was removed by the owner (forget or kb delete); sync leaves it out until "

@@ -64,7 +64,7 @@ def ignore_lines(text: str) -> list[str]:
 
 def check_patterns(patterns: Sequence[str]) -> tuple[str, ...]:
     """The owner's patterns, stripped; a clear error for one pathspec cannot read."""
-    from ...errors import InvalidInputError
+    from memoryd.errors import InvalidInputError
 
     cleaned = tuple(p.strip() for p in patterns if p.strip())
     for pattern in cleaned:

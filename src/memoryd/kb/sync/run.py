@@ -24,18 +24,15 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ...clock import Clock
-from ...errors import InvalidInputError, SyncSourceNotFoundError
-from ...ids import IdGenerator, resolve_prefix
-from ...screening import find_credential
-from ...storage.protocols import Store
-from ..convert import READABLE_SUFFIXES
-from ..folder_rules import refuse_reason
-from ..model import DEFAULT_COLLECTION, check_collection
-from ..results import IngestResult
-from ..service import KnowledgeBase
-from ..urls import check_url, is_url
-from .model import (
+from memoryd.clock import Clock
+from memoryd.errors import InvalidInputError, SyncSourceNotFoundError
+from memoryd.ids import IdGenerator, resolve_prefix
+from memoryd.kb.convert import READABLE_SUFFIXES
+from memoryd.kb.folder_rules import refuse_reason
+from memoryd.kb.model import DEFAULT_COLLECTION, check_collection
+from memoryd.kb.results import IngestResult
+from memoryd.kb.service import KnowledgeBase
+from memoryd.kb.sync.model import (
     DEFAULT_MAX_BYTES,
     DEFAULT_RESCAN_SECONDS,
     DEFAULT_URL_SECONDS,
@@ -46,9 +43,12 @@ from .model import (
     SyncFile,
     SyncSource,
 )
-from .plan import Seen, plan_renames, plan_scan
-from .rules import FolderRules, check_patterns
-from .scan import folder_rules, scan_folder, stat_file
+from memoryd.kb.sync.plan import Seen, plan_renames, plan_scan
+from memoryd.kb.sync.rules import FolderRules, check_patterns
+from memoryd.kb.sync.scan import folder_rules, scan_folder, stat_file
+from memoryd.kb.urls import check_url, is_url
+from memoryd.storage.protocols import Store
+from memoryd.trust.credential_screening import find_credential
 
 log = logging.getLogger("memoryd")
 

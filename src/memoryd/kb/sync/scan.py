@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..convert import READABLE_SUFFIXES
-from ..folder_rules import refuse_reason
-from .model import SyncSource
-from .plan import Seen
-from .rules import IGNORE_FILES, FolderRules, ignore_lines
+from memoryd.kb.convert import READABLE_SUFFIXES
+from memoryd.kb.folder_rules import refuse_reason
+from memoryd.kb.sync.model import SyncSource
+from memoryd.kb.sync.plan import Seen
+from memoryd.kb.sync.rules import IGNORE_FILES, FolderRules, ignore_lines
 
 LINK_INSIDE = "a symbolic link (what it points to inside the folder is synced as itself)"
 # An ignore file larger than this is not a list of patterns.

@@ -1,0 +1,2 @@
+"""Settings, resolved once from the command line, the environment and ``memoryd.toml``; editing
+``memoryd.toml``."""

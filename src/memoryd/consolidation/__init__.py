@@ -1,0 +1,1 @@
+"""The daily consolidation: ``policy`` and ``schedule_policy`` decide (pure), ``run`` applies."""

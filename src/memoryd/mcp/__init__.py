@@ -1,0 +1,1 @@
+"""``memoryd mcp``: the model's tools over the Model Context Protocol."""

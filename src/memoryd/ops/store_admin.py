@@ -1,0 +1,72 @@
+"""The store as a whole, for the surfaces: where it is, its health, its job queue, and copies of
+it (export, import, backup). The CLI, HTTP and MCP reach the store only through here and the
+rest of the service."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from memoryd.collaborators import Collaborators
+from memoryd.jobs.model import Job
+from memoryd.storage.protocols import EmbeddingSignature
+
+if TYPE_CHECKING:
+    from memoryd.ops.backup import BackupResult
+    from memoryd.ops.portability import Summary as ExportSummary
+
+
+class StoreAdmin:
+    """Store-level operations over the service's collaborators (its store and embedder)."""
+
+    def __init__(self, parts: Collaborators) -> None:
+        self._parts = parts
+
+    def store_location(self) -> str | None:
+        """Where the store lives: the SQLite file, or the PostgreSQL URL without its password."""
+        location = getattr(self._parts.store, "path", None)
+        return None if location is None else str(location)
+
+    def embedding_signature(self) -> EmbeddingSignature | None:
+        """The embedding model and dimension the store was created with, if recorded."""
+        return self._parts.store.embedding_signature()
+
+    def store_integrity_errors(self) -> list[str]:
+        """What is damaged in the store (empty when its integrity check passes)."""
+        return self._parts.store.integrity_errors()
+
+    def memory_count(self) -> int:
+        """How many memories the store holds, in every status."""
+        return self._parts.store.memories.count()
+
+    def job_counts(self) -> dict[str, int]:
+        """The background job queue: how many jobs are in each state."""
+        return self._parts.store.jobs.counts()
+
+    def recent_jobs(self, limit: int) -> list[Job]:
+        """The newest ``limit`` background jobs, newest first."""
+        return self._parts.store.jobs.recent(limit)
+
+    def export_to(self, out: TextIO, *, with_vectors: bool = False) -> ExportSummary:
+        """Write everything in the store to ``out`` as JSON Lines (see :mod:`portability`)."""
+        from memoryd.ops.portability import export_store
+
+        return export_store(self._parts.store, out, with_vectors=with_vectors)
+
+    def import_from(self, lines: Iterable[str]) -> ExportSummary:
+        """Load an export into this (empty) store in one transaction, embedding what has no
+        vector."""
+        from memoryd.memory.slot_vocabulary import reslot_if_needed
+        from memoryd.ops.portability import import_store
+
+        summary = import_store(self._parts.store, lines, self._parts.embedder)
+        # An export from before canonical slots is re-slotted now, as an old store would be.
+        reslot_if_needed(self._parts)
+        return summary
+
+    def backup_to(self, target: Path) -> BackupResult:
+        """Write a consistent copy of the store to ``target`` (see :mod:`backup`)."""
+        from memoryd.ops.backup import make_backup
+
+        return make_backup(self._parts.store, target)

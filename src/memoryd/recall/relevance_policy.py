@@ -1,0 +1,103 @@
+"""One calibrated relevance score per recall candidate (SPEC §4), pure.
+
+Each candidate carries the evidence its legs found: its rank in the vector and text legs, its
+cosine to the message, the share of the message's word weight (IDF) it holds, whether a
+selective name, an explicit time window or the best event's day brought it, and, for the whole
+message, whether it names someone no memory mentions and how much of its weight lies in words
+no memory holds. A logistic model turns these into the probability that the candidate is
+evidence for the message; its coefficients are fitted on two dev sets of different styles by
+``bench/fit_recall_score.py`` and shipped in :class:`memoryd.recall.policy.RecallPolicy`.
+
+Features are also measured against the message's other candidates (how far below the closest
+cosine and the best text coverage): a conversation of long technical messages and one of short
+chat turns put cosines on different scales, and the gaps carry across where the level does not.
+One feature is the message's own: its background, the mean cosine of its closest candidates. A
+message about what the store holds finds several memories near it; a question about nothing
+there ("Why is the sky blue?" of a store that says "the owner's favourite colour is deep
+blue") finds one by a shared word and little around it. Measured on all three dev sets, a
+candidate's cosine minus this background (or its z-score, or its margin over the 10th or 50th
+neighbour) tells evidence from chance *worse* than the cosine itself; the background added to
+it tells it better (docs/recall.md, "Calibration").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+FEATURES = (
+    "cosine",
+    "cosine_gap",
+    "background",
+    "vector_rank",
+    "text_rank",
+    "coverage",
+    "coverage_gap",
+    "entity",
+    "time",
+    "episode",
+    "unknown_name",
+    "unseen_share",
+)
+# Without an embedding (the route down), a candidate's cosine is unknown: it is taken as this
+# typical evidence cosine, so text and names still decide alone.
+UNKNOWN_COSINE = 0.3
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a candidate is measured against: the message's best cosine and best text
+    coverage among all candidates, and the message-level evidence."""
+
+    best_cosine: float
+    best_coverage: float
+    # The mean cosine of the closest few candidates: the message's background in this store.
+    typical_cosine: float
+    unknown_name: bool
+    unseen_share: float
+
+
+def rank_feature(rank: int | None) -> float:
+    """1 at rank 1, falling as 1/√rank; 0 when the leg did not find it."""
+    return 0.0 if rank is None else 1.0 / math.sqrt(rank)
+
+
+def features(
+    ranks: Mapping[str, int], cosine: float | None, coverage: float, context: Context
+) -> dict[str, float]:
+    """The named features of one candidate (:data:`FEATURES`)."""
+    value = UNKNOWN_COSINE if cosine is None else cosine
+    best = max(context.best_cosine, value)
+    return {
+        "cosine": value,
+        "cosine_gap": best - value if cosine is not None else 0.0,
+        "background": context.typical_cosine if cosine is not None else 0.0,
+        "vector_rank": rank_feature(ranks.get("vector")),
+        "text_rank": rank_feature(ranks.get("text")),
+        "coverage": coverage,
+        "coverage_gap": max(context.best_coverage, coverage) - coverage,
+        "entity": 1.0 if "entity" in ranks else 0.0,
+        "time": 1.0 if "time" in ranks else 0.0,
+        "episode": 1.0 if "episode" in ranks else 0.0,
+        "unknown_name": 1.0 if context.unknown_name else 0.0,
+        "unseen_share": context.unseen_share,
+    }
+
+
+def contributions(values: Mapping[str, float], weights: Mapping[str, float]) -> dict[str, float]:
+    """Each feature's share of the logit (value × its coefficient), for ``--explain``."""
+    return {name: values[name] * weights.get(name, 0.0) for name in values}
+
+
+def probability(values: Mapping[str, float], weights: Mapping[str, float], bias: float) -> float:
+    """The logistic model: σ(bias + Σ value × coefficient)."""
+    logit = bias + sum(values[name] * weights.get(name, 0.0) for name in values)
+    if logit < -60:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(-logit))
+
+
+def as_row(values: Mapping[str, float]) -> Sequence[float]:
+    """The features in :data:`FEATURES` order (for fitting)."""
+    return [values[name] for name in FEATURES]

@@ -1,0 +1,250 @@
+"""Recall and search orchestration: the legs gather evidence, ``retrieval.rank`` scores it,
+recall cuts and packs it; what was handed out is stamped on a background writer."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+
+from memoryd.collaborators import Collaborators
+from memoryd.errors import InvalidInputError, StoreFullError
+from memoryd.memory.entity_policy import EntityMatcher
+from memoryd.memory.model import Kind, Memory
+from memoryd.recall.bounds_policy import BoundedQuery, bound_query
+from memoryd.recall.evidence import Evidence, gather, rank
+from memoryd.recall.legs import QueryEmbedder
+from memoryd.recall.policy import (
+    Candidate,
+    Dropped,
+    Packed,
+    Ranking,
+    Scored,
+    pack_block,
+    relative_cut,
+)
+from memoryd.recall.time_window_policy import TimeWindow, find_time_window
+from memoryd.results import RecallResult, SearchResult
+from memoryd.storage.full_disk import FullDiskNotice
+
+log = logging.getLogger("memoryd")
+Span = tuple[datetime | None, datetime | None]
+"""An explicit (since, until) range; either end may be open."""
+# Nothing to say: the empty block, uncounted, so a recall on a new store loads no tokenizer.
+EMPTY_BLOCK = Packed(text="", tokens=0, lessons=(), items=(), dropped=())
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Recall before packing: when, what of the message was read, its time window, the
+    evidence and its ranking, the memories kept after the relative cut (and the cut ones),
+    and the standing lessons."""
+
+    at: datetime
+    read: BoundedQuery
+    window: TimeWindow | None
+    evidence: Evidence
+    ranking: Ranking
+    kept: tuple[Scored, ...]
+    cut: tuple[Dropped, ...]
+    lessons: tuple[Memory, ...]
+
+    def dropped(self, standing: Sequence[Memory]) -> tuple[Dropped, ...]:
+        """What the gates stopped and the cut left out; a standing lesson the legs also found
+        is in the block whatever its gates said."""
+        ids = {m.id for m in standing}
+        return tuple(d for d in self.ranking.dropped if d.memory_id not in ids) + self.cut
+
+
+class Retriever:
+    """Recall, search and the evidence behind them; stamps what it hands out."""
+
+    def __init__(self, parts: Collaborators) -> None:
+        self.parts = parts
+        self._matcher: tuple[tuple[int, int], EntityMatcher] | None = None
+        self._stamper: ThreadPoolExecutor | None = None
+        self._last_stamp: Future[None] | None = None
+        self._stamp_lock = threading.Lock()
+        self._stamps_notice = FullDiskNotice(log, "memoryd: writing retrieval stamps")
+        self._query_embedder = QueryEmbedder(lambda: self.parts.embedder)
+
+    def recall(
+        self, message: str, budget: int | None, now: datetime | None, stamp: bool = True
+    ) -> RecallResult:
+        """See :meth:`memoryd.service.MemoryService.recall`."""
+        parts = self.parts
+        limit = self.budget(budget)
+        found = self.ranked(message, now)
+        packed = EMPTY_BLOCK
+        if found.lessons or found.kept:
+            packed = pack_block(found.lessons, found.kept, parts.tokenizer, limit)
+        packed_ids = [m.id for m in packed.lessons] + [s.memory.id for s in packed.items]
+        if packed_ids and stamp:
+            self.stamp_later(packed_ids, found.at)
+        return RecallResult(
+            packed,
+            found.dropped(packed.lessons) + packed.dropped,
+            found.evidence.legs,
+            found.window,
+            found.evidence.facts,
+            found.ranking.silence,
+            found.read,
+        )
+
+    def budget(self, budget: int | None) -> int:
+        """The token budget asked for, else the recall budget of the settings."""
+        limit = self.parts.recall_policy.budget_tokens if budget is None else budget
+        if limit < 0:
+            raise InvalidInputError("the token budget must be zero or more")
+        return limit
+
+    def ranked(self, message: str, now: datetime | None) -> Ranked:
+        """Recall up to packing: the memories gated, ranked and cut, and the standing lessons."""
+        parts = self.parts
+        at = parts.now(now)
+        policy = parts.recall_policy
+        read = self._bounded(message)
+        message = read.query
+        window = find_time_window(message, at, parts.zone)
+        with self._one_space():
+            evidence = self._gather(message, window, ())
+            ranking, evidence = rank(parts.store, evidence, at, policy, parts.zone)
+        kept, cut = relative_cut(ranking.items, policy)
+        lessons = parts.store.memories.standing_lessons()
+        return Ranked(at, read, window, evidence, ranking, tuple(kept), tuple(cut), tuple(lessons))
+
+    def search(
+        self,
+        query: str,
+        kind: Kind | None,
+        span: Span,
+        limit: int,
+        now: datetime | None,
+        stamp: bool = True,
+    ) -> SearchResult:
+        """See :meth:`memoryd.service.MemoryService.search_memory`."""
+        parts = self.parts
+        at = parts.now(now)
+        if not query.strip():
+            raise InvalidInputError("the search query is empty; say what to look for")
+        if limit < 1:
+            raise InvalidInputError("the limit must be at least 1", fields=("limit",))
+        since, until = span
+        read = self._bounded(query)
+        query = read.query
+        window = find_time_window(query, at, parts.zone)
+        ranged = since is not None or until is not None
+        if ranged:
+            start = since or datetime.min.replace(tzinfo=at.tzinfo)
+            end = until or at.replace(year=9999)
+            if start >= end:
+                raise InvalidInputError(
+                    "since must be earlier than until", fields=("since", "until")
+                )
+            window = TimeWindow(start, end, "explicit range")
+        kinds = (kind,) if kind else ()
+
+        def wanted(candidate: Candidate) -> bool:
+            memory = candidate.memory
+            return (kind is None or memory.kind is kind) and (not ranged or _within(memory, window))
+
+        with self._one_space():
+            evidence = self._gather(query, window, kinds)
+            ranking, evidence = rank(
+                parts.store, evidence, at, parts.recall_policy, parts.zone, keep=wanted
+            )
+        top = ranking.items[:limit]
+        if top and stamp:
+            self.stamp_later([s.memory.id for s in top], at)
+        return SearchResult(tuple(top), evidence.legs, read)
+
+    def evidence(self, message: str, now: datetime | None) -> Evidence:
+        """See :meth:`memoryd.service.MemoryService.evidence`."""
+        at = self.parts.now(now)
+        message = self._bounded(message).query
+        with self._one_space():
+            return self._gather(message, find_time_window(message, at, self.parts.zone), ())
+
+    def _bounded(self, message: str) -> BoundedQuery:
+        policy = self.parts.recall_policy
+        return bound_query(message, policy.message_head_chars, policy.message_tail_chars)
+
+    def settle(self) -> None:
+        """Wait until the retrieval stamps of earlier recalls are written."""
+        future = self._last_stamp
+        if future is None:
+            return
+        try:
+            future.result()
+        except Exception:  # a lost stamp is a statistic, not data: record it and go on
+            log.exception("memoryd: writing retrieval stamps failed")
+
+    def close(self) -> None:
+        """Write pending stamps and stop the stamp writer."""
+        self.settle()
+        if self._stamper is not None:
+            self._stamper.shutdown(wait=True)
+            self._stamper = None
+
+    @contextmanager
+    def _one_space(self) -> Iterator[None]:
+        """Gather and rank in the vector space this process embeds in: a recall is refused
+        whole (StoreMismatchError) when the store moved to another model before it or while it
+        ran (a re-embed's switch), not answered from the legs that happened to survive."""
+        check_space = self.parts.store.check_space
+        check_space()
+        try:
+            yield
+        except Exception:
+            check_space()  # the switch, if it happened, is the error worth reporting
+            raise
+        check_space()
+
+    def _gather(self, message: str, window: TimeWindow | None, kinds: Sequence[Kind]) -> Evidence:
+        parts = self.parts
+        return gather(
+            parts.store,
+            self._query_embedder,
+            self._entity_matcher,
+            message,
+            window,
+            kinds,
+            parts.recall_policy,
+        )
+
+    def _entity_matcher(self) -> EntityMatcher:
+        version = self.parts.store.entities.version()
+        if self._matcher is None or self._matcher[0] != version:
+            self._matcher = (version, EntityMatcher.build(self.parts.store.entities.aliases()))
+        return self._matcher[1]
+
+    def stamp_later(self, memory_ids: list[str], at: datetime) -> None:
+        """Stamp packed memories on a single background writer, so the answer does not wait
+        for the write (and the WAL checkpoints it sometimes triggers). Runs in order."""
+        with self._stamp_lock:
+            if self._stamper is None:
+                self._stamper = ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="memoryd-stamp"
+                )
+            self._last_stamp = self._stamper.submit(self._write_stamps, memory_ids, at)
+
+    def _write_stamps(self, memory_ids: list[str], at: datetime) -> None:
+        # Runs on the one stamp thread, so the notice is never shared between threads.
+        try:
+            with self.parts.store.transaction():
+                self.parts.store.memories.stamp_retrieved(memory_ids, at)
+        except StoreFullError as error:  # a lost stamp is a statistic, not data
+            self._stamps_notice.failed(error)
+            return
+        self._stamps_notice.succeeded()
+
+
+def _within(memory: Memory, window: TimeWindow | None) -> bool:
+    if window is None:
+        return True
+    instant = memory.occurred_at or memory.created_at
+    return window.contains(instant)

@@ -1,0 +1,58 @@
+"""Wiring: settings in, a ready service out. The only place that picks concrete classes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memoryd.config.settings import Settings
+from memoryd.kb.converted import limits_of
+from memoryd.memory.promotion_policy import PromotionPolicy
+from memoryd.providers.embedder import Embedder
+from memoryd.providers.llm import Gateway, routes_of
+from memoryd.providers.remote_embedder import embedder_of
+from memoryd.service import MemoryService
+from memoryd.storage.file_modes import private_home, tighten
+from memoryd.storage.protocols import Store
+from memoryd.storage.sqlite import SqliteStore
+
+
+def open_store(settings: Settings, *, create: bool) -> Store:
+    """The backend for the configured location: a PostgreSQL URL or an SQLite file."""
+    if settings.is_postgres:
+        from memoryd.storage.postgres import PostgresStore
+
+        return PostgresStore(settings.db, create=create)
+    path = Path(settings.db)
+    # Only memoryd's own home is created on demand; a typo in --db must not grow directories.
+    if path.parent == settings.home and (create or settings.home.is_dir()):
+        private_home(settings.home)
+        tighten(None, settings.home)
+    return SqliteStore(path, create=create)
+
+
+def open_service(
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    policy: PromotionPolicy | None = None,
+    create: bool = True,
+    gateway: Gateway | None = None,
+) -> MemoryService:
+    """Open the store and the service over it; closes the store if the service refuses it.
+    The LLM routes and the embedder come from the settings unless given."""
+    gateway = gateway if gateway is not None else Gateway(routes_of(settings))
+    store = open_store(settings, create=create)
+    try:
+        service = MemoryService(
+            store,
+            embedder or embedder_of(settings),
+            policy=policy,
+            gateway=gateway,
+            zone=settings.zone,
+            home=settings.home,
+        )
+        service.kb.limits = limits_of(settings, service.kb.limits)
+        return service
+    except BaseException:
+        store.close()
+        raise
