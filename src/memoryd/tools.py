@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memoryd.clock import parse_instant
 from memoryd.errors import DocumentNotFoundError, InvalidInputError, MemorydError
@@ -17,7 +18,46 @@ from memoryd.trust.fence import escape_data
 from memoryd.words import has_lone_surrogate
 
 if TYPE_CHECKING:
-    from memoryd.service import MemoryService
+    from memoryd.kb.service import KnowledgeBase
+    from memoryd.results import SearchResult, WriteResult
+    from memoryd.trust.taint import SessionTaints
+
+
+class ToolService(Protocol):
+    """What the model's tools call on the service (``MemoryService`` is one; it imports this
+    module, so this module names only what it uses)."""
+
+    @property
+    def sessions(self) -> SessionTaints: ...
+
+    @property
+    def kb(self) -> KnowledgeBase: ...
+
+    def remember(
+        self,
+        content: str,
+        *,
+        kind: Kind,
+        subject: str | None,
+        predicate: str | None,
+        object: str | None,
+        entities: Sequence[str],
+        importance: Importance | None,
+        occurred_at: datetime | None,
+        actor: Actor,
+        tainted_by: str | None,
+    ) -> WriteResult: ...
+
+    def search_memory(
+        self,
+        query: str,
+        *,
+        kind: Kind | None,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int,
+    ) -> SearchResult: ...
+
 
 REMEMBER_TOOL: dict[str, Any] = {
     "name": "remember",
@@ -135,7 +175,7 @@ def tool_definitions(style: str = "anthropic") -> list[dict[str, Any]]:
 
 
 def dispatch(
-    service: MemoryService,
+    service: ToolService,
     name: str,
     arguments: Mapping[str, Any] | str,
     *,
@@ -218,7 +258,7 @@ def _check(args: dict[str, Any], schema: dict[str, Any]) -> None:
 
 
 def _taint_with_documents(
-    service: MemoryService, session: str | None, tool: str, passages: Sequence[dict[str, Any]]
+    service: ToolService, session: str | None, tool: str, passages: Sequence[dict[str, Any]]
 ) -> None:
     """The session has just shown the model document text: it is tainted, naming the tool
     and the documents (so the owner reviewing a remember sees what was read before it)."""
@@ -230,7 +270,7 @@ def _taint_with_documents(
     service.sessions.mark(session, f"{tool} returned {noun} {shown}")
 
 
-def _remember(service: MemoryService, args: dict[str, Any], taint: str | None) -> dict[str, Any]:
+def _remember(service: ToolService, args: dict[str, Any], taint: str | None) -> dict[str, Any]:
     _check(args, REMEMBER_TOOL)
     occurred = args.get("occurred_at")
     result = service.remember(
@@ -260,7 +300,7 @@ def _remember(service: MemoryService, args: dict[str, Any], taint: str | None) -
     return reply
 
 
-def _search(service: MemoryService, args: dict[str, Any]) -> dict[str, Any]:
+def _search(service: ToolService, args: dict[str, Any]) -> dict[str, Any]:
     _check(args, SEARCH_MEMORY_TOOL)
     kind = Kind(args["kind"]) if args.get("kind") else None
     since = parse_instant(args["since"], what="since") if args.get("since") else None
@@ -282,9 +322,7 @@ def _search(service: MemoryService, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _search_kb(
-    service: MemoryService, args: dict[str, Any], pinned: Sequence[str]
-) -> dict[str, Any]:
+def _search_kb(service: ToolService, args: dict[str, Any], pinned: Sequence[str]) -> dict[str, Any]:
     _check(args, SEARCH_KB_TOOL)
     limit = args.get("limit")
     found = service.kb.search(args["query"], pinned_collections=pinned, limit=limit)
@@ -294,7 +332,7 @@ def _search_kb(
     }
 
 
-def _read_kb(service: MemoryService, args: dict[str, Any]) -> dict[str, Any]:
+def _read_kb(service: ToolService, args: dict[str, Any]) -> dict[str, Any]:
     _check(args, READ_KB_TOOL)
     span = args.get("chunks")
     pages = args.get("pages")

@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from memoryd.config.settings import Settings
 from memoryd.errors import InvalidInputError, StoreDamagedError, StoreUnavailableError
@@ -25,8 +25,22 @@ from memoryd.storage.full_disk import full_disk_reported
 from memoryd.storage.protocols import Store
 from memoryd.storage.sqlite import SqliteStore
 
-if TYPE_CHECKING:
-    from memoryd.service import MemoryService
+
+class ExportImporter(Protocol):
+    """Imports an export's lines into a store (``StoreAdmin`` is one)."""
+
+    def import_from(self, lines: Iterable[str]) -> Summary: ...
+
+
+class RestoreTarget(Protocol):
+    """The opened store an export is restored into (``MemoryService`` is one; it reaches this
+    module through ``StoreAdmin``, so this module names only what it uses)."""
+
+    @property
+    def admin(self) -> ExportImporter: ...
+
+    def close(self) -> None: ...
+
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -100,7 +114,7 @@ def restore_backup(
     settings: Settings,
     *,
     force: bool,
-    open_service: Callable[[Settings], MemoryService],
+    open_service: Callable[[Settings], RestoreTarget],
 ) -> BackupResult:
     """Put a backup back: an SQLite copy replaces the store file; an export is imported into
     the store ``open_service`` opens (creating it if needed)."""
