@@ -194,10 +194,6 @@ def _drop_empty_section(lines: list[str], header: int) -> None:
     del lines[header:end]
 
 
-def _is_header(line: str) -> bool:
-    return bool(_HEADER.match(line) or _ARRAY_HEADER.match(line))
-
-
 def _mode_for(path: Path, secret: bool) -> int:
     # Settings name the store and the routes the owner uses: theirs alone, secret or not.
     return SECRET_FILE_MODE

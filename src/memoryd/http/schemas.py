@@ -511,10 +511,6 @@ class HealthOut(BaseModel):
     version: str
 
 
-class ErrorOut(BaseModel):
-    error: str
-
-
 class EvalCaseOut(BaseModel):
     id: str
     question: str

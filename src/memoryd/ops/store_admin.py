@@ -32,10 +32,6 @@ class StoreAdmin:
         """The embedding model and dimension the store was created with, if recorded."""
         return self._parts.store.embedding_signature()
 
-    def store_integrity_errors(self) -> list[str]:
-        """What is damaged in the store (empty when its integrity check passes)."""
-        return self._parts.store.integrity_errors()
-
     def memory_count(self) -> int:
         """How many memories the store holds, in every status."""
         return self._parts.store.memories.count()

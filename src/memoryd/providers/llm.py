@@ -13,7 +13,7 @@ import json
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -547,12 +547,6 @@ class Gateway:
             )
             self._clients[operation] = client
         return client
-
-    def with_route(self, route: Route) -> Gateway:
-        """A gateway with one route replaced (for ``doctor`` and tests)."""
-        routes = dict(self.routes)
-        routes[route.operation] = replace(route)
-        return Gateway(routes)
 
 
 def off_notice(operation: str) -> str:
