@@ -1,5 +1,5 @@
-"""The layout section of docs/architecture.md names every module in the tree, and nothing
-that is gone."""
+"""The layout section of docs/architecture.md names every module in the tree under its own
+folder, and nothing that is gone."""
 
 from __future__ import annotations
 
@@ -16,15 +16,65 @@ def _layout_block() -> str:
     return section.split("```", 2)[1]
 
 
-def test_every_module_is_in_the_layout() -> None:
-    named = set(re.findall(r"[\w]+\.py", _layout_block()))
-    modules = {
-        path.name
-        for path in PACKAGE.rglob("*.py")
-        if path.name not in {"__init__.py", "__main__.py"} and "__pycache__" not in path.parts
-    }
+def _named_by_folder() -> dict[str, set[str]]:
+    """The file names the block lists under each folder of src/memoryd ("" is the top): a
+    folder's line opens it, a line indented no deeper than the folder closes it, and the
+    names on the folder's line and its description lines belong to it."""
+    named: dict[str, set[str]] = {}
+    open_folders: list[tuple[int, str]] = []  # (indent, path under src/memoryd)
+    inside = False
+    for line in _layout_block().splitlines():
+        indent = len(line) - len(line.lstrip())
+        if line.startswith("src/memoryd/"):
+            inside, open_folders = True, [(-1, "")]
+            continue
+        if not inside or not line.strip():
+            continue
+        if indent == 0:
+            inside = False
+            continue
+        while open_folders and indent <= open_folders[-1][0]:
+            open_folders.pop()
+        folder = re.match(r"\s*(\w+)/", line)
+        if folder:
+            parent = open_folders[-1][1]
+            path = f"{parent}/{folder[1]}" if parent else folder[1]
+            open_folders.append((indent, path))
+        current = open_folders[-1][1]
+        named.setdefault(current, set()).update(re.findall(r"\w+\.py", line))
+    return named
 
-    assert sorted(modules - named) == []
+
+def _modules_by_folder() -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if path.name in {"__init__.py", "__main__.py"} or "__pycache__" in path.parts:
+            continue
+        folder = path.parent.relative_to(PACKAGE).as_posix()
+        found.setdefault("" if folder == "." else folder, set()).add(path.name)
+    return found
+
+
+def test_every_module_is_in_the_layout_under_its_folder() -> None:
+    named = _named_by_folder()
+    missing = [
+        f"{folder}/{name}".lstrip("/")
+        for folder, names in sorted(_modules_by_folder().items())
+        for name in sorted(names - named.get(folder, set()))
+    ]
+
+    assert missing == []
+
+
+def test_every_module_the_layout_lists_under_a_folder_is_there() -> None:
+    present = _modules_by_folder()
+    gone = [
+        f"{folder}/{name}".lstrip("/")
+        for folder, names in sorted(_named_by_folder().items())
+        for name in sorted(names - present.get(folder, set()) - {"__init__.py"})
+    ]
+
+    assert gone == []
 
 
 def test_every_file_the_layout_names_exists() -> None:
