@@ -29,6 +29,7 @@ from memoryd.errors import (
     StoreMismatchError,
     StoreNotAnsweringError,
     StoreUnavailableError,
+    SyncSourceNotFoundError,
 )
 from memoryd.memory.model import Actor, Importance, Kind, Memory, Source, Status
 
@@ -67,6 +68,7 @@ __all__ = [
     "StoreMismatchError",
     "StoreNotAnsweringError",
     "StoreUnavailableError",
+    "SyncSourceNotFoundError",
     "open",
 ]
 
