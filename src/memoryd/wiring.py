@@ -6,6 +6,7 @@ from pathlib import Path
 
 from memoryd.config.settings import Settings
 from memoryd.kb.converted import limits_of
+from memoryd.memory.keys import ROW_KEYS
 from memoryd.memory.promotion_policy import PromotionPolicy
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.llm import Gateway, routes_of
@@ -21,13 +22,13 @@ def open_store(settings: Settings, *, create: bool) -> Store:
     if settings.is_postgres:
         from memoryd.storage.postgres import PostgresStore
 
-        return PostgresStore(settings.db, create=create)
+        return PostgresStore(settings.db, create=create, keys=ROW_KEYS)
     path = Path(settings.db)
     # Only memoryd's own home is created on demand; a typo in --db must not grow directories.
     if path.parent == settings.home and (create or settings.home.is_dir()):
         private_home(settings.home)
         tighten(None, settings.home)
-    return SqliteStore(path, create=create)
+    return SqliteStore(path, create=create, keys=ROW_KEYS)
 
 
 def open_service(

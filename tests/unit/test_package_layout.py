@@ -35,6 +35,7 @@ PURE_MODULES = {
     "memoryd.memory.model",
     "memoryd.jobs.model",
     "memoryd.kb.model",
+    "memoryd.evaluation.model",
     "memoryd.kb.blocks",
     "memoryd.kb.chunking",
     "memoryd.kb.hygiene",
@@ -66,19 +67,13 @@ STORAGE_MAY_IMPORT = {
     "memoryd.kb.model",
     "memoryd.kb.sync.model",
     "memoryd.jobs.model",
+    "memoryd.evaluation.model",
 }
 STORAGE_MAY_ALSO_IMPORT_PACKAGES = ("memoryd.storage", "memoryd.providers")
 # Domain rules storage applies itself today; the domain should compute the keys and hand them
-# over (a canonical subject, a normalised entity name, the eval case shape).
+# over (as memory/keys.py hands over a fact's subject key and an entity name's key).
 STORAGE_IMPORTS_ALLOWED = {
-    ("memoryd.storage.kb_rows", "memoryd.kb.rows"),
-    ("memoryd.storage.entity_rows", "memoryd.memory.entity_policy"),
-    ("memoryd.storage.memory_rows", "memoryd.memory.entity_policy"),
-    ("memoryd.storage.memory_rows", "memoryd.memory.slot_policy"),
-    ("memoryd.storage.postgres_memories", "memoryd.memory.entity_policy"),
-    ("memoryd.storage.sqlite_memories", "memoryd.memory.entity_policy"),
-    ("memoryd.storage.eval_rows", "memoryd.evaluation.policy"),
-    ("memoryd.storage.protocols", "memoryd.evaluation.policy"),
+    ("memoryd.storage.kb_rows", "memoryd.kb.rows"),  # a chunk's table rows as search units
 }
 
 
@@ -151,5 +146,6 @@ def test_the_rules_see_what_they_judge() -> None:
     assert _is_pure("memoryd.memory.promotion_policy")
     assert _is_pure("memoryd.trust.fence")
     assert not _is_pure("memoryd.memory.writes")
-    assert "memoryd.memory.slot_policy" in graph["memoryd.storage.memory_rows"]
+    assert "memoryd.storage.row_keys" in graph["memoryd.storage.memory_rows"]
+    assert "memoryd.memory.slot_policy" in graph["memoryd.memory.keys"]
     assert sum(_is_pure(module) for module in graph) >= 25

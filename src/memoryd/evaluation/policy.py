@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from memoryd.errors import InvalidInputError
+from memoryd.evaluation.model import EvalCase as EvalCase  # the plans return it
 from memoryd.recall.policy import RecallPolicy
 from memoryd.words import has_lone_surrogate
 
@@ -27,27 +28,6 @@ MAX_K = 200
 SETTING_PREFIX = "recall."
 # No recall number means anything past this (depths, budgets, characters are far below).
 MAX_SETTING = 1_000_000
-
-
-@dataclass(frozen=True)
-class EvalCase:
-    """A question and what recall should (``expected``) and should not (``noise``) show."""
-
-    id: str
-    question: str
-    expected: tuple[str, ...]
-    noise: tuple[str, ...]
-    created_at: datetime
-
-    def to_json(self) -> dict[str, Any]:
-        """The public JSON shape (CLI ``--json``, HTTP, export)."""
-        return {
-            "id": self.id,
-            "question": self.question,
-            "expected": list(self.expected),
-            "noise": list(self.noise),
-            "created_at": self.created_at.isoformat(),
-        }
 
 
 def plan_case(

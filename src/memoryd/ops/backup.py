@@ -84,18 +84,9 @@ def make_backup(store: Store, target: Path) -> BackupResult:
     partial = target.with_name(target.name + ".partial")
     try:
         with full_disk_reported(target):
-            if isinstance(store, SqliteStore):
-                store.backup_to(partial)
-                copy = SqliteStore(partial, create=False)
-                try:
-                    problems = copy.integrity_errors()
-                    if problems:
-                        raise StoreUnavailableError(f"the backup copy is damaged: {problems[0]}")
-                    result = BackupResult(
-                        target, "sqlite", copy.memories.count(), len(copy.kb.documents())
-                    )
-                finally:
-                    copy.close()
+            copied = store.copy_to_file(partial)
+            if copied is not None:
+                result = BackupResult(target, "sqlite", copied.memories, copied.documents)
             else:
                 with os.fdopen(open_private(partial), "w", encoding="utf-8") as handle:
                     summary = export_store(store, handle, with_vectors=True)

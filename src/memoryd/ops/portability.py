@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from memoryd.clock import parse_instant
 from memoryd.errors import InvalidInputError, MemorydError
-from memoryd.evaluation.policy import EvalCase
+from memoryd.evaluation.model import EvalCase
 from memoryd.jobs.model import Job, JobStatus
 from memoryd.kb.model import Chunk, Document
 from memoryd.memory.model import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memoryd.evaluation.policy import EvalCase
+from memoryd.evaluation.model import EvalCase
 from memoryd.storage.row_dialect import RowDialect, SqlConnection, ids_starting
 
 _COLUMNS = "id, question, expected, noise, created_at"

@@ -8,12 +8,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from memoryd.memory.entity_policy import normalize_name
 from memoryd.memory.model import Importance, Kind, Memory, Source, Status
-from memoryd.memory.slot_policy import canonical_subject
 from memoryd.storage.entity_rows import EntityRows
 from memoryd.storage.protocols import VectorHit
 from memoryd.storage.row_dialect import RowDialect, SqlConnection, VectorTables, ids_starting
+from memoryd.storage.row_keys import RowKeys
 
 if TYPE_CHECKING:
     from memoryd.providers.embedder import Vector
@@ -68,8 +67,8 @@ PURGE_ASSIGNMENTS = (
 )
 
 
-def memory_params(memory: Memory, dialect: RowDialect) -> tuple[Any, ...]:
-    """A memory as row values, in MEMORY_COLUMNS order."""
+def memory_params(memory: Memory, dialect: RowDialect, keys: RowKeys) -> tuple[Any, ...]:
+    """A memory as row values, in MEMORY_COLUMNS order (its subject keyed by ``keys``)."""
     stored_time = dialect.stored_time
     return (
         memory.id, memory.kind.value, memory.status.value, memory.content, memory.subject,
@@ -80,15 +79,16 @@ def memory_params(memory: Memory, dialect: RowDialect) -> tuple[Any, ...]:
         stored_time(memory.created_at), stored_time(memory.last_confirmed_at),
         stored_time(memory.last_retrieved_at), memory.retrieval_hits, memory.supersedes,
         memory.superseded_by, stored_time(memory.purged_at), memory.same_slot_as,
-        subject_key(memory), dialect.stored_json(list(memory.cues)),
+        subject_key(memory, keys), dialect.stored_json(list(memory.cues)),
     )  # fmt: skip
 
 
-def subject_key(memory: Memory) -> str | None:
-    """The canonical subject a fact's vocabulary is looked up by (None for anything else)."""
+def subject_key(memory: Memory, keys: RowKeys) -> str | None:
+    """The key a fact's vocabulary is looked up by, as the domain keys its subject (None for
+    anything else)."""
     if memory.slot is None or not memory.subject:
         return None
-    return canonical_subject(memory.subject)
+    return keys.subject(memory.subject)
 
 
 # Recall converts a hundred-odd rows per message: plain dict lookups beat Enum() calls.
@@ -139,11 +139,16 @@ class MemoryRows:
     _dialect: ClassVar[RowDialect]
 
     def __init__(
-        self, connection: SqlConnection, vector_tables: VectorTables, entities: EntityRows
+        self,
+        connection: SqlConnection,
+        vector_tables: VectorTables,
+        entities: EntityRows,
+        keys: RowKeys,
     ) -> None:
         self._db = connection
         self._vector_tables = vector_tables
         self._entities = entities
+        self._keys = keys
 
     def get_many(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
         """Memories by id."""
@@ -270,7 +275,7 @@ class MemoryRows:
         """Link the memory to the entity of each name (created when new)."""
         statement = self._dialect.sql(_TAG_ENTITY)
         for name in names:
-            if normalize_name(name):
+            if self._keys.entity(name):
                 self._db.execute(statement, (memory_id, self._entities.entity_id(name)))
 
     def _untag_purged(self, memory_id: str) -> None:

@@ -13,6 +13,7 @@ postgres_jobs and postgres_kb; the rows they share with SQLite live in the *_row
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from memoryd.errors import StoreUnavailableError
@@ -37,6 +38,7 @@ from memoryd.storage.postgres_next import PostgresNextVectors
 from memoryd.storage.postgres_schema import MIGRATIONS, vector_columns_sql
 from memoryd.storage.postgres_text import PostgresTextSearch
 from memoryd.storage.protocols import EmbeddingSignature
+from memoryd.storage.row_keys import READ_ONLY_KEYS, RowKeys
 from memoryd.storage.sync_rows import SyncRows
 
 __all__ = ["PostgresKnowledgeStore", "PostgresStore"]
@@ -46,9 +48,9 @@ IDF_WEIGHTING = True
 
 
 class PostgresStore(MetaAndLeases[PostgresDatabase]):
-    """A memoryd store in a PostgreSQL database."""
+    """A memoryd store in a PostgreSQL database (``keys``: as :class:`SqliteStore`'s)."""
 
-    def __init__(self, url: str, *, create: bool) -> None:
+    def __init__(self, url: str, *, create: bool, keys: RowKeys = READ_ONLY_KEYS) -> None:
         self.url = url
         self.path = redacted_url(url)
         self._db = PostgresDatabase(url)
@@ -59,8 +61,8 @@ class PostgresStore(MetaAndLeases[PostgresDatabase]):
         except BaseException:
             self._db.close()
             raise
-        self.entities = PostgresEntityIndex(self._db)
-        self.memories = PostgresMemoryRecords(self._db, self, self.entities)
+        self.entities = PostgresEntityIndex(self._db, keys)
+        self.memories = PostgresMemoryRecords(self._db, self, self.entities, keys)
         self.audit = AuditRows(self._db, POSTGRES_ROWS)
         self.vectors = PostgresVectorSearch(self._db, self)
         # Read when the store opens, so a benchmark can turn it off first.
@@ -135,6 +137,10 @@ class PostgresStore(MetaAndLeases[PostgresDatabase]):
             if count:
                 problems.append(f"{message}: {count}")
         return problems
+
+    def copy_to_file(self, target: Path) -> None:
+        """A database is no file to copy: a backup exports it instead (nothing written)."""
+        return None
 
     def erase_traces(self, *, documents: bool = False) -> None:
         """After a purge: rewrite the tables so the old row versions are gone from the data

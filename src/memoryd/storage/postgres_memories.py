@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memoryd.memory.entity_policy import normalize_name
 from memoryd.memory.model import Kind, Memory, Status, indexed_text
 from memoryd.storage.entity_rows import EntityRows
 from memoryd.storage.memory_rows import (
@@ -26,6 +25,7 @@ from memoryd.storage.postgres_connection import (
 )
 from memoryd.storage.protocols import VectorHit
 from memoryd.storage.row_dialect import SqlConnection
+from memoryd.storage.row_keys import RowKeys
 
 if TYPE_CHECKING:
     from memoryd.providers.embedder import Vector
@@ -43,7 +43,10 @@ class PostgresMemoryRecords(MemoryRows):
         if stored is not None:
             self._vector_tables.require_vectors()
         columns = MEMORY_COLUMNS + ", indexed_text" + (", embedding" if stored is not None else "")
-        params = [*memory_params(memory, POSTGRES_ROWS), "" if purged else indexed_text(memory)]
+        params = [
+            *memory_params(memory, POSTGRES_ROWS, self._keys),
+            "" if purged else indexed_text(memory),
+        ]
         if stored is not None:
             params.append(vector_param(stored))
         self._db.execute(
@@ -127,8 +130,8 @@ class PostgresVectorSearch(MemoryVectorSearch[PostgresDatabase]):
 class PostgresEntityIndex(EntityRows):
     """Entity names, aliases, and which active memories mention them."""
 
-    def __init__(self, db: PostgresDatabase) -> None:
-        super().__init__(db, POSTGRES_ROWS, _entity_id)
+    def __init__(self, db: PostgresDatabase, keys: RowKeys) -> None:
+        super().__init__(db, POSTGRES_ROWS, _entity_id, keys)
 
     def version(self) -> tuple[int, int]:
         """Changes whenever a name or alias is added or removed."""
@@ -166,9 +169,8 @@ class PostgresEntityIndex(EntityRows):
         return [row[0] for row in rows]
 
 
-def _entity_id(db: SqlConnection, name: str) -> int:
+def _entity_id(db: SqlConnection, name: str, key: str) -> int:
     """The entity for ``name`` (created with its own alias when new)."""
-    key = normalize_name(name)
     row = db.execute("SELECT entity_id FROM entity_aliases WHERE key = %s", (key,)).fetchone()
     if row is not None:
         return int(row[0])

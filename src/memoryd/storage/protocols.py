@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from memoryd.jobs.model import Job
@@ -17,7 +18,7 @@ from memoryd.kb.sync.model import SyncFile, SyncSource
 from memoryd.memory.model import AuditEntry, Kind, Memory, Status
 
 if TYPE_CHECKING:
-    from memoryd.evaluation.policy import EvalCase
+    from memoryd.evaluation.model import EvalCase
     from memoryd.providers.embedder import Vector
 
 
@@ -27,6 +28,14 @@ class EmbeddingSignature:
 
     model: str
     dimension: int
+
+
+@dataclass(frozen=True)
+class FileCopy:
+    """What a store's copy in one file holds, counted by opening the checked copy."""
+
+    memories: int
+    documents: int
 
 
 # The rows a re-embed gives a vector: every memory not purged, and every chunk.
@@ -635,6 +644,12 @@ class Store(Protocol):
 
     def integrity_errors(self) -> list[str]:
         """The backend's own consistency checks, as messages (empty when sound)."""
+        ...
+
+    def copy_to_file(self, target: Path) -> FileCopy | None:
+        """A consistent copy of the whole store written to ``target`` (a new file) while
+        writers go on, and checked by opening it; None, writing nothing, when the backend keeps
+        no file to copy (PostgreSQL: a backup exports the store instead)."""
         ...
 
     def erase_traces(self, *, documents: bool = False) -> None:

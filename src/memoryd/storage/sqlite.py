@@ -21,7 +21,8 @@ from memoryd.storage.chat_import_rows import ImportedChatRows
 from memoryd.storage.eval_rows import EvalRows
 from memoryd.storage.file_modes import create_private_file, tighten
 from memoryd.storage.meta_rows import RECORD_SIGNATURE, MetaAndLeases
-from memoryd.storage.protocols import EmbeddingSignature
+from memoryd.storage.protocols import EmbeddingSignature, FileCopy
+from memoryd.storage.row_keys import READ_ONLY_KEYS, RowKeys
 from memoryd.storage.sqlite_connection import SQLITE_ROWS, SqliteConnection
 from memoryd.storage.sqlite_jobs import SqliteJobQueue
 from memoryd.storage.sqlite_kb import SqliteKnowledgeStore
@@ -35,9 +36,11 @@ __all__ = ["SqliteStore", "diagnose", "refuse_damaged_file"]
 
 
 class SqliteStore(MetaAndLeases[SqliteConnection]):
-    """A memoryd store in one SQLite file."""
+    """A memoryd store in one SQLite file. ``keys`` are the domain's keys for subjects and
+    entity names (``memory/keys.py``); without them the store reads, counts and copies, and
+    refuses a write that needs a key."""
 
-    def __init__(self, path: Path, *, create: bool) -> None:
+    def __init__(self, path: Path, *, create: bool, keys: RowKeys = READ_ONLY_KEYS) -> None:
         self.path = path
         if str(path) != ":memory:" and not path.exists() and not create:
             raise StoreUnavailableError(
@@ -57,8 +60,8 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
         self._migrate()
         if on_disk:  # a memoryd store: another program's file is never touched
             tighten(path, None)
-        self.entities = SqliteEntityIndex(self._db)
-        self.memories = SqliteMemoryRecords(self._db, self, self.entities)
+        self.entities = SqliteEntityIndex(self._db, keys)
+        self.memories = SqliteMemoryRecords(self._db, self, self.entities, keys)
         self.audit = AuditRows(self._db, SQLITE_ROWS)
         self.vectors = SqliteVectorSearch(self._db, self)
         self.text = SqliteTextSearch(self._db)
@@ -78,8 +81,9 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
         other threads and processes keep writing."""
         return self._db.snapshot()
 
-    def backup_to(self, target: Path) -> None:
-        """A consistent online copy of the whole file (SQLite's backup API, in one step)."""
+    def copy_to_file(self, target: Path) -> FileCopy:
+        """A consistent online copy of the whole file (SQLite's backup API, in one step),
+        opened and checked whole before its rows are counted."""
         create_private_file(target)
         destination = sqlite3.connect(str(target))
         source = sqlite3.connect(str(self.path))
@@ -88,6 +92,14 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
         finally:
             source.close()
             destination.close()
+        copy = SqliteStore(target, create=False)
+        try:
+            problems = copy.integrity_errors()
+            if problems:
+                raise StoreUnavailableError(f"the backup copy is damaged: {problems[0]}")
+            return FileCopy(copy.memories.count(), len(copy.kb.documents()))
+        finally:
+            copy.close()
 
     def initialize_embeddings(self, signature: EmbeddingSignature) -> None:
         """Record the signature and create the vec0 table, atomically."""

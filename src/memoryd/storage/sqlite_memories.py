@@ -9,7 +9,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memoryd.clock import to_db
-from memoryd.memory.entity_policy import normalize_name
 from memoryd.memory.model import Memory, Status, indexed_text
 from memoryd.storage.entity_rows import EntityRows
 from memoryd.storage.memory_rows import (
@@ -23,6 +22,7 @@ from memoryd.storage.memory_rows import (
 )
 from memoryd.storage.protocols import chunks
 from memoryd.storage.row_dialect import SqlConnection
+from memoryd.storage.row_keys import RowKeys
 from memoryd.storage.sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class SqliteMemoryRecords(MemoryRows):
 
     def insert(self, memory: Memory, vector: Vector | None) -> None:
         """Insert the row, its full-text entry and (when given) its vector."""
-        cursor = self._db.execute(_INSERT, memory_params(memory, SQLITE_ROWS))
+        cursor = self._db.execute(_INSERT, memory_params(memory, SQLITE_ROWS, self._keys))
         rowid = cursor.lastrowid
         if memory.purged_at is None:
             self._db.execute(
@@ -154,9 +154,8 @@ class SqliteMemoryRecords(MemoryRows):
             )
 
 
-def _entity_id(db: SqlConnection, name: str) -> int:
+def _entity_id(db: SqlConnection, name: str, key: str) -> int:
     """The id of the entity a name or alias refers to, creating the entity when new."""
-    key = normalize_name(name)
     row = db.execute("SELECT entity_id FROM entity_aliases WHERE key = ?", (key,)).fetchone()
     if row is not None:
         return int(row[0])
@@ -172,8 +171,8 @@ def _entity_id(db: SqlConnection, name: str) -> int:
 class SqliteEntityIndex(EntityRows):
     """Entity names, aliases, and which active memories mention them."""
 
-    def __init__(self, connection: SqliteConnection) -> None:
-        super().__init__(connection, SQLITE_ROWS, _entity_id)
+    def __init__(self, connection: SqliteConnection, keys: RowKeys) -> None:
+        super().__init__(connection, SQLITE_ROWS, _entity_id, keys)
 
     def version(self) -> tuple[int, int]:
         """Changes whenever a name or alias is added or removed (to refresh cached matchers)."""
