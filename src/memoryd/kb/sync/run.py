@@ -15,14 +15,12 @@ renamed file's new path and its document's new source.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from memoryd.clock import Clock
 from memoryd.errors import InvalidInputError, SyncSourceNotFoundError
@@ -30,7 +28,6 @@ from memoryd.ids import IdGenerator, resolve_prefix
 from memoryd.kb.convert import READABLE_SUFFIXES
 from memoryd.kb.folder_rules import refuse_reason
 from memoryd.kb.model import DEFAULT_COLLECTION, check_collection
-from memoryd.kb.results import IngestResult
 from memoryd.kb.service import KnowledgeBase
 from memoryd.kb.sync.model import (
     DEFAULT_MAX_BYTES,
@@ -43,64 +40,16 @@ from memoryd.kb.sync.model import (
     SyncFile,
     SyncSource,
 )
-from memoryd.kb.sync.plan import Seen, plan_renames, plan_scan
-from memoryd.kb.sync.rules import FolderRules, check_patterns
-from memoryd.kb.sync.scan import folder_rules, scan_folder, stat_file
+from memoryd.kb.sync.passes import PassListener, PassReport, SourcePass, source_paths
+from memoryd.kb.sync.rules import check_patterns
 from memoryd.kb.urls import check_url, is_url
 from memoryd.storage.protocols import Store
 from memoryd.trust.credential_screening import find_credential
 
+# PassReport is named from here by the surfaces and the sync loop.
+__all__ = ["FolderSync", "PassListener", "PassReport"]
+
 log = logging.getLogger("memoryd")
-
-
-@dataclass(frozen=True)
-class PassReport:
-    """What one pass over a source did."""
-
-    source: SyncSource
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    renamed: int = 0
-    removed: int = 0
-    skipped: int = 0
-    failed: int = 0
-    erased: int = 0
-    seconds: float = 0.0
-    error: str | None = None
-
-    @property
-    def summary(self) -> str:
-        """ "3 added, 1 updated, 1 removed, 120 unchanged" (the counts that are not zero)."""
-        parts = [
-            f"{count} {name}"
-            for name, count in (
-                ("added", self.added), ("updated", self.updated), ("renamed", self.renamed),
-                ("removed", self.removed), ("failed", self.failed), ("erased", self.erased),
-                ("skipped", self.skipped), ("unchanged", self.unchanged),
-            )
-            if count
-        ]  # fmt: skip
-        return ", ".join(parts) or "nothing to do"
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON shape for the CLI and API."""
-        return {
-            "source": self.source.to_json(),
-            "added": self.added,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "renamed": self.renamed,
-            "removed": self.removed,
-            "skipped": self.skipped,
-            "failed": self.failed,
-            "erased": self.erased,
-            "seconds": round(self.seconds, 3),
-            "error": self.error,
-        }
-
-
-PassListener = Callable[[str, IngestResult | None], None]
 
 
 class FolderSync:
@@ -116,8 +65,7 @@ class FolderSync:
         self._ids = ids
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
-        # (source id, path) → "converting" while this process reads the file.
-        self._live: dict[tuple[str, str], str] = {}
+        self._pass = SourcePass(store, kb, home)
 
     # ------------------------------------------------------------------ sources
 
@@ -255,7 +203,7 @@ class FolderSync:
 
     def _relative(self, source: SyncSource, path: str) -> str:
         if source.kind is not SourceKind.FOLDER:
-            return self._paths(source)[1]
+            return source_paths(source)[1]
         given = Path(path)
         if path.startswith("~"):
             expanded = _resolved(path)
@@ -279,7 +227,7 @@ class FolderSync:
         counts = self.store.kb.vector_counts(list(documents))
         statuses = []
         for row in rows:
-            label = self._live.get((source_id, row.path), row.state.value)
+            label = self._pass.live.get((source_id, row.path), row.state.value)
             document = documents.get(row.document_id or "")
             if document is not None and label == FileState.CURRENT.value:
                 counted = replace(document, embedded_chunks=counts.get(document.id, 0))
@@ -321,9 +269,9 @@ class FolderSync:
                 return PassReport(source, error="the source was removed")
             try:
                 if current.kind is SourceKind.URL:
-                    report = self._url_pass(current, at, wait, progress)
+                    report = self._pass.url_pass(current, at, wait, progress)
                 else:
-                    report = self._path_pass(current, at, wait, progress)
+                    report = self._pass.path_pass(current, at, wait, progress)
             except OSError as error:
                 report = PassReport(current, error=f"cannot look at {current.location}: {error}")
             looked = replace(current, last_looked_at=at, last_error=report.error)
@@ -336,189 +284,6 @@ class FolderSync:
         with self._guard:
             return self._locks.setdefault(source_id, threading.Lock())
 
-    def _paths(self, source: SyncSource) -> tuple[Path, str]:
-        """The folder files are relative to, and (for a file source) the file's name."""
-        path = Path(source.location)
-        if source.kind is SourceKind.FILE:
-            return path.parent, path.name
-        return path, ""
-
-    def _scan(self, source: SyncSource) -> list[Seen]:
-        root, name = self._paths(source)
-        if source.kind is SourceKind.FOLDER:
-            if not root.is_dir():
-                raise FileNotFoundError(f"the folder {root} is gone")
-            return scan_folder(root, folder_rules(source, root), self.home)
-        seen = stat_file(root / name)
-        if seen is None:
-            return []
-        rules = FolderRules((), True, source.max_bytes, READABLE_SUFFIXES)
-        link = refuse_reason(root / name, root, self.home)
-        return [replace(seen, skip=link or rules.file_reason(name, seen.size))]
-
-    def _path_pass(
-        self, source: SyncSource, at: datetime, wait: bool, progress: PassListener | None
-    ) -> PassReport:
-        root, _ = self._paths(source)
-        seen = self._scan(source)
-        rows = self.store.sync.files(source.id)
-        linked = [r.document_id for r in rows if r.document_id]
-        live = set(self.store.kb.documents_by_id(linked))
-        plan = plan_scan(seen, rows, live, source.id, at)
-        stored = {r.path: r for r in rows}
-        with self.store.transaction():
-            for row in plan.to_read:
-                self.store.sync.save_file(row)
-        digests = {row.path: _digest(root / row.path) for row in plan.to_read}
-        renames = plan_renames(
-            {p: d for p, d in digests.items() if d is not None}, plan.gone, stored
-        )
-        counts = dict.fromkeys(("added", "updated", "unchanged", "renamed", "removed", "failed"), 0)
-        for new_path, old in renames.items():
-            if self._rename(root, old, new_path, at):
-                counts["renamed"] += 1
-        renamed_from = {old.path for old in renames.values()}
-        for row in plan.gone:
-            if row.path not in renamed_from:
-                counts["removed"] += self._remove(row)
-        with self.store.transaction():
-            for row in plan.marks:
-                self.store.sync.save_file(row)
-        for row in plan.to_read:
-            if row.path in renames:
-                continue
-            outcome = self._read(source, root, row, digests.get(row.path), at, wait, progress)
-            if outcome in counts:
-                counts[outcome] += 1
-        erased = sum(m.state is FileState.ERASED for m in plan.marks)
-        skipped = sum(m.state is FileState.SKIPPED for m in plan.marks)
-        return PassReport(
-            source, counts["added"], counts["updated"], plan.unchanged + counts["unchanged"],
-            counts["renamed"],
-            counts["removed"], skipped, counts["failed"], erased,
-        )  # fmt: skip
-
-    def _read(
-        self,
-        source: SyncSource,
-        root: Path,
-        row: SyncFile,
-        digest: str | None,
-        at: datetime,
-        wait: bool,
-        progress: PassListener | None,
-    ) -> str:
-        """Ingest one queued file and record what came of it: 'added', 'updated',
-        'unchanged', 'failed', 'gone' or 'erased'."""
-        if digest is None:  # deleted since the scan: the next pass removes its row
-            return "gone"
-        if row.document_id and self.store.kb.get_document(row.document_id) is None:
-            # Erased by the owner between the scan and now.
-            self._save(replace(row, state=FileState.ERASED, document_id=None, updated_at=at))
-            return "erased"
-        if digest == row.content_hash and row.document_id:
-            self._save(replace(row, state=FileState.CURRENT, updated_at=at))
-            return "unchanged"
-        key = (source.id, row.path)
-        self._live[key] = "converting"
-        try:
-            result = self.kb.ingest(
-                [str(root / row.path)], collection=source.collection, now=at, wait=wait
-            )[0]
-        finally:
-            self._live.pop(key, None)
-        if progress is not None:
-            progress(row.path, result)
-        return self._settle(row, result, at)
-
-    def _settle(self, row: SyncFile, result: IngestResult, at: datetime) -> str:
-        document = result.document
-        if result.outcome == "failed" or document is None:
-            self._save(replace(row, state=FileState.FAILED, reason=result.reason, updated_at=at))
-            return "failed"
-        state = FileState.QUEUED if result.outcome == "queued" else FileState.CURRENT
-        settled = replace(
-            row, state=state, reason=result.reason if state is FileState.QUEUED else None,
-            document_id=document.id, content_hash=document.content_hash, updated_at=at,
-        )  # fmt: skip
-        with self.store.transaction():
-            stored = self.store.sync.get_file(row.source_id, row.path)
-            if stored is not None and stored.state is FileState.ERASED:
-                return "erased"
-            self.store.sync.save_file(settled)
-        if result.outcome == "skipped":
-            return "unchanged"
-        return "updated" if row.document_id else "added"
-
-    def _rename(self, root: Path, old: SyncFile, path: str, at: datetime) -> bool:
-        """The gone row's document now comes from ``path``: its source follows, one
-        transaction; False when the document is no longer there."""
-        new_uri = str(root / path)
-        with self.store.transaction():
-            document = self.store.kb.get_document(old.document_id or "")
-            if document is None:
-                return False
-            taken = self.store.kb.document_by_uri(new_uri)
-            if taken is not None and taken.id != document.id:
-                return False  # the new path was ingested on its own: read it as new
-            self.store.kb.save_document(replace(document, source_uri=new_uri, updated_at=at))
-            self.store.sync.delete_file(old.source_id, old.path)
-            stat = _stat(root / path)
-            self.store.sync.save_file(
-                replace(old, path=path, size=stat[0], mtime_ns=stat[1], updated_at=at)
-            )
-        return True
-
-    def _remove(self, row: SyncFile) -> int:
-        """The gone file's row and its document, together; 1 when a document went."""
-        removed = 0
-        with self.store.transaction():
-            if row.document_id is not None and row.state is not FileState.ERASED:
-                others = [
-                    f for f in self.store.sync.files_of_document(row.document_id)
-                    if (f.source_id, f.path) != (row.source_id, row.path)
-                ]  # fmt: skip
-                if not others and self.store.kb.get_document(row.document_id) is not None:
-                    self.store.kb.delete_document(row.document_id)
-                    removed = 1
-            self.store.sync.delete_file(row.source_id, row.path)
-        return removed
-
-    def _url_pass(
-        self, source: SyncSource, at: datetime, wait: bool, progress: PassListener | None
-    ) -> PassReport:
-        row = self.store.sync.get_file(source.id, source.location) or SyncFile(
-            source.id, source.location, FileState.QUEUED, at
-        )
-        if row.document_id and self.store.kb.get_document(row.document_id) is None:
-            if row.state is not FileState.ERASED:
-                self._save(replace(row, state=FileState.ERASED, document_id=None, updated_at=at))
-            return PassReport(source, erased=1)
-        if row.state is FileState.ERASED:
-            return PassReport(source, unchanged=1)
-        self._save(replace(row, state=FileState.QUEUED, updated_at=at))
-        key = (source.id, row.path)
-        self._live[key] = "converting"
-        try:
-            result = self.kb.ingest([source.location], collection=source.collection, now=at,
-                                    wait=wait)[0]  # fmt: skip
-        finally:
-            self._live.pop(key, None)
-        if progress is not None:
-            progress(row.path, result)
-        outcome = self._settle(row, result, at)
-        return PassReport(
-            source,
-            added=outcome == "added",
-            updated=outcome == "updated",
-            unchanged=outcome == "unchanged",
-            failed=outcome == "failed",
-        )
-
-    def _save(self, row: SyncFile) -> None:
-        with self.store.transaction():
-            self.store.sync.save_file(row)
-
 
 def _resolved(text: str) -> Path | None:
     """The absolute path the owner's text names, links followed; None when it cannot name
@@ -529,22 +294,3 @@ def _resolved(text: str) -> Path | None:
     except (OSError, RuntimeError, ValueError):
         return None
     return path
-
-
-def _digest(path: Path) -> str | None:
-    """The SHA-256 of a file's bytes (the hash an ingest stores), None when it is gone."""
-    import hashlib
-
-    try:
-        with path.open("rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
-    except OSError:
-        return None
-
-
-def _stat(path: Path) -> tuple[int, int]:
-    try:
-        found = os.stat(path)
-    except OSError:
-        return 0, 0
-    return found.st_size, found.st_mtime_ns
