@@ -360,37 +360,31 @@ class Extractor:
         model = route.model if route is not None else None
         messages = [Message("user", conversation)]
         schema = contract_schema(cues=prompt.cues)
-        answer = self.gateway.complete_json(
-            self.operation, prompt.text, messages, schema, SCHEMA_NAME
-        )
-        raw = answer.text
-        try:
-            proposals = parse_batch_text(raw)
-            return Extraction(proposals, 1, None, model, prompt.label, answer.structured)
-        except ProposalBatchError as error:
-            first_error = str(error)
-        messages += [
-            Message("assistant", raw),
-            Message(
-                "user",
-                f"Your answer broke the contract: {first_error}. Answer again with only the "
-                'corrected JSON object {"memories": [...]}.',
-            ),
-        ]
-        answer = self.gateway.complete_json(
-            self.operation, prompt.text, messages, schema, SCHEMA_NAME
-        )
-        raw = answer.text
-        try:
-            proposals = parse_batch_text(raw)
-            return Extraction(proposals, 2, None, model, prompt.label, answer.structured)
-        except ProposalBatchError as error:
-            log.warning(
-                "extraction broke the contract twice (%s, answered in %s mode); nothing "
-                "proposed. Raw output: %r",
-                error,
-                answer.structured,
-                raw[:4000],
+        broken: list[ProposalBatchError] = []
+        for attempt in (1, 2):
+            answer = self.gateway.complete_json(
+                self.operation, prompt.text, messages, schema, SCHEMA_NAME
             )
-            failed = f"contract broken twice: {error}"
-            return Extraction((), 2, failed, model, prompt.label, answer.structured)
+            try:
+                proposals = parse_batch_text(answer.text)
+                return Extraction(proposals, attempt, None, model, prompt.label, answer.structured)
+            except ProposalBatchError as error:
+                broken.append(error)
+            if attempt == 1:
+                messages += [
+                    Message("assistant", answer.text),
+                    Message(
+                        "user",
+                        f"Your answer broke the contract: {broken[0]}. Answer again with only the "
+                        'corrected JSON object {"memories": [...]}.',
+                    ),
+                ]
+        log.warning(
+            "extraction broke the contract twice (%s, answered in %s mode); nothing "
+            "proposed. Raw output: %r",
+            broken[-1],
+            answer.structured,
+            answer.text[:4000],
+        )
+        failed = f"contract broken twice: {broken[-1]}"
+        return Extraction((), 2, failed, model, prompt.label, answer.structured)

@@ -25,7 +25,7 @@ from memoryd.ids import IdGenerator
 from memoryd.jobs.model import Job, JobStatus, RetryPolicy
 from memoryd.kb.model import Chunk
 from memoryd.kb.results import IngestResult
-from memoryd.providers.embedder import Embedder
+from memoryd.providers.embedder import Embedder, EmbeddingPace
 from memoryd.storage.protocols import Store
 
 if TYPE_CHECKING:
@@ -44,8 +44,9 @@ FILL_BATCH = 32
 
 
 @dataclass(frozen=True)
-class FillProgress:
-    """Where one document's vectors stand, reported after every committed batch."""
+class FillProgress(EmbeddingPace):
+    """Where one document's vectors stand, reported after every committed batch (with the
+    fill's rate and time left)."""
 
     document_id: str
     done: int
@@ -54,17 +55,6 @@ class FillProgress:
     pages: int
     embedded: int
     seconds: float
-
-    @property
-    def rate(self) -> float:
-        """Chunks embedded per second by this fill (0 before the first batch)."""
-        return self.embedded / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def eta_seconds(self) -> float | None:
-        """Seconds until the last vector, at this fill's rate (None before the first batch)."""
-        rate = self.rate
-        return (self.total - self.done) / rate if rate > 0 else None
 
 
 def duration(seconds: float) -> str:

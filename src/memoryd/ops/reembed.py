@@ -18,7 +18,7 @@ from typing import Any
 
 from memoryd.errors import MemorydError
 from memoryd.jobs.lease import StoreLease
-from memoryd.providers.embedder import Embedder
+from memoryd.providers.embedder import Embedder, EmbeddingPace
 from memoryd.providers.tokenizer import TokenCounter
 from memoryd.storage.protocols import (
     VECTOR_SOURCES,
@@ -74,24 +74,13 @@ class ReembedPlan:
 
 
 @dataclass(frozen=True)
-class ReembedProgress:
-    """Where the new set stands after a committed batch."""
+class ReembedProgress(EmbeddingPace):
+    """Where the new set stands after a committed batch (with the run's rate and time left)."""
 
     done: int
     total: int
     embedded: int
     seconds: float
-
-    @property
-    def rate(self) -> float:
-        """Texts embedded per second by this run (0 before its first batch)."""
-        return self.embedded / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def eta_seconds(self) -> float | None:
-        """Seconds until the last vector at this run's rate (None before its first batch)."""
-        rate = self.rate
-        return max(self.total - self.done, 0) / rate if rate > 0 else None
 
 
 @dataclass(frozen=True)

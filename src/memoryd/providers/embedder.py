@@ -32,6 +32,28 @@ else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+class EmbeddingPace:
+    """The rate and time left of a run embedding ``total`` texts, ``done`` of them by now and
+    ``embedded`` by this run in ``seconds`` (a chunk fill, a re-embed): its records subclass this
+    and declare the four fields."""
+
+    done: int
+    total: int
+    embedded: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        """Texts embedded per second by this run (0 before its first batch)."""
+        return self.embedded / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Seconds until the last vector at this run's rate (None before its first batch)."""
+        rate = self.rate
+        return max(self.total - self.done, 0) / rate if rate > 0 else None
+
+
 class Embedder(Protocol):
     """Turns texts into L2-normalised vectors; the store records ``model`` and ``dimension``."""
 

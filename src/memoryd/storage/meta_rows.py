@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from memoryd.errors import StoreMismatchError
+from memoryd.errors import StoreMismatchError, StoreUnavailableError
 from memoryd.storage.protocols import EmbeddingSignature
 from memoryd.storage.row_dialect import RowDialect, SqlConnection
 
@@ -33,16 +33,31 @@ ConnectionT = TypeVar("ConnectionT", bound=SqlConnection)
 
 
 class MetaAndLeases(Generic[ConnectionT]):
-    """Key-value settings and named leases; a store sets ``_db`` and ``_dialect``."""
+    """Key-value settings, named leases and the embedding signature; a store sets ``_db``,
+    ``_dialect`` and ``path`` (what its errors name) and says whether its vectors exist."""
 
     _db: ConnectionT
     _dialect: RowDialect
+    path: Any
     # The signature of the embedder this process uses (None: the process embeds nothing).
     _expected: EmbeddingSignature | None = None
 
     def expect_signature(self, signature: EmbeddingSignature) -> None:
         """Vector work in this process uses ``signature``'s model (see :meth:`check_space`)."""
         self._expected = signature
+
+    def has_vectors(self) -> bool:
+        """Whether the store's vector index exists yet (the backend knows where to look)."""
+        raise NotImplementedError
+
+    def require_vectors(self) -> None:
+        """Fail clearly when vectors are written before the embedding signature exists, or
+        into another model's space."""
+        if not self.has_vectors():
+            raise StoreUnavailableError(
+                f"store {self.path} has no embedding signature yet; run `memoryd init`"
+            )
+        self.check_space()
 
     def check_space(self) -> None:
         """Refuse vector work once the store records another model than this process embeds

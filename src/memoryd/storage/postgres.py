@@ -102,14 +102,6 @@ class PostgresStore(MetaAndLeases[PostgresDatabase]):
             self._vectors_ready = row is not None
         return self._vectors_ready
 
-    def require_vectors(self) -> None:
-        """Fail clearly when vectors are written before the signature exists."""
-        if not self.has_vectors():
-            raise StoreUnavailableError(
-                f"store {self.path} has no embedding signature yet; run `memoryd init`"
-            )
-        self.check_space()
-
     def integrity_errors(self) -> list[str]:
         """Consistency checks PostgreSQL does not enforce by itself."""
         problems: list[str] = []

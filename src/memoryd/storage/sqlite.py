@@ -124,14 +124,6 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
         removed documents: ``documents`` changes nothing here)."""
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    def require_vectors(self) -> None:
-        """Fail clearly when vectors are written before the embedding signature exists."""
-        if not self.has_vectors():
-            raise StoreUnavailableError(
-                f"store {self.path} has no embedding signature yet; run `memoryd init`"
-            )
-        self.check_space()
-
     def integrity_errors(self) -> list[str]:
         """SQLite's own integrity check plus the FTS index's, as messages (empty when sound)."""
         try:

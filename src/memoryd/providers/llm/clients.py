@@ -8,7 +8,7 @@ import base64
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from memoryd.providers.endpoint_calls import (
@@ -70,17 +70,16 @@ class OpenAIChat:
         self, system: str, messages: Sequence[Message], schema: Mapping[str, Any], name: str
     ) -> Answer:
         """One chat completion constrained to ``schema`` as far as the route allows."""
-        if self.structured in (Structured.AUTO, Structured.JSON_SCHEMA):
-            response_format = {
-                "type": "json_schema",
-                "json_schema": {"name": name, "strict": True, "schema": dict(schema)},
-            }
-            try:
-                text = self._create(system, messages, {"response_format": response_format})
-                return Answer(text, Structured.JSON_SCHEMA.value)
-            except self._errors.APIError as error:
-                self.structured = _after_refusal(self._route, self.structured, error)
-        return unconstrained(self, self.structured, system, messages)
+        response_format = {
+            "type": "json_schema",
+            "json_schema": {"name": name, "strict": True, "schema": dict(schema)},
+        }
+        return schema_or_fallback(
+            self,
+            lambda: self._create(system, messages, {"response_format": response_format}),
+            system,
+            messages,
+        )
 
     def _create(self, system: str, messages: Sequence[Message], extra: dict[str, Any]) -> str:
         payload: list[Any] = [{"role": "system", "content": system}]
@@ -137,15 +136,13 @@ class AnthropicChat:
     ) -> Answer:
         """One message constrained to ``schema`` (structured outputs, ``output_config``) as far
         as the route allows; else primed with "{" (json_object) or plain (off)."""
-        if self.structured in (Structured.AUTO, Structured.JSON_SCHEMA):
+
+        def ask() -> str:
             payload = [{"role": m.role, "content": _anthropic_content(m)} for m in messages]
             output = {"format": {"type": "json_schema", "schema": self._transform(dict(schema))}}
-            try:
-                text = self._create(system, payload, {"output_config": output})
-                return Answer(text, Structured.JSON_SCHEMA.value)
-            except self._errors.APIError as error:
-                self.structured = _after_refusal(self._route, self.structured, error)
-        return unconstrained(self, self.structured, system, messages)
+            return self._create(system, payload, {"output_config": output})
+
+        return schema_or_fallback(self, ask, system, messages)
 
     def _create(self, system: str, payload: list[Any], extra: dict[str, Any]) -> str:
         response = _bounded(
@@ -236,6 +233,34 @@ def _after_refusal(route: Route, structured: Structured, error: Exception) -> St
         ) from None
     log.warning("%s; asking for plain JSON mode on this route from now on", refused)
     return Structured.JSON_OBJECT
+
+
+class _RouteClient(Protocol):
+    """What :func:`schema_or_fallback` needs of a built-in client."""
+
+    structured: Structured
+
+    @property
+    def _route(self) -> Route: ...
+
+    @property
+    def _errors(self) -> Any: ...
+
+    def complete(self, system: str, messages: Sequence[Message], *, json_mode: bool) -> str: ...
+
+
+def schema_or_fallback(
+    client: _RouteClient, ask: Callable[[], str], system: str, messages: Sequence[Message]
+) -> Answer:
+    """``ask()`` (the request with the answer's JSON Schema) while the client's mode allows
+    one; after the endpoint refuses it (:func:`_after_refusal`), or when the route says so, the
+    answer without a schema."""
+    if client.structured in (Structured.AUTO, Structured.JSON_SCHEMA):
+        try:
+            return Answer(ask(), Structured.JSON_SCHEMA.value)
+        except client._errors.APIError as error:
+            client.structured = _after_refusal(client._route, client.structured, error)
+    return unconstrained(client, client.structured, system, messages)
 
 
 def unconstrained(
