@@ -47,14 +47,8 @@ class OpenAIChat:
         self._route = route
         self._errors = openai
         self._limits = route_limits(route)
-        self._client = openai.OpenAI(
-            # Local servers (Ollama, llama.cpp) need no key, but the SDK wants one.
-            api_key=route.api_key or "not-needed",
-            base_url=route.base_url,
-            timeout=route.timeout,
-            max_retries=0,  # call_within retries, within the route's deadline
-            http_client=bounded_http_client(self._limits),
-        )
+        # Local servers (Ollama, llama.cpp) need no key, but the SDK wants one.
+        self._client = openai.OpenAI(**_sdk_options(route, route.api_key or "not-needed"))
         # auto becomes json_object for good once the endpoint refuses a schema.
         self.structured = route.structured
 
@@ -111,13 +105,7 @@ class AnthropicChat:
         self._errors = anthropic
         self._transform = anthropic.transform_schema
         self._limits = route_limits(route)
-        self._client = anthropic.Anthropic(
-            api_key=route.api_key,
-            base_url=route.base_url,
-            timeout=route.timeout,
-            max_retries=0,  # call_within retries, within the route's deadline
-            http_client=bounded_http_client(self._limits),
-        )
+        self._client = anthropic.Anthropic(**_sdk_options(route, route.api_key))
         self.structured = route.structured
 
     def complete(self, system: str, messages: Sequence[Message], *, json_mode: bool) -> str:
@@ -155,6 +143,18 @@ class AnthropicChat:
         return "".join(
             getattr(block, "text", "") for block in response.content if block.type == "text"
         )
+
+
+def _sdk_options(route: Route, api_key: str) -> dict[str, Any]:
+    """What either SDK's client is built with: the route's endpoint and timeout, no retries of
+    its own (call_within retries, within the route's deadline) and a size-capped HTTP client."""
+    return {
+        "api_key": api_key,
+        "base_url": route.base_url,
+        "timeout": route.timeout,
+        "max_retries": 0,
+        "http_client": bounded_http_client(route_limits(route)),
+    }
 
 
 def route_limits(route: Route) -> Limits:
