@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from memoryd.kb.convert import READABLE_SUFFIXES
 from memoryd.kb.folder_rules import refuse_reason
@@ -80,16 +80,37 @@ def source_paths(source: SyncSource) -> tuple[Path, str]:
     return path, ""
 
 
+class PassParts(Protocol):
+    """What a pass reads through, looked up at each use (the owner may repoint them)."""
+
+    store: Store
+    kb: KnowledgeBase
+    home: Path
+
+
 class SourcePass:
     """The steps of a pass over one source; :class:`memoryd.kb.sync.run.FolderSync` holds the
     source's lock around it and records when it looked."""
 
-    def __init__(self, store: Store, kb: KnowledgeBase, home: Path) -> None:
-        self.store = store
-        self.kb = kb
-        self.home = home
+    def __init__(self, parts: PassParts) -> None:
+        self._parts = parts
         # (source id, path) → "converting" while this process reads the file.
         self.live: dict[tuple[str, str], str] = {}
+
+    @property
+    def store(self) -> Store:
+        """The store the source's rows and documents live in."""
+        return self._parts.store
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        """The knowledge base that ingests each file."""
+        return self._parts.kb
+
+    @property
+    def home(self) -> Path:
+        """memoryd's home, which no pass reads from."""
+        return self._parts.home
 
     def _scan(self, source: SyncSource) -> list[Seen]:
         root, name = source_paths(source)

@@ -65,7 +65,7 @@ class FolderSync:
         self._ids = ids
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
-        self._pass = SourcePass(store, kb, home)
+        self._pass = SourcePass(self)
 
     # ------------------------------------------------------------------ sources
 
