@@ -1,0 +1,227 @@
+"""The memories' front door (``service.memories``): writing, the owner's review and reading.
+
+Built from its parts, each handed in: the writer, the owner's review, forget, the store it
+reads through, the clock and the recall stamps it waits for before a read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from memoryd.errors import MemoryNotFoundError
+from memoryd.ids import resolve_prefix
+from memoryd.memory.forget import Forgetting
+from memoryd.memory.forget_policy import ForgetResult
+from memoryd.memory.model import (
+    Actor,
+    Importance,
+    Kind,
+    Memory,
+    Proposal,
+    Provenance,
+    ShowResult,
+    Source,
+    Status,
+)
+from memoryd.memory.proposal_policy import parse_batch, parse_batch_text
+from memoryd.memory.review import OwnerReview
+from memoryd.memory.writes import MemoryWriter, RememberRequest
+from memoryd.results import ReviewItem, SplitResult, WriteResult
+from memoryd.storage.protocols import Store
+
+
+class Memories:
+    """Remember, propose, review and read memories; every write in one transaction."""
+
+    def __init__(
+        self,
+        store: Store,
+        writer: MemoryWriter,
+        review: OwnerReview,
+        forgetting: Forgetting,
+        *,
+        now: Callable[[datetime | None], datetime],
+        settle: Callable[[], None],
+    ) -> None:
+        self._store = store
+        self._writer = writer
+        self._review = review
+        self._forgetting = forgetting
+        self._now = now
+        # Reads wait for the retrieval stamps of earlier recalls, so they see them.
+        self._settle = settle
+
+    # --------------------------------------------------------------------- writes
+
+    def remember(
+        self,
+        content: str,
+        *,
+        kind: Kind = Kind.FACT,
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,
+        entities: Sequence[str] = (),
+        importance: Importance | None = None,
+        changes_behavior: bool = False,
+        occurred_at: datetime | None = None,
+        confidence: float = 1.0,
+        actor: Actor = Actor.OWNER,
+        now: datetime | None = None,
+        tainted_by: str | None = None,
+    ) -> WriteResult:
+        """Keep something the owner asked for. The owner's own call is active at once; a
+        model's tool call is too, unless the content could change behaviour, or
+        ``tainted_by`` says the model read untrusted content first (then pending).
+        Credentials are refused whoever asks."""
+        asked = RememberRequest(content, kind, subject, predicate, object, entities, importance,
+                                changes_behavior, occurred_at, confidence, actor,
+                                tainted_by)  # fmt: skip
+        return self._writer.remember(asked, now)
+
+    def propose(
+        self,
+        batch: str | dict[str, Any] | Sequence[Proposal],
+        *,
+        source: Source,
+        source_ref: str | None = None,
+        extractor_model: str | None = None,
+        prompt_version: str | None = None,
+        now: datetime | None = None,
+        tainted_by: str | None = None,
+    ) -> list[WriteResult]:
+        """Validate a batch (all or nothing), then let the promotion policy decide each item.
+        The whole batch is written in one transaction. ``tainted_by`` says why the source text
+        is suspect; then nothing from it activates alone."""
+        if isinstance(batch, str):
+            proposals = parse_batch_text(batch)
+        elif isinstance(batch, dict):
+            proposals = parse_batch(batch)
+        else:
+            proposals = tuple(batch)
+        provenance = Provenance(source, source_ref, extractor_model, prompt_version)
+        return self._writer.propose(proposals, provenance, self._now(now), tainted_by)
+
+    def edit(
+        self,
+        memory_id: str,
+        content: str,
+        *,
+        object: str | None = None,
+        now: datetime | None = None,
+    ) -> Memory:
+        """Owner action: supersede a memory with corrected text. The new row is active (the
+        owner wrote it); the old one is archived and points at it."""
+        return self._writer.edit(memory_id, content, object, now)
+
+    def purge(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Owner action: erase a memory's content for privacy, keeping a tombstone."""
+        return self._writer.purge(memory_id, now=now)
+
+    def forget(
+        self,
+        *,
+        entity: str | None = None,
+        query: str | None = None,
+        dry_run: bool = False,
+        now: datetime | None = None,
+    ) -> ForgetResult:
+        """Owner action: erase everything about ``entity`` or matching ``query`` (one of the
+        two). Lists every memory in any status (active, pending, archived, superseded,
+        rejected) and every knowledge-base chunk that names the entity (tagged with it or one
+        of its aliases, or holding one as whole words) or matches the query (every content
+        word, and a cosine of at least :data:`memoryd.memory.forget_policy.QUERY_MIN_COSINE`);
+        then, unless ``dry_run``, purges those memories (tombstones kept) and removes the
+        documents those chunks belong to, whole, in one transaction, and records the request
+        with its counts (no content) in the store and in each tombstone's audit entry."""
+        self._settle()
+        return self._forgetting.forget(entity, query, dry_run, now)
+
+    def add_alias(self, name: str, alias: str) -> None:
+        """Owner action: ``alias`` names the same entity as ``name`` (for the entity leg)."""
+        self._writer.add_alias(name, alias)
+
+    # --------------------------------------------------------------------- review
+
+    def confirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Owner action: a pending memory becomes active, superseding its slot's active fact."""
+        return self._review.confirm(memory_id, now=now)
+
+    def reject(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Owner action: reject a pending or active memory; near-copies stay out from now on."""
+        return self._review.reject(memory_id, now=now)
+
+    def archive(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Owner action: retire a memory without rejecting what it says."""
+        return self._review.archive(memory_id, now=now)
+
+    def split(self, memory_id: str, *, now: datetime | None = None) -> SplitResult:
+        """Owner action: a fact that was treated as the same slot as another predicate
+        (``same_slot_as``) gets its own slot back, keeping its status. If it had replaced
+        that slot's fact on arrival, that fact is active again and the supersede between
+        them is undone; a pending one no longer would replace anything. Later facts with
+        its predicate go to its own slot."""
+        return self._review.split(memory_id, now=now)
+
+    def reconfirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
+        """Owner action: an active memory is still true; ``last_confirmed_at`` moves to now."""
+        return self._review.reconfirm(memory_id, now=now)
+
+    def reconfirmation_queue(self) -> list[Memory]:
+        """Active facts whose confidence consolidation lowered and nobody reconfirmed since:
+        the owner reconfirms, edits or archives them."""
+        self._settle()
+        return self._review.reconfirmation_queue()
+
+    def review_queue(self) -> list[ReviewItem]:
+        """Pending memories, oldest first, each with why it waits (``reason``) and the active
+        fact it would supersede (``would_replace``)."""
+        return self._review.review_queue()
+
+    def review_items(self, memories: Sequence[Memory]) -> list[ReviewItem]:
+        """``memories`` as review items: each with the reason its creation gave and, for a
+        fact, the active fact of its slot it would replace."""
+        return self._review.review_items(memories)
+
+    # -------------------------------------------------------------------- reading
+
+    def resolve_id(self, memory_id: str) -> str:
+        """The whole id of the memory ``memory_id`` names: its id, or a unique start of it of
+        at least 4 characters (as git takes commits). MemoryNotFoundError when none,
+        AmbiguousIdError (listing them) when several. For the owner's command line; the
+        HTTP API and the model's tools take whole ids only."""
+        memories = self._store.memories
+        return resolve_prefix(
+            memory_id,
+            ("memory", "memories"),
+            exists=lambda whole: memories.get(whole) is not None,
+            starting=memories.ids_starting,
+            labels=lambda ids: {
+                i: "[purged]" if m.purged_at else m.content
+                for i, m in memories.get_many(ids).items()
+            },
+            not_found=MemoryNotFoundError,
+        )
+
+    def get(self, memory_id: str) -> Memory:
+        """One memory, or MemoryNotFoundError."""
+        self._settle()
+        memory = self._store.memories.get(memory_id.strip())
+        if memory is None:
+            raise MemoryNotFoundError(f"no memory with id {memory_id!r}")
+        return memory
+
+    def show(self, memory_id: str) -> ShowResult:
+        """A memory with its supersede chain (oldest first) and the audit trail of the chain."""
+        self._settle()
+        return self._review.show(memory_id)
+
+    # Last in the class: below it, ``list`` names this method, not the builtin.
+    def list(
+        self, *, status: Status | None = None, kind: Kind | None = None, limit: int | None = None
+    ) -> list[Memory]:
+        """Memories, newest first."""
+        self._settle()
+        return self._store.memories.query(status=status, kind=kind, limit=limit)
