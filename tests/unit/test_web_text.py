@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memoryd.http.web import NO_REASON, pending_reason
 from memoryd.http.web_html import PendingView, memory_html, ranks_text, review_html, value_text
 from memoryd.memory.model import Actor, AuditEntry, Kind, Memory, Source, Status
+from memoryd.memory.review_policy import NO_REASON, pending_reason
 
 AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 

@@ -11,6 +11,7 @@ from memoryd.consolidation.policy import Stage
 from memoryd.errors import InvalidOperationError
 from memoryd.memory.ledger import Replaced
 from memoryd.memory.model import Actor, AuditEntry, Kind, Memory, ShowResult, Status, fact_slot
+from memoryd.memory.review_policy import reason_entry
 from memoryd.results import ReviewItem, SplitResult
 
 
@@ -182,21 +183,21 @@ class OwnerReview:
         return self.review_items(pending)
 
     def review_items(self, memories: Sequence[Memory]) -> list[ReviewItem]:
-        """Each memory with the reason its creation gave (the promotion policy's, for a
-        pending one) and, for a fact, the active fact of its slot it would replace."""
-        created: dict[str, AuditEntry] = {}
+        """Each memory with why it waits (the entry :func:`reason_entry` picks: for a pending
+        one, the promotion policy's reason) and, for a fact, the active fact of its slot it
+        would replace. One read of the audit trail for them all."""
+        trails: dict[str, list[AuditEntry]] = {}
         for entry in self.parts.store.audit.for_memories([m.id for m in memories]):
-            if entry.action == "create":
-                created.setdefault(entry.memory_id, entry)
+            trails.setdefault(entry.memory_id, []).append(entry)
         items = []
         for memory in memories:
-            creation = created.get(memory.id)
+            why = reason_entry(trails.get(memory.id, ()), memory.id)
             items.append(
                 ReviewItem(
                     memory,
                     self.parts.slot_holder(memory),
-                    reason=creation.reason if creation else None,
-                    rule=creation.rule if creation else None,
+                    reason=why.reason if why else None,
+                    rule=why.rule if why else None,
                 )
             )
         return items
