@@ -11,10 +11,10 @@ HTTP and MCP keep one entry point. Adapters call only this.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
+from typing import Any, Self
 
 from memoryd.clock import Clock, utc_now
 from memoryd.collaborators import CollaboratorAccess, Collaborators, check_embedding_signature
@@ -24,6 +24,7 @@ from memoryd.evaluation.policy import DEFAULT_K, EvalCase
 from memoryd.evaluation.run import EvalRun, OwnerEval
 from memoryd.extraction.chat_import import ChatImporter
 from memoryd.extraction.queue import ExtractionQueue
+from memoryd.forward import Forward
 from memoryd.ids import IdGenerator
 from memoryd.jobs.model import RetryPolicy
 from memoryd.jobs.service import Jobs
@@ -71,31 +72,6 @@ __all__ = ["CONSOLIDATION_LEASE_SECONDS", "CONSOLIDATION_LOCK", "EVENT_NEIGHBORS
            "ConsolidationLeaseLost", "ConsolidationReport", "JobReport", "MemoryService",
            "Observation", "RecallResult", "ReviewItem", "SearchResult", "StageSkipped",
            "WorkRound", "WriteResult"]  # fmt: skip
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-class Forward(Generic[P, R]):
-    """A method of the service that is a sub-facade's method: ``remember =
-    Forward("memories", Memories.remember)`` makes ``service.remember(...)`` call
-    ``service.memories.remember(...)``, with its signature and docstring (one definition, no
-    copy to drift)."""
-
-    def __init__(self, part: str, method: Callable[Concatenate[Any, P], R]) -> None:
-        self.part = part
-        self.method = method.__name__
-        self.__doc__ = method.__doc__
-
-    @overload
-    def __get__(self, instance: None, owner: type) -> Forward[P, R]: ...
-    @overload
-    def __get__(self, instance: object, owner: type) -> Callable[P, R]: ...
-    def __get__(self, instance: object | None, owner: type) -> Forward[P, R] | Callable[P, R]:
-        if instance is None:
-            return self
-        bound: Callable[P, R] = getattr(getattr(instance, self.part), self.method)
-        return bound
 
 
 class MemoryService(CollaboratorAccess):

@@ -69,7 +69,12 @@ class ExtractionQueue:
         now: datetime | None = None,
         tainted_by: str | None = None,
     ) -> Observation:
-        """See :meth:`memoryd.service.MemoryService.observe_turn`."""
+        """Fire-and-forget: queue the turn for extraction and return at once. The queue is
+        persisted, so a crash loses no turn; the worker extracts it in the background.
+        ``at`` is when the turn happened (naive: the owner's local time; default now): the
+        model reads "yesterday" against it, and an event it leaves undated gets its date.
+        ``tainted_by`` says why the turn is suspect (the model read tool output in it); then
+        nothing extracted from it activates alone."""
         job = self.turn_job(user_message, summary, at=at, now=now)
         if tainted_by:
             job.payload["tainted_by"] = tainted_by
@@ -105,7 +110,9 @@ class ExtractionQueue:
     def before_compaction(
         self, turns: Sequence[Mapping[str, Any]], *, now: datetime | None = None
     ) -> Observation:
-        """See :meth:`memoryd.service.MemoryService.before_compaction`."""
+        """Queue the turns about to be summarised away for extraction: ``{"role",
+        "content"}`` each, with an optional ``"at"`` (ISO text or datetime; without an offset
+        the owner's local time; default now)."""
         if not turns:
             raise InvalidInputError("no turns given; nothing to extract before compaction")
         cleaned = [
@@ -123,7 +130,8 @@ class ExtractionQueue:
     def mission_finished(
         self, digest: MissionDigest, *, now: datetime | None = None
     ) -> Observation:
-        """See :meth:`memoryd.service.MemoryService.mission_finished`."""
+        """Queue a finished mission's digest for the stricter, discoveries-only extraction
+        (dated by ``digest.finished_at``, default now)."""
         if not digest.outcome.strip():
             raise InvalidInputError("the mission digest has no outcome text")
         payload = {

@@ -8,19 +8,19 @@ by whatever gives it work (a trigger, an upload, a re-ingest, a retried job, a s
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from datetime import datetime, time, tzinfo
 from pathlib import Path
-from typing import Any
 
 from memoryd.clock import Clock
 from memoryd.consolidation.policy import ConsolidationPolicy
 from memoryd.extraction.chat_import import ChatImporter, ChatImportReport, ProgressListener
-from memoryd.extraction.extractor import MissionDigest
+from memoryd.extraction.queue import ExtractionQueue
+from memoryd.forward import Forward
 from memoryd.jobs.model import Job
 from memoryd.jobs.worker import BackgroundThread, Consolidator, DailyConsolidation, WorkerLoop
 from memoryd.kb.sync.loop import SyncLoop
-from memoryd.results import ConsolidationReport, JobReport, Observation, WorkRound
+from memoryd.results import ConsolidationReport, WorkRound
 
 
 class Jobs:
@@ -54,40 +54,11 @@ class Jobs:
             self._sync_loop.wake.set()
 
     # ----------------------------------------------------------- extraction queue
-
-    def observe_turn(
-        self,
-        user_message: str,
-        summary: str | None = None,
-        *,
-        at: datetime | None = None,
-        now: datetime | None = None,
-        tainted_by: str | None = None,
-    ) -> Observation:
-        """Fire-and-forget: queue the turn for extraction and return at once. The queue is
-        persisted, so a crash loses no turn; the worker extracts it in the background.
-        ``at`` is when the turn happened (naive: the owner's local time; default now): the
-        model reads "yesterday" against it, and an event it leaves undated gets its date.
-        ``tainted_by`` says why the turn is suspect (the model read tool output in it); then
-        nothing extracted from it activates alone."""
-        return self._queue.observe_turn(
-            user_message, summary, at=at, now=now, tainted_by=tainted_by
-        )
-
-    def before_compaction(
-        self, turns: Sequence[Mapping[str, Any]], *, now: datetime | None = None
-    ) -> Observation:
-        """Queue the turns about to be summarised away for extraction: ``{"role",
-        "content"}`` each, with an optional ``"at"`` (ISO text or datetime; without an offset
-        the owner's local time; default now)."""
-        return self._queue.before_compaction(turns, now=now)
-
-    def mission_finished(
-        self, digest: MissionDigest, *, now: datetime | None = None
-    ) -> Observation:
-        """Queue a finished mission's digest for the stricter, discoveries-only extraction
-        (dated by ``digest.finished_at``, default now)."""
-        return self._queue.mission_finished(digest, now=now)
+    observe_turn = Forward("_queue", ExtractionQueue.observe_turn)
+    before_compaction = Forward("_queue", ExtractionQueue.before_compaction)
+    mission_finished = Forward("_queue", ExtractionQueue.mission_finished)
+    run_jobs = Forward("_queue", ExtractionQueue.run_jobs)
+    job = Forward("_queue", ExtractionQueue.job)
 
     def import_chats(
         self,
@@ -117,16 +88,6 @@ class Jobs:
     ) -> ChatImportReport:
         """:meth:`import_chats` over the file's bytes (an upload)."""
         return self._chat_importer.import_bytes(data, chosen=format, dry_run=dry_run, now=now)
-
-    def run_jobs(
-        self, *, limit: int | None = None, now: datetime | None = None, job_id: str | None = None
-    ) -> list[JobReport]:
-        """Run due extraction jobs (or just ``job_id``) until none is due or ``limit`` ran."""
-        return self._queue.run_jobs(limit=limit, now=now, job_id=job_id)
-
-    def job(self, job_id: str) -> Job:
-        """One job, or a clear error."""
-        return self._queue.job(job_id)
 
     def retry_job(self, job_id: str, *, now: datetime | None = None) -> Job:
         """Queue a failed (or waiting) job again, due now (``memoryd jobs retry``)."""

@@ -22,7 +22,7 @@ class OwnerReview:
         self.parts = parts
 
     def confirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
-        """See :meth:`memoryd.service.MemoryService.confirm`."""
+        """Owner action: a pending memory becomes active, superseding its slot's active fact."""
         at = self.parts.now(now)
         with self.parts.store.transaction():
             memory = self.parts.require(memory_id)
@@ -44,14 +44,14 @@ class OwnerReview:
             return self.parts.require(memory_id)
 
     def reject(self, memory_id: str, *, now: datetime | None = None) -> Memory:
-        """See :meth:`memoryd.service.MemoryService.reject`."""
+        """Owner action: reject a pending or active memory; near-copies stay out from now on."""
         return self._change_status(
             memory_id, (Status.PENDING, Status.ACTIVE), Status.REJECTED, "reject",
             "rejected by the owner", now,
         )  # fmt: skip
 
     def archive(self, memory_id: str, *, now: datetime | None = None) -> Memory:
-        """See :meth:`memoryd.service.MemoryService.archive`."""
+        """Owner action: retire a memory without rejecting what it says."""
         return self._change_status(
             memory_id, (Status.PENDING, Status.ACTIVE, Status.REJECTED), Status.ARCHIVED,
             "archive", "archived by the owner", now,
@@ -76,7 +76,11 @@ class OwnerReview:
             return self.parts.require(memory_id)
 
     def split(self, memory_id: str, *, now: datetime | None = None) -> SplitResult:
-        """See :meth:`memoryd.service.MemoryService.split`."""
+        """Owner action: a fact that was treated as the same slot as another predicate
+        (``same_slot_as``) gets its own slot back, keeping its status. If it had replaced
+        that slot's fact on arrival, that fact is active again and the supersede between
+        them is undone; a pending one no longer would replace anything. Later facts with
+        its predicate go to its own slot."""
         at = self.parts.now(now)
         memories = self.parts.store.memories
         ledger = self.parts.ledger
@@ -146,7 +150,7 @@ class OwnerReview:
         return old
 
     def reconfirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
-        """See :meth:`memoryd.service.MemoryService.reconfirm`."""
+        """Owner action: an active memory is still true; ``last_confirmed_at`` moves to now."""
         at = self.parts.now(now)
         with self.parts.store.transaction():
             memory = self.parts.require(memory_id)
@@ -177,8 +181,8 @@ class OwnerReview:
         return queue
 
     def review_queue(self) -> list[ReviewItem]:
-        """Pending memories, oldest first, each with why it waits and the active fact it
-        would supersede."""
+        """Pending memories, oldest first, each with why it waits (``reason``) and the active
+        fact it would supersede (``would_replace``)."""
         pending = self.parts.store.memories.query(status=Status.PENDING, newest_first=False)
         return self.review_items(pending)
 

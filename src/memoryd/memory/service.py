@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from memoryd.errors import MemoryNotFoundError
+from memoryd.forward import Forward
 from memoryd.ids import resolve_prefix
 from memoryd.memory.forget import Forgetting
 from memoryd.memory.forget_policy import ForgetResult
@@ -28,7 +29,7 @@ from memoryd.memory.model import (
 from memoryd.memory.proposal_policy import parse_batch, parse_batch_text
 from memoryd.memory.review import OwnerReview
 from memoryd.memory.writes import MemoryWriter, RememberRequest
-from memoryd.results import ReviewItem, SplitResult, WriteResult
+from memoryd.results import WriteResult
 from memoryd.storage.protocols import Store
 
 
@@ -54,6 +55,8 @@ class Memories:
         self._settle = settle
 
     # --------------------------------------------------------------------- writes
+    purge = Forward("_writer", MemoryWriter.purge)
+    add_alias = Forward("_writer", MemoryWriter.add_alias)
 
     def remember(
         self,
@@ -116,10 +119,6 @@ class Memories:
         owner wrote it); the old one is archived and points at it."""
         return self._writer.edit(memory_id, content, object, now)
 
-    def purge(self, memory_id: str, *, now: datetime | None = None) -> Memory:
-        """Owner action: erase a memory's content for privacy, keeping a tombstone."""
-        return self._writer.purge(memory_id, now=now)
-
     def forget(
         self,
         *,
@@ -139,51 +138,20 @@ class Memories:
         self._settle()
         return self._forgetting.forget(entity, query, dry_run, now)
 
-    def add_alias(self, name: str, alias: str) -> None:
-        """Owner action: ``alias`` names the same entity as ``name`` (for the entity leg)."""
-        self._writer.add_alias(name, alias)
-
     # --------------------------------------------------------------------- review
-
-    def confirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
-        """Owner action: a pending memory becomes active, superseding its slot's active fact."""
-        return self._review.confirm(memory_id, now=now)
-
-    def reject(self, memory_id: str, *, now: datetime | None = None) -> Memory:
-        """Owner action: reject a pending or active memory; near-copies stay out from now on."""
-        return self._review.reject(memory_id, now=now)
-
-    def archive(self, memory_id: str, *, now: datetime | None = None) -> Memory:
-        """Owner action: retire a memory without rejecting what it says."""
-        return self._review.archive(memory_id, now=now)
-
-    def split(self, memory_id: str, *, now: datetime | None = None) -> SplitResult:
-        """Owner action: a fact that was treated as the same slot as another predicate
-        (``same_slot_as``) gets its own slot back, keeping its status. If it had replaced
-        that slot's fact on arrival, that fact is active again and the supersede between
-        them is undone; a pending one no longer would replace anything. Later facts with
-        its predicate go to its own slot."""
-        return self._review.split(memory_id, now=now)
-
-    def reconfirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
-        """Owner action: an active memory is still true; ``last_confirmed_at`` moves to now."""
-        return self._review.reconfirm(memory_id, now=now)
+    confirm = Forward("_review", OwnerReview.confirm)
+    reject = Forward("_review", OwnerReview.reject)
+    archive = Forward("_review", OwnerReview.archive)
+    split = Forward("_review", OwnerReview.split)
+    reconfirm = Forward("_review", OwnerReview.reconfirm)
+    review_queue = Forward("_review", OwnerReview.review_queue)
+    review_items = Forward("_review", OwnerReview.review_items)
 
     def reconfirmation_queue(self) -> list[Memory]:
         """Active facts whose confidence consolidation lowered and nobody reconfirmed since:
         the owner reconfirms, edits or archives them."""
         self._settle()
         return self._review.reconfirmation_queue()
-
-    def review_queue(self) -> list[ReviewItem]:
-        """Pending memories, oldest first, each with why it waits (``reason``) and the active
-        fact it would supersede (``would_replace``)."""
-        return self._review.review_queue()
-
-    def review_items(self, memories: Sequence[Memory]) -> list[ReviewItem]:
-        """``memories`` as review items: each with the reason its creation gave and, for a
-        fact, the active fact of its slot it would replace."""
-        return self._review.review_items(memories)
 
     # -------------------------------------------------------------------- reading
 

@@ -198,7 +198,7 @@ class MemoryWriter:
             return self.parts.require(new.id)
 
     def purge(self, memory_id: str, *, now: datetime | None = None) -> Memory:
-        """See :meth:`memoryd.service.MemoryService.purge`."""
+        """Owner action: erase a memory's content for privacy, keeping a tombstone."""
         at = self.parts.now(now)
         with self.parts.store.transaction():
             memory = self.parts.require(memory_id)
@@ -211,7 +211,7 @@ class MemoryWriter:
         return self.parts.require(memory_id)
 
     def add_alias(self, name: str, alias: str) -> None:
-        """See :meth:`memoryd.service.MemoryService.add_alias`."""
+        """Owner action: ``alias`` names the same entity as ``name`` (for the entity leg)."""
         if not name.strip() or not alias.strip():
             raise InvalidInputError("an alias needs both a name and the alias")
         with self.parts.store.transaction():
