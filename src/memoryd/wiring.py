@@ -7,6 +7,7 @@ from pathlib import Path
 from memoryd.config.settings import Settings
 from memoryd.kb.converted import limits_of
 from memoryd.memory.keys import ROW_KEYS
+from memoryd.errors import StoreDamagedError
 from memoryd.memory.promotion_policy import PromotionPolicy
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.llm import Gateway, routes_of
@@ -14,7 +15,7 @@ from memoryd.providers.remote_embedder import embedder_of
 from memoryd.service import MemoryService
 from memoryd.storage.file_modes import private_home, tighten
 from memoryd.storage.protocols import Store
-from memoryd.storage.sqlite import SqliteStore
+from memoryd.storage.sqlite import SqliteStore, diagnose, refuse_damaged_file
 
 
 def open_store(settings: Settings, *, create: bool) -> Store:
@@ -29,6 +30,21 @@ def open_store(settings: Settings, *, create: bool) -> Store:
         private_home(settings.home)
         tighten(None, settings.home)
     return SqliteStore(path, create=create, keys=ROW_KEYS)
+
+
+def refuse_damaged_store(settings: Settings) -> None:
+    """For a long-running process (``serve``, ``mcp``) about to open the store: check every
+    page of an SQLite store once (commands check only small stores at open, to stay quick)."""
+    if not settings.is_postgres:
+        refuse_damaged_file(Path(settings.db))
+
+
+def store_damage(settings: Settings, error: BaseException) -> StoreDamagedError | None:
+    """After the SQLite driver reported ``error`` mid-command: the damage it points at in the
+    configured store's file, or None (a PostgreSQL store, or a file that checks out)."""
+    if settings.is_postgres:
+        return None
+    return diagnose(Path(settings.db), error)
 
 
 def open_service(

@@ -8,7 +8,6 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
@@ -106,12 +105,9 @@ def _store_damage(ctx: click.Context, error: Exception) -> MemorydError | None:
     sqlite = sys.modules.get("sqlean")
     if sqlite is None or not isinstance(error, sqlite.DatabaseError):
         return None
-    settings = resolve_settings(db_option_of(ctx))
-    if settings.is_postgres:
-        return None
-    from memoryd.storage.sqlite import diagnose
+    from memoryd.wiring import store_damage
 
-    return diagnose(Path(settings.db), error)
+    return store_damage(resolve_settings(db_option_of(ctx)), error)
 
 
 def exit_code(error: MemorydError) -> int:

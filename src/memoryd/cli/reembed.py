@@ -134,7 +134,7 @@ def _dry_run_eval(ctx: click.Context, embedder: Embedder, k: int, as_json: bool)
     """The plan, then the evaluation set under the current model and the target's vectors
     held in memory (the store is only read)."""
     with open_store_service(ctx) as service:
-        plan = _plan(service.store, embedder)
+        plan = service.admin.plan_reembed(embedder, batch_size=_batch(embedder))
         result = service.eval_run(k=k, embedder=embedder)
     if as_json:
         print_json({**plan.to_json(), "eval": result.to_json()})

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -63,7 +62,7 @@ def serve(
     )
     from memoryd.http.server import serve as run_server
     from memoryd.ops.server_record import ServerRecord, remove_record, write_record
-    from memoryd.wiring import open_service
+    from memoryd.wiring import open_service, refuse_damaged_store
 
     flags = {"serve.host": host, "serve.port": port, "serve.daily_at": daily_at, "tz": zone_name}
     settings = resolve_settings(db_option_of(ctx), flags=flags)
@@ -75,7 +74,7 @@ def serve(
     check_bind(chosen.host, token)
     assert token is not None
     # Bound before anything else, so a busy port is the first and only thing reported.
-    _refuse_damaged_store(settings)
+    refuse_damaged_store(settings)
     listener = listen_socket(chosen.host, chosen.port)
     try:
         service = open_service(settings, create=False)
@@ -242,9 +241,10 @@ def mcp(ctx: click.Context, transport: str, host: str, port: int, pinned: tuple[
     from memoryd.http.auth import load_token
     from memoryd.http.server import check_bind
     from memoryd.mcp.server import build_server, http_app, run_stdio
+    from memoryd.wiring import refuse_damaged_store
 
     settings = resolve_settings(db_option_of(ctx))
-    _refuse_damaged_store(settings)
+    refuse_damaged_store(settings)
     with open_store_service(ctx) as service:
         server = build_server(service, pinned)
         if transport == "stdio":
@@ -263,12 +263,3 @@ def mcp(ctx: click.Context, transport: str, host: str, port: int, pinned: tuple[
         click.echo(f"memoryd MCP on http://{host}:{port}/mcp", err=True)
         exit_cleanly_on_sigterm()
         uvicorn.run(http_app(server, token, host), host=host, port=port, log_level="warning")
-
-
-def _refuse_damaged_store(settings: Settings) -> None:
-    """A server runs for days: check every page of an SQLite store once before it opens
-    (commands check only small stores at open, to stay quick)."""
-    if not settings.is_postgres:
-        from memoryd.storage.sqlite import refuse_damaged_file
-
-        refuse_damaged_file(Path(settings.db))

@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING, TextIO
 
 from memoryd.collaborators import Collaborators
 from memoryd.jobs.model import Job
+from memoryd.ops.endpoint_health_policy import JOBS_READ, extraction_health, failing_notices
 from memoryd.storage.protocols import EmbeddingSignature
 
 if TYPE_CHECKING:
     from memoryd.ops.backup import BackupResult
     from memoryd.ops.portability import Summary as ExportSummary
+    from memoryd.ops.reembed import ReembedPlan
+    from memoryd.providers.embedder import Embedder
 
 
 class StoreAdmin:
@@ -66,3 +69,26 @@ class StoreAdmin:
         from memoryd.ops.backup import make_backup
 
         return make_backup(self._parts.store, target)
+
+    def failing_endpoints(self) -> list[str]:
+        """The model endpoints failing now, for a status line: the extract route when its jobs
+        fail (from the job table, as ``memoryd status`` reads it) and the embeddings endpoint
+        while it fails (what this process's embedder saw last)."""
+        from memoryd.providers.remote_embedder import OpenAICompatibleEmbedder
+
+        parts = self._parts
+        route = parts.gateway.routes.get("extract")
+        extract = (route.model, route.base_url) if route is not None else None
+        health = extraction_health(parts.store.jobs.recent(JOBS_READ), parts.now(None))
+        embedder = parts.embedder
+        embeddings = None
+        if isinstance(embedder, OpenAICompatibleEmbedder) and embedder.failing is not None:
+            embeddings = (embedder.settings.model, embedder.settings.base_url, *embedder.failing)
+        return failing_notices(extract, health, embeddings)
+
+    def plan_reembed(self, embedder: Embedder, *, batch_size: int) -> ReembedPlan:
+        """What moving the store to ``embedder``'s vectors would take (nothing changes)."""
+        from memoryd.ops.reembed import plan_reembed
+
+        return plan_reembed(self._parts.store, embedder.model, self._parts.tokenizer,
+                            batch_size=batch_size)  # fmt: skip
