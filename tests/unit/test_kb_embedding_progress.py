@@ -7,7 +7,7 @@ import io
 from datetime import UTC, datetime
 
 from memoryd.cli.kb_progress import IngestProgress, duration, embedding_line, written_line
-from memoryd.http.web_html import documents_html
+from memoryd.http.web_documents_html import documents_html
 from memoryd.kb.model import Chunk, Document, DocumentStatus, SourceType
 from memoryd.kb.results import IngestResult
 from memoryd.kb.vector_fill import FillProgress, text_key, vectors_kept

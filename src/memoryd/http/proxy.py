@@ -15,21 +15,18 @@ import json
 import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
-from fastapi import FastAPI, Request
+from fastapi import Request
 from starlette.background import BackgroundTask
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.types import ASGIApp
 
 from memoryd.errors import MemorydError
-from memoryd.http.auth import MISSING, RequireBearer
+from memoryd.http.proxy_state import Exchange, LastRequest, Remembered
 from memoryd.providers.llm import Provider, Route
 from memoryd.proxy.anthropic import (
     ANTHROPIC_VERSION,
@@ -39,11 +36,8 @@ from memoryd.proxy.anthropic import (
     to_anthropic,
 )
 from memoryd.proxy.policy import (
-    COMPLETIONS_PATH,
     CONTEXT_HEADER,
     CONVERSATION_HEADER,
-    MODELS_PATH,
-    PROXY_PATHS,
     ChatRequestError,
     ProxySettings,
     StreamedAnswer,
@@ -70,67 +64,9 @@ DEFAULT_URLS = {
     Provider.OPENAI: "https://api.openai.com/v1",
     Provider.ANTHROPIC: "https://api.anthropic.com",
 }
-# Why 10,000: one entry per live conversation (a digest and an id, ~150 bytes); older ones
-# are forgotten first, and a forgotten conversation is recognised by its digest again.
-MAX_REMEMBERED = 10_000
 CONNECT_SECONDS = 5.0
 TAINT_PACK = "the context pack gave the model passages of the owner's documents"
 TAINT_TOOLS = "the model read tool output in this turn"
-
-
-@dataclass(frozen=True)
-class LastRequest:
-    """What the web page's status line says about the proxy."""
-
-    at: datetime
-    model: str
-    upstream: str
-    outcome: str
-
-    def line(self) -> str:
-        """One line for the owner."""
-        when = self.at.strftime("%Y-%m-%d %H:%M:%S UTC")
-        return f"Chat proxy: last request {when}, model {self.model!r} via {self.upstream}: " + (
-            self.outcome
-        )
-
-
-class _Remembered:
-    """A bounded, thread-safe map, least recently used out first."""
-
-    def __init__(self, limit: int = MAX_REMEMBERED) -> None:
-        self._items: OrderedDict[str, str] = OrderedDict()
-        self._limit = limit
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> str | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def add(self, key: str, value: str) -> bool:
-        """Keep ``key``; False when it was already kept."""
-        with self._lock:
-            known = key in self._items
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._limit:
-                self._items.popitem(last=False)
-            return not known
-
-
-@dataclass
-class _Exchange:
-    """One request on its way: what the proxy needs once the answer is complete."""
-
-    conversation: str
-    turn: Turn | None
-    messages: list[dict[str, Any]]
-    at: datetime
-    tainted_by: str | None
-    model: str
 
 
 class ChatProxy:
@@ -147,8 +83,8 @@ class ChatProxy:
         self.settings = settings
         self.route = route
         self.last: LastRequest | None = None
-        self._conversations = _Remembered()
-        self._queued = _Remembered()
+        self._conversations = Remembered()
+        self._queued = Remembered()
         self._client: httpx.AsyncClient | None = None
 
     def start_warming(self) -> None:
@@ -239,7 +175,7 @@ class ChatProxy:
         if documents:
             tainted_by = tainted_by or TAINT_PACK
         forwarded = {**body, "model": model, "messages": with_pack(messages, block)}
-        exchange = _Exchange(conversation, turn, messages, at, tainted_by, model)
+        exchange = Exchange(conversation, turn, messages, at, tainted_by, model)
         headers = {CONVERSATION_HEADER: conversation, CONTEXT_HEADER: note}
         try:
             return await self._forward(route, forwarded, exchange, headers)
@@ -305,7 +241,7 @@ class ChatProxy:
         self,
         route: Route,
         body: dict[str, Any],
-        exchange: _Exchange,
+        exchange: Exchange,
         headers: dict[str, str],
     ) -> Response:
         """Send the request upstream and relay its answer: an OpenAI-compatible upstream's
@@ -374,7 +310,7 @@ class ChatProxy:
         )
 
     async def _finish(
-        self, exchange: _Exchange, text: str, finish: str | None, called_tools: bool
+        self, exchange: Exchange, text: str, finish: str | None, called_tools: bool
     ) -> None:
         """The answer is complete: remember where the conversation stands and queue the
         turn for extraction, once."""
@@ -405,7 +341,7 @@ class ChatProxy:
         self,
         route: Route,
         answer: httpx.Response,
-        exchange: _Exchange,
+        exchange: Exchange,
         headers: dict[str, str],
     ) -> Response:
         """The upstream's error, passed on in OpenAI's shape."""
@@ -432,7 +368,7 @@ class ChatProxy:
         )
 
     def _unreachable(
-        self, route: Route, error: Exception, exchange: _Exchange | None = None
+        self, route: Route, error: Exception, exchange: Exchange | None = None
     ) -> Response:
         """The upstream did not answer: 502 in OpenAI's shape, with what to check."""
         base = self._base_url(route)
@@ -446,7 +382,7 @@ class ChatProxy:
             status_code=502,
         )
 
-    def _record(self, exchange: _Exchange, route: Route, outcome: str) -> None:
+    def _record(self, exchange: Exchange, route: Route, outcome: str) -> None:
         self.last = LastRequest(exchange.at, exchange.model, self.upstream_line(), outcome)
         log.info("proxy: %s", self.last.line())
 
@@ -494,44 +430,3 @@ def _no_upstream() -> Response:
 def _proxy_off() -> Response:
     message = "memoryd: the chat proxy is off; `memoryd config set proxy.enabled on` turns it on"
     return JSONResponse(openai_error(message, "proxy_off"), status_code=404)
-
-
-def _refusal(status: int) -> tuple[dict[str, Any], list[tuple[bytes, bytes]]]:
-    if status == MISSING:
-        body = openai_error(
-            "missing API key: use the memoryd token as the API key (Authorization: Bearer)",
-            "invalid_request_error",
-            "missing_api_key",
-        )
-        return body, [(b"www-authenticate", b"Bearer")]
-    body = openai_error(
-        "wrong API key: use the memoryd token ($MEMORYD_HOME/token)",
-        "invalid_request_error",
-        "invalid_api_key",
-    )
-    return body, []
-
-
-def is_proxy_path(path: str) -> bool:
-    """Whether ``path`` is one of the proxy's routes."""
-    return path in PROXY_PATHS
-
-
-def proxy_guard(app: ASGIApp, token: str) -> ASGIApp:
-    """The bearer check for the proxy's routes, refusing in OpenAI's error shape."""
-    return RequireBearer(app, token=token, protects=is_proxy_path, refusal=_refusal)
-
-
-def install_proxy(app: FastAPI, proxy: ChatProxy) -> None:
-    """Add the proxy's routes to the API app (when ``proxy.enabled``)."""
-    app.state.proxy = proxy
-
-    @app.post(COMPLETIONS_PATH, tags=["chat proxy"], include_in_schema=False)
-    async def chat_completions(request: Request) -> Response:
-        """OpenAI-compatible chat completions with memory (streamed when asked)."""
-        return await proxy.complete(request)
-
-    @app.get(MODELS_PATH, tags=["chat proxy"], include_in_schema=False)
-    async def models() -> Response:
-        """The upstream's models."""
-        return await proxy.models()

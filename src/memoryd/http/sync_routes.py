@@ -4,16 +4,17 @@ worker embeds them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from html import escape
 from typing import Any
 
-from fastapi import FastAPI, Form, Request
+from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
 from memoryd.http import schemas as s
+from memoryd.http.depends import Service
 from memoryd.http.web_html import button_html, csrf_field, table_html
+from memoryd.http.web_session import act, checked
 from memoryd.kb.sync.model import DEFAULT_MAX_BYTES, FileState, counts_label
 from memoryd.kb.sync.run import FolderSync, PassReport
 from memoryd.service import MemoryService
@@ -85,96 +86,89 @@ def source_json(sync: FolderSync, source_id: str) -> dict[str, Any]:
     return {**source.to_json(), "files": [f.to_json() for f in sync.files(source_id)]}
 
 
-def install_sync_api(app: FastAPI, service: MemoryService) -> None:
-    """``/v1/kb/sync``: list, add (with a first pass), remove, look now, readmit."""
-    sync = service.sync
+sync_api = APIRouter(tags=["knowledge base"])
+sync_pages = APIRouter(include_in_schema=False)
 
-    def ran(report: PassReport) -> dict[str, Any]:
-        service.worker.wake.set()  # the worker embeds the chunks just written
-        service.sync_loop.wake.set()  # a new source is watched at once
-        return report.to_json()
 
-    @app.get("/v1/kb/sync", response_model=list[SyncSourceOut], tags=["knowledge base"])
-    def sync_list() -> list[dict[str, Any]]:
-        """Synced sources with each file's state and when each was last looked at."""
-        return [source_json(sync, source.id) for source in sync.sources()]
+def _ran(service: MemoryService, report: PassReport) -> dict[str, Any]:
+    # The worker embeds the chunks just written; a new source is watched at once.
+    service.jobs.wake(sync=True)
+    return report.to_json()
 
-    @app.post("/v1/kb/sync", response_model=SyncPassOut, tags=["knowledge base"])
-    def sync_add(body: SyncAddRequest) -> dict[str, Any]:
-        """Keep a folder, file or URL in sync; its first pass runs now."""
-        source = sync.add(
-            body.location,
-            collection=body.collection,
-            ignore=body.ignore,
-            include_hidden=body.include_hidden,
-            max_bytes=body.max_bytes,
-            every_seconds=body.every_seconds,
-        )
-        return ran(sync.run_pass(source))
 
-    @app.delete("/v1/kb/sync/{source_id}", response_model=SyncSourceOut, tags=["knowledge base"])
-    def sync_remove(source_id: str, delete_documents: bool = False) -> dict[str, Any]:
-        """Stop syncing a source; its documents stay unless ``delete_documents``."""
-        return sync.remove(source_id, delete_documents=delete_documents).to_json()
+@sync_api.get("/v1/kb/sync", response_model=list[SyncSourceOut])
+def sync_list(service: Service) -> list[dict[str, Any]]:
+    """Synced sources with each file's state and when each was last looked at."""
+    return [source_json(service.sync, source.id) for source in service.sync.sources()]
 
-    @app.post("/v1/kb/sync/{source_id}/now", response_model=SyncPassOut, tags=["knowledge base"])
-    def sync_now(source_id: str) -> dict[str, Any]:
-        """Look at a source now."""
-        return ran(sync.run_pass(sync.source(source_id)))
 
-    @app.post(
-        "/v1/kb/sync/{source_id}/readmit", response_model=SyncPassOut, tags=["knowledge base"]
+@sync_api.post("/v1/kb/sync", response_model=SyncPassOut)
+def sync_add(service: Service, body: SyncAddRequest) -> dict[str, Any]:
+    """Keep a folder, file or URL in sync; its first pass runs now."""
+    source = service.sync.add(
+        body.location,
+        collection=body.collection,
+        ignore=body.ignore,
+        include_hidden=body.include_hidden,
+        max_bytes=body.max_bytes,
+        every_seconds=body.every_seconds,
     )
-    def sync_readmit(source_id: str, body: SyncReadmitRequest) -> dict[str, Any]:
-        """Read again a file whose document the owner removed (sync leaves it out until
-        asked)."""
-        sync.readmit(source_id, body.path)
-        return ran(sync.run_pass(sync.source(source_id)))
+    return _ran(service, service.sync.run_pass(source))
 
 
-Act = Callable[[str, Callable[[], Any], str], Response]
+@sync_api.delete("/v1/kb/sync/{source_id}", response_model=SyncSourceOut)
+def sync_remove(service: Service, source_id: str, delete_documents: bool = False) -> dict[str, Any]:
+    """Stop syncing a source; its documents stay unless ``delete_documents``."""
+    return service.sync.remove(source_id, delete_documents=delete_documents).to_json()
 
 
-def install_sync_pages(
-    app: FastAPI, service: MemoryService, checked: Callable[[Request, str], str], act: Act
-) -> None:
-    """The documents page's forms: add a synced source, look now, stop syncing."""
+@sync_api.post("/v1/kb/sync/{source_id}/now", response_model=SyncPassOut)
+def sync_now(service: Service, source_id: str) -> dict[str, Any]:
+    """Look at a source now."""
+    return _ran(service, service.sync.run_pass(service.sync.source(source_id)))
+
+
+@sync_api.post("/v1/kb/sync/{source_id}/readmit", response_model=SyncPassOut)
+def sync_readmit(service: Service, source_id: str, body: SyncReadmitRequest) -> dict[str, Any]:
+    """Read again a file whose document the owner removed (sync leaves it out until
+    asked)."""
+    service.sync.readmit(source_id, body.path)
+    return _ran(service, service.sync.run_pass(service.sync.source(source_id)))
+
+
+@sync_pages.post("/documents/sync")
+def page_sync_add(
+    request: Request,
+    service: Service,
+    csrf: str = Form(""),
+    location: str = Form(""),
+    collection: str = Form("default"),
+    ignore: str = Form(""),
+) -> Response:
+    """The documents page's form: sync a folder, file or URL (its first pass runs now)."""
+    checked(request, csrf)
+
+    def add_and_look() -> None:
+        source = service.sync.add(location, collection=collection or "default",
+                                  ignore=[p for p in ignore.split(",") if p.strip()])  # fmt: skip
+        _ran(service, service.sync.run_pass(source))
+
+    return act("/documents", add_and_look, f"syncing {location}")
+
+
+@sync_pages.post("/documents/sync/{source_id}/{action}")
+def page_sync_action(
+    request: Request, service: Service, source_id: str, action: str, csrf: str = Form("")
+) -> Response:
+    """The documents page's buttons: look at a source now, stop syncing it."""
+    checked(request, csrf)
     sync = service.sync
-
-    def add_and_look(location: str, collection: str, ignore: str) -> None:
-        source = sync.add(location, collection=collection or "default",
-                          ignore=[p for p in ignore.split(",") if p.strip()])  # fmt: skip
-        sync.run_pass(source)
-        service.worker.wake.set()
-        service.sync_loop.wake.set()
-
-    @app.post("/documents/sync", include_in_schema=False)
-    def page_sync_add(
-        request: Request,
-        csrf: str = Form(""),
-        location: str = Form(""),
-        collection: str = Form("default"),
-        ignore: str = Form(""),
-    ) -> Response:
-        checked(request, csrf)
-        return act("/documents", lambda: add_and_look(location, collection, ignore),
-                   f"syncing {location}")  # fmt: skip
-
-    @app.post("/documents/sync/{source_id}/{action}", include_in_schema=False)
-    def page_sync_action(
-        request: Request, source_id: str, action: str, csrf: str = Form("")
-    ) -> Response:
-        checked(request, csrf)
-        if action == "now":
-
-            def look() -> None:
-                sync.run_pass(sync.source(source_id))
-                service.worker.wake.set()
-
-            return act("/documents", look, "looked at it now")
-        if action == "remove":
-            return act("/documents", lambda: sync.remove(source_id), "no longer synced")
-        return act("/documents", lambda: None, f"error: unknown action {action!r}")
+    if action == "now":
+        return act("/documents", lambda: _ran(service, sync.run_pass(sync.source(source_id))),
+                   "looked at it now")  # fmt: skip
+    if action == "remove":
+        return act("/documents", lambda: sync.remove(source_id), "no longer synced")
+    return act("/documents", lambda: None, f"error: unknown action {action!r}")
 
 
 def synced_html(sync: FolderSync, csrf: str) -> str:
