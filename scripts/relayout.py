@@ -126,6 +126,7 @@ KEEP = {
     "py.typed",
     "errors.py",
     "service.py",
+    "forward.py",
     "client.py",
     "collaborators.py",
     "results.py",

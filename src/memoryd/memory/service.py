@@ -46,11 +46,8 @@ class Memories:
         now: Callable[[datetime | None], datetime],
         settle: Callable[[], None],
     ) -> None:
-        self._store = store
-        self._writer = writer
-        self._review = review
-        self._forgetting = forgetting
-        self._now = now
+        self._store, self._now = store, now
+        self._writer, self._review, self._forgetting = writer, review, forgetting
         # Reads wait for the retrieval stamps of earlier recalls, so they see them.
         self._settle = settle
 
