@@ -18,6 +18,7 @@ class Forward(Generic[P, R]):
     def __init__(self, part: str, method: Callable[Concatenate[Any, P], R]) -> None:
         self.part = part
         self.name = method.__name__
+        self.method = method
         self.__doc__ = method.__doc__
 
     @overload
@@ -42,4 +43,6 @@ class Forward(Generic[P, R]):
 
         forwarded.__name__ = forwarded.__qualname__ = name
         forwarded.__doc__ = self.__doc__
+        # inspect.signature (and so help()) shows the forwarded method's own signature.
+        forwarded.__wrapped__ = self.method  # type: ignore[attr-defined]
         return forwarded
