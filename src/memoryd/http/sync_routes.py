@@ -15,7 +15,7 @@ from memoryd.http import schemas as s
 from memoryd.http.depends import Service
 from memoryd.http.web_html import button_html, csrf_field, table_html
 from memoryd.http.web_session import act, checked
-from memoryd.kb.sync.model import DEFAULT_MAX_BYTES, FileState, counts_label
+from memoryd.kb.sync.model import DEFAULT_MAX_BYTES, FileState, SyncSource, counts_label
 from memoryd.kb.sync.run import FolderSync, PassReport
 from memoryd.service import MemoryService
 
@@ -79,11 +79,9 @@ class SyncPassOut(BaseModel):
     error: str | None
 
 
-def source_json(sync: FolderSync, source_id: str) -> dict[str, Any]:
+def source_json(sync: FolderSync, source: SyncSource) -> dict[str, Any]:
     """A source with every file's state."""
-    source = sync.store.sync.get_source(source_id)
-    assert source is not None
-    return {**source.to_json(), "files": [f.to_json() for f in sync.files(source_id)]}
+    return {**source.to_json(), "files": [f.to_json() for f in sync.files(source.id)]}
 
 
 sync_api = APIRouter(tags=["knowledge base"])
@@ -99,7 +97,7 @@ def _ran(service: MemoryService, report: PassReport) -> dict[str, Any]:
 @sync_api.get("/v1/kb/sync", response_model=list[SyncSourceOut])
 def sync_list(service: Service) -> list[dict[str, Any]]:
     """Synced sources with each file's state and when each was last looked at."""
-    return [source_json(service.sync, source.id) for source in service.sync.sources()]
+    return [source_json(service.sync, source) for source in service.sync.sources()]
 
 
 @sync_api.post("/v1/kb/sync", response_model=SyncPassOut)
