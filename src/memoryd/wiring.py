@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from memoryd.config.settings import Settings
+from memoryd.errors import StoreDamagedError
 from memoryd.kb.converted import limits_of
 from memoryd.memory.keys import ROW_KEYS
-from memoryd.errors import StoreDamagedError
 from memoryd.memory.promotion_policy import PromotionPolicy
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.llm import Gateway, routes_of
