@@ -17,7 +17,6 @@ MAX_LINES = 450
 LONG_MODULES = {
     "recall/context_policy.py",  # the context pack's score, repeats and packing
     "recall/policy.py",  # gates, fusion and packing: score_policy and pack_policy
-    "service.py",  # the facade: sub-facades (memories, recall, kb, jobs, admin)
 }
 
 # Pure policy: the ``*_policy`` modules, and the packages and modules that say they are pure.

@@ -20,6 +20,7 @@ from typing import Any
 from memoryd.errors import MemorydError
 from memoryd.kb.blocks import parse_blocks
 from memoryd.kb.converted import ConversionError, Converted, DocumentType, Limits
+from memoryd.kb.file_types import READABLE_SUFFIXES, SUPPORTED, detect_type
 from memoryd.kb.images import BudgetedReader, ImageReader
 from memoryd.kb.notes import read_note
 from memoryd.kb.pdf.reader import pdf_to_markdown
@@ -27,6 +28,7 @@ from memoryd.kb.sandbox import Bounds, ChildServer, Task, run_bounded, serve_tas
 from memoryd.kb.titles import document_title, usable
 
 __all__ = [
+    "READABLE_SUFFIXES",
     "SUPPORTED",
     "ConversionError",
     "Converted",
@@ -37,76 +39,10 @@ __all__ = [
 ]
 
 
-SUPPORTED = "PDF, DOCX, PPTX, XLSX, HTML, Markdown, plain text, PNG and JPEG"
-
-_EXTENSIONS = {
-    ".pdf": DocumentType.PDF,
-    ".docx": DocumentType.DOCX,
-    ".pptx": DocumentType.PPTX,
-    ".xlsx": DocumentType.XLSX,
-    ".html": DocumentType.HTML,
-    ".htm": DocumentType.HTML,
-    ".xhtml": DocumentType.HTML,
-    ".md": DocumentType.MARKDOWN,
-    ".markdown": DocumentType.MARKDOWN,
-    ".txt": DocumentType.TEXT,
-    ".text": DocumentType.TEXT,
-    ".png": DocumentType.IMAGE,
-    ".jpg": DocumentType.IMAGE,
-    ".jpeg": DocumentType.IMAGE,
-}
-# The file names a folder sync reads (others are skipped by rule, not failed).
-READABLE_SUFFIXES = frozenset(_EXTENSIONS)
-_CONTENT_TYPES = {
-    "application/pdf": DocumentType.PDF,
-    "text/html": DocumentType.HTML,
-    "application/xhtml+xml": DocumentType.HTML,
-    "text/markdown": DocumentType.MARKDOWN,
-    "text/plain": DocumentType.TEXT,
-    "image/png": DocumentType.IMAGE,
-    "image/jpeg": DocumentType.IMAGE,
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": DocumentType.DOCX,
-    "application/vnd.openxmlformats-officedocument.presentationml.presentation": (
-        DocumentType.PPTX
-    ),
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": DocumentType.XLSX,
-}
-_OFFICE_PARTS = {
-    "word/": DocumentType.DOCX,
-    "ppt/": DocumentType.PPTX,
-    "xl/": DocumentType.XLSX,
-}
 # The module the sandbox child runs (this one: its ``__main__`` serves TASKS).
 SANDBOX_MODULE = "memoryd.kb.convert"
 _DATA_IMAGE = re.compile(r"!\[([^\]]*)\]\(data:image/[a-zA-Z+.-]+;base64,([A-Za-z0-9+/=\s]+)\)")
 _BLANK_RUNS = re.compile(r"\n{3,}")
-
-
-def detect_type(name: str, data: bytes, content_type: str | None = None) -> DocumentType:
-    """The document's type from its magic bytes, then its declared type, then its name."""
-    head = data[:1024]
-    if head.startswith(b"%PDF"):
-        return DocumentType.PDF
-    if head.startswith(b"\x89PNG\r\n\x1a\n") or head.startswith(b"\xff\xd8\xff"):
-        return DocumentType.IMAGE
-    if head.startswith(b"PK\x03\x04"):
-        return _office_type(name, data)
-    declared = (content_type or "").split(";")[0].strip().lower()
-    if declared in _CONTENT_TYPES and _CONTENT_TYPES[declared] is not DocumentType.TEXT:
-        return _CONTENT_TYPES[declared]
-    suffix = PurePath(name).suffix.lower()
-    if suffix in _EXTENSIONS:
-        return _EXTENSIONS[suffix]
-    lowered = head.lstrip().lower()
-    if lowered.startswith((b"<!doctype html", b"<html")):
-        return DocumentType.HTML
-    if declared == "text/plain" or (not suffix and _looks_like_text(data)):
-        return DocumentType.TEXT
-    shown = suffix or "no extension"
-    raise ConversionError(
-        f"unsupported file type ({shown}); memoryd reads {SUPPORTED}: convert it to one of "
-        "those first"
-    )
 
 
 def convert(
@@ -169,25 +105,6 @@ def _convert(
         title = note.title or document_title("", (), _headings(note.markdown), stem)
         return Converted(title, _tidy(note.markdown), kind, metadata=note.metadata)
     return Converted(stem, _tidy(text), DocumentType.TEXT)
-
-
-def _office_type(name: str, data: bytes) -> DocumentType:
-    """DOCX, PPTX or XLSX from the parts inside the zip."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            names = archive.namelist()
-    except zipfile.BadZipFile:
-        raise ConversionError(
-            "the file is a damaged zip archive (truncated Office file?); re-save it and try again"
-        ) from None
-    for prefix, kind in _OFFICE_PARTS.items():
-        if any(n.startswith(prefix) for n in names):
-            return kind
-    suffix = PurePath(name).suffix.lower()
-    raise ConversionError(
-        f"the file is a zip archive ({suffix or 'no extension'}) but not a DOCX, PPTX or XLSX; "
-        f"memoryd reads {SUPPORTED}"
-    )
 
 
 def _check_zip(data: bytes, limits: Limits) -> None:
@@ -408,17 +325,6 @@ def _decode_text(data: bytes) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return data.decode("cp1252", errors="replace")
-
-
-def _looks_like_text(data: bytes) -> bool:
-    sample = data[:4096]
-    if b"\x00" in sample:
-        return False
-    try:
-        sample.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _headings(markdown: str, most: int = 40) -> list[str]:
