@@ -102,6 +102,7 @@ def test_idle_connections_and_a_trickled_body_do_not_starve_a_recall(tmp_path: P
             assert honest.status_code == 200 and "Ana runs the Lisbon office" in honest.text
             assert pasted.status_code == 200
             assert pasted.json()["query"]["read"]["whole"] is False
+            assert pasted.json()["query"]["read"]["question"].endswith(QUESTION)
             assert "Ana runs the Lisbon office" in pasted.text
             assert took < HONEST_SECONDS, f"the honest client waited {took:.1f} s"
             # The idle connections are closed once their headers are late, not held forever.

@@ -137,6 +137,7 @@ class MessageReadOut(BaseModel):
     head_chars: int
     tail_chars: int
     read: str
+    question: str | None = None
 
 
 class RecallQueryOut(BaseModel):
