@@ -7,9 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memoryd.collaborators import Collaborators
 from memoryd.errors import ExtractionOffError
 from memoryd.extraction.chat_export_policy import (
     ChatExportError,
@@ -21,6 +20,11 @@ from memoryd.extraction.chat_export_policy import (
 from memoryd.extraction.queue import ExtractionQueue
 from memoryd.jobs.model import Job
 from memoryd.providers.llm import off_notice
+
+if TYPE_CHECKING:
+    from memoryd.clock import Clock
+    from memoryd.providers.llm import Gateway
+    from memoryd.storage.protocols import Store
 
 
 @dataclass(frozen=True)
@@ -69,9 +73,10 @@ ProgressListener = Callable[[ImportProgress], None]
 class ChatImporter:
     """Queues an export's turns as extraction jobs through the extraction queue."""
 
-    def __init__(self, parts: Collaborators, queue: ExtractionQueue) -> None:
-        self.parts = parts
-        self.queue = queue
+    def __init__(
+        self, *, store: Store, gateway: Gateway, clock: Clock, queue: ExtractionQueue
+    ) -> None:
+        self.store, self.gateway, self.clock, self.queue = store, gateway, clock, queue
 
     def import_file(
         self,
@@ -100,13 +105,13 @@ class ChatImporter:
     ) -> ChatImportReport:
         """Import an export file's bytes (see :meth:`import_file`)."""
         export = parse_export(data, chosen)
-        store = self.parts.store
+        store = self.store
         plan = plan_import(export, store.imported_chats.imported(export.format))
         if dry_run:
             return _report(plan, True)
-        if not self.parts.gateway.configured("extract"):
+        if not self.gateway.configured("extract"):
             raise ExtractionOffError(off_notice("extraction"))
-        at = self.parts.now(now)
+        at = now or self.clock()
         # Why outside the transaction: screening each turn for credentials is most of an
         # import's time (milliseconds a turn), and the store's writer must not wait on it.
         jobs: list[list[tuple[str, Job]]] = []

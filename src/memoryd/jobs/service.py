@@ -39,8 +39,7 @@ class Jobs:
         self._queue = worker.queue
         self._chat_importer = chat_importer
         self._consolidator = consolidator
-        self._sync_loop = sync_loop
-        # Read at each use: tests swap the service's clock on a running service.
+        self.sync_loop = sync_loop
         self._clock = clock
         self._worker_thread = BackgroundThread("memoryd-worker")
         self._scheduler_thread = BackgroundThread("memoryd-scheduler")
@@ -51,7 +50,7 @@ class Jobs:
         ``sync``, the synced sources' loop too (a source was added or asked to run)."""
         self._worker.wake.set()
         if sync:
-            self._sync_loop.wake.set()
+            self.sync_loop.wake.set()
 
     # ----------------------------------------------------------- extraction queue
     observe_turn = Forward("_queue", ExtractionQueue.observe_turn)
@@ -128,11 +127,11 @@ class Jobs:
     def start_sync(self) -> None:
         """Keep the synced sources current in a background thread (notifications, rescans)
         until ``stop_sync``; the worker embeds what it writes. Idempotent."""
-        self._sync_thread.start(self._sync_loop.run)
+        self._sync_thread.start(self.sync_loop.run)
 
     def stop_sync(self, timeout: float = 30.0) -> None:
         """Stop keeping synced sources current after the pass under way."""
-        self._sync_thread.stop(timeout, wake=self._sync_loop.wake)
+        self._sync_thread.stop(timeout, wake=self.sync_loop.wake)
 
     # ------------------------------------------------------------ consolidation
 
