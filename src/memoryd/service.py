@@ -11,10 +11,9 @@ HTTP and MCP keep one entry point. Adapters call only this.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 from memoryd.clock import Clock, utc_now
 from memoryd.config.settings import default_home
@@ -63,7 +62,7 @@ from memoryd.results import (
     WriteResult,
 )
 from memoryd.storage.protocols import Store
-from memoryd.tools import dispatch, tool_definitions
+from memoryd.tools import ModelTools
 from memoryd.trust.taint import SessionTaints
 
 __all__ = ["CONSOLIDATION_LEASE_SECONDS", "CONSOLIDATION_LOCK", "EVENT_NEIGHBORS",
@@ -138,6 +137,7 @@ class MemoryService:
         self.consolidator = Consolidator(store, consolidation, ConsolidationLease(store))
         # The model's tool sessions and their taint: per process, in memory.
         self.sessions = SessionTaints(now)
+        self.tools = ModelTools(self)
         # Synced sources (``memoryd kb sync``); refused paths are judged against the home.
         self.sync = FolderSync(store, self.kb, clock=now, ids=ids,
                                home=home or default_home(os.environ))  # fmt: skip
@@ -260,32 +260,8 @@ class MemoryService:
 
     # ----------------------------------------------------------------- model tools
 
-    def tool_definitions(self, style: str = "anthropic") -> list[dict[str, Any]]:
-        """JSON Schema definitions of the model's tools (remember, search_memory, search_kb,
-        read_kb)."""
-        return tool_definitions(style)
-
-    def call_tool(
-        self,
-        name: str,
-        arguments: dict[str, Any] | str,
-        *,
-        pinned_collections: Sequence[str] = (),
-        session: str | None = None,
-        turn: str | None = None,
-        untrusted: bool = False,
-    ) -> dict[str, Any]:
-        """Run a model's tool call; acts as the model (Actor.TOOL), never as the owner.
-        ``pinned_collections`` (the agent's and the session's) boost search_kb; the model
-        cannot set them.
-
-        ``session`` (the conversation's id) keeps a taint: once search_kb or read_kb returned
-        content in it, or a call was marked ``untrusted`` (the model read another tool's
-        output), every ``remember`` in it waits for the owner ("written after reading
-        untrusted content"), until a call with a new ``turn`` (the id of the owner's next
-        message). Without a session the call is a session of its own."""
-        return dispatch(self, name, arguments, pinned_collections=pinned_collections,
-                        session=session, turn=turn, untrusted=untrusted)  # fmt: skip
+    tool_definitions = Forward("tools", ModelTools.tool_definitions)
+    call_tool = Forward("tools", ModelTools.call_tool)
 
     # ------------------------------------------------------------------ lifecycle
 
