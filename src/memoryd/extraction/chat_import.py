@@ -78,33 +78,39 @@ class ChatImporter:
     ) -> None:
         self.store, self.gateway, self.clock, self.queue = store, gateway, clock, queue
 
-    def import_file(
+    def import_chats(
         self,
-        path: Path,
+        path: str | Path,
         *,
-        chosen: str = "auto",
+        format: str = "auto",
         dry_run: bool = False,
         now: datetime | None = None,
         progress: ProgressListener | None = None,
     ) -> ChatImportReport:
-        """See :meth:`memoryd.service.MemoryService.import_chats`."""
+        """Queue every turn of a ChatGPT or Claude export (``conversations.json`` or the
+        export's .zip; ``format`` ``chatgpt``, ``claude`` or ``auto``) for extraction, oldest
+        first, each dated by the owner's message. Turns already imported are left out, so
+        importing again queues nothing; a file that cannot be read stores nothing, and all the
+        turns are queued in one transaction. ``dry_run`` counts without queueing."""
         try:
             data = Path(path).read_bytes()
         except OSError as error:
             raise ChatExportError(f"cannot read {path}: {error.strerror or error}") from None
-        return self.import_bytes(data, chosen=chosen, dry_run=dry_run, now=now, progress=progress)
+        return self.import_chat_bytes(
+            data, format=format, dry_run=dry_run, now=now, progress=progress
+        )
 
-    def import_bytes(
+    def import_chat_bytes(
         self,
         data: bytes,
         *,
-        chosen: str = "auto",
+        format: str = "auto",
         dry_run: bool = False,
         now: datetime | None = None,
         progress: ProgressListener | None = None,
     ) -> ChatImportReport:
-        """Import an export file's bytes (see :meth:`import_file`)."""
-        export = parse_export(data, chosen)
+        """:meth:`import_chats` over the file's bytes (an upload)."""
+        export = parse_export(data, format)
         store = self.store
         plan = plan_import(export, store.imported_chats.imported(export.format))
         if dry_run:

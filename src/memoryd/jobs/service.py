@@ -10,11 +10,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import datetime, time, tzinfo
-from pathlib import Path
 
 from memoryd.clock import Clock
 from memoryd.consolidation.policy import ConsolidationPolicy
-from memoryd.extraction.chat_import import ChatImporter, ChatImportReport, ProgressListener
+from memoryd.extraction.chat_import import ChatImporter
 from memoryd.extraction.queue import ExtractionQueue
 from memoryd.forward import Forward
 from memoryd.jobs.model import Job
@@ -59,34 +58,8 @@ class Jobs:
     run_jobs = Forward("_queue", ExtractionQueue.run_jobs)
     job = Forward("_queue", ExtractionQueue.job)
 
-    def import_chats(
-        self,
-        path: str | Path,
-        *,
-        format: str = "auto",
-        dry_run: bool = False,
-        now: datetime | None = None,
-        progress: ProgressListener | None = None,
-    ) -> ChatImportReport:
-        """Queue every turn of a ChatGPT or Claude export (``conversations.json`` or the
-        export's .zip; ``format`` ``chatgpt``, ``claude`` or ``auto``) for extraction, oldest
-        first, each dated by the owner's message. Turns already imported are left out, so
-        importing again queues nothing; a file that cannot be read stores nothing, and all the
-        turns are queued in one transaction. ``dry_run`` counts without queueing."""
-        return self._chat_importer.import_file(
-            Path(path), chosen=format, dry_run=dry_run, now=now, progress=progress
-        )
-
-    def import_chat_bytes(
-        self,
-        data: bytes,
-        *,
-        format: str = "auto",
-        dry_run: bool = False,
-        now: datetime | None = None,
-    ) -> ChatImportReport:
-        """:meth:`import_chats` over the file's bytes (an upload)."""
-        return self._chat_importer.import_bytes(data, chosen=format, dry_run=dry_run, now=now)
+    import_chats = Forward("_chat_importer", ChatImporter.import_chats)
+    import_chat_bytes = Forward("_chat_importer", ChatImporter.import_chat_bytes)
 
     def retry_job(self, job_id: str, *, now: datetime | None = None) -> Job:
         """Queue a failed (or waiting) job again, due now (``memoryd jobs retry``)."""
