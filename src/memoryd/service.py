@@ -114,17 +114,10 @@ class MemoryService:
         self.retrieval = Retrieval(retriever, self.kb)
         self.admin = StoreAdmin(store=store, embedder=embedder, gateway=self._gateway,
                                 tokenizer=tokens, clock=now, ledger=ledger)  # fmt: skip
-        self.evaluation = OwnerEval(
-            store=store,
-            embedder=embedder,
-            tokenizer=tokens,
-            ids=ids,
-            recall_policy=recall_policy,
-            clock=now,
-            zone=zone,
-            ledger=ledger,
-            resolve_memory=self.memories.resolve_id,
-        )
+        resolve = self.memories.resolve_id
+        self.evaluation = OwnerEval(store=store, embedder=embedder, tokenizer=tokens, ids=ids,
+                                    recall_policy=recall_policy, clock=now, zone=zone,
+                                    ledger=ledger, resolve_memory=resolve)  # fmt: skip
         queue = ExtractionQueue(store=store, gateway=self._gateway, policy=policy,
                                 retry_policy=retry_policy or RetryPolicy(), clock=now,
                                 zone=zone, ids=ids, propose=writer.propose,
@@ -145,17 +138,8 @@ class MemoryService:
         self.jobs = Jobs(self.worker, chats, self.consolidator, sync_loop, clock=now)
         self._retriever = retriever
         # Every part built with a model that use_gateway and use_embedder replace.
-        self._parts: tuple[object, ...] = (
-            retriever,
-            slots,
-            writer,
-            forgetting,
-            self.admin,
-            self.evaluation,
-            queue,
-            consolidation,
-            chats,
-        )
+        self._parts = (retriever, slots, writer, forgetting, self.admin, self.evaluation, queue,
+                       consolidation, chats)  # fmt: skip
 
     @property
     def store(self) -> Store:
