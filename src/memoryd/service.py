@@ -109,8 +109,9 @@ class MemoryService:
         writer = MemoryWriter(store=store, embedder=embedder, policy=policy, slots=slots,
                               clock=now, ids=ids, ledger=ledger)  # fmt: skip
         forgetting = Forgetting(store=store, embedder=embedder, clock=now, ids=ids, ledger=ledger)
-        self.memories = Memories(store, writer, OwnerReview(store=store, clock=now, ledger=ledger),
-                                 forgetting, clock=now, settle=retriever.settle)  # fmt: skip
+        review = OwnerReview(store=store, clock=now, ledger=ledger)
+        self.memories = Memories(store=store, writer=writer, review=review, forgetting=forgetting,
+                                 clock=now, settle=retriever.settle)  # fmt: skip
         self.retrieval = Retrieval(retriever, self.kb)
         self.admin = StoreAdmin(store=store, embedder=embedder, gateway=self._gateway,
                                 tokenizer=tokens, clock=now, ledger=ledger)  # fmt: skip
@@ -126,8 +127,9 @@ class MemoryService:
                                          ledger=ledger, propose=writer.propose)  # fmt: skip
         chats = ChatImporter(store=store, gateway=self._gateway, clock=now, queue=queue)
         # Reached by tests that drive a loop by hand; the surfaces go through ``jobs``.
-        self.worker = WorkerLoop(queue, self.kb, store)
-        self.consolidator = Consolidator(store, consolidation, ConsolidationLease(store))
+        self.worker = WorkerLoop(queue=queue, kb=self.kb, store=store)
+        lease = ConsolidationLease(store)
+        self.consolidator = Consolidator(store=store, run=consolidation, lease=lease)
         # The model's tool sessions and their taint: per process, in memory.
         self.sessions = SessionTaints(now)
         self.tools = ModelTools(self)
@@ -135,7 +137,8 @@ class MemoryService:
         self.sync = FolderSync(store, self.kb, clock=now, ids=ids,
                                home=home or default_home(os.environ))  # fmt: skip
         sync_loop = SyncLoop(self.sync, now, after_pass=lambda: self.jobs.wake())
-        self.jobs = Jobs(self.worker, chats, self.consolidator, sync_loop, clock=now)
+        self.jobs = Jobs(worker=self.worker, chat_importer=chats, consolidator=self.consolidator,
+                         sync_loop=sync_loop, clock=now)  # fmt: skip
         self._retriever = retriever
         # Every part built with a model that use_gateway and use_embedder replace.
         self._parts = (retriever, slots, writer, forgetting, self.admin, self.evaluation, queue,

@@ -27,11 +27,11 @@ class Jobs:
 
     def __init__(
         self,
+        *,
         worker: WorkerLoop,
         chat_importer: ChatImporter,
         consolidator: Consolidator,
         sync_loop: SyncLoop,
-        *,
         clock: Clock,
     ) -> None:
         self._worker = worker

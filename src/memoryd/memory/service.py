@@ -40,11 +40,11 @@ class Memories:
 
     def __init__(
         self,
+        *,
         store: Store,
         writer: MemoryWriter,
         review: OwnerReview,
         forgetting: Forgetting,
-        *,
         clock: Clock,
         settle: Callable[[], None],
     ) -> None:
