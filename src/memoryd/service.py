@@ -3,9 +3,11 @@
 ``MemoryService`` is a thin facade over a few sub-facades, each built from its parts with
 their real dependencies as constructor arguments: ``memories`` (writing, the owner's review,
 reading), ``retrieval`` (recall, the context pack, search), ``kb`` (the knowledge base),
-``jobs`` (extraction triggers, the worker, consolidation, the background threads) and
-``admin`` (the store as a whole). Its own methods forward to them, so the Python API, the CLI,
-HTTP and MCP keep one entry point. Adapters call only this.
+``jobs`` (extraction triggers, the worker, consolidation, the background threads),
+``evaluation`` (the owner's evaluation set), ``tools`` (the model's tools) and ``admin`` (the
+store as a whole). Its own methods forward to them, so the Python API, the CLI, HTTP and MCP
+keep one entry point. Adapters call only this. A model or the clock is replaced through
+``use_gateway``, ``use_embedder`` and ``use_clock``, which reach every part built with it.
 """
 
 from __future__ import annotations
