@@ -105,8 +105,8 @@ class MemoryService:
         reslot_if_needed(store, ledger, now())
         images = (lambda: image_reader) if image_reader is not None else self._image_reader
         self.kb = KnowledgeBase(store, embedder, tokens, images, clock=now, ids=ids, home=home)
-        retriever = Retriever(store=store, embedder=embedder, tokenizer=tokens, zone=zone,
-                              policy=recall_policy, clock=now, ledger=ledger)  # fmt: skip
+        retriever = Retriever(store=store, embedder=embedder, tokenizer=tokens,
+                              policy=recall_policy, clock=now, zone=zone)  # fmt: skip
         slots = SlotVocabulary(store=store, embedder=embedder, policy=policy.slots)
         writer = MemoryWriter(store=store, embedder=embedder, policy=policy, slots=slots,
                               clock=now, ids=ids, ledger=ledger)  # fmt: skip
@@ -120,7 +120,7 @@ class MemoryService:
         resolve = self.memories.resolve_id
         self.evaluation = OwnerEval(store=store, embedder=embedder, tokenizer=tokens, ids=ids,
                                     recall_policy=recall_policy, clock=now, zone=zone,
-                                    ledger=ledger, resolve_memory=resolve)  # fmt: skip
+                                    resolve_memory=resolve)  # fmt: skip
         queue = ExtractionQueue(store=store, gateway=self._gateway, policy=policy,
                                 retry_policy=retry_policy or RetryPolicy(), clock=now,
                                 zone=zone, ids=ids, propose=writer.propose,

@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
     from memoryd.clock import Clock
     from memoryd.ids import IdGenerator
-    from memoryd.memory.ledger import Ledger
     from memoryd.providers.tokenizer import TokenCodec
     from memoryd.recall.policy import RecallPolicy
     from memoryd.storage.protocols import Store
@@ -69,12 +68,11 @@ class OwnerEval:
         clock: Clock,
         zone: tzinfo,
         ids: IdGenerator,
-        ledger: Ledger,
         resolve_memory: Callable[[str], str],
     ) -> None:
         self.store, self.embedder, self.tokenizer = store, embedder, tokenizer
         self.recall_policy, self.clock, self.zone = recall_policy, clock, zone
-        self.ids, self.ledger = ids, ledger
+        self.ids = ids
         self._resolve_memory = resolve_memory
 
     def add(
@@ -169,7 +167,6 @@ class OwnerEval:
             policy=policy or self.recall_policy,
             clock=self.clock,
             zone=self.zone,
-            ledger=self.ledger,
         )
 
     def _pool(self, cases: Sequence[EvalCase], at: datetime) -> set[str] | None:

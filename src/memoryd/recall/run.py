@@ -33,7 +33,6 @@ from memoryd.storage.full_disk import FullDiskNotice
 
 if TYPE_CHECKING:
     from memoryd.clock import Clock
-    from memoryd.memory.ledger import Ledger
     from memoryd.providers.embedder import Embedder
     from memoryd.providers.tokenizer import TokenCodec
     from memoryd.recall.policy import RecallPolicy
@@ -80,10 +79,9 @@ class Retriever:
         policy: RecallPolicy,
         clock: Clock,
         zone: tzinfo,
-        ledger: Ledger,
     ) -> None:
         self.store, self.embedder, self.tokenizer, self.policy = store, embedder, tokenizer, policy
-        self.clock, self.zone, self.ledger = clock, zone, ledger
+        self.clock, self.zone = clock, zone
         self._matcher: tuple[tuple[int, int], EntityMatcher] | None = None
         self._stamper: ThreadPoolExecutor | None = None
         self._last_stamp: Future[None] | None = None
