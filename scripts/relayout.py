@@ -128,7 +128,6 @@ KEEP = {
     "service.py",
     "forward.py",
     "client.py",
-    "collaborators.py",
     "results.py",
     "clock.py",
     "ids.py",

@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime, timedelta
 
+from memoryd.ids import IdGenerator
+from memoryd.memory.ledger import Ledger
 from memoryd.memory.model import Actor, Kind, Memory, Source, Status
 from memoryd.memory.slot_policy import slot_key
 from memoryd.service import MemoryService
@@ -45,11 +47,12 @@ def as_legacy(service: MemoryService) -> dict[str, Memory]:
             object=value,
             slot=legacy_slot(subject, predicate),
         )
+    ledger = Ledger(store, IdGenerator())
     with store.transaction():
         for memory in rows.values():
             vector = service.embedder.embed([memory.content])[0]
-            service.parts.ledger.supersede([], memory, vector, actor=Actor.OWNER,
-                                           at=memory.created_at, reason="remembered")  # fmt: skip
+            ledger.supersede([], memory, vector, actor=Actor.OWNER, at=memory.created_at,
+                             reason="remembered")  # fmt: skip
             store.memories.set_slot(memory.id, memory.slot, None, None)
         store.set_meta("slot_scheme", "1")
     return rows

@@ -73,7 +73,7 @@ def test_with_the_embedder_down_full_text_and_entity_still_answer(service: Memor
     risotto = remember(service, "Ana loves cooking mushroom risotto", entities=["Ana"])
     remember(service, "The dentist appointment is on Fridays")
     remember(service, "Bruno plays the cello", entities=["Bruno"])
-    service.embedder = BrokenEmbedder()
+    service.use_embedder(BrokenEmbedder())
 
     result = service.recall("Is Ana still cooking risotto?", now=NOW)
     found = service.search_memory("risotto", now=NOW)

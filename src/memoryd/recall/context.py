@@ -54,7 +54,7 @@ def build_context(
     found = _search_kb(kb, recalled.read.text, pinned_collections, policy, legs)
     hits = found.hits if found is not None else ()
     lesson_ids = {m.id for m in recalled.lessons}
-    recall_policy = retriever.parts.recall_policy
+    recall_policy = retriever.policy
     scored = calibrate(
         recalled.read.text,
         [s for s in recalled.kept if s.memory.id not in lesson_ids],
@@ -66,7 +66,7 @@ def build_context(
     )
     items, repeats = without_repeats(scored, recalled.lessons, policy)
     text, tokens, lessons, packed, over = pack_context(
-        recalled.lessons, items, retriever.parts.tokenizer, limit
+        recalled.lessons, items, retriever.tokenizer, limit
     )
     packed_ids = [m.id for m in lessons] + [i.id for i in packed if i.memory is not None]
     if packed_ids and stamp:

@@ -9,9 +9,9 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING
 
-from memoryd.collaborators import Collaborators
 from memoryd.errors import InvalidInputError, StoreFullError
 from memoryd.memory.entity_policy import EntityMatcher
 from memoryd.memory.model import Kind, Memory
@@ -30,6 +30,13 @@ from memoryd.recall.policy import (
 from memoryd.recall.time_window_policy import TimeWindow, find_time_window
 from memoryd.results import RecallResult, SearchResult
 from memoryd.storage.full_disk import FullDiskNotice
+
+if TYPE_CHECKING:
+    from memoryd.clock import Clock
+    from memoryd.providers.embedder import Embedder
+    from memoryd.providers.tokenizer import TokenCodec
+    from memoryd.recall.policy import RecallPolicy
+    from memoryd.storage.protocols import Store
 
 log = logging.getLogger("memoryd")
 Span = tuple[datetime | None, datetime | None]
@@ -63,25 +70,34 @@ class Ranked:
 class Retriever:
     """Recall, search and the evidence behind them; stamps what it hands out."""
 
-    def __init__(self, parts: Collaborators) -> None:
-        self.parts = parts
+    def __init__(
+        self,
+        *,
+        store: Store,
+        embedder: Embedder,
+        tokenizer: TokenCodec,
+        policy: RecallPolicy,
+        clock: Clock,
+        zone: tzinfo,
+    ) -> None:
+        self.store, self.embedder, self.tokenizer, self.policy = store, embedder, tokenizer, policy
+        self.clock, self.zone = clock, zone
         self._matcher: tuple[tuple[int, int], EntityMatcher] | None = None
         self._stamper: ThreadPoolExecutor | None = None
         self._last_stamp: Future[None] | None = None
         self._stamp_lock = threading.Lock()
         self._stamps_notice = FullDiskNotice(log, "memoryd: writing retrieval stamps")
-        self._query_embedder = QueryEmbedder(lambda: self.parts.embedder)
+        self._query_embedder = QueryEmbedder(lambda: self.embedder)
 
     def recall(
         self, message: str, budget: int | None, now: datetime | None, stamp: bool = True
     ) -> RecallResult:
         """See :meth:`memoryd.service.MemoryService.recall`."""
-        parts = self.parts
         limit = self.budget(budget)
         found = self.ranked(message, now)
         packed = EMPTY_BLOCK
         if found.lessons or found.kept:
-            packed = pack_block(found.lessons, found.kept, parts.tokenizer, limit)
+            packed = pack_block(found.lessons, found.kept, self.tokenizer, limit)
         packed_ids = [m.id for m in packed.lessons] + [s.memory.id for s in packed.items]
         if packed_ids and stamp:
             self.stamp_later(packed_ids, found.at)
@@ -97,24 +113,23 @@ class Retriever:
 
     def budget(self, budget: int | None) -> int:
         """The token budget asked for, else the recall budget of the settings."""
-        limit = self.parts.recall_policy.budget_tokens if budget is None else budget
+        limit = self.policy.budget_tokens if budget is None else budget
         if limit < 0:
             raise InvalidInputError("the token budget must be zero or more")
         return limit
 
     def ranked(self, message: str, now: datetime | None) -> Ranked:
         """Recall up to packing: the memories gated, ranked and cut, and the standing lessons."""
-        parts = self.parts
-        at = parts.now(now)
-        policy = parts.recall_policy
+        at = now or self.clock()
+        policy = self.policy
         read = self._bounded(message)
         message = read.query
-        window = find_time_window(message, at, parts.zone)
+        window = find_time_window(message, at, self.zone)
         with self._one_space():
             evidence = self._gather(message, window, ())
-            ranking, evidence = rank(parts.store, evidence, at, policy, parts.zone)
+            ranking, evidence = rank(self.store, evidence, at, policy, self.zone)
         kept, cut = relative_cut(ranking.items, policy)
-        lessons = parts.store.memories.standing_lessons()
+        lessons = self.store.memories.standing_lessons()
         return Ranked(at, read, window, evidence, ranking, tuple(kept), tuple(cut), tuple(lessons))
 
     def search(
@@ -127,8 +142,7 @@ class Retriever:
         stamp: bool = True,
     ) -> SearchResult:
         """See :meth:`memoryd.service.MemoryService.search_memory`."""
-        parts = self.parts
-        at = parts.now(now)
+        at = now or self.clock()
         if not query.strip():
             raise InvalidInputError("the search query is empty; say what to look for")
         if limit < 1:
@@ -136,7 +150,7 @@ class Retriever:
         since, until = span
         read = self._bounded(query)
         query = read.query
-        window = find_time_window(query, at, parts.zone)
+        window = find_time_window(query, at, self.zone)
         ranged = since is not None or until is not None
         if ranged:
             start = since or datetime.min.replace(tzinfo=at.tzinfo)
@@ -154,9 +168,7 @@ class Retriever:
 
         with self._one_space():
             evidence = self._gather(query, window, kinds)
-            ranking, evidence = rank(
-                parts.store, evidence, at, parts.recall_policy, parts.zone, keep=wanted
-            )
+            ranking, evidence = rank(self.store, evidence, at, self.policy, self.zone, keep=wanted)
         top = ranking.items[:limit]
         if top and stamp:
             self.stamp_later([s.memory.id for s in top], at)
@@ -164,13 +176,13 @@ class Retriever:
 
     def evidence(self, message: str, now: datetime | None) -> Evidence:
         """See :meth:`memoryd.service.MemoryService.evidence`."""
-        at = self.parts.now(now)
+        at = now or self.clock()
         message = self._bounded(message).query
         with self._one_space():
-            return self._gather(message, find_time_window(message, at, self.parts.zone), ())
+            return self._gather(message, find_time_window(message, at, self.zone), ())
 
     def _bounded(self, message: str) -> BoundedQuery:
-        policy = self.parts.recall_policy
+        policy = self.policy
         return bound_query(message, policy.message_head_chars, policy.message_tail_chars)
 
     def settle(self) -> None:
@@ -195,7 +207,7 @@ class Retriever:
         """Gather and rank in the vector space this process embeds in: a recall is refused
         whole (StoreMismatchError) when the store moved to another model before it or while it
         ran (a re-embed's switch), not answered from the legs that happened to survive."""
-        check_space = self.parts.store.check_space
+        check_space = self.store.check_space
         check_space()
         try:
             yield
@@ -205,21 +217,20 @@ class Retriever:
         check_space()
 
     def _gather(self, message: str, window: TimeWindow | None, kinds: Sequence[Kind]) -> Evidence:
-        parts = self.parts
         return gather(
-            parts.store,
+            self.store,
             self._query_embedder,
             self._entity_matcher,
             message,
             window,
             kinds,
-            parts.recall_policy,
+            self.policy,
         )
 
     def _entity_matcher(self) -> EntityMatcher:
-        version = self.parts.store.entities.version()
+        version = self.store.entities.version()
         if self._matcher is None or self._matcher[0] != version:
-            self._matcher = (version, EntityMatcher.build(self.parts.store.entities.aliases()))
+            self._matcher = (version, EntityMatcher.build(self.store.entities.aliases()))
         return self._matcher[1]
 
     def stamp_later(self, memory_ids: list[str], at: datetime) -> None:
@@ -235,8 +246,8 @@ class Retriever:
     def _write_stamps(self, memory_ids: list[str], at: datetime) -> None:
         # Runs on the one stamp thread, so the notice is never shared between threads.
         try:
-            with self.parts.store.transaction():
-                self.parts.store.memories.stamp_retrieved(memory_ids, at)
+            with self.store.transaction():
+                self.store.memories.stamp_retrieved(memory_ids, at)
         except StoreFullError as error:  # a lost stamp is a statistic, not data
             self._stamps_notice.failed(error)
             return
