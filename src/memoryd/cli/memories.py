@@ -77,7 +77,7 @@ def remember(
             now=at,
         )
     if as_json:
-        shaped = result.memory.to_json() if result.memory else None
+        shaped: dict[str, Any] | None = {**result.memory.to_json()} if result.memory else None
         if shaped is not None:
             shaped["replaced"] = [old.to_json() for old in result.replaced]
         print_json(shaped)
@@ -160,7 +160,7 @@ def show(ctx: click.Context, memory_id: str, as_json: bool) -> None:
         pending = result.memory.status is Status.PENDING
         item = service.review_items([result.memory])[0] if pending else None
     if as_json:
-        shaped = result.to_json()
+        shaped: dict[str, Any] = {**result.to_json()}
         if item is not None:
             replaced = item.would_replace
             shaped["reason"] = item.reason
