@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field, create_model
 from memoryd import results
 from memoryd.json_shapes import CliOnly, Default, Described
 from memoryd.kb.model import DocumentJson
+from memoryd.kb.sync.model import SyncSourceJson
 from memoryd.memory.model import AuditJson, MemoryJson, ShowJson
 
 _MODELS: dict[type, type[BaseModel]] = {}
@@ -220,6 +221,21 @@ class KbReadJson(TypedDict):
     content: str
 
 
+class SyncPassJson(TypedDict):
+    # What one pass over a synced source did (kb/sync/passes.py).
+    source: SyncSourceJson
+    added: int
+    updated: int
+    unchanged: int
+    renamed: int
+    removed: int
+    skipped: int
+    failed: int
+    erased: int
+    seconds: float
+    error: str | None
+
+
 class HealthJson(TypedDict):
     # Liveness.
     status: Literal["ok"]
@@ -298,5 +314,7 @@ IngestOut = response_model(IngestJson)
 KbSearchOut = response_model(KbSearchJson)
 KbReadOut = response_model(KbReadJson)
 HealthOut = response_model(HealthJson)
+SyncSourceOut = response_model(SyncSourceJson)
+SyncPassOut = response_model(SyncPassJson)
 EvalCaseOut = response_model(EvalCaseJson)
 EvalRunOut = response_model(EvalRunJson)
