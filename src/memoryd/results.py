@@ -186,11 +186,6 @@ class ReviewItem:
     reason: str | None = None
     rule: str | None = None
 
-    @property
-    def would_supersede(self) -> Memory | None:
-        """The earlier name of :attr:`would_replace`."""
-        return self.would_replace
-
     def to_json(self) -> ReviewItemJson:
         """JSON shape for the review queue (``would_supersede`` repeats ``would_replace`` for
         clients written before it)."""
