@@ -186,6 +186,17 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
 
 
+def with_json(func: F) -> F:
+    """``--json``, and the click context as the command's first argument (the last two
+    decorators of most commands)."""
+    return json_option(cast("F", click.pass_context(func)))
+
+
+def with_now_json(func: F) -> F:
+    """``--now``, ``--json`` and the click context: what a command that acts at a time takes."""
+    return now_option(with_json(func))
+
+
 def trigger_options(func: F) -> F:
     """--wait, --now and --json, shared by the extraction triggers."""
     command: Any = now_option(json_option(click.pass_context(func)))

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 import click
 
 from memoryd.cli.common import (
-    json_option,
     now_from,
-    now_option,
     open_store_service,
     parsed,
     print_json,
+    with_json,
+    with_now_json,
 )
 
 if TYPE_CHECKING:
@@ -41,9 +41,7 @@ def eval_() -> None:
     metavar="ID",
     help="A memory recall should not show for QUESTION (repeat, or separate with commas).",
 )
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def add(
     ctx: click.Context,
     question: str,
@@ -65,8 +63,7 @@ def add(
 
 
 @eval_.command(name="list")
-@json_option
-@click.pass_context
+@with_json
 def list_(ctx: click.Context, as_json: bool) -> None:
     """List the evaluation cases, oldest first."""
     with open_store_service(ctx) as service:
@@ -82,8 +79,7 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 
 @eval_.command()
 @click.argument("case_id", metavar="ID")
-@json_option
-@click.pass_context
+@with_json
 def remove(ctx: click.Context, case_id: str, as_json: bool) -> None:
     """Remove the evaluation case ID (or a unique start of it)."""
     with open_store_service(ctx) as service:
@@ -111,9 +107,7 @@ def remove(ctx: click.Context, case_id: str, as_json: bool) -> None:
     help="A candidate recall setting, e.g. recall.vector_gate=0.3 (repeatable); "
     "the report shows the current settings and the candidate side by side.",
 )
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def run(
     ctx: click.Context, k: int, settings: tuple[str, ...], now_text: str | None, as_json: bool
 ) -> None:

@@ -10,12 +10,12 @@ import click
 from memoryd.cli.common import (
     db_option_of,
     echo_write_result,
-    json_option,
     now_from,
-    now_option,
     open_store_service,
     print_json,
     trigger_options,
+    with_json,
+    with_now_json,
 )
 from memoryd.config.settings import masked_location, resolve_settings
 from memoryd.errors import ExtractionFailedError, ExtractionOffError, MemorydError
@@ -136,9 +136,7 @@ def _finish_trigger(
     show_default=True,
     help="Seconds between looks at the queue.",
 )
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def worker(
     ctx: click.Context, once: bool, poll: float, now_text: str | None, as_json: bool
 ) -> None:
@@ -188,8 +186,7 @@ def worker(
 
 @click.group(invoke_without_command=True)
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
-@json_option
-@click.pass_context
+@with_json
 def jobs(ctx: click.Context, limit: int, as_json: bool) -> None:
     """The newest background jobs, with their state and last error; `jobs retry ID` queues a
     failed one again."""
@@ -212,8 +209,7 @@ def jobs(ctx: click.Context, limit: int, as_json: bool) -> None:
 
 @jobs.command(name="retry")
 @click.argument("job_id")
-@json_option
-@click.pass_context
+@with_json
 def retry(ctx: click.Context, job_id: str, as_json: bool) -> None:
     """Queue a failed (or waiting) job again, due now, its attempts counted afresh."""
     with open_store_service(ctx) as service:

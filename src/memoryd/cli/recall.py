@@ -8,13 +8,12 @@ from typing import TYPE_CHECKING
 import click
 
 from memoryd.cli.common import (
-    json_option,
     memory_line,
     now_from,
-    now_option,
     open_store_service,
     parsed,
     print_json,
+    with_now_json,
 )
 from memoryd.clock import parse_instant
 from memoryd.memory.model import kind_from_user
@@ -35,9 +34,7 @@ if TYPE_CHECKING:
     help="Show the gates that let each item in, its leg ranks, cosine, recency and score, "
     "and why the others were dropped.",
 )
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def recall(
     ctx: click.Context,
     message: str,
@@ -68,9 +65,7 @@ def recall(
     is_flag=True,
     help="Show each item's calibrated score, joint ranks and weight, and what was dropped and why.",
 )
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def context(
     ctx: click.Context,
     message: str,
@@ -98,9 +93,7 @@ def context(
 @click.option("--since", help="ISO date or time (inclusive).")
 @click.option("--until", help="ISO date or time (exclusive).")
 @click.option("--limit", type=click.IntRange(min=1, max=200), default=10, show_default=True)
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def search(
     ctx: click.Context,
     query: str,
