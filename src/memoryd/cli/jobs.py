@@ -22,6 +22,9 @@ from memoryd.errors import ExtractionFailedError, ExtractionOffError, MemorydErr
 from memoryd.jobs.model import JobStatus
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import datetime
+
     from memoryd.jobs.model import Job
     from memoryd.service import MemoryService, Observation, WorkRound
 
@@ -49,10 +52,11 @@ def observe(
     """Queue a turn for extraction (fire-and-forget), or run it now with --wait."""
     from memoryd.extraction.extractor import parse_local_instant
 
-    with open_store_service(ctx) as service:
+    def queue(service: MemoryService, now: datetime | None) -> Observation:
         at = parse_local_instant(at_text, service.zone, what="--at") if at_text else None
-        observation = service.observe_turn(user_message, summary, at=at, now=now_from(now_text))
-        _finish_trigger(service, observation, wait, now_text, as_json)
+        return service.observe_turn(user_message, summary, at=at, now=now)
+
+    _trigger(ctx, queue, wait, now_text, as_json)
 
 
 @click.command()
@@ -66,9 +70,8 @@ def compact(
     from memoryd.extraction.extractor import parse_turns
 
     turns = parse_turns(turns_file.read())
-    with open_store_service(ctx) as service:
-        observation = service.before_compaction(turns, now=now_from(now_text))
-        _finish_trigger(service, observation, wait, now_text, as_json)
+    _trigger(ctx, lambda service, now: service.before_compaction(turns, now=now), wait, now_text,
+             as_json)  # fmt: skip
 
 
 @click.command()
@@ -83,10 +86,23 @@ def mission(
     from memoryd.extraction.extractor import parse_mission
 
     text = digest_file.read()
+
+    def queue(service: MemoryService, now: datetime | None) -> Observation:
+        return service.mission_finished(parse_mission(text, service.zone), now=now)
+
+    _trigger(ctx, queue, wait, now_text, as_json)
+
+
+def _trigger(
+    ctx: click.Context,
+    queue: Callable[[MemoryService, datetime | None], Observation],
+    wait: bool,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
+    """Queue what ``queue`` hands the extraction queue; with ``wait``, run it now."""
     with open_store_service(ctx) as service:
-        digest = parse_mission(text, service.zone)
-        observation = service.mission_finished(digest, now=now_from(now_text))
-        _finish_trigger(service, observation, wait, now_text, as_json)
+        _finish_trigger(service, queue(service, now_from(now_text)), wait, now_text, as_json)
 
 
 def _finish_trigger(
