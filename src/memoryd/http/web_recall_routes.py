@@ -3,10 +3,12 @@ owner's evaluation set it feeds, and forget (the list first, then a button that 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, Response
 
-from memoryd.errors import InvalidInputError, MemorydError
+from memoryd.errors import InvalidInputError
 from memoryd.evaluation.policy import parse_overrides
 from memoryd.http.depends import Service
 from memoryd.http.eval_html import eval_html
@@ -15,12 +17,18 @@ from memoryd.http.web_review_routes import label
 from memoryd.http.web_session import (
     Session,
     act,
+    attempt,
     checked,
     csrf_of,
     flash_redirect,
     local_path,
     page,
 )
+
+if TYPE_CHECKING:
+    from memoryd.evaluation.run import EvalRun
+    from memoryd.memory.forget_policy import ForgetResult
+    from memoryd.results import RecallResult
 
 router = APIRouter(include_in_schema=False)
 
@@ -30,14 +38,13 @@ def recall_page(
     request: Request, service: Service, session: Session, message: str = "", budget: str = "1500"
 ) -> HTMLResponse:
     """Try a message: the block recall would give, each memory with a verdict button."""
-    result, error = None, None
-    if message.strip():
-        try:
-            # A preview: trying a message here must not count as a retrieval.
-            chosen = _whole(budget, "the token budget must be a whole number of tokens")
-            result = service.retrieval.recall(message, budget=chosen, stamp=False)
-        except MemorydError as problem:
-            error = f"error: {problem}"
+
+    def preview() -> RecallResult:
+        # A preview: trying a message here must not count as a retrieval.
+        chosen = _whole(budget, "the token budget must be a whole number of tokens")
+        return service.retrieval.recall(message, budget=chosen, stamp=False)
+
+    result, error = attempt(preview) if message.strip() else (None, None)
     body = recall_html(message, budget, result, error, csrf_of(request, session))
     return page(request, "Recall", body, session)
 
@@ -106,14 +113,13 @@ def eval_page(
     cases = service.eval_cases()
     ids = sorted({i for case in cases for i in (*case.expected, *case.noise)})
     labels = {i: label(service, i) for i in ids}
-    report, error = None, None
-    if run:
-        try:
-            pairs = [p for p in candidate.replace(";", ",").split(",") if p.strip()]
-            report = service.eval_run(k=_whole(k, "k must be a whole number"),
-                                      overrides=parse_overrides(pairs))  # fmt: skip
-        except MemorydError as problem:
-            error = f"error: {problem}"
+
+    def score() -> EvalRun:
+        pairs = [p for p in candidate.replace(";", ",").split(",") if p.strip()]
+        return service.eval_run(k=_whole(k, "k must be a whole number"),
+                                overrides=parse_overrides(pairs))  # fmt: skip
+
+    report, error = attempt(score) if run else (None, None)
     body = eval_html(cases, labels, csrf_of(request, session), run=report, k=k,
                      candidate=candidate, error=error)  # fmt: skip
     return page(request, "Evaluation", body, session)
@@ -124,13 +130,12 @@ def forget_page(
     request: Request, service: Service, session: Session, by: str = "entity", text: str = ""
 ) -> HTMLResponse:
     """What forget would erase (nothing changes until the button)."""
-    plan, error = None, None
-    if text.strip():
-        try:
-            entity, query = _forget_request(by, text)
-            plan = service.memories.forget(entity=entity, query=query, dry_run=True)
-        except MemorydError as problem:
-            error = f"error: {problem}"
+
+    def listed() -> ForgetResult:
+        entity, query = _forget_request(by, text)
+        return service.memories.forget(entity=entity, query=query, dry_run=True)
+
+    plan, error = attempt(listed) if text.strip() else (None, None)
     body = forget_html(by, text, plan, error, csrf_of(request, session))
     return page(request, "Forget", body, session)
 
@@ -145,12 +150,12 @@ def forget_confirmed(
 ) -> Response:
     """Erase what the list showed."""
     checked(request, csrf)
-    try:
+
+    def erase() -> ForgetResult:
         entity, query = _forget_request(by, text)
-        message = "erased: " + service.memories.forget(entity=entity, query=query).summary
-    except MemorydError as error:
-        message = f"error: {error}"
-    return flash_redirect("/forget", message)
+        return service.memories.forget(entity=entity, query=query)
+
+    return act("/forget", erase, lambda erased: "erased: " + erased.summary)
 
 
 def _whole(text: str, refusal: str) -> int:

@@ -19,7 +19,7 @@ from memoryd.http.web_html import (
     reconfirm_html,
     review_html,
 )
-from memoryd.http.web_session import Session, act, checked, csrf_of, flash_redirect, page
+from memoryd.http.web_session import Session, act, attempt, checked, csrf_of, flash_redirect, page
 from memoryd.memory.model import Kind, Memory, Status
 from memoryd.memory.review_policy import NO_REASON
 from memoryd.service import MemoryService
@@ -79,18 +79,17 @@ def memory_action(
         "archive": memories.archive,
         "reconfirm": memories.reconfirm,
     }
-    try:
-        if action == "edit":
-            edited = memories.edit(memory_id, content)
-            return RedirectResponse(
-                f"/memories/{edited.id}?flash=" + quote("edited: the old version is superseded"),
-                status_code=303,
-            )
-        if action == "split":
-            result = memories.split(memory_id)
-            return flash_redirect(target, split_message(result.memory, result.restored))
-    except MemorydError as error:
-        return flash_redirect(target, f"error: {error}")
+    if action == "edit":
+        edited, error = attempt(lambda: memories.edit(memory_id, content))
+        if edited is None:
+            return flash_redirect(target, error or "")
+        return RedirectResponse(
+            f"/memories/{edited.id}?flash=" + quote("edited: the old version is superseded"),
+            status_code=303,
+        )
+    if action == "split":
+        return act(target, lambda: memories.split(memory_id),
+                   lambda split: split_message(split.memory, split.restored))  # fmt: skip
     if action not in calls:
         return flash_redirect(target, f"error: unknown action {action!r}")
     done = f"{action}ed" if action != "archive" else "archived"
