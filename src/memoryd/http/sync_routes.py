@@ -7,7 +7,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Form
 from fastapi.responses import Response
 from pydantic import Field
 
@@ -15,7 +15,7 @@ from memoryd.http import response_models as out
 from memoryd.http import schemas as s
 from memoryd.http.depends import Service
 from memoryd.http.web_html import button_html, csrf_field, table_html
-from memoryd.http.web_session import act, checked
+from memoryd.http.web_session import FormSession, act
 from memoryd.kb.sync.model import (
     DEFAULT_MAX_BYTES,
     FileState,
@@ -104,15 +104,13 @@ def sync_readmit(service: Service, source_id: str, body: SyncReadmitRequest) -> 
 
 @sync_pages.post("/documents/sync")
 def page_sync_add(
-    request: Request,
+    session: FormSession,
     service: Service,
-    csrf: str = Form(""),
     location: str = Form(""),
     collection: str = Form("default"),
     ignore: str = Form(""),
 ) -> Response:
     """The documents page's form: sync a folder, file or URL (its first pass runs now)."""
-    checked(request, csrf)
 
     def add_and_look() -> None:
         source = service.sync.add(location, collection=collection or "default",
@@ -124,10 +122,9 @@ def page_sync_add(
 
 @sync_pages.post("/documents/sync/{source_id}/{action}")
 def page_sync_action(
-    request: Request, service: Service, source_id: str, action: str, csrf: str = Form("")
+    session: FormSession, service: Service, source_id: str, action: str
 ) -> Response:
     """The documents page's buttons: look at a source now, stop syncing it."""
-    checked(request, csrf)
     sync = service.sync
     if action == "now":
         return act("/documents", lambda: _ran(service, sync.run_pass(sync.source(source_id))),

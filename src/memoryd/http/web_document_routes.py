@@ -12,7 +12,7 @@ from memoryd.errors import MemorydError
 from memoryd.http.depends import Service
 from memoryd.http.sync_routes import synced_html
 from memoryd.http.web_documents_html import documents_html
-from memoryd.http.web_session import Session, act, checked, csrf_of, page
+from memoryd.http.web_session import FormSession, Session, act, checked, csrf_of, page
 from memoryd.kb.model import page_label, parse_source_type
 from memoryd.kb.results import IngestResult
 from memoryd.tools import parse_chunk_range
@@ -45,6 +45,7 @@ def upload(
     file: UploadFile = File(...),  # noqa: B008 - FastAPI's declaration style
 ) -> Response:
     """An uploaded document: written (keyword-searchable now), the worker embeds it."""
+    # Checked here, not as a FormSession: a post without its file is refused (422) first.
     checked(request, csrf)
 
     def ingest() -> IngestResult:
@@ -90,15 +91,13 @@ def document_read(
 
 @router.post("/documents/{document_id}/{action}")
 def document_action(
-    request: Request,
+    session: FormSession,
     service: Service,
     document_id: str,
     action: str,
-    csrf: str = Form(""),
     title: str = Form(""),
 ) -> Response:
     """Delete, re-ingest or rename a document."""
-    checked(request, csrf)
     kb = service.kb
     if action == "delete":
         return act("/documents", lambda: kb.delete(document_id), "deleted")

@@ -15,10 +15,10 @@ from memoryd.http.eval_html import eval_html
 from memoryd.http.web_recall_html import VERDICTS, forget_html, recall_html
 from memoryd.http.web_review_routes import label
 from memoryd.http.web_session import (
+    FormSession,
     Session,
     act,
     attempt,
-    checked,
     csrf_of,
     flash_redirect,
     local_path,
@@ -51,16 +51,14 @@ def recall_page(
 
 @router.post("/eval/verdict")
 def eval_verdict(
-    request: Request,
+    session: FormSession,
     service: Service,
-    csrf: str = Form(""),
     question: str = Form(""),
     memory_id: str = Form(""),
     verdict: str = Form(""),
     back: str = Form("/recall"),
 ) -> Response:
     """A recall result judged expected or noise joins the evaluation set."""
-    checked(request, csrf)
     chosen = {"expected": ([memory_id], []), "noise": ([], [memory_id])}.get(verdict)
     if chosen is None:
         return flash_redirect(local_path(back), f"error: unknown verdict {verdict!r}")
@@ -74,15 +72,13 @@ def eval_verdict(
 
 @router.post("/eval/cases")
 def eval_add(
-    request: Request,
+    session: FormSession,
     service: Service,
-    csrf: str = Form(""),
     question: str = Form(""),
     expect: str = Form(""),
     noise: str = Form(""),
 ) -> Response:
     """A case written by hand (ids or unique prefixes, by spaces or commas)."""
-    checked(request, csrf)
     return act(
         "/eval",
         lambda: service.eval_add(
@@ -94,9 +90,8 @@ def eval_add(
 
 
 @router.post("/eval/{case_id}/remove")
-def eval_remove(request: Request, service: Service, case_id: str, csrf: str = Form("")) -> Response:
+def eval_remove(session: FormSession, service: Service, case_id: str) -> Response:
     """Drop a case."""
-    checked(request, csrf)
     return act("/eval", lambda: service.eval_remove(case_id), "case removed")
 
 
@@ -142,14 +137,12 @@ def forget_page(
 
 @router.post("/forget")
 def forget_confirmed(
-    request: Request,
+    session: FormSession,
     service: Service,
-    csrf: str = Form(""),
     by: str = Form(""),
     text: str = Form(""),
 ) -> Response:
     """Erase what the list showed."""
-    checked(request, csrf)
 
     def erase() -> ForgetResult:
         entity, query = _forget_request(by, text)

@@ -16,7 +16,7 @@ from hashlib import sha256
 from typing import Annotated, TypeVar, cast
 from urllib.parse import quote
 
-from fastapi import Depends, Request
+from fastapi import Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -133,7 +133,7 @@ async def session_of(request: Request) -> str:
 Session = Annotated[str, Depends(session_of)]
 
 
-def checked(request: Request, csrf: str) -> str:
+def checked(request: Request, csrf: str = Form("")) -> str:
     """The session of a form post whose CSRF token belongs to it, or a redirect."""
     session = request.cookies.get(COOKIE)
     sessions = sessions_of(request)
@@ -142,6 +142,11 @@ def checked(request: Request, csrf: str) -> str:
     if not sessions.csrf_ok(session, csrf):
         raise Redirect("/?flash=" + quote("the form expired; try again"))
     return session
+
+
+# A form route's parameter ``session: FormSession`` is the session whose form (its ``csrf``
+# field) this is: checked before the route runs (else: log in, or the form expired).
+FormSession = Annotated[str, Depends(checked)]
 
 
 def csrf_of(request: Request, session: str) -> str:
