@@ -130,6 +130,7 @@ KEEP = {
     "client.py",
     "collaborators.py",
     "results.py",
+    "json_shapes.py",
     "clock.py",
     "ids.py",
     "tools.py",
