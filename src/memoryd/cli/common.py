@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import click
 
@@ -214,6 +214,29 @@ def now_from(now_text: str | None) -> datetime:
 def print_json(value: Any) -> None:
     """Print ``value`` as indented JSON."""
     click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+class Shaped(Protocol):
+    """A record with a JSON shape."""
+
+    def to_json(self) -> object: ...
+
+
+R = TypeVar("R", bound=Shaped)
+
+
+def echo_list(
+    records: Sequence[R], as_json: bool, line: Callable[[R], str], empty: str | None = None
+) -> None:
+    """A list command's output: with ``--json`` the records' JSON, else a line each (and
+    ``empty`` when there are none)."""
+    if as_json:
+        print_json([record.to_json() for record in records])
+        return
+    if not records and empty is not None:
+        click.echo(empty)
+    for record in records:
+        click.echo(line(record))
 
 
 def memory_line(memory: Memory) -> str:

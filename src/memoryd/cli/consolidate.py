@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from memoryd.cli.common import memory_line, now_from, open_store_service, print_json, with_now_json
+from memoryd.cli.common import (
+    echo_list,
+    memory_line,
+    now_from,
+    open_store_service,
+    print_json,
+    with_now_json,
+)
 
 
 @click.command()
@@ -42,10 +49,4 @@ def reconfirm(
                 click.echo(f"reconfirmed: {memory_line(memory)}")
             return
         queue = service.reconfirmation_queue()
-    if as_json:
-        print_json([m.to_json() for m in queue])
-        return
-    if not queue:
-        click.echo("nothing to reconfirm")
-    for memory in queue:
-        click.echo(memory_line(memory))
+    echo_list(queue, as_json, memory_line, "nothing to reconfirm")

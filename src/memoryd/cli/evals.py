@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from memoryd.cli.common import (
+    echo_list,
     now_from,
     open_store_service,
     parsed,
@@ -17,6 +18,7 @@ from memoryd.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from memoryd.evaluation.model import EvalCase
     from memoryd.evaluation.run import EvalRun
 
 
@@ -59,7 +61,7 @@ def add(
     if as_json:
         print_json(case.to_json())
         return
-    click.echo(_case_line(case.id, case.question, case.expected, case.noise))
+    click.echo(_case_line(case))
 
 
 @eval_.command(name="list")
@@ -68,13 +70,8 @@ def list_(ctx: click.Context, as_json: bool) -> None:
     """List the evaluation cases, oldest first."""
     with open_store_service(ctx) as service:
         cases = service.eval_cases()
-    if as_json:
-        print_json([case.to_json() for case in cases])
-        return
-    if not cases:
-        click.echo('no evaluation cases; add one with `memoryd eval add "QUESTION" --expect ID`')
-    for case in cases:
-        click.echo(_case_line(case.id, case.question, case.expected, case.noise))
+    empty = 'no evaluation cases; add one with `memoryd eval add "QUESTION" --expect ID`'
+    echo_list(cases, as_json, _case_line, empty)
 
 
 @eval_.command()
@@ -177,12 +174,10 @@ def _clip(text: str, width: int) -> str:
     return words if len(words) < width else words[: width - 2] + "…"
 
 
-def _case_line(
-    case_id: str, question: str, expected: tuple[str, ...], noise: tuple[str, ...]
-) -> str:
-    parts = [f"{case_id} {question!r}"]
-    if expected:
-        parts.append("expect " + " ".join(expected))
-    if noise:
-        parts.append("noise " + " ".join(noise))
+def _case_line(case: EvalCase) -> str:
+    parts = [f"{case.id} {case.question!r}"]
+    if case.expected:
+        parts.append("expect " + " ".join(case.expected))
+    if case.noise:
+        parts.append("noise " + " ".join(case.noise))
     return "  ".join(parts)

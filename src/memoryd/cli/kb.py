@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from memoryd.cli.common import (
+    echo_list,
     now_from,
     open_store_service,
     parsed,
@@ -214,14 +215,8 @@ def list_(ctx: click.Context, collection: str | None, limit: int | None, as_json
     with open_store_service(ctx) as service:
         documents = service.kb.list_documents(collection=collection, limit=limit)
         synced, _ = source_lines(service.sync, every_file=False)
-    if as_json:
-        print_json([d.to_json() for d in documents])
-        return
-    if not documents:
-        click.echo("no documents")
-    for document in documents:
-        click.echo(_document_line(document))
-    if synced:
+    echo_list(documents, as_json, _document_line, "no documents")
+    if synced and not as_json:
         click.echo("\nsynced sources:")
         for line in synced:
             click.echo(line)
@@ -236,11 +231,7 @@ def delete(ctx: click.Context, document_ids: tuple[str, ...], as_json: bool) -> 
         # Every id is checked before anything is deleted.
         resolved = [service.kb.resolve_id(document_id) for document_id in document_ids]
         deleted = [service.kb.delete(document_id) for document_id in dict.fromkeys(resolved)]
-    if as_json:
-        print_json([d.to_json() for d in deleted])
-        return
-    for document in deleted:
-        click.echo(f"deleted {document.id}  {document.title}")
+    echo_list(deleted, as_json, lambda document: f"deleted {document.id}  {document.title}")
 
 
 @kb.command()
