@@ -129,6 +129,7 @@ KEEP = {
     "forward.py",
     "client.py",
     "results.py",
+    "json_shapes.py",
     "clock.py",
     "ids.py",
     "tools.py",

@@ -67,7 +67,7 @@ def check_reslotted(service: MemoryService, rows: dict[str, Memory]) -> None:
     assert (porto.status, porto.slot) == (Status.PENDING, lives)
     assert (green.status, green.slot) == (Status.ACTIVE, slot_key("owner", "favourite colour"))
     [item] = service.review_queue()
-    assert (item.pending.id, item.would_supersede) == (porto.id, lisbon)
+    assert (item.pending.id, item.would_replace) == (porto.id, lisbon)
     entry = service.show(porto.id).audit[-1]
     assert (entry.action, entry.actor, entry.rule) == ("reslot", Actor.SYSTEM, "canonical-slots")
     assert entry.reason.startswith(f"same slot as {lisbon.id} (lives_in: Lisbon) after predicates")
