@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from memoryd.kb.model import Chunk, ChunkKey
 from memoryd.storage.kb_rows import (
     CHUNK_COLUMNS,
+    INSERT_ROW,
     ROWS_PER_CHUNK,
     DocumentRows,
     chunk_params,
@@ -38,6 +39,7 @@ class SqliteKnowledgeStore(DocumentRows):
         """Drop the old chunks (rows, FTS, vectors) and write the new ones; a chunk whose
         vector is None gets no vector row (pending)."""
         self._vector_tables.require_vectors()
+        kept = self.row_vectors_by_label(document_id)
         self._drop_chunks(document_id)
         for chunk, vector in zip(chunks, vectors, strict=True):
             cursor = self._db.execute(
@@ -56,11 +58,7 @@ class SqliteKnowledgeStore(DocumentRows):
                     (rowid, vector_blob(vector)),
                 )
             for values in row_params(chunk):
-                row = self._db.execute(
-                    "INSERT INTO chunk_rows (document_id, position, row_index, text) "
-                    "VALUES (?, ?, ?, ?)",
-                    values,
-                )
+                row = self._db.execute(INSERT_ROW, (*values, kept.get(values[4])))
                 self._db.execute(
                     "INSERT INTO chunk_row_fts(rowid, text) VALUES (?, ?)",
                     (row.lastrowid, values[3]),
