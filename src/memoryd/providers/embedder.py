@@ -82,10 +82,7 @@ BATCH_SIZE = 32
 # Why 8 full windows: 32 windows of 256 pieces a call made onnxruntime's arena grow to a
 # 1.56 GB peak while embedding a filing's chunks; 8 a call peaked at 0.54 GB, as fast, and
 # the vectors are identical (batching never changes them). Short texts still go 32 a call.
-# Why 2 now: onnxruntime's arena keeps its largest call's tensors, and 8 full windows a call
-# held ~380 MB above the loaded model (612 MB peak for 6 × 32 mixed texts; 2 a call: 321 MB,
-# no slower, vectors identical); that was most of a library ingest's 1.27 GB peak.
-ATTENTION_BUDGET = 2 * 256 * 256
+ATTENTION_BUDGET = 8 * 256 * 256
 
 
 class LocalMiniLM:
