@@ -72,6 +72,8 @@ class KbSearchPolicy:
     # equipment" when no word is shared (bench/README.md).
     row_vector_weight: float = 0.5
     row_min_cosine: float = 0.3
+    # Row labels compared over the whole library too, not only within the named documents.
+    row_vectors_everywhere: bool = True
     # At most this many chunks of one document (None: no cap, only the diversity preference).
     per_document: int | None = None
     # Why 60: the usual reciprocal-rank constant; it keeps rank 1 from dwarfing ranks 2–10.
