@@ -30,12 +30,16 @@ from memoryd.providers.embedder import LocalMiniLM
 BASE = KbSearchPolicy()
 VARIANTS: dict[str, KbSearchPolicy] = {
     "no row-label vectors (main)": replace(BASE, row_vector_weight=0.0),
-    "row-label vectors (the default)": BASE,
-    "row-label vectors at 0.3": replace(BASE, row_vector_weight=0.3),
-    "row-label vectors at 1.0": replace(BASE, row_vector_weight=1.0),
-    "row-label vectors, cosine >= 0.2": replace(BASE, row_min_cosine=0.2),
-    "row-label vectors, cosine >= 0.4": replace(BASE, row_min_cosine=0.4),
-    "row-label vectors within named documents only": replace(BASE, row_vectors_everywhere=False),
+    "row-label vectors everywhere at 0.5": replace(BASE, row_vectors_everywhere=True),
+    "row-label vectors at 0.3": replace(BASE, row_vectors_everywhere=True, row_vector_weight=0.3),
+    "row-label vectors at 1.0": replace(BASE, row_vectors_everywhere=True, row_vector_weight=1.0),
+    "row-label vectors, cosine >= 0.2": replace(
+        BASE, row_vectors_everywhere=True, row_min_cosine=0.2
+    ),
+    "row-label vectors, cosine >= 0.4": replace(
+        BASE, row_vectors_everywhere=True, row_min_cosine=0.4
+    ),
+    "row-label vectors within named documents only (the default)": BASE,
     "row-label vectors within named documents only, at 1.0": replace(
         BASE, row_vectors_everywhere=False, row_vector_weight=1.0
     ),

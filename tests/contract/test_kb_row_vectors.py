@@ -89,7 +89,14 @@ def test_a_question_near_a_row_label_ranks_its_chunk_and_says_so(
     assert table.ranked.routed_row_vector_rank == 1
     explained = table.to_json(explain=True)["explain"]
     assert explained["routed_row_vector_rank"] == 1
-    assert explained["row_vector_rank"] is not None
+    # By default labels are compared within the named documents only; over the library too
+    # when asked.
+    assert explained["row_vector_rank"] is None
+    service.kb.search_policy = replace(service.kb.search_policy, row_vectors_everywhere=True)
+    everywhere = service.kb.search("Acme FY2022 capital spending", limit=5)
+    assert any(h.ranked.row_vector_rank is not None for h in everywhere.hits)
+    unnamed = service.kb.search("capital spending on machinery", limit=5)
+    assert unnamed.routes == () and any(h.ranked.row_vector_rank for h in unnamed.hits)
     # Off, the leg adds nothing.
     service.kb.search_policy = replace(service.kb.search_policy, row_vector_weight=0.0)
     plain = service.kb.search("Acme FY2022 capital spending", limit=5)
