@@ -5,8 +5,8 @@ chunks most of the rest. Both are cached outside the repository (``$MEMORYD_BENC
 ``/tmp/memoryd-bench-cache``):
 
 - the read pages of each PDF, keyed by the file's SHA-256 and the source of the reading code
-  (``kb/pdf.py``, ``kb/pages.py``, ``kb/hygiene.py``, ``kb/picture_reads.py``); layout, tables,
-  titles and chunking still run every time, so changing them needs no re-read;
+  (``kb/pdf/reader.py``, ``kb/pdf/pages.py``, ``kb/hygiene.py``, ``kb/pdf/picture_reads.py``);
+  layout, tables, titles and chunking still run every time, so changing them needs no re-read;
 - each embedded text's vector, keyed by the text's SHA-256 and the embedder's model name.
 
 Only the benchmarks use them; memoryd itself never reads this cache.
@@ -30,13 +30,17 @@ from memoryd.kb.images import ImageReader
 from memoryd.providers.embedder import Embedder, Matrix
 
 CACHE = Path(os.environ.get("MEMORYD_BENCH_CACHE", "/tmp/memoryd-bench-cache"))
-_READING_CODE = ("pdf.py", "pages.py", "hygiene.py", "picture_reads.py")
+# The reading code, relative to the kb package (kb/pdf/ since the relayout; kb/ before it).
+_READING_CODE = ("pdf/reader.py", "pdf/pages.py", "hygiene.py", "pdf/picture_reads.py")
+_READING_CODE_FLAT = ("pdf.py", "pages.py", "hygiene.py", "picture_reads.py")
 
 
 def _code_version() -> str:
-    kb = Path(pdf_module.__file__).parent
+    here = Path(pdf_module.__file__).parent
+    kb = here.parent if here.name == "pdf" else here
+    names = _READING_CODE if (kb / "pdf").is_dir() else _READING_CODE_FLAT
     digest = hashlib.sha256()
-    for name in _READING_CODE:
+    for name in names:
         digest.update((kb / name).read_bytes())
     return digest.hexdigest()[:16]
 
@@ -50,13 +54,15 @@ def cache_pdf_reads() -> None:
     folder = CACHE / "pdf-reads"
     folder.mkdir(parents=True, exist_ok=True)
 
-    def read_pdf(data: bytes, reader: ImageReader, limits: Limits) -> pdf_module.PdfText:
+    def read_pdf(
+        data: bytes, reader: ImageReader, limits: Limits, *more: object
+    ) -> pdf_module.PdfText:
         path = folder / f"{hashlib.sha256(data).hexdigest()[:32]}-{version}.pickle"
         if path.exists():
             with path.open("rb") as handle:
                 cached: pdf_module.PdfText = pickle.load(handle)
             return cached
-        read = original(data, reader, limits)
+        read = original(data, reader, limits, *more)  # type: ignore[arg-type]
         partial = path.with_suffix(".partial")
         with partial.open("wb") as handle:
             pickle.dump(read, handle)

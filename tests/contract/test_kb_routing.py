@@ -156,7 +156,7 @@ class CountingLegs:
 
     def __getattr__(self, name: str) -> object:
         found = getattr(self.inner, name)
-        if name not in ("nearest_chunks", "keyword_chunks", "keyword_rows"):
+        if name not in ("nearest_chunks", "keyword_chunks", "keyword_rows", "nearest_rows"):
             return found
 
         def counted(*args: object, **kwargs: object) -> object:
@@ -178,7 +178,12 @@ def test_routing_reads_each_leg_once_and_ranks_the_named_filing_beyond_the_pool(
 
     result = service.kb.search("Acme FY2022 purchases of property and equipment", limit=5)
 
-    assert sorted(legs.calls) == ["keyword_chunks", "keyword_rows", "nearest_chunks"]
+    assert sorted(legs.calls) == [
+        "keyword_chunks",
+        "keyword_rows",
+        "nearest_chunks",
+        "nearest_rows",
+    ]
     table = next(h for h in result.hits if "(655)" in h.chunk.text)
     assert table.document.id == documents["acme22"].id
     assert table.ranked.routed_keyword_rank is not None

@@ -45,3 +45,18 @@ def test_two_tables_keep_their_own_titles_and_a_long_row_is_cut() -> None:
     assert first.text == "Doc | Segment revenue | Americas | 2022: 5"
     assert len(second.text) == MAX_ROW_CHARS
     assert "Segment revenue" not in second.text
+
+
+def test_a_row_label_text_holds_its_label_group_and_table_title_never_its_values() -> None:
+    rows = table_rows("Apple Inc. — Form 10-K 2022 > CASH FLOWS", STATEMENT)
+
+    assert rows[0].label == (
+        "Payments for acquisition of property, plant and equipment (Investing activities:) — "
+        "Cash flows for the three years were as follows (in millions):"
+    )
+    assert "10,708" not in rows[0].label and "Apple" not in rows[0].label
+    # A heading above the table is its title without the Markdown marks; a label of figures
+    # alone has no label text (its vector would match nothing).
+    [titled] = table_rows("Doc", "## Segment revenue\n\n| Region | 2022 |\n|---|---|\n| West | 5 |")
+    assert titled.label == "West — Segment revenue"
+    assert [r.label for r in table_rows("", "| 2022 | 5 | 6 |")] == [""]

@@ -326,3 +326,23 @@ def test_shared_words_counts_the_query_stems_a_chunk_holds(
     for chunk_key, chunk in chunks.items():
         held = {stem(t) for t in query_terms(f"{chunk.breadcrumb}\n{chunk.text}")}
         assert counted[chunk_key] == len(stems & held)
+
+
+def test_row_label_hits_add_half_a_vector_leg_above_their_cosine_floor_only() -> None:
+    near = [(key("a", 3), 0.62), (key("b", 1), 0.29)]  # b's row is under the 0.3 floor
+    documents = {"a": CURATED, "b": CURATED}
+
+    ranked = fuse([], [], {}, documents, NO_PINS, POLICY, 10, row_vector_hits=near)
+
+    [result] = ranked
+    assert result.key == key("a", 3) and result.row_vector_rank == 1
+    assert result.score == pytest.approx(0.5 / 61)
+    # Within the named documents the same rank counts again, at the route weight.
+    both = fuse(
+        [], [], {}, documents, NO_PINS, POLICY, 10, row_vector_hits=near,
+        routed_row_vector_hits=near[:1],
+    )  # fmt: skip
+    assert both[0].routed_row_vector_rank == 1
+    assert both[0].score == pytest.approx(0.5 / 61 + POLICY.route_weight * 0.5 / 61)
+    off = KbSearchPolicy(row_vector_weight=0.0)
+    assert fuse([], [], {}, documents, NO_PINS, off, 10, row_vector_hits=near) == []

@@ -151,8 +151,9 @@ def search(
                 f"{parts['vector_rank']}  keyword rank {parts['keyword_rank']}  shared words "
                 f"{parts['shared_words']}  weight {parts['weight']}  within named documents: "
                 f"vector rank {parts['routed_vector_rank']}, keyword rank "
-                f"{parts['routed_keyword_rank']}, row rank {parts['routed_row_rank']}  table "
-                f"row rank {parts['row_rank']}"
+                f"{parts['routed_keyword_rank']}, row rank {parts['routed_row_rank']}, row "
+                f"label rank {parts['routed_row_vector_rank']}  table row rank "
+                f"{parts['row_rank']}, row label rank {parts['row_vector_rank']}"
             )
         click.echo(hit.fenced + "\n")
 

@@ -256,7 +256,8 @@ class Ingester:
             chunks = [replace(c, document_id=document.id) for c in chunks]
             self.store.kb.save_document(document)
             self.store.kb.replace_chunks(document.id, chunks, vectors)
-            if document.pending_vectors:
+            # Table rows whose label is new wait for a vector too (kb.rows).
+            if document.pending_vectors or self.store.kb.pending_rows(document.id, 1):
                 job = self.filler.job_for(document.id, at)
                 self.store.jobs.enqueue(job)
         elapsed = time.perf_counter() - request.started
@@ -277,7 +278,8 @@ class Ingester:
         """Embed the result's document's missing vectors here (its job, if still queued,
         ends done); the result with the document counted again and the time added."""
         document = result.document
-        if document is None or result.outcome == "failed" or not document.pending_vectors:
+        waiting = document is not None and (document.pending_vectors or result.vector_job)
+        if document is None or result.outcome == "failed" or not waiting:
             return result
         started = time.perf_counter()
         listener = watcher.embedding if watcher is not None else None

@@ -208,6 +208,16 @@ class ChunkKey:
     position: int
 
 
+@dataclass(frozen=True)
+class PendingRow:
+    """A stored table row (:mod:`memoryd.kb.rows`) waiting for its label's vector."""
+
+    document_id: str
+    position: int
+    row_index: int
+    label: str
+
+
 def page_label(pages: tuple[int, int] | None) -> str:
     """ "p. 34" for one page, "pp. 34–35" for a range, '' for none."""
     if pages is None:

@@ -87,6 +87,8 @@ class KbHit:
                 "routed_keyword_rank": self.ranked.routed_keyword_rank,
                 "row_rank": self.ranked.row_rank,
                 "routed_row_rank": self.ranked.routed_row_rank,
+                "row_vector_rank": self.ranked.row_vector_rank,
+                "routed_row_vector_rank": self.ranked.routed_row_vector_rank,
             }
         return shaped
 

@@ -27,7 +27,7 @@ from memoryd.kb.converted import Limits
 from memoryd.kb.failures import JOB_KIND, KB_RETRY, Filing
 from memoryd.kb.images import ImageReader
 from memoryd.kb.ingest import Ingester, IngestRequest, expand_sources
-from memoryd.kb.model import DEFAULT_COLLECTION, Document, SourceType, check_collection
+from memoryd.kb.model import DEFAULT_COLLECTION, ChunkKey, Document, SourceType, check_collection
 from memoryd.kb.results import IngestResult, KbHit, KbReadResult, KbSearchResult
 from memoryd.kb.routing import Route, identities, query_names, route, spell_fiscal_years
 from memoryd.kb.search import (
@@ -278,6 +278,12 @@ class KnowledgeBase:
         routed_vector = [h for h in vector_deep if h[0].document_id in named][: policy.routed_pool]
         routed_keyword = [k for k in keyword_deep if k.document_id in named][: policy.routed_pool]
         routed_rows = [k for k in rows_deep if k.document_id in named][: policy.row_pool]
+        near_rows: list[tuple[ChunkKey, float]] = []
+        if policy.row_vector_weight > 0 and (named or policy.row_vectors_everywhere):
+            within = None if policy.row_vectors_everywhere else sorted(named)
+            near_rows = kb.nearest_rows(vector, deep, documents=within)
+        routed_near_rows = [h for h in near_rows if h[0].document_id in named][: policy.row_pool]
+        near_rows = near_rows[: policy.row_pool] if policy.row_vectors_everywhere else []
         found_by_words = [*keyword_hits, *routed_keyword, *row_hits, *routed_rows]
         keyword_chunks = kb.chunks_by_key(list(dict.fromkeys(found_by_words)))
         shared = shared_words(terms, keyword_chunks)
@@ -293,6 +299,8 @@ class KnowledgeBase:
             routed_keyword_hits=routed_keyword,
             row_hits=row_hits,
             routed_row_hits=routed_rows,
+            row_vector_hits=near_rows,
+            routed_row_vector_hits=routed_near_rows,
         )
         missing = [r.key for r in ranked if r.key not in keyword_chunks]
         chunks = {**keyword_chunks, **kb.chunks_by_key(missing)}

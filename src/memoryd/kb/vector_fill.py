@@ -41,6 +41,8 @@ EMBED_RETRY = RetryPolicy(steps_seconds=(60, 300, 1800), max_attempts=48, lease_
 # Chunks embedded and committed together: small enough that a crash loses little work and the
 # "embedding n/m" count moves often, large enough to keep the embedder's batches full.
 FILL_BATCH = 32
+# Table-row labels embedded and committed together (a label is a few words, not a chunk).
+ROW_FILL_BATCH = 128
 
 
 @dataclass(frozen=True)
@@ -225,8 +227,28 @@ class VectorFiller:
             if progress is not None:
                 progress(now)
             if pause is not None and pause():
-                break
+                return embedded
+        self._fill_rows(document_id, pause)
         return embedded
+
+    def _fill_rows(self, document_id: str, pause: Callable[[], bool] | None) -> int:
+        """The label vectors of the document's table rows (:mod:`memoryd.kb.rows`), after its
+        chunks' vectors, a batch per transaction; a label shared by rows is embedded once."""
+        stored = 0
+        while True:
+            rows = self.store.kb.pending_rows(document_id, ROW_FILL_BATCH)
+            if not rows:
+                break
+            labels = list(dict.fromkeys(row.label for row in rows))
+            by_label = dict(zip(labels, self.embedder.embed(labels), strict=True))
+            with self.store.transaction():
+                saved = self.store.kb.save_row_vectors(rows, [by_label[r.label] for r in rows])
+            if saved == 0:  # the rows changed under us: their document's own job fills them
+                break
+            stored += saved
+            if pause is not None and pause():
+                break
+        return stored
 
     def fill_with_job(
         self, document_id: str, job_id: str | None, progress: FillListener | None = None
@@ -301,8 +323,9 @@ class VectorFiller:
                     self.store.jobs.retry(job.id, f"embedding failed: {error}", retry_at)
             return FillReport(document_id, 0, self._remaining(document_id))
         remaining = self._remaining(document_id)
+        rows_left = bool(self.store.kb.pending_rows(document_id, 1))
         with self.store.transaction():
-            if remaining and pause is not None and pause():
+            if (remaining or rows_left) and pause is not None and pause():
                 self.store.jobs.retry(job.id, "paused while other jobs run", at)
             else:
                 self.store.jobs.finish(job.id, {"embedded": embedded}, self._clock())

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from memoryd.kb.model import Chunk, ChunkKey, Document
+from memoryd.kb.model import Chunk, ChunkKey, Document, PendingRow
 from memoryd.kb.sync.model import SyncFile, SyncSource
 
 if TYPE_CHECKING:
@@ -98,6 +98,23 @@ class KnowledgeStore(Protocol):
     ) -> list[ChunkKey]:
         """The chunks of the table rows (each indexed alone, :mod:`memoryd.kb.rows`) that best
         match any of ``terms`` by BM25, each chunk once, at most k; only chunks of
+        ``documents`` when given."""
+        ...
+
+    def pending_rows(self, document_id: str, limit: int) -> list[PendingRow]:
+        """Up to ``limit`` of a document's table rows with a label and no vector yet."""
+        ...
+
+    def save_row_vectors(self, rows: Sequence[PendingRow], vectors: Sequence[Vector]) -> int:
+        """Store each row's label vector if the row is still stored with the same label and
+        has none yet (call inside a transaction); how many were stored."""
+        ...
+
+    def nearest_rows(
+        self, vector: Vector, k: int, documents: Sequence[str] | None = None
+    ) -> list[tuple[ChunkKey, float]]:
+        """The chunks of the table rows whose label vectors are nearest ``vector``, each chunk
+        once at its best row's cosine, closest first, at most k; ready documents only, only
         ``documents`` when given."""
         ...
 

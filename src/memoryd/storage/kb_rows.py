@@ -6,11 +6,21 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memoryd.kb.model import Chunk, ChunkKey, Document, DocumentStatus, SourceType
+from memoryd.kb.model import (
+    Chunk,
+    ChunkKey,
+    Document,
+    DocumentStatus,
+    PendingRow,
+    SourceType,
+)
 from memoryd.kb.rows import table_rows
 from memoryd.storage.row_dialect import RowDialect, SqlConnection, ids_starting
+
+if TYPE_CHECKING:
+    from memoryd.providers.embedder import Vector
 
 DOCUMENT_COLUMNS = (
     "id, source_uri, collection, source_type, title, status, content_hash, document_type, "
@@ -191,16 +201,110 @@ class DocumentRows:
         """How many chunks."""
         return int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
+    def row_vectors_by_label(self, document_id: str) -> dict[str, bytes]:
+        """The document's stored row vectors by label: what a rewrite of its chunks keeps."""
+        rows = self._db.execute(
+            self._dialect.sql(
+                "SELECT label, embedding FROM chunk_rows WHERE document_id = ? "
+                "AND embedding IS NOT NULL AND label <> ''"
+            ),
+            (document_id,),
+        ).fetchall()
+        return {str(row[0]): bytes(row[1]) for row in rows}
+
+    def pending_rows(self, document_id: str, limit: int) -> list[PendingRow]:
+        """Up to ``limit`` table rows with a label and no vector yet, in chunk and row order."""
+        if limit <= 0:
+            return []
+        rows = self._db.execute(
+            self._dialect.sql(
+                "SELECT position, row_index, label FROM chunk_rows WHERE document_id = ? "
+                "AND embedding IS NULL AND label <> '' ORDER BY position, row_index LIMIT ?"
+            ),
+            (document_id, int(limit)),
+        ).fetchall()
+        return [PendingRow(document_id, int(r[0]), int(r[1]), str(r[2])) for r in rows]
+
+    def save_row_vectors(self, rows: Sequence[PendingRow], vectors: Sequence[Vector]) -> int:
+        """Each row's vector, where the row is still stored with the same label and without
+        one; how many were stored."""
+        import numpy as np
+
+        stored = 0
+        sql = self._dialect.sql(
+            "UPDATE chunk_rows SET embedding = ? WHERE document_id = ? AND position = ? "
+            "AND row_index = ? AND label = ? AND embedding IS NULL"
+        )
+        for row, vector in zip(rows, vectors, strict=True):
+            blob = np.asarray(vector, dtype=np.float32).tobytes()
+            cursor = self._db.execute(
+                sql, (blob, row.document_id, row.position, row.row_index, row.label)
+            )
+            stored += max(int(cursor.rowcount or 0), 0)
+        return stored
+
+    def nearest_rows(
+        self, vector: Vector, k: int, documents: Sequence[str] | None = None
+    ) -> list[tuple[ChunkKey, float]]:
+        """The chunks of the table rows whose label vectors are nearest ``vector`` (exact
+        cosine), each chunk once at its best row's cosine, at most ``k``; ready documents only,
+        within ``documents`` when given. Rows of another dimension (a store re-embedded since)
+        are skipped."""
+        import numpy as np
+
+        if k <= 0 or (documents is not None and not documents):
+            return []
+        sql = (
+            "SELECT r.document_id, r.position, r.embedding FROM chunk_rows r "
+            "JOIN documents d ON d.id = r.document_id "
+            "WHERE d.status = 'ready' AND r.embedding IS NOT NULL"
+        )
+        params: list[Any] = []
+        if documents is not None:
+            sql += f" AND r.document_id IN ({self._dialect.marks(len(documents))})"
+            params.extend(documents)
+        query = np.asarray(vector, dtype=np.float32)
+        width = query.size * 4
+        keys: list[ChunkKey] = []
+        blobs: list[bytes] = []
+        for document_id, position, blob in self._db.execute(
+            self._dialect.sql(sql), params
+        ).fetchall():
+            data = bytes(blob)
+            if len(data) == width:
+                keys.append(ChunkKey(str(document_id), int(position)))
+                blobs.append(data)
+        if not keys:
+            return []
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(keys), -1)
+        cosines = matrix @ query
+        best: dict[ChunkKey, float] = {}
+        for index in np.argsort(-cosines, kind="stable"):
+            key = keys[int(index)]
+            if key not in best:
+                best[key] = float(cosines[int(index)])
+                if len(best) >= k:
+                    break
+        return list(best.items())
+
 
 # A row search reads this many rows per chunk it returns: a chunk's rows often match together.
 ROWS_PER_CHUNK = 4
 
 
-def row_params(chunk: Chunk) -> list[tuple[str, int, int, str]]:
-    """A chunk's table rows as (document_id, position, row_index, text) values: what the rows'
-    index holds for it (none for a chunk without tables)."""
+# How a row is written, with the vector its label had before (a rename, a re-ingest) or None:
+# the vector fill embeds it then.
+INSERT_ROW = (
+    "INSERT INTO chunk_rows (document_id, position, row_index, text, label, embedding) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+def row_params(chunk: Chunk) -> list[tuple[str, int, int, str, str]]:
+    """A chunk's table rows as (document_id, position, row_index, text, label) values: what
+    the rows' index holds for it (none for a chunk without tables)."""
     return [
-        (chunk.document_id, chunk.position, row.index, row.text)
+        (chunk.document_id, chunk.position, row.index, row.text, row.label)
         for row in table_rows(chunk.breadcrumb, chunk.text)
     ]
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.kb.model import Chunk, ChunkKey
 from memoryd.storage.kb_rows import (
     CHUNK_COLUMNS,
+    INSERT_ROW,
     ROWS_PER_CHUNK,
     DocumentRows,
     chunk_params,
@@ -48,6 +49,7 @@ class PostgresKnowledgeStore(DocumentRows):
     ) -> None:
         """Drop the old chunks and write the new ones with their vectors (NULL: pending)."""
         self._vector_tables.require_vectors()
+        kept = self.row_vectors_by_label(document_id)
         self._db.execute("DELETE FROM chunks WHERE document_id = %s", (document_id,))
         for chunk, vector in zip(chunks, vectors, strict=True):
             self._db.execute(
@@ -56,11 +58,7 @@ class PostgresKnowledgeStore(DocumentRows):
                 (*chunk_params(chunk), None if vector is None else vector_param(vector)),
             )
             for values in row_params(chunk):
-                self._db.execute(
-                    "INSERT INTO chunk_rows (document_id, position, row_index, text) "
-                    "VALUES (%s, %s, %s, %s)",
-                    values,
-                )
+                self._db.execute(self._dialect.sql(INSERT_ROW), (*values, kept.get(values[4])))
 
     def pending_chunks(self, document_id: str, limit: int) -> list[Chunk]:
         """Up to ``limit`` chunks whose vector is NULL (every chunk before the store has its

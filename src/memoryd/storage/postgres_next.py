@@ -72,3 +72,5 @@ class PostgresNextVectors(NextVectorRows[PostgresDatabase]):
             self._db.execute(f"ALTER TABLE {table} ADD COLUMN embedding_next vector")
         for statement in vector_columns_sql(size):
             self._db.execute(statement)
+        # Table rows' label vectors are of the old model: pending again (kb.rows).
+        self._db.execute("UPDATE chunk_rows SET embedding = NULL")

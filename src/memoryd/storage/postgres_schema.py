@@ -304,6 +304,17 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             WHERE document_id IS NOT NULL;
         """,
     ),
+    (
+        "0020_kb_row_vectors",
+        """
+        -- Each table row's label text (memoryd.kb.rows.label_text) and its vector (float32
+        -- bytes, NULL until the vector fill reaches it): a question near a row's label finds
+        -- the row whatever its words. Rows stored before this migration have no label and get
+        -- one when their document is ingested again.
+        ALTER TABLE chunk_rows ADD COLUMN label TEXT NOT NULL DEFAULT '';
+        ALTER TABLE chunk_rows ADD COLUMN embedding BYTEA;
+        """,
+    ),
 )
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from memoryd.kb.model import Chunk, ChunkKey
 from memoryd.storage.kb_rows import (
     CHUNK_COLUMNS,
+    INSERT_ROW,
     ROWS_PER_CHUNK,
     DocumentRows,
     chunk_params,
@@ -38,6 +39,7 @@ class SqliteKnowledgeStore(DocumentRows):
         """Drop the old chunks (rows, FTS, vectors) and write the new ones; a chunk whose
         vector is None gets no vector row (pending)."""
         self._vector_tables.require_vectors()
+        kept = self.row_vectors_by_label(document_id)
         self._drop_chunks(document_id)
         for chunk, vector in zip(chunks, vectors, strict=True):
             cursor = self._db.execute(
@@ -56,11 +58,7 @@ class SqliteKnowledgeStore(DocumentRows):
                     (rowid, vector_blob(vector)),
                 )
             for values in row_params(chunk):
-                row = self._db.execute(
-                    "INSERT INTO chunk_rows (document_id, position, row_index, text) "
-                    "VALUES (?, ?, ?, ?)",
-                    values,
-                )
+                row = self._db.execute(INSERT_ROW, (*values, kept.get(values[4])))
                 self._db.execute(
                     "INSERT INTO chunk_row_fts(rowid, text) VALUES (?, ?)",
                     (row.lastrowid, values[3]),
@@ -199,6 +197,32 @@ class SqliteKnowledgeStore(DocumentRows):
         once; within ``documents`` only, when given."""
         found = self._bm25("chunk_rows", "chunk_row_fts", terms, k * ROWS_PER_CHUNK, documents)
         return first_chunks(found, k)
+
+    def nearest_rows(
+        self, vector: Vector, k: int, documents: Sequence[str] | None = None
+    ) -> list[tuple[ChunkKey, float]]:
+        """The chunks of the rows whose label vectors are nearest, each once at its best row's
+        cosine (sqlite-vec computes the distances: a Python loop over every row's blob cost
+        3x a search); rows of another dimension are skipped."""
+        if k <= 0 or (documents is not None and not documents):
+            return []
+        blob = vector_blob(vector)
+        within = ""
+        params: tuple[object, ...] = (blob, len(blob))
+        if documents is not None:
+            within = f" AND r.document_id IN ({', '.join('?' * len(documents))})"
+            params += tuple(documents)
+        rows = self._db.execute(
+            "SELECT r.document_id, r.position, vec_distance_cosine(r.embedding, ?) AS distance "
+            "FROM chunk_rows r JOIN documents d ON d.id = r.document_id "
+            "WHERE r.embedding IS NOT NULL AND length(r.embedding) = ? "
+            f"AND d.status = 'ready'{within} ORDER BY distance LIMIT ?",
+            (*params, k * ROWS_PER_CHUNK),
+        ).fetchall()
+        best: dict[ChunkKey, float] = {}
+        for document_id, position, distance in rows:
+            best.setdefault(ChunkKey(str(document_id), int(position)), 1.0 - float(distance))
+        return list(best.items())[:k]
 
     def _bm25(
         self,

@@ -94,4 +94,6 @@ class SqliteNextVectors(NextVectorRows[SqliteConnection]):
         )
         execute("DELETE FROM chunk_vectors_next")
         execute("UPDATE chunks SET embedded = 1 WHERE embedded = 0")
+        # Table rows' label vectors are of the old model: pending again (kb.rows).
+        execute("UPDATE chunk_rows SET embedding = NULL")
         self._on_switch()
