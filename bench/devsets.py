@@ -37,8 +37,11 @@ from memoryd.errors import InvalidInputError
 from memoryd.memory.model import Kind
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.tokenizer import O200kTokenizer
-from memoryd.recall.evidence import Evidence, rank
-from memoryd.recall.policy import RecallPolicy, pack_block, relative_cut
+from memoryd.recall.legs import Evidence
+from memoryd.recall.pack_policy import pack_block
+from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.score import rank
+from memoryd.recall.score_policy import relative_cut
 from memoryd.service import MemoryService
 from memoryd.storage.protocols import Store
 

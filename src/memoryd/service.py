@@ -52,7 +52,7 @@ from memoryd.providers.embedder import Embedder
 from memoryd.providers.llm import Gateway
 from memoryd.providers.tokenizer import O200kTokenizer, TokenCodec
 from memoryd.recall.policy import RecallPolicy
-from memoryd.recall.run import Retriever
+from memoryd.recall.run import SharedPartsRetriever
 from memoryd.recall.service import Retrieval
 from memoryd.results import (
     ConsolidationReport,
@@ -115,7 +115,7 @@ class MemoryService(CollaboratorAccess):
         self.kb = KnowledgeBase(
             store, embedder, self.parts.tokenizer, images, clock=clock, ids=ids, home=home
         )
-        self.retriever = Retriever(self.parts)
+        self.retriever = SharedPartsRetriever(self.parts)
         writer = MemoryWriter(self.parts)
         self.memories = Memories(
             store,

@@ -11,7 +11,7 @@ import pytest
 
 from memoryd.memory.model import Importance, Kind, Source, Status
 from memoryd.providers.tokenizer import O200kTokenizer
-from memoryd.recall.policy import LESSONS_HEADING, MEMORIES_HEADING, render_block
+from memoryd.recall.pack_policy import LESSONS_HEADING, MEMORIES_HEADING, render_block
 from memoryd.service import MemoryService
 from memoryd.trust.fence import contains_fence_tag
 

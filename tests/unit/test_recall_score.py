@@ -12,18 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryd.memory.model import Importance, Kind
-from memoryd.recall.policy import (
-    Candidate,
-    QueryFacts,
-    RecallPolicy,
-    gate,
-    pack_block,
-    rank_candidates,
-    recency,
-    relative_cut,
-    text_coverage,
-)
+from memoryd.recall.evidence_policy import Candidate, QueryFacts
+from memoryd.recall.gate_policy import gate, text_coverage
+from memoryd.recall.pack_policy import pack_block
+from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.relevance_policy import FEATURES, UNKNOWN_COSINE
+from memoryd.recall.score_policy import rank_candidates, recency, relative_cut
 
 from .recall_policy_support import (
     FACTS,

@@ -28,7 +28,7 @@ from memoryd.evaluation.policy import (
 from memoryd.ids import resolve_prefix
 from memoryd.memory.model import Status
 from memoryd.providers.embedder import Embedder
-from memoryd.recall.run import Retriever
+from memoryd.recall.run import Retriever, SharedPartsRetriever
 from memoryd.trust.credential_screening import screened_field
 
 
@@ -109,7 +109,7 @@ class OwnerEval:
         parts = self.parts
         at = parts.now(now)
         cases = self.cases()
-        baseline = self._report("current", Retriever(parts), cases, k, at)
+        baseline = self._report("current", SharedPartsRetriever(parts), cases, k, at)
         if not overrides and embedder is None:
             return EvalRun(baseline)
         labels = [overrides_label(overrides)] if overrides else []
@@ -126,7 +126,8 @@ class OwnerEval:
             space = candidate_space(parts.store, embedder, self._pool(cases, at))
             candidate = dataclasses.replace(candidate, store=space.store, embedder=embedder)
             note = space.note
-        return EvalRun(baseline, self._report(label, Retriever(candidate), cases, k, at, note))
+        retriever = SharedPartsRetriever(candidate)
+        return EvalRun(baseline, self._report(label, retriever, cases, k, at, note))
 
     def _pool(self, cases: Sequence[EvalCase], at: datetime) -> set[str] | None:
         """None (embed every active memory) while the store is small enough; else what any
@@ -134,7 +135,7 @@ class OwnerEval:
         store = self.parts.store
         if store.memories.count(status=Status.ACTIVE) <= eval_space.FULL_SPACE_LIMIT:
             return None
-        retriever = Retriever(self.parts)
+        retriever = SharedPartsRetriever(self.parts)
         pool: set[str] = set()
         for case in cases:
             pool.update(case.expected, case.noise)

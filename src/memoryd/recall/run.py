@@ -1,5 +1,7 @@
-"""Recall and search orchestration: the legs gather evidence, ``retrieval.rank`` scores it,
-recall cuts and packs it; what was handed out is stamped on a background writer."""
+"""Recall and search, stage after stage: read the message (:mod:`memoryd.recall.read`), run
+the legs (:mod:`memoryd.recall.legs`), score and gate (:mod:`memoryd.recall.score`), cut and
+pack (:mod:`memoryd.recall.score_policy`, :mod:`memoryd.recall.pack_policy`); what was handed
+out is stamped on a background writer."""
 
 from __future__ import annotations
 
@@ -9,27 +11,27 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
+from typing import Protocol
 
-from memoryd.collaborators import Collaborators
+from memoryd.clock import Clock
 from memoryd.errors import InvalidInputError, StoreFullError
 from memoryd.memory.entity_policy import EntityMatcher
 from memoryd.memory.model import Kind, Memory
-from memoryd.recall.bounds_policy import BoundedQuery, bound_query
-from memoryd.recall.evidence import Evidence, gather, rank
-from memoryd.recall.legs import QueryEmbedder
-from memoryd.recall.policy import (
-    Candidate,
-    Dropped,
-    Packed,
-    Ranking,
-    Scored,
-    pack_block,
-    relative_cut,
-)
-from memoryd.recall.time_window_policy import TimeWindow, find_time_window
+from memoryd.providers.embedder import Embedder
+from memoryd.providers.tokenizer import TokenCodec
+from memoryd.recall.bounds_policy import BoundedQuery
+from memoryd.recall.evidence_policy import Candidate
+from memoryd.recall.legs import Evidence, QueryEmbedder, run_legs
+from memoryd.recall.pack_policy import Packed, pack_block
+from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.read import Query, read_message
+from memoryd.recall.score import rank
+from memoryd.recall.score_policy import Dropped, Ranking, Scored, relative_cut
+from memoryd.recall.time_window_policy import TimeWindow
 from memoryd.results import RecallResult, SearchResult
 from memoryd.storage.full_disk import FullDiskNotice
+from memoryd.storage.protocols import Store
 
 log = logging.getLogger("memoryd")
 Span = tuple[datetime | None, datetime | None]
@@ -61,27 +63,42 @@ class Ranked:
 
 
 class Retriever:
-    """Recall, search and the evidence behind them; stamps what it hands out."""
+    """Recall, search and the evidence behind them; stamps what it hands out. Built with what
+    it reads: the store, the embedder, the tokenizer it packs with, the recall policy, the
+    clock and the owner's time zone (days in time windows and episodes are the owner's)."""
 
-    def __init__(self, parts: Collaborators) -> None:
-        self.parts = parts
+    def __init__(
+        self,
+        *,
+        store: Store,
+        embedder: Embedder,
+        tokenizer: TokenCodec,
+        policy: RecallPolicy,
+        clock: Clock,
+        zone: tzinfo,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.tokenizer = tokenizer
+        self.policy = policy
+        self.clock = clock
+        self.zone = zone
         self._matcher: tuple[tuple[int, int], EntityMatcher] | None = None
         self._stamper: ThreadPoolExecutor | None = None
         self._last_stamp: Future[None] | None = None
         self._stamp_lock = threading.Lock()
         self._stamps_notice = FullDiskNotice(log, "memoryd: writing retrieval stamps")
-        self._query_embedder = QueryEmbedder(lambda: self.parts.embedder)
+        self._query_embedder = QueryEmbedder(lambda: self.embedder)
 
     def recall(
         self, message: str, budget: int | None, now: datetime | None, stamp: bool = True
     ) -> RecallResult:
         """See :meth:`memoryd.service.MemoryService.recall`."""
-        parts = self.parts
         limit = self.budget(budget)
         found = self.ranked(message, now)
         packed = EMPTY_BLOCK
         if found.lessons or found.kept:
-            packed = pack_block(found.lessons, found.kept, parts.tokenizer, limit)
+            packed = pack_block(found.lessons, found.kept, self.tokenizer, limit)
         packed_ids = [m.id for m in packed.lessons] + [s.memory.id for s in packed.items]
         if packed_ids and stamp:
             self.stamp_later(packed_ids, found.at)
@@ -97,25 +114,30 @@ class Retriever:
 
     def budget(self, budget: int | None) -> int:
         """The token budget asked for, else the recall budget of the settings."""
-        limit = self.parts.recall_policy.budget_tokens if budget is None else budget
+        limit = self.policy.budget_tokens if budget is None else budget
         if limit < 0:
             raise InvalidInputError("the token budget must be zero or more")
         return limit
 
     def ranked(self, message: str, now: datetime | None) -> Ranked:
         """Recall up to packing: the memories gated, ranked and cut, and the standing lessons."""
-        parts = self.parts
-        at = parts.now(now)
-        policy = parts.recall_policy
-        read = self._bounded(message)
-        message = read.query
-        window = find_time_window(message, at, parts.zone)
+        policy = self.policy
         with self._one_space():
-            evidence = self._gather(message, window, ())
-            ranking, evidence = rank(parts.store, evidence, at, policy, parts.zone)
+            query = self._read(message, now)
+            evidence = run_legs(self.store, self._query_embedder, query)
+            ranking, evidence = rank(self.store, evidence, query.at, policy, self.zone)
         kept, cut = relative_cut(ranking.items, policy)
-        lessons = parts.store.memories.standing_lessons()
-        return Ranked(at, read, window, evidence, ranking, tuple(kept), tuple(cut), tuple(lessons))
+        lessons = self.store.memories.standing_lessons()
+        return Ranked(
+            query.at,
+            query.read,
+            query.window,
+            evidence,
+            ranking,
+            tuple(kept),
+            tuple(cut),
+            tuple(lessons),
+        )
 
     def search(
         self,
@@ -127,17 +149,14 @@ class Retriever:
         stamp: bool = True,
     ) -> SearchResult:
         """See :meth:`memoryd.service.MemoryService.search_memory`."""
-        parts = self.parts
-        at = parts.now(now)
+        at = now or self.clock()
         if not query.strip():
             raise InvalidInputError("the search query is empty; say what to look for")
         if limit < 1:
             raise InvalidInputError("the limit must be at least 1", fields=("limit",))
         since, until = span
-        read = self._bounded(query)
-        query = read.query
-        window = find_time_window(query, at, parts.zone)
         ranged = since is not None or until is not None
+        window: TimeWindow | None = None
         if ranged:
             start = since or datetime.min.replace(tzinfo=at.tzinfo)
             end = until or at.replace(year=9999)
@@ -146,32 +165,36 @@ class Retriever:
                     "since must be earlier than until", fields=("since", "until")
                 )
             window = TimeWindow(start, end, "explicit range")
-        kinds = (kind,) if kind else ()
 
         def wanted(candidate: Candidate) -> bool:
             memory = candidate.memory
             return (kind is None or memory.kind is kind) and (not ranged or _within(memory, window))
 
         with self._one_space():
-            evidence = self._gather(query, window, kinds)
-            ranking, evidence = rank(
-                parts.store, evidence, at, parts.recall_policy, parts.zone, keep=wanted
-            )
+            read = self._read(query, at, (kind,) if kind else (), window)
+            evidence = run_legs(self.store, self._query_embedder, read)
+            ranking, evidence = rank(self.store, evidence, at, self.policy, self.zone, keep=wanted)
         top = ranking.items[:limit]
         if top and stamp:
             self.stamp_later([s.memory.id for s in top], at)
-        return SearchResult(tuple(top), evidence.legs, read)
+        return SearchResult(tuple(top), evidence.legs, read.read)
 
     def evidence(self, message: str, now: datetime | None) -> Evidence:
         """See :meth:`memoryd.service.MemoryService.evidence`."""
-        at = self.parts.now(now)
-        message = self._bounded(message).query
         with self._one_space():
-            return self._gather(message, find_time_window(message, at, self.parts.zone), ())
+            return run_legs(self.store, self._query_embedder, self._read(message, now))
 
-    def _bounded(self, message: str) -> BoundedQuery:
-        policy = self.parts.recall_policy
-        return bound_query(message, policy.message_head_chars, policy.message_tail_chars)
+    def _read(
+        self,
+        message: str,
+        now: datetime | None,
+        kinds: Sequence[Kind] = (),
+        window: TimeWindow | None = None,
+    ) -> Query:
+        at = now or self.clock()
+        return read_message(
+            self.store, self._entity_matcher, message, at, self.zone, self.policy, kinds, window
+        )
 
     def settle(self) -> None:
         """Wait until the retrieval stamps of earlier recalls are written."""
@@ -195,7 +218,7 @@ class Retriever:
         """Gather and rank in the vector space this process embeds in: a recall is refused
         whole (StoreMismatchError) when the store moved to another model before it or while it
         ran (a re-embed's switch), not answered from the legs that happened to survive."""
-        check_space = self.parts.store.check_space
+        check_space = self.store.check_space
         check_space()
         try:
             yield
@@ -204,22 +227,10 @@ class Retriever:
             raise
         check_space()
 
-    def _gather(self, message: str, window: TimeWindow | None, kinds: Sequence[Kind]) -> Evidence:
-        parts = self.parts
-        return gather(
-            parts.store,
-            self._query_embedder,
-            self._entity_matcher,
-            message,
-            window,
-            kinds,
-            parts.recall_policy,
-        )
-
     def _entity_matcher(self) -> EntityMatcher:
-        version = self.parts.store.entities.version()
+        version = self.store.entities.version()
         if self._matcher is None or self._matcher[0] != version:
-            self._matcher = (version, EntityMatcher.build(self.parts.store.entities.aliases()))
+            self._matcher = (version, EntityMatcher.build(self.store.entities.aliases()))
         return self._matcher[1]
 
     def stamp_later(self, memory_ids: list[str], at: datetime) -> None:
@@ -235,8 +246,8 @@ class Retriever:
     def _write_stamps(self, memory_ids: list[str], at: datetime) -> None:
         # Runs on the one stamp thread, so the notice is never shared between threads.
         try:
-            with self.parts.store.transaction():
-                self.parts.store.memories.stamp_retrieved(memory_ids, at)
+            with self.store.transaction():
+                self.store.memories.stamp_retrieved(memory_ids, at)
         except StoreFullError as error:  # a lost stamp is a statistic, not data
             self._stamps_notice.failed(error)
             return
@@ -248,3 +259,65 @@ def _within(memory: Memory, window: TimeWindow | None) -> bool:
         return True
     instant = memory.occurred_at or memory.created_at
     return window.contains(instant)
+
+
+class SharedParts(Protocol):
+    """The service's shared collaborators, as the wiring holds them while the service still
+    shares one mutable bag among its parts (``service.embedder = ...`` reaches every part)."""
+
+    embedder: Embedder
+    recall_policy: RecallPolicy
+
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def tokenizer(self) -> TokenCodec: ...
+    @property
+    def zone(self) -> tzinfo: ...
+
+
+class SharedPartsRetriever(Retriever):
+    """A :class:`Retriever` over the service's shared collaborators: a replaced embedder,
+    recall policy or clock reaches it. The adapter for wiring that shares one bag; a part
+    built with its own dependencies needs none."""
+
+    def __init__(self, parts: SharedParts) -> None:
+        self._parts = parts
+        super().__init__(
+            store=parts.store,
+            embedder=parts.embedder,
+            tokenizer=parts.tokenizer,
+            policy=parts.recall_policy,
+            clock=parts.clock,
+            zone=parts.zone,
+        )
+
+    @property
+    def embedder(self) -> Embedder:
+        """The service's current embedder."""
+        return self._parts.embedder
+
+    @embedder.setter
+    def embedder(self, value: Embedder) -> None:
+        self._parts.embedder = value
+
+    @property
+    def policy(self) -> RecallPolicy:
+        """The service's current recall policy."""
+        return self._parts.recall_policy
+
+    @policy.setter
+    def policy(self, value: RecallPolicy) -> None:
+        self._parts.recall_policy = value
+
+    @property
+    def clock(self) -> Clock:
+        """The service's current clock."""
+        return self._parts.clock
+
+    @clock.setter
+    def clock(self, value: Clock) -> None:
+        if value is not self._parts.clock:
+            raise AttributeError("the clock is the service's: replace it there")
