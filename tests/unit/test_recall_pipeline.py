@@ -4,6 +4,8 @@ The stages are drawn in docs/architecture.md ("The recall pipeline")."""
 
 from __future__ import annotations
 
+import memoryd.recall.run
+
 from .import_graph_support import import_graph
 
 # In pipeline order; a module may import its own stage and the ones above it.
@@ -16,7 +18,9 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("context_policy", "context_pack_policy"),  # the context pack's score and packing
     ("run", "context", "service"),  # the drivers and the front door
 )
-RECALL = "memoryd.recall"
+# The package, named through a module in it (scripts/relayout.py reads the bare dotted name as
+# the old flat recall module, now recall/policy.py).
+RECALL = memoryd.recall.run.__package__ or ""
 
 
 def _stage_of() -> dict[str, int]:
