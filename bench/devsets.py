@@ -22,7 +22,7 @@ import sqlite3
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
@@ -370,11 +370,32 @@ def judge(
     return outcome, ranked
 
 
-def quiet(built: Built, questions: Sequence[str], policy: RecallPolicy) -> list[bool]:
-    """For each question, whether the memories section stays empty under ``policy``."""
+def truncated(evidence: Evidence, depth: int | None) -> Evidence:
+    """``evidence`` as the legs would have found it at a smaller leg ``depth``: each leg's
+    ranking cut to its first ``depth``, and the candidates no leg then finds left out (their
+    cosines, words and ranks are what the deeper read measured). None: as gathered. The vector
+    leg's prefilter may pick a slightly different set at another depth; this keeps the deeper
+    read's order."""
+    if depth is None:
+        return evidence
+    rankings = {leg: ids[:depth] for leg, ids in evidence.rankings.items()}
+    found = {i for ids in rankings.values() for i in ids}
+    candidates = {
+        i: replace(c, ranks={leg: r for leg, r in c.ranks.items() if r <= depth})
+        for i, c in evidence.candidates.items()
+        if i in found
+    }
+    return replace(evidence, candidates=candidates, rankings=rankings)
+
+
+def quiet(
+    built: Built, questions: Sequence[str], policy: RecallPolicy, depth: int | None = None
+) -> list[bool]:
+    """For each question, whether the memories section stays empty under ``policy`` (at leg
+    ``depth``, when given: :func:`truncated`)."""
     out = []
     for text in questions:
-        evidence = built.service.evidence(text, now=built.conversation.now)
+        evidence = truncated(built.service.evidence(text, now=built.conversation.now), depth)
         ranking, _ = rank(built.store, evidence, built.conversation.now, policy, built.zone)
         out.append(not relative_cut(ranking.items, policy)[0])
     return out

@@ -24,13 +24,7 @@ from memoryd.memory.model import Kind, Memory
 from memoryd.recall.evidence_policy import Candidate, QueryFacts
 from memoryd.recall.gate_policy import Gate, Reading, gate, read_query, unseen_share
 from memoryd.recall.policy import RecallPolicy
-from memoryd.recall.relevance_policy import (
-    UNKNOWN_COSINE,
-    Context,
-    contributions,
-    features,
-    probability,
-)
+from memoryd.recall.relevance_policy import UNKNOWN_COSINE, Context, calibrated, features
 
 # Recall's shipped settings, for callers that rank under them.
 DEFAULT_POLICY = RecallPolicy()
@@ -157,8 +151,7 @@ def relevance_of(
 ) -> tuple[float, dict[str, float]]:
     """The candidate's calibrated relevance, and each feature's share of its logit."""
     values = candidate_features(candidate, facts, reading, context, admitted)
-    weights = policy.score_weights
-    return probability(values, weights, policy.score_bias), contributions(values, weights)
+    return calibrated(values, policy.score_weights, policy.score_bias)
 
 
 def rank_candidates(
