@@ -68,8 +68,8 @@ def run_set(
             for depth in depths:
                 outcome, _ = judge(built, question, truncated(evidence, depth), policy)
                 results[depth][0].append(outcome)
-        for depth in depths:
-            results[depth][1].extend(quiet(built, general_questions, policy, depth))
+        for depth, empty in quiet(built, general_questions, policy, depths).items():
+            results[depth][1].extend(empty)
         built.service.close()
         progress(f"  {name}: {conversation.name} done")
     return results

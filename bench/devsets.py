@@ -389,15 +389,20 @@ def truncated(evidence: Evidence, depth: int | None) -> Evidence:
 
 
 def quiet(
-    built: Built, questions: Sequence[str], policy: RecallPolicy, depth: int | None = None
-) -> list[bool]:
-    """For each question, whether the memories section stays empty under ``policy`` (at leg
-    ``depth``, when given: :func:`truncated`)."""
-    out = []
+    built: Built,
+    questions: Sequence[str],
+    policy: RecallPolicy,
+    depths: Sequence[int | None] = (None,),
+) -> dict[int | None, list[bool]]:
+    """For each leg depth (None: as gathered; else :func:`truncated`) and each question,
+    whether the memories section stays empty under ``policy``. Each question is gathered once."""
+    out: dict[int | None, list[bool]] = {depth: [] for depth in depths}
     for text in questions:
-        evidence = truncated(built.service.evidence(text, now=built.conversation.now), depth)
-        ranking, _ = rank(built.store, evidence, built.conversation.now, policy, built.zone)
-        out.append(not relative_cut(ranking.items, policy)[0])
+        gathered = built.service.evidence(text, now=built.conversation.now)
+        for depth in depths:
+            evidence = truncated(gathered, depth)
+            ranking, _ = rank(built.store, evidence, built.conversation.now, policy, built.zone)
+            out[depth].append(not relative_cut(ranking.items, policy)[0])
     return out
 
 
