@@ -13,7 +13,8 @@ Where evidence is lost, in pipeline order: not stored (the credential screen), n
 (no leg ranked it within its depth), gate (found, but no leg's gate let it in), silenced (let
 in, but nothing was strong enough to open the block), relative cut, budget.
 
-    .venv/bin/python bench/bench_beam.py [--sets beam,locomo] [--chats N] [--depths 70,50]
+    .venv/bin/python bench/bench_beam.py [--sets beam,locomo] [--chats N] [--samples N] \
+        [--depths 70,50] [--cuts 0.5]
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import argparse
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -50,29 +52,47 @@ from stores import open_with_store
 
 from memoryd.recall.policy import RecallPolicy
 
+Variant = tuple[int | None, float | None]
+"""A leg depth and a relative cut to judge at (None: the shipped policy's own)."""
+
 
 def run_set(
-    name: str, conversations: list, embedder: Any, tmp: str, depths: list[int | None]
-) -> dict[int | None, tuple]:
+    name: str, conversations: list, embedder: Any, tmp: str, variants: list[Variant]
+) -> dict[Variant, tuple]:
     """Build each conversation's store, ask its questions and the general ones; judged at
-    each leg depth of ``depths`` (None: the policy's own) from one gathering."""
-    policy = RecallPolicy()
+    each variant (a smaller leg depth: :func:`devsets.truncated`; another relative cut) from
+    one gathering."""
+    shipped = RecallPolicy()
+    policies = {
+        variant: shipped if variant[1] is None else replace(shipped, relative_cut=variant[1])
+        for variant in variants
+    }
+    depths = list(dict.fromkeys(depth for depth, _ in variants))
     general_questions = offtopic_questions()
-    results: dict[int | None, tuple[list[Outcome], list[bool]]] = {d: ([], []) for d in depths}
+    results: dict[Variant, tuple[list[Outcome], list[bool]]] = {v: ([], []) for v in variants}
     for number, conversation in enumerate(conversations):
         built = build(
             conversation, str(Path(tmp) / f"{name}-{number}.db"), embedder, open_with_store
         )
         for question in conversation.questions:
             evidence = built.service.evidence(question.text, now=conversation.now)
-            for depth in depths:
+            for (depth, cut), policy in policies.items():
                 outcome, _ = judge(built, question, truncated(evidence, depth), policy)
-                results[depth][0].append(outcome)
-        for depth, empty in quiet(built, general_questions, policy, depths).items():
-            results[depth][1].extend(empty)
+                results[(depth, cut)][0].append(outcome)
+        # The relative cut never empties a block: the general questions depend on the depth.
+        empty = quiet(built, general_questions, shipped, depths)
+        for depth, cut in variants:
+            results[(depth, cut)][1].extend(empty[depth])
         built.service.close()
         progress(f"  {name}: {conversation.name} done")
     return results
+
+
+def label(name: str, variant: Variant) -> str:
+    """The set's name with what its variant changes."""
+    depth, cut = variant
+    changed = [f"leg depth {depth}"] * (depth is not None) + [f"cut {cut}"] * (cut is not None)
+    return ", ".join([name, *changed])
 
 
 def main() -> int:
@@ -87,8 +107,13 @@ def main() -> int:
         default="",
         help="also judge at these smaller leg depths (comma-separated), cut from one gathering",
     )
+    parser.add_argument(
+        "--cuts", default="", help="also judge at these relative cuts (comma-separated)"
+    )
     args = parser.parse_args()
     depths: list[int | None] = [None, *(int(d) for d in args.depths.split(",") if d)]
+    cuts: list[float | None] = [None, *(float(c) for c in args.cuts.split(",") if c)]
+    variants = [(depth, cut) for depth in depths for cut in cuts]
     started = time.time()
     data = {
         name: beam(chats=args.chats) if name == "beam" else locomo(samples=args.samples)
@@ -100,9 +125,8 @@ def main() -> int:
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, conversations in data.items():
-            by_depth = run_set(name, conversations, embedder, tmp, depths)
-            for depth, measured in by_depth.items():
-                results[name if depth is None else f"{name}, leg depth {depth}"] = measured
+            for variant, measured in run_set(name, conversations, embedder, tmp, variants).items():
+                results[label(name, variant)] = measured
     print_table(
         SUMMARY_HEADERS,
         [summary_rows(name, outcomes, general) for name, (outcomes, general) in results.items()],
