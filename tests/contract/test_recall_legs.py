@@ -4,6 +4,7 @@ leg, the time leg, the entity leg, and each leg failing alone.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -146,3 +147,18 @@ def test_every_person_in_a_list_of_names_is_found_by_the_entity_leg(
     for name in ("Ana", "Bruno", "Carla"):
         ranked, _ = service.leg_rankings(f"What did {name} say?", now=NOW)
         assert lunch.id in ranked.get("entity", []), name
+
+
+def test_each_leg_reads_as_deep_as_the_recall_policy_says(service: MemoryService) -> None:
+    for dish in ("risotto", "risotto with peas", "paella", "gnocchi", "a curry", "ramen"):
+        remember(service, f"Ana cooked {dish} for {dish.split()[-1]} night", entities=["Ana"])
+    service.recall_policy = replace(service.recall_policy, leg_depth=2)
+
+    rankings, legs = service.retrieval.leg_rankings("Did Ana cook risotto?", now=NOW)
+
+    assert {leg: legs[leg] for leg in ("vector", "text", "entity")} == dict.fromkeys(
+        ("vector", "text", "entity"), "ok"
+    )
+    assert {leg: len(rankings[leg]) for leg in ("vector", "text", "entity")} == dict.fromkeys(
+        ("vector", "text", "entity"), 2
+    )
