@@ -34,6 +34,7 @@ from devsets import (
     CATEGORY_HEADERS,
     LOSS_HEADERS,
     SUMMARY_HEADERS,
+    LegDepth,
     Outcome,
     beam,
     build,
@@ -52,7 +53,7 @@ from stores import open_with_store
 
 from memoryd.recall.policy import RecallPolicy
 
-Variant = tuple[int | None, float | None]
+Variant = tuple[LegDepth, float | None]
 """A leg depth and a relative cut to judge at (None: the shipped policy's own)."""
 
 
@@ -88,10 +89,18 @@ def run_set(
     return results
 
 
+def parse_depth(spec: str) -> LegDepth:
+    """``50`` (every leg), or ``vector:50+text:70`` (those legs; the others as gathered)."""
+    if ":" not in spec:
+        return int(spec)
+    return tuple((leg, int(n)) for leg, n in (part.split(":") for part in spec.split("+")))
+
+
 def label(name: str, variant: Variant) -> str:
     """The set's name with what its variant changes."""
     depth, cut = variant
-    changed = [f"leg depth {depth}"] * (depth is not None) + [f"cut {cut}"] * (cut is not None)
+    deep = depth if not isinstance(depth, tuple) else " ".join(f"{g} {n}" for g, n in depth)
+    changed = [f"leg depth {deep}"] * (depth is not None) + [f"cut {cut}"] * (cut is not None)
     return ", ".join([name, *changed])
 
 
@@ -105,13 +114,14 @@ def main() -> int:
     parser.add_argument(
         "--depths",
         default="",
-        help="also judge at these smaller leg depths (comma-separated), cut from one gathering",
+        help="also judge at these smaller leg depths (comma-separated; one leg's alone as "
+        "vector:50 or vector:50+text:70), cut from one gathering",
     )
     parser.add_argument(
         "--cuts", default="", help="also judge at these relative cuts (comma-separated)"
     )
     args = parser.parse_args()
-    depths: list[int | None] = [None, *(int(d) for d in args.depths.split(",") if d)]
+    depths: list[LegDepth] = [None, *(parse_depth(d) for d in args.depths.split(",") if d)]
     cuts: list[float | None] = [None, *(float(c) for c in args.cuts.split(",") if c)]
     variants = [(depth, cut) for depth in depths for cut in cuts]
     started = time.time()

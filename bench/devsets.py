@@ -370,7 +370,11 @@ def judge(
     return outcome, ranked
 
 
-def truncated(evidence: Evidence, depth: int | None) -> Evidence:
+LegDepth = int | tuple[tuple[str, int], ...] | None
+"""Every leg's depth, or some legs' as (leg, depth) pairs (the others as gathered)."""
+
+
+def truncated(evidence: Evidence, depth: LegDepth) -> Evidence:
     """``evidence`` as the legs would have found it at a smaller leg ``depth``: each leg's
     ranking cut to its first ``depth``, and the candidates no leg then finds left out (their
     cosines, words and ranks are what the deeper read measured). None: as gathered. The vector
@@ -378,10 +382,11 @@ def truncated(evidence: Evidence, depth: int | None) -> Evidence:
     read's order."""
     if depth is None:
         return evidence
-    rankings = {leg: ids[:depth] for leg, ids in evidence.rankings.items()}
+    deep = dict(depth) if isinstance(depth, tuple) else dict.fromkeys(evidence.rankings, depth)
+    rankings = {leg: ids[: deep.get(leg, len(ids))] for leg, ids in evidence.rankings.items()}
     found = {i for ids in rankings.values() for i in ids}
     candidates = {
-        i: replace(c, ranks={leg: r for leg, r in c.ranks.items() if r <= depth})
+        i: replace(c, ranks={leg: r for leg, r in c.ranks.items() if r <= deep.get(leg, r)})
         for i, c in evidence.candidates.items()
         if i in found
     }
@@ -392,11 +397,11 @@ def quiet(
     built: Built,
     questions: Sequence[str],
     policy: RecallPolicy,
-    depths: Sequence[int | None] = (None,),
-) -> dict[int | None, list[bool]]:
+    depths: Sequence[LegDepth] = (None,),
+) -> dict[LegDepth, list[bool]]:
     """For each leg depth (None: as gathered; else :func:`truncated`) and each question,
     whether the memories section stays empty under ``policy``. Each question is gathered once."""
-    out: dict[int | None, list[bool]] = {depth: [] for depth in depths}
+    out: dict[LegDepth, list[bool]] = {depth: [] for depth in depths}
     for text in questions:
         gathered = built.service.evidence(text, now=built.conversation.now)
         for depth in depths:

@@ -58,12 +58,10 @@ class RecallPolicy:
     # costs bounded time: 2,000 characters hold any question about it (query_bounds.py).
     message_head_chars: int = 500
     message_tail_chars: int = 1500
-    # How many candidates each leg contributes to the fusion. Why 50: against 100, block recall
-    # for the tokens it costs holds on LoCoMo and rises on BEAM, fused recall@10 moves by 0.002
-    # either way, and a recall at 10,000 memories costs about a third less CPU at p95 (the
-    # candidates' rows, gates and scores are most of it); at 30 both sets lose evidence
-    # (bench/README.md, "leg depth").
-    leg_depth: int = 50
+    # How many candidates each leg contributes to the fusion. Why 100: at 50 a recall costs a
+    # third less CPU, but on the whole of LoCoMo fused recall@10 falls from 0.721 to 0.713
+    # (bench/README.md, "Leg depth").
+    leg_depth: int = 100
     # Why 5 %: names that tag most memories (the owner, the other speaker) match nearly every
     # message and drown the fusion in noise; only selective names help. The same share tells
     # a selective query word from a common one.
