@@ -261,7 +261,7 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
     words = query.words
     text: TextResult | None = None
     try:
-        text = text_leg(store, words, depth, kinds)
+        text = text_leg(store, words, plan.text_depth or depth, kinds)
         rankings["text"] = [hit.memory_id for hit in text.hits]
     except Exception as error:
         leg_failed(legs, "text", error)

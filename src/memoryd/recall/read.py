@@ -29,17 +29,24 @@ log = logging.getLogger("memoryd")
 
 @dataclass(frozen=True)
 class LegPlan:
-    """What the legs take from the policy: how many candidates each leg reads, when a one-word
-    name is a plain word of the store, and which kinds of memory are searched (all: none)."""
+    """What the legs take from the policy: how many candidates each leg reads (the text leg
+    its own number), when a one-word name is a plain word of the store, and which kinds of
+    memory are searched (all: none)."""
 
     depth: int
     plain_word_ratio: float
     kinds: tuple[Kind, ...] = ()
+    text_depth: int | None = None
 
     @classmethod
     def of(cls, policy: RecallPolicy, kinds: Sequence[Kind] = ()) -> LegPlan:
         """The plan ``policy`` sets for the legs."""
-        return cls(policy.leg_depth, policy.plain_word_ratio, tuple(kinds))
+        return cls(
+            policy.leg_depth,
+            policy.plain_word_ratio,
+            tuple(kinds),
+            min(policy.leg_depth, policy.text_leg_depth),
+        )
 
 
 @dataclass(frozen=True)
