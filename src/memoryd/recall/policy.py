@@ -62,10 +62,10 @@ class RecallPolicy:
     # third less CPU, but on the whole of LoCoMo fused recall@10 falls from 0.721 to 0.713
     # (bench/README.md, "Leg depth").
     leg_depth: int = 100
-    # The text leg reads at most this many: its matches below 50 hold a few of the message's words, and
-    # their rows and cosines cost as much as the vector leg's. Why 50: on the whole of LoCoMo
-    # and BEAM fused recall@10 rises by 0.002 on each, block recall holds for its tokens, and
-    # a recall costs less CPU (bench/README.md, "Leg depth").
+    # The text leg reads at most this many: its matches below 50 hold few of the message's
+    # words, and their rows and cosines cost as much as the vector leg's. Why 50: on the whole
+    # of LoCoMo and BEAM fused recall@10 rises by 0.002 on each, block recall holds for its
+    # tokens, and a recall costs about 12 % less CPU (bench/README.md, "Leg depth").
     text_leg_depth: int = 50
     # Why 5 %: names that tag most memories (the owner, the other speaker) match nearly every
     # message and drown the fusion in noise; only selective names help. The same share tells
