@@ -44,6 +44,7 @@ from bench_locomo import build
 from report import mean, print_table, progress
 
 from memoryd.providers.embedder import LocalMiniLM
+from memoryd.recall.policy import RecallPolicy
 from memoryd.service import MemoryService
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
@@ -82,7 +83,7 @@ def baseline(service: MemoryService, question: str, budget: int, now: object) ->
     memories = {m.id for m in block.packed.lessons} | {s.memory.id for s in block.packed.items}
     parts = [block.text] if block.text else []
     documents: list[str] = []
-    counter = service.parts.tokenizer
+    counter = service.tokenizer
     tokens = block.packed.tokens
     for hit in service.kb.search(question[:2000]).hits:
         trial = "\n\n".join([*parts, hit.fenced])
@@ -125,7 +126,7 @@ def main() -> None:
             conversation = build(sample, f"{directory}/store-{index}.db", "session", embedder)
             service = conversation.service
             scifact_of = ingest_scifact(service, records)
-            budget = service.retriever.budget(args.budget)
+            budget = RecallPolicy().budget_tokens if args.budget is None else args.budget
             questions = [(q, e) for q, _, e in conversation.questions()]
             progress(f"  {len(questions)} LoCoMo questions, {len(chosen)} SciFact claims")
             asked = [("locomo", q, e) for q, e in questions] + [

@@ -19,7 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from report import elapsed_ms, percentile, print_table, progress, stamp
 
 import memoryd
+from memoryd.config.settings import resolve_settings
 from memoryd.recall.policy import RecallPolicy
+from memoryd.wiring import open_service
 
 FILLER = "The quarterly filing lists revenue, costs and the auditors' notes in full. "
 QUESTION = "What did Ana say about the Lisbon office?"
@@ -50,9 +52,7 @@ def main() -> None:
         )
         for name, policy in ways:
             progress(f"{name} …")
-            service = memoryd.open(path)
-            if policy is not None:
-                service.recall_policy = policy
+            service = open_service(resolve_settings(str(path)), recall_policy=policy)
             service.recall(QUESTION)  # load the models first
             recalls = [elapsed_ms(partial(service.recall, message)) for _ in range(args.runs)]
             searches = [

@@ -91,7 +91,8 @@ def give_cues(service: MemoryService, cues: dict[str, list[str]], text_only: boo
         for m in service.store.memories.query(status=Status.ACTIVE)
         if cues.get(m.content)
     ]
-    vectors = service.parts.embed([embedded_text(m.content, m.cues) for m in memories])
+    texts = [embedded_text(m.content, m.cues) for m in memories]
+    vectors = service.embedder.embed(texts) if texts else []
     with service.store.transaction():
         for memory, vector in zip(memories, vectors, strict=True):
             service.store.memories.set_cues(memory, None if text_only else vector)

@@ -170,7 +170,7 @@ def after(
     service.start_sync()
     started = time.perf_counter()
     source = service.sync.add(str(folder))
-    service.sync_loop.mark(source.id)
+    service.jobs.sync_loop.mark(source.id)
     notes = len(paths)
 
     def current() -> bool:

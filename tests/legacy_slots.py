@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime, timedelta
 
+from memoryd.ids import IdGenerator
+from memoryd.memory.ledger import Ledger
 from memoryd.memory.model import Actor, Kind, Memory, Source, Status
 from memoryd.memory.slot_policy import slot_key
 from memoryd.service import MemoryService
@@ -45,11 +47,12 @@ def as_legacy(service: MemoryService) -> dict[str, Memory]:
             object=value,
             slot=legacy_slot(subject, predicate),
         )
+    ledger = Ledger(store, IdGenerator())
     with store.transaction():
         for memory in rows.values():
             vector = service.embedder.embed([memory.content])[0]
-            service.parts.ledger.supersede([], memory, vector, actor=Actor.OWNER,
-                                           at=memory.created_at, reason="remembered")  # fmt: skip
+            ledger.supersede([], memory, vector, actor=Actor.OWNER, at=memory.created_at,
+                             reason="remembered")  # fmt: skip
             store.memories.set_slot(memory.id, memory.slot, None, None)
         store.set_meta("slot_scheme", "1")
     return rows
@@ -64,7 +67,7 @@ def check_reslotted(service: MemoryService, rows: dict[str, Memory]) -> None:
     assert (porto.status, porto.slot) == (Status.PENDING, lives)
     assert (green.status, green.slot) == (Status.ACTIVE, slot_key("owner", "favourite colour"))
     [item] = service.review_queue()
-    assert (item.pending.id, item.would_supersede) == (porto.id, lisbon)
+    assert (item.pending.id, item.would_replace) == (porto.id, lisbon)
     entry = service.show(porto.id).audit[-1]
     assert (entry.action, entry.actor, entry.rule) == ("reslot", Actor.SYSTEM, "canonical-slots")
     assert entry.reason.startswith(f"same slot as {lisbon.id} (lives_in: Lisbon) after predicates")

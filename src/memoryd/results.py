@@ -4,11 +4,12 @@ reports, recall blocks and search lists, each with its JSON shape."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, TypedDict, cast
 
 from memoryd.consolidation.policy import Step
 from memoryd.jobs.model import Job
-from memoryd.memory.model import Memory
+from memoryd.json_shapes import Default, Described
+from memoryd.memory.model import Memory, MemoryJson
 from memoryd.memory.promotion_policy import Outcome
 from memoryd.recall.bounds_policy import BoundedQuery
 from memoryd.recall.evidence_policy import QueryFacts
@@ -19,6 +20,140 @@ from memoryd.recall.time_window_policy import TimeWindow
 if TYPE_CHECKING:
     from memoryd.kb.service import IngestResult
     from memoryd.kb.vector_fill import FillReport
+
+# ------------------------------------------------------------------ JSON shapes (json_shapes.py)
+
+
+class WriteJson(TypedDict):
+    # What one remembered or proposed item became.
+    outcome: str
+    reason: str
+    rule: str
+    memory: MemoryJson | None
+    replaced: Annotated[
+        list[MemoryJson],
+        Default([]),
+        Described("the memories this write superseded (a fact slot's old value)"),
+    ]
+
+
+class ReviewItemJson(TypedDict):
+    # A pending memory of the review queue.
+    pending: MemoryJson
+    reason: Annotated[
+        str | None,
+        Default(None),
+        Described("why it waits for the owner (the promotion policy's reason)"),
+    ]
+    rule: Annotated[str | None, Default(None)]
+    would_replace: Annotated[
+        MemoryJson | None,
+        Default(None),
+        Described("the active fact of the same slot that confirming supersedes"),
+    ]
+    would_supersede: Annotated[MemoryJson | None, Default(None), Described("same as would_replace")]
+
+
+class SplitJson(TypedDict):
+    # A fact given its own slot back.
+    memory: MemoryJson
+    was_same_slot_as: str
+    restored: MemoryJson | None
+
+
+class ObservationJson(TypedDict):
+    # What a trigger did.
+    queued: bool
+    job_id: str | None
+    notice: str | None
+
+
+class ConsolidationStepJson(TypedDict):
+    # One planned or done step of a consolidation run.
+    stage: str
+    memory_id: str
+    action: str
+    reason: str
+    new_confidence: float | None
+
+
+class ConsolidationJson(TypedDict):
+    # ``consolidate --json``.
+    dry_run: bool
+    stages: dict[str, str]
+    steps: list[ConsolidationStepJson]
+
+
+class RecallItemJson(TypedDict):
+    # A lesson or a memory of the block (a lesson has no score, legs or gates).
+    id: str
+    kind: str
+    content: str
+    score: float | None
+    legs: dict[str, int]
+    gates: NotRequired[Annotated[list[str], Default([])]]
+    cosine: NotRequired[Annotated[float | None, Default(None)]]
+    recency: NotRequired[Annotated[float | None, Default(None)]]
+    weight: NotRequired[Annotated[float | None, Default(None)]]
+    # The calibrated relevance and each feature's share of its logit (recall's explain).
+    relevance: NotRequired[Annotated[float | None, Default(None)]]
+    contributions: NotRequired[Annotated[dict[str, float], Default({})]]
+    section: str
+    importance: NotRequired[Annotated[str | None, Default(None)]]
+
+
+class RecallDropJson(TypedDict):
+    # A memory recall left out, and why.
+    id: str
+    reason: str
+    relevance: NotRequired[Annotated[float | None, Default(None)]]
+    contributions: NotRequired[Annotated[dict[str, float], Default({})]]
+
+
+class TimeWindowJson(TypedDict):
+    # The dates a message named.
+    phrase: str
+    start: str
+    end: str
+
+
+class MessageReadJson(TypedDict):
+    """The part of the message recall read: all of it, or its start and its end."""
+
+    chars: int
+    whole: bool
+    head_chars: int
+    tail_chars: int
+    read: str
+    question: NotRequired[Annotated[str | None, Default(None)]]
+
+
+class RecallQueryJson(TypedDict):
+    # What recall made of the message.
+    words: dict[str, int | None]
+    unknown_names: list[str]
+    read: Annotated[MessageReadJson | None, Default(None)]
+
+
+class RecallJson(TypedDict):
+    # ``recall --json``.
+    text: str
+    tokens: int
+    items: list[RecallItemJson]
+    dropped: list[RecallDropJson]
+    legs: dict[str, str]
+    time_window: TimeWindowJson | None
+    query: RecallQueryJson
+    silence: str | None
+
+
+class SearchItemJson(MemoryJson):
+    # ``search --json``: a memory with its score and its rank in each leg.
+    score: float
+    legs: dict[str, int]
+
+
+# ------------------------------------------------------------------ records
 
 
 @dataclass(frozen=True)
@@ -32,7 +167,7 @@ class WriteResult:
     # The memories this write superseded (a fact slot's earlier value), as they are now.
     replaced: tuple[Memory, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> WriteJson:
         """The ``propose --json`` item shape."""
         return {
             "outcome": self.outcome.value,
@@ -53,12 +188,7 @@ class ReviewItem:
     reason: str | None = None
     rule: str | None = None
 
-    @property
-    def would_supersede(self) -> Memory | None:
-        """The earlier name of :attr:`would_replace`."""
-        return self.would_replace
-
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ReviewItemJson:
         """JSON shape for the review queue (``would_supersede`` repeats ``would_replace`` for
         clients written before it)."""
         replaced = self.would_replace.to_json() if self.would_replace else None
@@ -80,7 +210,7 @@ class SplitResult:
     was_same_slot_as: str
     restored: Memory | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SplitJson:
         """JSON shape of ``split`` (CLI ``--json`` and the HTTP API)."""
         return {
             "memory": self.memory.to_json(),
@@ -97,7 +227,7 @@ class Observation:
     job_id: str | None
     notice: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ObservationJson:
         """JSON shape for the CLI and API."""
         return {"queued": self.queued, "job_id": self.job_id, "notice": self.notice}
 
@@ -122,7 +252,7 @@ class ConsolidationReport:
     steps: tuple[Step, ...]
     stages: dict[str, str]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ConsolidationJson:
         """``consolidate --json``."""
         return {
             "dry_run": self.dry_run,
@@ -160,7 +290,7 @@ class RecallResult:
         """The fenced block to put at the tail of the prompt ("" when nothing qualifies)."""
         return self.packed.text
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RecallJson:
         """The ``recall --json`` shape."""
         items = [_lesson_json(m) for m in self.packed.lessons]
         items.extend(_scored_json(s) for s in self.packed.items)
@@ -180,7 +310,7 @@ class RecallResult:
             "query": {
                 "words": {w: self.facts.word_frequency.get(w) for w in self.facts.words},
                 "unknown_names": list(self.facts.unknown_names),
-                "read": self.read.to_json() if self.read else None,
+                "read": cast(MessageReadJson, self.read.to_json()) if self.read else None,
             },
             "silence": self.silence,
         }
@@ -195,7 +325,7 @@ class SearchResult:
     # The part of the query that was searched (all of it unless it is long).
     read: BoundedQuery | None = None
 
-    def to_json(self) -> list[dict[str, Any]]:
+    def to_json(self) -> list[SearchItemJson]:
         """``search --json``: memory objects with ``score`` and per-leg ranks."""
         return [
             {**s.memory.to_json(), "score": round(s.score, 6), "legs": dict(s.ranks)}
@@ -203,7 +333,7 @@ class SearchResult:
         ]
 
 
-def _scored_json(scored: Scored) -> dict[str, Any]:
+def _scored_json(scored: Scored) -> RecallItemJson:
     return {
         "id": scored.memory.id,
         "kind": scored.memory.kind.value,
@@ -220,15 +350,15 @@ def _scored_json(scored: Scored) -> dict[str, Any]:
     }
 
 
-def _dropped_json(dropped: Dropped) -> dict[str, Any]:
-    shaped: dict[str, Any] = {"id": dropped.memory_id, "reason": dropped.reason}
+def _dropped_json(dropped: Dropped) -> RecallDropJson:
+    shaped: RecallDropJson = {"id": dropped.memory_id, "reason": dropped.reason}
     if dropped.relevance is not None:
         shaped["relevance"] = round(dropped.relevance, 4)
         shaped["contributions"] = {k: round(v, 4) for k, v in dropped.contributions.items()}
     return shaped
 
 
-def _lesson_json(memory: Memory) -> dict[str, Any]:
+def _lesson_json(memory: Memory) -> RecallItemJson:
     return {
         "id": memory.id,
         "kind": memory.kind.value,

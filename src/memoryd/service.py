@@ -3,25 +3,24 @@
 ``MemoryService`` is a thin facade over a few sub-facades, each built from its parts with
 their real dependencies as constructor arguments: ``memories`` (writing, the owner's review,
 reading), ``retrieval`` (recall, the context pack, search), ``kb`` (the knowledge base),
-``jobs`` (extraction triggers, the worker, consolidation, the background threads) and
-``admin`` (the store as a whole). Its own methods forward to them, so the Python API, the CLI,
-HTTP and MCP keep one entry point. Adapters call only this.
+``jobs`` (extraction triggers, the worker, consolidation, the background threads),
+``evaluation`` (the owner's evaluation set), ``tools`` (the model's tools) and ``admin`` (the
+store as a whole). Its own methods forward to them, so the Python API, the CLI, HTTP and MCP
+keep one entry point. Adapters call only this. A model or the clock is replaced through
+``use_gateway``, ``use_embedder`` and ``use_clock``, which reach every part built with it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 from memoryd.clock import Clock, utc_now
-from memoryd.collaborators import CollaboratorAccess, Collaborators, check_embedding_signature
 from memoryd.config.settings import default_home
 from memoryd.consolidation.run import ConsolidationLeaseLost, ConsolidationRun, StageSkipped
-from memoryd.evaluation.policy import DEFAULT_K, EvalCase
-from memoryd.evaluation.run import EvalRun, OwnerEval
+from memoryd.evaluation.run import OwnerEval
 from memoryd.extraction.chat_import import ChatImporter
 from memoryd.extraction.queue import ExtractionQueue
 from memoryd.forward import Forward
@@ -45,14 +44,14 @@ from memoryd.memory.ledger import Ledger
 from memoryd.memory.promotion_policy import PromotionPolicy
 from memoryd.memory.review import OwnerReview
 from memoryd.memory.service import Memories
-from memoryd.memory.slot_vocabulary import reslot_if_needed
+from memoryd.memory.slot_vocabulary import SlotVocabulary, reslot_if_needed
 from memoryd.memory.writes import EVENT_NEIGHBORS, MemoryWriter
-from memoryd.ops.store_admin import StoreAdmin
+from memoryd.ops.store_admin import StoreAdmin, check_embedding_signature
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.llm import Gateway
 from memoryd.providers.tokenizer import O200kTokenizer, TokenCodec
 from memoryd.recall.policy import RecallPolicy
-from memoryd.recall.run import SharedPartsRetriever
+from memoryd.recall.run import Retriever
 from memoryd.recall.service import Retrieval
 from memoryd.results import (
     ConsolidationReport,
@@ -65,7 +64,7 @@ from memoryd.results import (
     WriteResult,
 )
 from memoryd.storage.protocols import Store
-from memoryd.tools import dispatch, tool_definitions
+from memoryd.tools import ModelTools
 from memoryd.trust.taint import SessionTaints
 
 __all__ = ["CONSOLIDATION_LEASE_SECONDS", "CONSOLIDATION_LOCK", "EVENT_NEIGHBORS",
@@ -74,7 +73,7 @@ __all__ = ["CONSOLIDATION_LEASE_SECONDS", "CONSOLIDATION_LOCK", "EVENT_NEIGHBORS
            "WorkRound", "WriteResult"]  # fmt: skip
 
 
-class MemoryService(CollaboratorAccess):
+class MemoryService:
     """Typed memories that code promotes and that are only ever superseded."""
 
     def __init__(
@@ -92,63 +91,106 @@ class MemoryService(CollaboratorAccess):
         zone: tzinfo = UTC,
         home: Path | None = None,
     ) -> None:
-        ids = IdGenerator()
-        # What the domain parts share (mutable: ``service.gateway = ...`` reaches them all).
-        self.parts = Collaborators(
-            store=store,
-            embedder=embedder,
-            gateway=gateway or Gateway({}),
-            policy=policy or PromotionPolicy(),
-            recall_policy=recall_policy or RecallPolicy(),
-            retry_policy=retry_policy or RetryPolicy(),
-            tokenizer=tokenizer or O200kTokenizer(),
-            clock=clock,
-            # The owner's time zone: days in time windows and episodes are the owner's days.
-            zone=zone,
-            ids=ids,
-            ledger=Ledger(store, ids),
-        )
         check_embedding_signature(store, embedder)
+        # The owner's time zone: days in time windows and episodes are the owner's days.
+        self._store, self._zone = store, zone
+        self._embedder, self._gateway = embedder, gateway or Gateway({})
+        self._tokenizer = tokens = tokenizer or O200kTokenizer()
+        self._clock = now = _Clock(clock)
+        ids = IdGenerator()
+        ledger = Ledger(store, ids)
+        policy = policy or PromotionPolicy()
+        recall_policy = recall_policy or RecallPolicy()
         # A store whose fact slots were keyed before canonical forms is re-slotted once.
-        reslot_if_needed(self.parts)
+        reslot_if_needed(store, ledger, now())
         images = (lambda: image_reader) if image_reader is not None else self._image_reader
-        self.kb = KnowledgeBase(
-            store, embedder, self.parts.tokenizer, images, clock=clock, ids=ids, home=home
-        )
-        self.retriever = SharedPartsRetriever(self.parts)
-        writer = MemoryWriter(self.parts)
-        self.memories = Memories(
-            store,
-            writer,
-            OwnerReview(self.parts),
-            Forgetting(self.parts),
-            now=self.parts.now,
-            settle=self.retriever.settle,
-        )
-        self.retrieval = Retrieval(self.retriever, self.kb)
-        self.admin = StoreAdmin(self.parts)
-        self._evaluation = OwnerEval(self.parts, self.memories.resolve_id)
-        self.worker = WorkerLoop(
-            ExtractionQueue(self.parts, writer.propose, lambda: self.jobs.wake()), self.kb, store
-        )
-        self.consolidator = Consolidator(
-            store, ConsolidationRun(self.parts, writer.propose), ConsolidationLease(store)
-        )
+        self.kb = KnowledgeBase(store, embedder, tokens, images, clock=now, ids=ids, home=home)
+        retriever = Retriever(store=store, embedder=embedder, tokenizer=tokens,
+                              policy=recall_policy, clock=now, zone=zone)  # fmt: skip
+        slots = SlotVocabulary(store=store, embedder=embedder, policy=policy.slots)
+        writer = MemoryWriter(store=store, embedder=embedder, policy=policy, slots=slots,
+                              clock=now, ids=ids, ledger=ledger)  # fmt: skip
+        forgetting = Forgetting(store=store, embedder=embedder, clock=now, ids=ids, ledger=ledger)
+        review = OwnerReview(store=store, clock=now, ledger=ledger)
+        self.memories = Memories(store=store, writer=writer, review=review, forgetting=forgetting,
+                                 clock=now, settle=retriever.settle)  # fmt: skip
+        self.retrieval = Retrieval(retriever, self.kb)
+        self.admin = StoreAdmin(store=store, embedder=embedder, gateway=self._gateway,
+                                tokenizer=tokens, clock=now, ledger=ledger)  # fmt: skip
+        resolve = self.memories.resolve_id
+        self.evaluation = OwnerEval(store=store, embedder=embedder, tokenizer=tokens, ids=ids,
+                                    recall_policy=recall_policy, clock=now, zone=zone,
+                                    resolve_memory=resolve)  # fmt: skip
+        queue = ExtractionQueue(store=store, gateway=self._gateway, policy=policy,
+                                retry_policy=retry_policy or RetryPolicy(), clock=now,
+                                zone=zone, ids=ids, propose=writer.propose,
+                                on_enqueue=lambda: self.jobs.wake())  # fmt: skip
+        consolidation = ConsolidationRun(store=store, embedder=embedder, gateway=self._gateway,
+                                         ledger=ledger, propose=writer.propose)  # fmt: skip
+        chats = ChatImporter(store=store, gateway=self._gateway, clock=now, queue=queue)
+        # Reached by tests that drive a loop by hand; the surfaces go through ``jobs``.
+        self.worker = WorkerLoop(queue=queue, kb=self.kb, store=store)
+        lease = ConsolidationLease(store)
+        self.consolidator = Consolidator(store=store, run=consolidation, lease=lease)
         # The model's tool sessions and their taint: per process, in memory.
-        self.sessions = SessionTaints(lambda: self.parts.clock())
+        self.sessions = SessionTaints(now)
+        self.tools = ModelTools(self)
         # Synced sources (``memoryd kb sync``); refused paths are judged against the home.
-        self.sync = FolderSync(
-            store, self.kb, clock=clock, ids=ids, home=home or default_home(os.environ)
-        )
-        self.sync_loop = SyncLoop(self.sync, lambda: self.parts.clock(),
-                                  after_pass=lambda: self.jobs.wake())  # fmt: skip
-        self.jobs = Jobs(
-            self.worker,
-            ChatImporter(self.parts, self.worker.queue),
-            self.consolidator,
-            self.sync_loop,
-            clock=lambda: self.parts.clock(),
-        )
+        self.sync = FolderSync(store, self.kb, clock=now, ids=ids,
+                               home=home or default_home(os.environ))  # fmt: skip
+        sync_loop = SyncLoop(self.sync, now, after_pass=lambda: self.jobs.wake())
+        self.jobs = Jobs(worker=self.worker, chat_importer=chats, consolidator=self.consolidator,
+                         sync_loop=sync_loop, clock=now)  # fmt: skip
+        self._retriever = retriever
+        # Every part built with a model that use_gateway and use_embedder replace.
+        self._parts = (retriever, slots, writer, forgetting, self.admin, self.evaluation, queue,
+                       consolidation, chats)  # fmt: skip
+
+    @property
+    def store(self) -> Store:
+        """The storage backend."""
+        return self._store
+
+    @property
+    def tokenizer(self) -> TokenCodec:
+        """The tokenizer recall packs with."""
+        return self._tokenizer
+
+    @property
+    def zone(self) -> tzinfo:
+        """The owner's time zone."""
+        return self._zone
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedding model of the memories (see :meth:`use_embedder`)."""
+        return self._embedder
+
+    @property
+    def gateway(self) -> Gateway:
+        """The LLM routes: extract, merge, reflect, caption (see :meth:`use_gateway`)."""
+        return self._gateway
+
+    def use_gateway(self, gateway: Gateway) -> None:
+        """Replace the LLM routes for every part that calls a model (the server does when
+        the settings change; tests hand in scripted models)."""
+        self._gateway = gateway
+        self._hand_over("gateway", gateway)
+
+    def use_embedder(self, embedder: Embedder) -> None:
+        """Replace the memories' embedding model for every part that embeds (tests: an
+        embedder that fails). The knowledge base keeps its own."""
+        self._embedder = embedder
+        self._hand_over("embedder", embedder)
+
+    def use_clock(self, clock: Clock) -> None:
+        """Read the time from ``clock`` from now on, in every part (tests)."""
+        self._clock.source = clock
+
+    def _hand_over(self, name: str, value: object) -> None:
+        for part in self._parts:
+            if name in vars(part):
+                setattr(part, name, value)
 
     # ------------------------------------------------- memories: writes, review, reading
     remember = Forward("memories", Memories.remember)
@@ -200,77 +242,22 @@ class MemoryService(CollaboratorAccess):
 
     # ---------------------------------------------------------- the owner's evaluation set
 
-    def eval_add(
-        self,
-        question: str,
-        *,
-        expected: Sequence[str] = (),
-        noise: Sequence[str] = (),
-        now: datetime | None = None,
-    ) -> EvalCase:
-        """Owner action: recall should find the ``expected`` memories for ``question`` and not
-        show the ``noise`` ones (ids or unique prefixes). A question already in the set gets
-        the new ids joined to its case (the latest verdict on a memory wins)."""
-        return self._evaluation.add(question, expected, noise, now)
-
-    def eval_cases(self) -> list[EvalCase]:
-        """The evaluation set, oldest case first."""
-        return self._evaluation.cases()
-
-    def eval_remove(self, case_id: str) -> EvalCase:
-        """Owner action: drop one evaluation case (its id or a unique prefix)."""
-        return self._evaluation.remove(case_id)
-
-    def eval_run(
-        self,
-        *,
-        k: int = DEFAULT_K,
-        overrides: Mapping[str, Any] | None = None,
-        embedder: Embedder | None = None,
-        now: datetime | None = None,
-    ) -> EvalRun:
-        """Score every case against the current configuration: recall@k (expected memories in
-        the top ``k`` of ``search_memory``), block recall and noise (in recall's block). With
-        ``overrides`` (``{"recall.vector_gate": 0.3}``, see ``memoryd.evaluation.policy``) or
-        another ``embedder`` (its vectors held in memory), a candidate report too. Nothing is
-        stamped as retrieved and nothing stored changes."""
-        return self._evaluation.run(k, overrides or {}, embedder, now)
+    eval_add = Forward("evaluation", OwnerEval.add)
+    eval_cases = Forward("evaluation", OwnerEval.cases)
+    eval_remove = Forward("evaluation", OwnerEval.remove)
+    eval_run = Forward("evaluation", OwnerEval.run)
 
     # ----------------------------------------------------------------- model tools
 
-    def tool_definitions(self, style: str = "anthropic") -> list[dict[str, Any]]:
-        """JSON Schema definitions of the model's tools (remember, search_memory, search_kb,
-        read_kb)."""
-        return tool_definitions(style)
-
-    def call_tool(
-        self,
-        name: str,
-        arguments: dict[str, Any] | str,
-        *,
-        pinned_collections: Sequence[str] = (),
-        session: str | None = None,
-        turn: str | None = None,
-        untrusted: bool = False,
-    ) -> dict[str, Any]:
-        """Run a model's tool call; acts as the model (Actor.TOOL), never as the owner.
-        ``pinned_collections`` (the agent's and the session's) boost search_kb; the model
-        cannot set them.
-
-        ``session`` (the conversation's id) keeps a taint: once search_kb or read_kb returned
-        content in it, or a call was marked ``untrusted`` (the model read another tool's
-        output), every ``remember`` in it waits for the owner ("written after reading
-        untrusted content"), until a call with a new ``turn`` (the id of the owner's next
-        message). Without a session the call is a session of its own."""
-        return dispatch(self, name, arguments, pinned_collections=pinned_collections,
-                        session=session, turn=turn, untrusted=untrusted)  # fmt: skip
+    tool_definitions = Forward("tools", ModelTools.tool_definitions)
+    call_tool = Forward("tools", ModelTools.call_tool)
 
     # ------------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
         """Stop background work, write pending stamps, release the store."""
         self.jobs.stop()
-        self.retriever.close()
+        self._retriever.close()
         self.store.close()
 
     def __enter__(self) -> Self:
@@ -281,3 +268,14 @@ class MemoryService(CollaboratorAccess):
 
     def _image_reader(self) -> ImageReader:
         return default_image_reader(self.gateway)
+
+
+class _Clock:
+    """The service's clock, as every part calls it; :meth:`MemoryService.use_clock` points it
+    at another source."""
+
+    def __init__(self, source: Clock) -> None:
+        self.source = source
+
+    def __call__(self) -> datetime:
+        return self.source()

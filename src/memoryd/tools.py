@@ -174,49 +174,68 @@ def tool_definitions(style: str = "anthropic") -> list[dict[str, Any]]:
     raise InvalidInputError(f"unknown tool style {style!r}; use 'anthropic' or 'openai'")
 
 
-def dispatch(
-    service: ToolService,
-    name: str,
-    arguments: Mapping[str, Any] | str,
-    *,
-    pinned_collections: Sequence[str] = (),
-    session: str | None = None,
-    turn: str | None = None,
-    untrusted: bool = False,
-) -> dict[str, Any]:
-    """Run one tool call from the model. Always returns a JSON-able dict: the result, or
-    ``{"error": message}`` for bad arguments, so the model can correct itself.
-    ``pinned_collections`` come from the assistant's configuration, never from the model;
-    so do ``session``, ``turn`` and ``untrusted``, which keep the session's taint
-    (:mod:`memoryd.trust.taint`): a ``remember`` after untrusted content waits for the owner."""
-    # Before the try: a bad session or turn id is the caller's mistake, not the model's.
-    taint = service.sessions.begin_call(session, turn, untrusted)
-    try:
-        args = json.loads(arguments) if isinstance(arguments, str) else dict(arguments)
-        if not isinstance(args, dict):
-            raise InvalidInputError("tool arguments must be a JSON object")
-        if has_lone_surrogate(args):
-            raise InvalidInputError("tool arguments hold invalid Unicode (a lone surrogate)")
-        if name == "remember":
-            return _remember(service, args, taint)
-        if name == "search_memory":
-            return _search(service, args)
-        if name == "search_kb":
-            found = _search_kb(service, args, pinned_collections)
-            _taint_with_documents(service, session, "search_kb", found["results"])
-            return found
-        if name == "read_kb":
-            read = _read_kb(service, args)
-            if read.get("content"):
-                _taint_with_documents(service, session, "read_kb", [read])
-            return read
-        raise InvalidInputError(
-            f"unknown tool {name!r}; the tools are " + ", ".join(t["name"] for t in MEMORY_TOOLS)
-        )
-    except json.JSONDecodeError as error:
-        return {"error": f"tool arguments are not valid JSON: {error.msg}"}
-    except MemorydError as error:
-        return _tool_error(error)
+class ModelTools:
+    """The model's tools over one service (``service.tools``): their definitions, and the
+    dispatcher that runs a call as the model (Actor.TOOL), never as the owner."""
+
+    def __init__(self, service: ToolService) -> None:
+        self._service = service
+
+    def tool_definitions(self, style: str = "anthropic") -> list[dict[str, Any]]:
+        """JSON Schema definitions of the model's tools (remember, search_memory, search_kb,
+        read_kb)."""
+        return tool_definitions(style)
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str,
+        *,
+        pinned_collections: Sequence[str] = (),
+        session: str | None = None,
+        turn: str | None = None,
+        untrusted: bool = False,
+    ) -> dict[str, Any]:
+        """Run a model's tool call; acts as the model (Actor.TOOL), never as the owner. Always
+        returns a JSON-able dict: the result, or ``{"error": message}`` for bad arguments, so
+        the model can correct itself. ``pinned_collections`` (the agent's and the session's)
+        boost search_kb; the model cannot set them.
+
+        ``session`` (the conversation's id) keeps a taint (:mod:`memoryd.trust.taint`): once
+        search_kb or read_kb returned content in it, or a call was marked ``untrusted`` (the
+        model read another tool's output), every ``remember`` in it waits for the owner
+        ("written after reading untrusted content"), until a call with a new ``turn`` (the id
+        of the owner's next message). Without a session the call is a session of its own."""
+        service = self._service
+        # Before the try: a bad session or turn id is the caller's mistake, not the model's.
+        taint = service.sessions.begin_call(session, turn, untrusted)
+        try:
+            args = json.loads(arguments) if isinstance(arguments, str) else dict(arguments)
+            if not isinstance(args, dict):
+                raise InvalidInputError("tool arguments must be a JSON object")
+            if has_lone_surrogate(args):
+                raise InvalidInputError("tool arguments hold invalid Unicode (a lone surrogate)")
+            if name == "remember":
+                return _remember(service, args, taint)
+            if name == "search_memory":
+                return _search(service, args)
+            if name == "search_kb":
+                found = _search_kb(service, args, pinned_collections)
+                _taint_with_documents(service, session, "search_kb", found["results"])
+                return found
+            if name == "read_kb":
+                read = _read_kb(service, args)
+                if read.get("content"):
+                    _taint_with_documents(service, session, "read_kb", [read])
+                return read
+            raise InvalidInputError(
+                f"unknown tool {name!r}; the tools are "
+                + ", ".join(t["name"] for t in MEMORY_TOOLS)
+            )
+        except json.JSONDecodeError as error:
+            return {"error": f"tool arguments are not valid JSON: {error.msg}"}
+        except MemorydError as error:
+            return _tool_error(error)
 
 
 def _tool_error(error: MemorydError) -> dict[str, Any]:

@@ -6,12 +6,14 @@ from pathlib import Path
 
 from memoryd.config.settings import Settings
 from memoryd.errors import StoreDamagedError
+from memoryd.jobs.model import RetryPolicy
 from memoryd.kb.converted import limits_of
 from memoryd.memory.keys import ROW_KEYS
 from memoryd.memory.promotion_policy import PromotionPolicy
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.llm import Gateway, routes_of
 from memoryd.providers.remote_embedder import embedder_of
+from memoryd.recall.policy import RecallPolicy
 from memoryd.service import MemoryService
 from memoryd.storage.file_modes import private_home, tighten
 from memoryd.storage.protocols import Store
@@ -54,6 +56,8 @@ def open_service(
     policy: PromotionPolicy | None = None,
     create: bool = True,
     gateway: Gateway | None = None,
+    recall_policy: RecallPolicy | None = None,
+    retry_policy: RetryPolicy | None = None,
 ) -> MemoryService:
     """Open the store and the service over it; closes the store if the service refuses it.
     The LLM routes and the embedder come from the settings unless given."""
@@ -64,7 +68,9 @@ def open_service(
             store,
             embedder or embedder_of(settings),
             policy=policy,
+            recall_policy=recall_policy,
             gateway=gateway,
+            retry_policy=retry_policy,
             zone=settings.zone,
             home=settings.home,
         )

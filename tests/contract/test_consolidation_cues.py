@@ -30,7 +30,7 @@ def server() -> Iterator[FakeLLMServer]:
 def llm_service(service: MemoryService, server: FakeLLMServer) -> MemoryService:
     route = Route("extract", "openai", "fake-model", base_url=server.sdk_base_url,  # type: ignore[arg-type]
                   api_key="test-key", timeout=2.0, max_retries=0)  # fmt: skip
-    service.gateway = Gateway({"extract": route})
+    service.use_gateway(Gateway({"extract": route}))
     return service
 
 

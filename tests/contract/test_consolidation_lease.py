@@ -93,7 +93,7 @@ def test_a_run_whose_lease_is_taken_over_stops_before_its_next_write(
         taken_by_b.append(b.consolidator.lease.take())
 
     model = ScriptedMerge(during=lease_lapses_and_b_takes_it)
-    a.gateway = Gateway({}, {"merge": model})
+    a.use_gateway(Gateway({}, {"merge": model}))
 
     with pytest.raises(ConsolidationLeaseLost, match="another run"):
         a.consolidate(now=NOW)
@@ -106,7 +106,7 @@ def test_a_run_whose_lease_is_taken_over_stops_before_its_next_write(
     assert a.last_consolidation() is None
     # A left B's lease alone; B's run goes through and does the merge A did not.
     assert a.store.lock_holder(CONSOLIDATION_LOCK) == b.consolidator.lease.holder
-    b.gateway = Gateway({}, {"merge": ScriptedMerge()})
+    b.use_gateway(Gateway({}, {"merge": ScriptedMerge()}))
     report = b.consolidate(now=NOW)
     assert report.stages["merge-near-duplicates"] == "1 applied"
     [merged] = b.list_memories(status=Status.ACTIVE)
@@ -121,7 +121,7 @@ def test_a_dry_run_plans_the_same_merge_without_asking_the_model(
     a, _ = two_instances
     ids = near_duplicates(a)
     model = ScriptedMerge()
-    a.gateway = Gateway({}, {"merge": model})
+    a.use_gateway(Gateway({}, {"merge": model}))
     planned = a.consolidate(now=NOW, dry_run=True)
     [step] = [s for s in planned.steps if s.stage.value == "merge-near-duplicates"]
     assert step.action.value == "merge" and step.memory_id == ids[0]

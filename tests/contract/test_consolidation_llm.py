@@ -32,7 +32,7 @@ def llm_service(service: MemoryService, server: FakeLLMServer) -> MemoryService:
                          api_key="test-key", timeout=2.0, max_retries=0)
         for operation in ("merge", "reflect")
     }  # fmt: skip
-    service.gateway = Gateway(routes)
+    service.use_gateway(Gateway(routes))
     return service
 
 

@@ -65,7 +65,7 @@ def test_the_scheduler_thread_runs_the_catch_up_by_the_service_clock(
     make_service: Callable[..., MemoryService],
 ) -> None:
     service = make_service()
-    service._clock = lambda: NOW  # the scheduler reads the service's clock
+    service.use_clock(lambda: NOW)  # the scheduler reads the service's clock
     service.start_scheduler(time(3, 0), UTC, poll_seconds=0.05)
     try:
         service.start_scheduler(time(3, 0), UTC, poll_seconds=0.05)  # idempotent

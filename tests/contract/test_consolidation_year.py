@@ -106,7 +106,7 @@ def test_a_year_of_nightly_consolidation_leaves_every_memory_where_the_rules_say
     service: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     embedder = CachingEmbedder(service.embedder)
-    monkeypatch.setattr(service, "embedder", embedder)
+    service.use_embedder(embedder)
     events = distinct(event_candidates(), 2 * DAYS, embedder, 0.92)
     guesses = distinct(guess_candidates(), DAYS // 5 + 4, embedder, 0.92)
     inferences = distinct(inference_candidates(), DAYS // 7 + 1, embedder, 0.92)

@@ -82,7 +82,10 @@ def test_cases_are_added_listed_removed_and_scored_without_stamping(
     service.archive(kayak)
     assert service.eval_run(k=1).baseline.scores[0].inactive == (kayak,)
 
-    removed = service.eval_remove(wrong.id[:-3])
+    # The shortest prefix that names only this case (ids made in the same millisecond may
+    # differ only in their last characters).
+    unique = next(n for n in range(4, len(wrong.id) + 1) if not first.id.startswith(wrong.id[:n]))
+    removed = service.eval_remove(wrong.id[:unique])
     assert removed.question == DENTIST
     assert [c.id for c in service.eval_cases()] == [first.id]
     with pytest.raises(EvalCaseNotFoundError):

@@ -129,7 +129,7 @@ def test_the_models_facts_wait_in_the_slot_they_mean(service: MemoryService) -> 
     # The slot answers to the words it was first written with.
     assert (braga.slot, braga.same_slot_as) == (lisbon.slot, "lives_in")
     assert "treated as the same slot as 'lives_in'" in results[1].reason
-    queue = {i.pending.id: i.would_supersede for i in service.review_queue()}
+    queue = {i.pending.id: i.would_replace for i in service.review_queue()}
     assert {k: v.id if v else None for k, v in queue.items()} == {
         porto.id: lisbon.id,
         braga.id: lisbon.id,
@@ -138,7 +138,7 @@ def test_the_models_facts_wait_in_the_slot_they_mean(service: MemoryService) -> 
     # Split while pending: it no longer would replace Lisbon, and nothing is restored.
     split = service.split(braga.id, now=at(2))
     assert split.restored is None and split.memory.status is Status.PENDING
-    queue = {i.pending.id: i.would_supersede for i in service.review_queue()}
+    queue = {i.pending.id: i.would_replace for i in service.review_queue()}
     assert queue[braga.id] is None and queue[porto.id] is not None
 
     confirmed = service.confirm(porto.id, now=at(3))

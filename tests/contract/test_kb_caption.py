@@ -28,7 +28,7 @@ def server() -> Iterator[FakeLLMServer]:
 def captioned(service: MemoryService, server: FakeLLMServer) -> MemoryService:
     route = Route("caption", Provider.OPENAI, "fake-vision", base_url=server.sdk_base_url,
                   api_key="test-key", timeout=5.0, max_retries=0)  # fmt: skip
-    service.gateway = Gateway({"caption": route})
+    service.use_gateway(Gateway({"caption": route}))
     return service
 
 

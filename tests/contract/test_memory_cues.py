@@ -44,8 +44,8 @@ def test_cues_are_stored_searched_by_both_legs_and_never_shown_as_content(
     assert [hit.memory_id for hit in found.hits] == [allergy.id]
 
     # The vector leg: the stored vector is the content's with its cues, closer to the question.
-    question = service.parts.embed(["which medicines should I avoid?"])[0]
-    plain = service.parts.embed([ALLERGY])[0]
+    question = service.embedder.embed(["which medicines should I avoid?"])[0]
+    plain = service.embedder.embed([ALLERGY])[0]
     hits = {
         h.memory_id: h.cosine for h in service.store.vectors.nearest(question, [Status.ACTIVE], 5)
     }

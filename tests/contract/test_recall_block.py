@@ -12,6 +12,7 @@ import pytest
 from memoryd.memory.model import Importance, Kind, Source, Status
 from memoryd.providers.tokenizer import O200kTokenizer
 from memoryd.recall.pack_policy import LESSONS_HEADING, MEMORIES_HEADING, render_block
+from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.run import Retriever
 from memoryd.service import MemoryService
 from memoryd.trust.fence import contains_fence_tag
@@ -266,14 +267,13 @@ def test_a_retriever_built_with_its_own_dependencies_recalls_what_the_service_do
 ) -> None:
     remember(service, "Ana loves cooking mushroom risotto", entities=["Ana"])
     remember(service, "The dentist appointment is on Fridays")
-    parts = service.parts
     retriever = Retriever(
-        store=parts.store,
-        embedder=parts.embedder,
-        tokenizer=parts.tokenizer,
-        policy=parts.recall_policy,
-        clock=parts.clock,
-        zone=parts.zone,
+        store=service.store,
+        embedder=service.embedder,
+        tokenizer=service.tokenizer,
+        policy=RecallPolicy(),
+        clock=lambda: NOW,
+        zone=service.zone,
     )
 
     ours = retriever.recall("What does Ana like to cook?", None, NOW, stamp=False)

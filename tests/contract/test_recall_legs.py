@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.run import Retriever
 from memoryd.service import MemoryService
 
 from .recall_support import (
@@ -74,7 +76,7 @@ def test_with_the_embedder_down_full_text_and_entity_still_answer(service: Memor
     risotto = remember(service, "Ana loves cooking mushroom risotto", entities=["Ana"])
     remember(service, "The dentist appointment is on Fridays")
     remember(service, "Bruno plays the cello", entities=["Bruno"])
-    service.embedder = BrokenEmbedder()
+    service.use_embedder(BrokenEmbedder())
 
     result = service.recall("Is Ana still cooking risotto?", now=NOW)
     found = service.search_memory("risotto", now=NOW)
@@ -152,9 +154,17 @@ def test_every_person_in_a_list_of_names_is_found_by_the_entity_leg(
 def test_each_leg_reads_as_deep_as_the_recall_policy_says(service: MemoryService) -> None:
     for dish in ("risotto", "risotto with peas", "paella", "gnocchi", "a curry", "ramen"):
         remember(service, f"Ana cooked {dish} for {dish.split()[-1]} night", entities=["Ana"])
-    service.recall_policy = replace(service.recall_policy, leg_depth=2)
+    retriever = Retriever(
+        store=service.store,
+        embedder=service.embedder,
+        tokenizer=service.tokenizer,
+        policy=replace(RecallPolicy(), leg_depth=2),
+        clock=lambda: NOW,
+        zone=service.zone,
+    )
 
-    rankings, legs = service.retrieval.leg_rankings("Did Ana cook risotto?", now=NOW)
+    found = retriever.evidence("Did Ana cook risotto?", NOW)
+    rankings, legs = found.rankings, found.legs
 
     assert {leg: legs[leg] for leg in ("vector", "text", "entity")} == dict.fromkeys(
         ("vector", "text", "entity"), "ok"

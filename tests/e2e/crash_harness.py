@@ -128,9 +128,8 @@ class Store:
             resolve_settings(self.location, {"MEMORYD_HOME": str(self.home)}),
             embedder=EMBEDDER,
             gateway=Gateway(load_routes(self.home, self.llm_env)),
+            retry_policy=retry_policy,
         )
-        if retry_policy is not None:
-            service.retry_policy = retry_policy
         return service
 
     @contextmanager

@@ -79,6 +79,28 @@ def test_chatgpt_follows_the_shown_branch_and_leaves_out_what_the_owner_never_sa
     assert [t.message_id for t in newest.conversations[0].turns] == ["u1", "u2", "img"]
 
 
+def test_a_chatgpt_branch_that_comes_round_again_ends_where_it_repeats() -> None:
+    # A hand-edited export: following the parents, or the newest children, comes back to a
+    # node already read; the walk stops there instead of running forever.
+    up = [
+        gpt_node("u1", "a1", "user", ["I moved to Braga"], "2024-04-01T09:00:00Z"),
+        gpt_node("a1", "u1", "assistant", ["Congratulations"], "2024-04-01T09:00:05Z"),
+    ]
+    by_parent = parse_export(as_json([gpt_conversation("c-up", "t", up, "a1")]), "chatgpt")
+    assert summary(by_parent.conversations[0].turns) == [
+        ("u1", "2024-04-01T09:00:00+00:00", "I moved to Braga", "Congratulations"),
+    ]
+    down = [
+        gpt_node("root", None, None),
+        gpt_node("u1", "root", "user", ["I moved to Braga"], "2024-04-01T09:00:00Z"),
+        gpt_node("a1", "u1", "assistant", ["Congratulations"], "2024-04-01T09:00:05Z"),
+    ]
+    conversation = gpt_conversation("c-down", "t", down, None)
+    conversation["mapping"]["a1"]["children"].append("u1")
+    by_child = parse_export(as_json([conversation]), "chatgpt")
+    assert [t.message_id for t in by_child.conversations[0].turns] == ["u1"]
+
+
 def test_claude_reads_text_blocks_on_the_last_branch_without_attachments() -> None:
     attachment = {"file_name": "cv.pdf", "file_size": 10, "file_type": "pdf",
                   "extracted_content": "Curriculum: Ana Silva, Lisbon"}  # fmt: skip

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memoryd.config.settings import SettingsError, resolve_settings
+from memoryd.config.settings import SettingsError, resolve_settings, setting_values
 from memoryd.errors import EmbeddingUnavailableError
 from memoryd.kb.vector_fill import EMBED_JOB_KIND
 from memoryd.providers.embedder import LocalMiniLM
@@ -19,7 +19,7 @@ from memoryd.providers.remote_embedder import (
     EmbedSettings,
     OpenAICompatibleEmbedder,
     configured_embedder,
-    load_embed_settings,
+    embed_settings_of,
 )
 from memoryd.wiring import open_service
 from tests.fake_embeddings import FakeEmbeddingServer
@@ -36,6 +36,11 @@ def _embedder(server: FakeEmbeddingServer, **extra: object) -> OpenAICompatibleE
         model=server.model, base_url=server.base_url, max_retries=0, timeout=5.0
     )
     return OpenAICompatibleEmbedder(EmbedSettings(**{**settings.__dict__, **extra}))  # type: ignore[arg-type]
+
+
+def load_embed_settings(home: Path, environ: dict[str, str]) -> EmbedSettings | None:
+    """The embedding settings under ``home`` with ``environ``, as memoryd reads them."""
+    return embed_settings_of(setting_values({**environ, "MEMORYD_HOME": str(home)}))
 
 
 def test_without_settings_memoryd_embeds_locally(tmp_path: Path) -> None:

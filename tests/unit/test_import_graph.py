@@ -52,7 +52,7 @@ def test_no_module_imports_itself_back_through_another() -> None:
 
 def test_the_graph_sees_lazy_and_type_checking_imports() -> None:
     graph = import_graph()
-    assert "memoryd.collaborators" in graph["memoryd.ops.store_admin"]  # at the top
+    assert "memoryd.jobs.model" in graph["memoryd.ops.store_admin"]  # at the top
     assert "memoryd.ops.portability" in graph["memoryd.ops.store_admin"]  # inside a method
     assert "memoryd.ops.backup" in graph["memoryd.ops.store_admin"]  # under TYPE_CHECKING
     assert "memoryd.kb.service" in graph["memoryd.service"]

@@ -182,6 +182,8 @@ def test_values_are_checked_and_typed(key: str, text: str, expected: object) -> 
         ("llm.provider", "gemini", ["'openai' or 'anthropic'"]),
         ("embed.provider", "cohere", ["'local' or 'openai'"]),
         ("serve.daily_at", "3pm", ["HH:MM"]),
+        ("serve.daily_at", "25:00", ["HH:MM"]),
+        ("serve.daily_at", "3", ["HH:MM"]),
         ("llm.base_url", "localhost:11434", ["http://"]),
         ("db", "mysql://x/y", ["postgresql://"]),
         ("llm.api_key_file", "/nonexistent/key", ["readable file"]),

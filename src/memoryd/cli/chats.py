@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from memoryd.cli.common import json_option, now_from, now_option, open_store_service, print_json
+from memoryd.cli.common import now_from, open_store_service, print_json, with_now_json
 from memoryd.extraction.chat_export_policy import FORMATS
 
 if TYPE_CHECKING:
@@ -64,9 +64,7 @@ class ImportProgressLine:
     help="Progress on stderr (conversations and turns queued). Default: on a terminal, "
     "without --json.",
 )
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def import_chats(
     ctx: click.Context,
     export_file: Path,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import click
 
@@ -186,6 +186,17 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
 
 
+def with_json(func: F) -> F:
+    """``--json``, and the click context as the command's first argument (the last two
+    decorators of most commands)."""
+    return json_option(cast("F", click.pass_context(func)))
+
+
+def with_now_json(func: F) -> F:
+    """``--now``, ``--json`` and the click context: what a command that acts at a time takes."""
+    return now_option(with_json(func))
+
+
 def trigger_options(func: F) -> F:
     """--wait, --now and --json, shared by the extraction triggers."""
     command: Any = now_option(json_option(click.pass_context(func)))
@@ -203,6 +214,29 @@ def now_from(now_text: str | None) -> datetime:
 def print_json(value: Any) -> None:
     """Print ``value`` as indented JSON."""
     click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+class Shaped(Protocol):
+    """A record with a JSON shape."""
+
+    def to_json(self) -> object: ...
+
+
+R = TypeVar("R", bound=Shaped)
+
+
+def echo_list(
+    records: Sequence[R], as_json: bool, line: Callable[[R], str], empty: str | None = None
+) -> None:
+    """A list command's output: with ``--json`` the records' JSON, else a line each (and
+    ``empty`` when there are none)."""
+    if as_json:
+        print_json([record.to_json() for record in records])
+        return
+    if not records and empty is not None:
+        click.echo(empty)
+    for record in records:
+        click.echo(line(record))
 
 
 def memory_line(memory: Memory) -> str:

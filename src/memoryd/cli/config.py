@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from memoryd.cli.common import db_option_of, json_option, print_json
+from memoryd.cli.common import db_option_of, json_option, print_json, with_json
 from memoryd.config.settings import (
     DEFAULT_DAILY_AT,
     DEFAULT_DB_NAME,
@@ -70,8 +70,7 @@ def config() -> None:
 
 
 @config.command()
-@json_option
-@click.pass_context
+@with_json
 def show(ctx: click.Context, as_json: bool) -> None:
     """Every effective setting, where it came from (flag, environment, file or default) and
     any problem with it; API keys are never shown, only where they come from."""

@@ -5,20 +5,18 @@ from __future__ import annotations
 import click
 
 from memoryd.cli.common import (
-    json_option,
+    echo_list,
     memory_line,
     now_from,
-    now_option,
     open_store_service,
     print_json,
+    with_now_json,
 )
 
 
 @click.command()
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def consolidate(ctx: click.Context, dry_run: bool, now_text: str | None, as_json: bool) -> None:
     """Run the daily consolidation stages now (each a status change or a supersede)."""
     at = now_from(now_text)
@@ -35,9 +33,7 @@ def consolidate(ctx: click.Context, dry_run: bool, now_text: str | None, as_json
 
 @click.command()
 @click.argument("memory_id", required=False)
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def reconfirm(
     ctx: click.Context, memory_id: str | None, now_text: str | None, as_json: bool
 ) -> None:
@@ -53,10 +49,4 @@ def reconfirm(
                 click.echo(f"reconfirmed: {memory_line(memory)}")
             return
         queue = service.reconfirmation_queue()
-    if as_json:
-        print_json([m.to_json() for m in queue])
-        return
-    if not queue:
-        click.echo("nothing to reconfirm")
-    for memory in queue:
-        click.echo(memory_line(memory))
+    echo_list(queue, as_json, memory_line, "nothing to reconfirm")

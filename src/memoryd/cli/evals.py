@@ -8,15 +8,17 @@ from typing import TYPE_CHECKING
 import click
 
 from memoryd.cli.common import (
-    json_option,
+    echo_list,
     now_from,
-    now_option,
     open_store_service,
     parsed,
     print_json,
+    with_json,
+    with_now_json,
 )
 
 if TYPE_CHECKING:
+    from memoryd.evaluation.model import EvalCase
     from memoryd.evaluation.run import EvalRun
 
 
@@ -41,9 +43,7 @@ def eval_() -> None:
     metavar="ID",
     help="A memory recall should not show for QUESTION (repeat, or separate with commas).",
 )
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def add(
     ctx: click.Context,
     question: str,
@@ -61,29 +61,22 @@ def add(
     if as_json:
         print_json(case.to_json())
         return
-    click.echo(_case_line(case.id, case.question, case.expected, case.noise))
+    click.echo(_case_line(case))
 
 
 @eval_.command(name="list")
-@json_option
-@click.pass_context
+@with_json
 def list_(ctx: click.Context, as_json: bool) -> None:
     """List the evaluation cases, oldest first."""
     with open_store_service(ctx) as service:
         cases = service.eval_cases()
-    if as_json:
-        print_json([case.to_json() for case in cases])
-        return
-    if not cases:
-        click.echo('no evaluation cases; add one with `memoryd eval add "QUESTION" --expect ID`')
-    for case in cases:
-        click.echo(_case_line(case.id, case.question, case.expected, case.noise))
+    empty = 'no evaluation cases; add one with `memoryd eval add "QUESTION" --expect ID`'
+    echo_list(cases, as_json, _case_line, empty)
 
 
 @eval_.command()
 @click.argument("case_id", metavar="ID")
-@json_option
-@click.pass_context
+@with_json
 def remove(ctx: click.Context, case_id: str, as_json: bool) -> None:
     """Remove the evaluation case ID (or a unique start of it)."""
     with open_store_service(ctx) as service:
@@ -111,9 +104,7 @@ def remove(ctx: click.Context, case_id: str, as_json: bool) -> None:
     help="A candidate recall setting, e.g. recall.vector_gate=0.3 (repeatable); "
     "the report shows the current settings and the candidate side by side.",
 )
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def run(
     ctx: click.Context, k: int, settings: tuple[str, ...], now_text: str | None, as_json: bool
 ) -> None:
@@ -183,12 +174,10 @@ def _clip(text: str, width: int) -> str:
     return words if len(words) < width else words[: width - 2] + "…"
 
 
-def _case_line(
-    case_id: str, question: str, expected: tuple[str, ...], noise: tuple[str, ...]
-) -> str:
-    parts = [f"{case_id} {question!r}"]
-    if expected:
-        parts.append("expect " + " ".join(expected))
-    if noise:
-        parts.append("noise " + " ".join(noise))
+def _case_line(case: EvalCase) -> str:
+    parts = [f"{case.id} {case.question!r}"]
+    if case.expected:
+        parts.append("expect " + " ".join(case.expected))
+    if case.noise:
+        parts.append("noise " + " ".join(case.noise))
     return "  ".join(parts)

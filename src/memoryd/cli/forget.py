@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from memoryd.cli.common import json_option, now_from, now_option, open_store_service, print_json
+from memoryd.cli.common import now_from, open_store_service, print_json, with_now_json
 from memoryd.errors import InvalidInputError, MemorydError
 from memoryd.memory.forget_policy import ForgetResult
 
@@ -16,9 +16,7 @@ from memoryd.memory.forget_policy import ForgetResult
 @click.option("--query", metavar="TEXT", help="Forget what holds every word of TEXT and is close.")
 @click.option("--dry-run", is_flag=True, help="Only list what would be erased.")
 @click.option("--yes", is_flag=True, help="Erase without asking (needed without a terminal).")
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def forget(
     ctx: click.Context,
     entity: str | None,

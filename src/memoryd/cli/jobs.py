@@ -10,18 +10,21 @@ import click
 from memoryd.cli.common import (
     db_option_of,
     echo_write_result,
-    json_option,
     now_from,
-    now_option,
     open_store_service,
     print_json,
     trigger_options,
+    with_json,
+    with_now_json,
 )
 from memoryd.config.settings import masked_location, resolve_settings
 from memoryd.errors import ExtractionFailedError, ExtractionOffError, MemorydError
 from memoryd.jobs.model import JobStatus
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import datetime
+
     from memoryd.jobs.model import Job
     from memoryd.service import MemoryService, Observation, WorkRound
 
@@ -49,10 +52,11 @@ def observe(
     """Queue a turn for extraction (fire-and-forget), or run it now with --wait."""
     from memoryd.extraction.extractor import parse_local_instant
 
-    with open_store_service(ctx) as service:
+    def queue(service: MemoryService, now: datetime | None) -> Observation:
         at = parse_local_instant(at_text, service.zone, what="--at") if at_text else None
-        observation = service.observe_turn(user_message, summary, at=at, now=now_from(now_text))
-        _finish_trigger(service, observation, wait, now_text, as_json)
+        return service.observe_turn(user_message, summary, at=at, now=now)
+
+    _trigger(ctx, queue, wait, now_text, as_json)
 
 
 @click.command()
@@ -66,9 +70,8 @@ def compact(
     from memoryd.extraction.extractor import parse_turns
 
     turns = parse_turns(turns_file.read())
-    with open_store_service(ctx) as service:
-        observation = service.before_compaction(turns, now=now_from(now_text))
-        _finish_trigger(service, observation, wait, now_text, as_json)
+    _trigger(ctx, lambda service, now: service.before_compaction(turns, now=now), wait, now_text,
+             as_json)  # fmt: skip
 
 
 @click.command()
@@ -83,10 +86,23 @@ def mission(
     from memoryd.extraction.extractor import parse_mission
 
     text = digest_file.read()
+
+    def queue(service: MemoryService, now: datetime | None) -> Observation:
+        return service.mission_finished(parse_mission(text, service.zone), now=now)
+
+    _trigger(ctx, queue, wait, now_text, as_json)
+
+
+def _trigger(
+    ctx: click.Context,
+    queue: Callable[[MemoryService, datetime | None], Observation],
+    wait: bool,
+    now_text: str | None,
+    as_json: bool,
+) -> None:
+    """Queue what ``queue`` hands the extraction queue; with ``wait``, run it now."""
     with open_store_service(ctx) as service:
-        digest = parse_mission(text, service.zone)
-        observation = service.mission_finished(digest, now=now_from(now_text))
-        _finish_trigger(service, observation, wait, now_text, as_json)
+        _finish_trigger(service, queue(service, now_from(now_text)), wait, now_text, as_json)
 
 
 def _finish_trigger(
@@ -136,9 +152,7 @@ def _finish_trigger(
     show_default=True,
     help="Seconds between looks at the queue.",
 )
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def worker(
     ctx: click.Context, once: bool, poll: float, now_text: str | None, as_json: bool
 ) -> None:
@@ -188,8 +202,7 @@ def worker(
 
 @click.group(invoke_without_command=True)
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
-@json_option
-@click.pass_context
+@with_json
 def jobs(ctx: click.Context, limit: int, as_json: bool) -> None:
     """The newest background jobs, with their state and last error; `jobs retry ID` queues a
     failed one again."""
@@ -212,8 +225,7 @@ def jobs(ctx: click.Context, limit: int, as_json: bool) -> None:
 
 @jobs.command(name="retry")
 @click.argument("job_id")
-@json_option
-@click.pass_context
+@with_json
 def retry(ctx: click.Context, job_id: str, as_json: bool) -> None:
     """Queue a failed (or waiting) job again, due now, its attempts counted afresh."""
     with open_store_service(ctx) as service:

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING
 import click
 
 from memoryd.cli.common import (
-    json_option,
+    echo_list,
     now_from,
-    now_option,
     open_store_service,
     parsed,
     print_json,
+    with_json,
+    with_now_json,
 )
 from memoryd.cli.kb_progress import IngestProgress
 from memoryd.cli.kb_sync import source_lines, sync
@@ -65,9 +66,7 @@ kb.add_command(sync)
     help="Progress on stderr: pages and chunks written, then vectors with rate and time "
     "left. Default: on a terminal, without --json.",
 )
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def ingest(
     ctx: click.Context,
     sources: tuple[str, ...],
@@ -125,8 +124,7 @@ def ingest(
     is_flag=True,
     help="Show the documents the query names, each hit's cosine, leg ranks and weight.",
 )
-@json_option
-@click.pass_context
+@with_json
 def search(
     ctx: click.Context,
     query: str,
@@ -165,8 +163,7 @@ def search(
 @click.option("--chunks", "span", help="A chunk id or range, e.g. 3 or 3-6.")
 @click.option("--pages", help="A page or a page range of a PDF, e.g. 34 or 34-35.")
 @click.option("--max-tokens", type=click.IntRange(min=1, max=8000), default=2000, show_default=True)
-@json_option
-@click.pass_context
+@with_json
 def read(
     ctx: click.Context,
     document_id: str,
@@ -196,8 +193,7 @@ def read(
 @kb.command()
 @click.argument("document_id")
 @click.argument("title")
-@json_option
-@click.pass_context
+@with_json
 def rename(ctx: click.Context, document_id: str, title: str, as_json: bool) -> None:
     """Give a document your own title (its chunks' breadcrumbs follow)."""
     with open_store_service(ctx) as service:
@@ -211,8 +207,7 @@ def rename(ctx: click.Context, document_id: str, title: str, as_json: bool) -> N
 @kb.command(name="list")
 @click.option("--collection")
 @click.option("--limit", type=click.IntRange(min=1))
-@json_option
-@click.pass_context
+@with_json
 def list_(ctx: click.Context, collection: str | None, limit: int | None, as_json: bool) -> None:
     """Documents with their status, chunk count and errors, newest first; then each synced
     source with the files that are not current (queued, converting, embedding n/m, failed,
@@ -220,14 +215,8 @@ def list_(ctx: click.Context, collection: str | None, limit: int | None, as_json
     with open_store_service(ctx) as service:
         documents = service.kb.list_documents(collection=collection, limit=limit)
         synced, _ = source_lines(service.sync, every_file=False)
-    if as_json:
-        print_json([d.to_json() for d in documents])
-        return
-    if not documents:
-        click.echo("no documents")
-    for document in documents:
-        click.echo(_document_line(document))
-    if synced:
+    echo_list(documents, as_json, _document_line, "no documents")
+    if synced and not as_json:
         click.echo("\nsynced sources:")
         for line in synced:
             click.echo(line)
@@ -235,26 +224,19 @@ def list_(ctx: click.Context, collection: str | None, limit: int | None, as_json
 
 @kb.command()
 @click.argument("document_ids", nargs=-1, required=True)
-@json_option
-@click.pass_context
+@with_json
 def delete(ctx: click.Context, document_ids: tuple[str, ...], as_json: bool) -> None:
     """Remove documents and their chunks."""
     with open_store_service(ctx) as service:
         # Every id is checked before anything is deleted.
         resolved = [service.kb.resolve_id(document_id) for document_id in document_ids]
         deleted = [service.kb.delete(document_id) for document_id in dict.fromkeys(resolved)]
-    if as_json:
-        print_json([d.to_json() for d in deleted])
-        return
-    for document in deleted:
-        click.echo(f"deleted {document.id}  {document.title}")
+    echo_list(deleted, as_json, lambda document: f"deleted {document.id}  {document.title}")
 
 
 @kb.command()
 @click.argument("document_id")
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def reingest(ctx: click.Context, document_id: str, now_text: str | None, as_json: bool) -> None:
     """Read a document's file or URL again, even if unchanged (chunks whose text is unchanged
     keep their vectors; the others are embedded here)."""

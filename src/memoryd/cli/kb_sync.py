@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from memoryd.cli.common import json_option, now_from, now_option, open_store_service, print_json
+from memoryd.cli.common import now_from, open_store_service, print_json, with_json, with_now_json
 from memoryd.kb.model import DEFAULT_COLLECTION
 from memoryd.kb.sync.model import DEFAULT_MAX_BYTES, FileState, counts_label
 
@@ -56,9 +56,7 @@ def sync() -> None:
     help="Embed the chunks here too (--no-wait: keyword-searchable at once, the "
     "vectors are filled by `memoryd serve` or `memoryd worker`).",
 )
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def add(
     ctx: click.Context,
     location: str,
@@ -99,8 +97,7 @@ def add(
 @sync.command(name="list")
 @click.option("--files", "every_file", is_flag=True, help="List every file, not only those "
               "that are not current.")  # fmt: skip
-@json_option
-@click.pass_context
+@with_json
 def list_(ctx: click.Context, every_file: bool, as_json: bool) -> None:
     """Synced sources, each with its files' states and when it was last looked at."""
     with open_store_service(ctx) as service:
@@ -116,8 +113,7 @@ def list_(ctx: click.Context, every_file: bool, as_json: bool) -> None:
 @click.argument("source")
 @click.option("--delete-documents", is_flag=True, help="Remove its documents too (else they "
               "stay searchable, no longer updated).")  # fmt: skip
-@json_option
-@click.pass_context
+@with_json
 def remove(ctx: click.Context, source: str, delete_documents: bool, as_json: bool) -> None:
     """Stop syncing a source (by id or location)."""
     with open_store_service(ctx) as service:
@@ -137,9 +133,7 @@ def remove(ctx: click.Context, source: str, delete_documents: bool, as_json: boo
     show_default=True,
     help="Embed the chunks here too (--no-wait: leave the vectors to the worker).",
 )
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def now(
     ctx: click.Context, source: str | None, wait: bool, now_text: str | None, as_json: bool
 ) -> None:
@@ -161,8 +155,7 @@ def now(
 @sync.command()
 @click.argument("source")
 @click.argument("path")
-@json_option
-@click.pass_context
+@with_json
 def readmit(ctx: click.Context, source: str, path: str, as_json: bool) -> None:
     """Read again a file whose document you removed (forget, kb delete): sync leaves such
     files out until asked."""

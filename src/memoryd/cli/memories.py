@@ -12,14 +12,14 @@ from memoryd.cli.common import (
     echo_memory,
     echo_review_item,
     echo_write_result,
-    json_option,
     memory_line,
     now_from,
-    now_option,
     open_store_service,
     parsed,
     print_json,
     review_json,
+    with_json,
+    with_now_json,
 )
 from memoryd.clock import parse_instant
 from memoryd.memory.model import Importance, Kind, Source, Status, kind_from_user
@@ -40,9 +40,7 @@ from memoryd.memory.model import Importance, Kind, Source, Status, kind_from_use
 @click.option("--importance", type=click.Choice([i.value for i in Importance]), help="For lessons.")
 @click.option("--entity", "entities", multiple=True, help="An entity the memory is about.")
 @click.option("--occurred-at", help="When an event happened (ISO date or time).")
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def remember(
     ctx: click.Context,
     text: str,
@@ -77,7 +75,7 @@ def remember(
             now=at,
         )
     if as_json:
-        shaped = result.memory.to_json() if result.memory else None
+        shaped: dict[str, Any] | None = {**result.memory.to_json()} if result.memory else None
         if shaped is not None:
             shaped["replaced"] = [old.to_json() for old in result.replaced]
         print_json(shaped)
@@ -95,9 +93,7 @@ def remember(
     help="Where the batch came from.",
 )
 @click.option("--source-ref", help="Reference to the originating turn, document, ...")
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def propose(
     ctx: click.Context,
     batch_file: Any,
@@ -123,8 +119,7 @@ def propose(
 @click.option("--status", type=click.Choice([s.value for s in Status]))
 @click.option("--kind", "kind_name")
 @click.option("--limit", type=click.IntRange(min=1))
-@json_option
-@click.pass_context
+@with_json
 def list_(
     ctx: click.Context, status: str | None, kind_name: str | None, limit: int | None, as_json: bool
 ) -> None:
@@ -150,8 +145,7 @@ def list_(
 
 @click.command()
 @click.argument("memory_id")
-@json_option
-@click.pass_context
+@with_json
 def show(ctx: click.Context, memory_id: str, as_json: bool) -> None:
     """Show a memory with its whole supersede chain and audit trail; a pending one with why
     it waits and the fact it would replace."""
@@ -160,7 +154,7 @@ def show(ctx: click.Context, memory_id: str, as_json: bool) -> None:
         pending = result.memory.status is Status.PENDING
         item = service.review_items([result.memory])[0] if pending else None
     if as_json:
-        shaped = result.to_json()
+        shaped: dict[str, Any] = {**result.to_json()}
         if item is not None:
             replaced = item.would_replace
             shaped["reason"] = item.reason

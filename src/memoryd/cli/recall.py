@@ -3,18 +3,19 @@ memories and document chunks) and ``memoryd search``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import click
 
 from memoryd.cli.common import (
-    json_option,
+    F,
     memory_line,
     now_from,
-    now_option,
     open_store_service,
     parsed,
     print_json,
+    with_now_json,
 )
 from memoryd.clock import parse_instant
 from memoryd.memory.model import kind_from_user
@@ -26,18 +27,47 @@ if TYPE_CHECKING:
     from memoryd.results import RecallResult
 
 
+class _Block(Protocol):
+    """What recall and context print: a fenced block, or its JSON."""
+
+    @property
+    def text(self) -> str: ...
+
+    def to_json(self) -> object: ...
+
+
+B = TypeVar("B", bound=_Block)
+
+
+def _block_options(budget_help: str, explain_help: str) -> Callable[[F], F]:
+    """MESSAGE, --budget, --explain, --now and --json: what recall and context take."""
+
+    def decorate(func: F) -> F:
+        func = with_now_json(func)
+        func = click.option("--explain", is_flag=True, help=explain_help)(func)
+        func = click.option("--budget", type=click.IntRange(min=0), help=budget_help)(func)
+        return click.argument("message")(func)
+
+    return decorate
+
+
+def _print_block(
+    block: B, as_json: bool, explain: bool, echo_explain: Callable[[B], None], empty: str
+) -> None:
+    if as_json:
+        print_json(block.to_json())
+    elif explain:
+        echo_explain(block)
+    else:
+        click.echo(block.text if block.text else empty)
+
+
 @click.command()
-@click.argument("message")
-@click.option("--budget", type=click.IntRange(min=0), help="Token budget (default 1500).")
-@click.option(
-    "--explain",
-    is_flag=True,
-    help="Show the gates that let each item in, its leg ranks, cosine, recency and score, "
+@_block_options(
+    "Token budget (default 1500).",
+    "Show the gates that let each item in, its leg ranks, cosine, recency and score, "
     "and why the others were dropped.",
 )
-@now_option
-@json_option
-@click.pass_context
 def recall(
     ctx: click.Context,
     message: str,
@@ -49,28 +79,14 @@ def recall(
     """Print the fenced memory block for MESSAGE, as the assistant would get it."""
     with open_store_service(ctx) as service:
         result = service.recall(message, budget=budget, now=now_from(now_text))
-    if as_json:
-        print_json(result.to_json())
-        return
-    if explain:
-        _echo_explain(result)
-        return
-    click.echo(result.text if result.text else "(no memories qualify)")
+    _print_block(result, as_json, explain, _echo_explain, "(no memories qualify)")
 
 
 @click.command()
-@click.argument("message")
-@click.option(
-    "--budget", type=click.IntRange(min=0), help="Token budget (default: the recall budget)."
+@_block_options(
+    "Token budget (default: the recall budget).",
+    "Show each item's calibrated score, joint ranks and weight, and what was dropped and why.",
 )
-@click.option(
-    "--explain",
-    is_flag=True,
-    help="Show each item's calibrated score, joint ranks and weight, and what was dropped and why.",
-)
-@now_option
-@json_option
-@click.pass_context
 def context(
     ctx: click.Context,
     message: str,
@@ -83,13 +99,7 @@ def context(
     chunks by relevance, in one fenced block within the token budget."""
     with open_store_service(ctx) as service:
         pack = service.context(message, budget=budget, now=now_from(now_text), explain=explain)
-    if as_json:
-        print_json(pack.to_json())
-        return
-    if explain:
-        _echo_pack(pack)
-        return
-    click.echo(pack.text if pack.text else "(nothing qualifies)")
+    _print_block(pack, as_json, explain, _echo_pack, "(nothing qualifies)")
 
 
 @click.command()
@@ -98,9 +108,7 @@ def context(
 @click.option("--since", help="ISO date or time (inclusive).")
 @click.option("--until", help="ISO date or time (exclusive).")
 @click.option("--limit", type=click.IntRange(min=1, max=200), default=10, show_default=True)
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def search(
     ctx: click.Context,
     query: str,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from memoryd.cli.common import db_option_of, json_option, open_store_service, print_json
+from memoryd.cli.common import db_option_of, open_store_service, print_json, with_json
 from memoryd.cli.evals import echo_run
 from memoryd.config.settings import resolve_settings
 from memoryd.errors import InvalidInputError
@@ -35,8 +35,7 @@ if TYPE_CHECKING:
 )
 @click.option("--k", "k", type=click.IntRange(1, 200), default=5, show_default=True,
               help="With --eval: recall@k counts expected memories among the top k.")  # fmt: skip
-@json_option
-@click.pass_context
+@with_json
 def reembed(
     ctx: click.Context,
     model: str | None,

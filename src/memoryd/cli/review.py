@@ -10,12 +10,11 @@ import click
 from memoryd.cli.common import (
     cli_message,
     echo_review_item,
-    json_option,
     memory_line,
     now_from,
-    now_option,
     open_store_service,
     print_json,
+    with_now_json,
 )
 from memoryd.errors import MemorydError
 
@@ -23,9 +22,7 @@ from memoryd.errors import MemorydError
 def _owner_action(name: str, doc: str) -> click.Command:
     @click.command(name=name, help=doc)
     @click.argument("memory_id")
-    @now_option
-    @json_option
-    @click.pass_context
+    @with_now_json
     def command(ctx: click.Context, memory_id: str, now_text: str | None, as_json: bool) -> None:
         at = now_from(now_text)
         with open_store_service(ctx) as service:
@@ -50,9 +47,7 @@ purge = _owner_action("purge", "Erase a memory's content for privacy, keeping a 
 @click.argument("memory_id")
 @click.argument("text")
 @click.option("--object", "obj", help="The corrected fact value.")
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def edit(
     ctx: click.Context,
     memory_id: str,
@@ -72,9 +67,7 @@ def edit(
 
 
 @click.command()
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def review(ctx: click.Context, now_text: str | None, as_json: bool) -> None:
     """Walk the pending queue in a terminal: each item with why it waits and the fact it
     would replace; confirm, reject, edit or skip it. Without a terminal, see --json."""

@@ -5,21 +5,12 @@ from __future__ import annotations
 
 import click
 
-from memoryd.cli.common import (
-    json_option,
-    memory_line,
-    now_from,
-    now_option,
-    open_store_service,
-    print_json,
-)
+from memoryd.cli.common import memory_line, now_from, open_store_service, print_json, with_now_json
 
 
 @click.command()
 @click.argument("memory_id")
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def split(ctx: click.Context, memory_id: str, now_text: str | None, as_json: bool) -> None:
     """Give a fact its own slot back when it was wrongly treated as the same slot as another
     predicate (`show` says "same_slot_as"). If it had replaced that slot's fact, the replaced

@@ -7,14 +7,12 @@ from typing import Any
 
 import click
 
-from memoryd.cli.common import db_option_of, json_option, now_from, now_option, print_json
+from memoryd.cli.common import db_option_of, now_from, print_json, with_now_json
 from memoryd.config.settings import resolve_settings
 
 
 @click.command()
-@now_option
-@json_option
-@click.pass_context
+@with_now_json
 def status(ctx: click.Context, now_text: str | None, as_json: bool) -> None:
     """The store (location, backend, size), the embedder, each LLM route and whether it
     answered in the last 24 hours (from the extraction jobs), whether `memoryd serve` runs for

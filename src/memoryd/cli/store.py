@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from memoryd.cli.common import db_option_of, json_option, open_store_service, print_json, service_at
+from memoryd.cli.common import db_option_of, open_store_service, print_json, service_at, with_json
 from memoryd.config.settings import resolve_settings
 from memoryd.errors import MemorydError, StoreFullError
 from memoryd.storage.file_modes import open_private
@@ -19,8 +19,7 @@ from memoryd.storage.full_disk import full_disk_reported
 
 
 @click.command()
-@json_option
-@click.pass_context
+@with_json
 def init(ctx: click.Context, as_json: bool) -> None:
     """Create the store (idempotent), record its embedding model, and write the API token
     ($MEMORYD_HOME/token, mode 0600) unless it exists."""
@@ -53,8 +52,7 @@ def init(ctx: click.Context, as_json: bool) -> None:
 
 
 @click.command()
-@json_option
-@click.pass_context
+@with_json
 def doctor(ctx: click.Context, as_json: bool) -> None:
     """Check the store, the embedder, the tokenizer and every configured LLM route with one
     small real call each, side by side with short timeouts, and say what to do about each
@@ -105,8 +103,7 @@ def export_(ctx: click.Context, out_path: str | None, with_vectors: bool) -> Non
 
 @click.command(name="import")
 @click.argument("file", type=click.File("r", encoding="utf-8"))
-@json_option
-@click.pass_context
+@with_json
 def import_(ctx: click.Context, file: Any, as_json: bool) -> None:
     """Load an export into an empty store (one transaction; re-embeds what has no vector)."""
     with open_store_service(ctx, create=True) as service:
@@ -121,8 +118,7 @@ def import_(ctx: click.Context, file: Any, as_json: bool) -> None:
 @click.command(name="migrate-store")
 @click.argument("source")
 @click.argument("destination")
-@json_option
-@click.pass_context
+@with_json
 def migrate_store(ctx: click.Context, source: str, destination: str, as_json: bool) -> None:
     """Copy a store (SQLite file or postgresql:// URL) into an empty one, losslessly, and
     verify it: both stores must export the same records with the same checksum."""
@@ -150,8 +146,7 @@ def migrate_store(ctx: click.Context, source: str, destination: str, as_json: bo
 
 @click.command()
 @click.argument("out_path", metavar="OUT", type=click.Path(dir_okay=False))
-@json_option
-@click.pass_context
+@with_json
 def backup(ctx: click.Context, out_path: str, as_json: bool) -> None:
     """A consistent copy of the store, safe while memoryd runs: an SQLite file (the backup
     API) for an SQLite store, a JSON Lines export with vectors for PostgreSQL."""
@@ -166,8 +161,7 @@ def backup(ctx: click.Context, out_path: str, as_json: bool) -> None:
 @click.command()
 @click.argument("backup_path", metavar="BACKUP", type=click.Path(exists=True, dir_okay=False))
 @click.option("--force", is_flag=True, help="Replace an SQLite store that holds data.")
-@json_option
-@click.pass_context
+@with_json
 def restore(ctx: click.Context, backup_path: str, force: bool, as_json: bool) -> None:
     """Restore a backup into the store chosen by --db (stop memoryd first). An SQLite backup
     replaces the file after its integrity is checked; an export is imported into an empty

@@ -8,7 +8,7 @@ on is not eligible for the same stage again on the same day.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -80,15 +80,18 @@ class Step:
     new_confidence: float | None = None
 
 
+def _active(memories: Iterable[Memory], kind: Kind) -> Iterator[Memory]:
+    """The active memories of ``kind`` (a stage's input may hold others)."""
+    return (m for m in memories if m.kind is kind and m.status is Status.ACTIVE)
+
+
 def plan_archive_episodic(
     events: Iterable[Memory], now: datetime, policy: ConsolidationPolicy
 ) -> list[Step]:
     """Active events neither created nor retrieved within ``episodic_idle_days``."""
     limit = timedelta(days=policy.episodic_idle_days)
     steps = []
-    for memory in events:
-        if memory.kind is not Kind.EVENT or memory.status is not Status.ACTIVE:
-            continue
+    for memory in _active(events, Kind.EVENT):
         last_touch = max(memory.created_at, memory.last_retrieved_at or memory.created_at)
         if now - last_touch > limit:
             idle = (now - last_touch).days
@@ -104,9 +107,7 @@ def plan_decay_semantic(
     supersede; the new row is not eligible again for another full period."""
     limit = timedelta(days=policy.semantic_unconfirmed_days)
     steps = []
-    for memory in facts:
-        if memory.kind is not Kind.FACT or memory.status is not Status.ACTIVE:
-            continue
+    for memory in _active(facts, Kind.FACT):
         anchor = max(memory.last_confirmed_at, memory.created_at)
         if now - anchor > limit:
             confidence = round(memory.confidence * policy.semantic_decay_factor, 6)
@@ -123,9 +124,7 @@ def plan_decay_inferences(
     reconfirmation (applied once per elapsed half-life); below the floor they are archived."""
     half_life = timedelta(days=policy.inference_half_life_days)
     steps = []
-    for memory in inferences:
-        if memory.kind is not Kind.INFERENCE or memory.status is not Status.ACTIVE:
-            continue
+    for memory in _active(inferences, Kind.INFERENCE):
         anchor = max(memory.last_confirmed_at, memory.created_at)
         periods = (now - anchor) // half_life
         if periods < 1:

@@ -12,8 +12,8 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-from memoryd.collaborators import Collaborators
 from memoryd.consolidation.policy import (
     Action,
     ConsolidationPolicy,
@@ -37,13 +37,18 @@ from memoryd.extraction.extractor import (
     render_events,
     render_merge,
 )
-from memoryd.memory.ledger import Replaced
+from memoryd.memory.ledger import Ledger, Replaced
+from memoryd.memory.lookups import embed_texts, require_memory
 from memoryd.memory.model import Actor, Kind, Memory, Provenance, Source, Status, embedded_text
 from memoryd.memory.proposal_policy import cues_schema, parse_cues_answer
 from memoryd.memory.writes import Propose
 from memoryd.providers.llm import Gateway, Message, off_notice
 from memoryd.results import ConsolidationReport
 from memoryd.trust.credential_screening import find_credential
+
+if TYPE_CHECKING:
+    from memoryd.providers.embedder import Embedder
+    from memoryd.storage.protocols import Store
 
 log = logging.getLogger("memoryd")
 
@@ -81,9 +86,17 @@ def ask_cues(gateway: Gateway, content: str) -> tuple[str, ...]:
 class ConsolidationRun:
     """Runs the stages of one consolidation over the service's store."""
 
-    def __init__(self, parts: Collaborators, propose: Propose) -> None:
-        self.parts = parts
-        self.propose = propose
+    def __init__(
+        self,
+        *,
+        store: Store,
+        embedder: Embedder,
+        gateway: Gateway,
+        ledger: Ledger,
+        propose: Propose,
+    ) -> None:
+        self.store, self.embedder, self.gateway = store, embedder, gateway
+        self.ledger, self.propose = ledger, propose
 
     def run(
         self,
@@ -95,7 +108,7 @@ class ConsolidationRun:
     ) -> ConsolidationReport:
         """Every stage in order; one failing stage is reported and the others still run. A
         lost lease (``renew`` raising) stops the whole run."""
-        memories = self.parts.store.memories
+        memories = self.store.memories
         planners: list[tuple[Stage, Callable[[], list[Step]]]] = [
             (Stage.MERGE, lambda: self._merge_stage(at, rules, dry_run, renew)),
             (Stage.DEDUPE_PENDING, lambda: self._plan_dedupe_pending(rules)),
@@ -138,10 +151,10 @@ class ConsolidationRun:
     ) -> list[Step]:
         """Groups of near-duplicate active facts or inferences, each merged by the ``merge``
         route into one row that supersedes them, unless :func:`plan_merge` keeps them."""
-        gateway = self.parts.gateway
+        gateway = self.gateway
         if not gateway.configured("merge"):
             raise StageSkipped(off_notice("merging"))
-        store = self.parts.store
+        store = self.store
         memories = [
             *store.memories.query(status=Status.ACTIVE, kind=Kind.FACT),
             *store.memories.query(status=Status.ACTIVE, kind=Kind.INFERENCE),
@@ -178,9 +191,9 @@ class ConsolidationRun:
         return steps
 
     def _write_merge(self, group: Sequence[Memory], merged: str, label: str, at: datetime) -> None:
-        vector = self.parts.embed([merged])[0]
-        route = self.parts.gateway.routes.get("merge")
-        ledger = self.parts.ledger
+        vector = embed_texts(self.embedder, [merged])[0]
+        route = self.gateway.routes.get("merge")
+        ledger = self.ledger
         new = ledger.successor(
             group[0],
             at,
@@ -192,7 +205,7 @@ class ConsolidationRun:
             prompt_version=label,
         )
         rule = Stage.MERGE.value
-        with self.parts.store.transaction():
+        with self.store.transaction():
             ledger.supersede(
                 [Replaced(memory, f"merged into {new.id}", rule) for memory in group],
                 new,
@@ -208,8 +221,8 @@ class ConsolidationRun:
     ) -> list[Step]:
         """Ten or more events in the last week: ask the ``reflect`` route for up to three
         insights, which land pending. At most once per day."""
-        gateway = self.parts.gateway
-        store = self.parts.store
+        gateway = self.gateway
+        store = self.store
         if not gateway.configured("reflect"):
             raise StageSkipped(off_notice("reflection"))
         day = at.date().isoformat()
@@ -252,10 +265,10 @@ class ConsolidationRun:
         prompt) get them from the ``extract`` route, one call each, oldest first; a memory
         that has cues is never asked again. An answer that breaks the contract or carries a
         credential writes nothing for that memory."""
-        gateway = self.parts.gateway
+        gateway = self.gateway
         if not gateway.configured("extract"):
             raise StageSkipped(off_notice("writing cues"))
-        store = self.parts.store
+        store = self.store
         waiting = [
             m
             for status in (Status.ACTIVE, Status.PENDING)
@@ -279,7 +292,7 @@ class ConsolidationRun:
                 steps.append(Step(Stage.WRITE_CUES, memory.id, Action.KEEP, reason))
                 continue
             cued = replace(memory, cues=cues)
-            vector = self.parts.embed([embedded_text(memory.content, cues)])[0]
+            vector = embed_texts(self.embedder, [embedded_text(memory.content, cues)])[0]
             renew()  # the model may have taken long: never write on a lost lease
             with store.transaction():
                 store.memories.set_cues(cued, vector)
@@ -287,7 +300,7 @@ class ConsolidationRun:
         return steps
 
     def _plan_dedupe_pending(self, rules: ConsolidationPolicy) -> list[Step]:
-        store = self.parts.store
+        store = self.store
         pending = store.memories.query(status=Status.PENDING, newest_first=False)
         if len(pending) < 2:
             return []
@@ -305,20 +318,22 @@ class ConsolidationRun:
 
     def _apply(self, steps: Sequence[Step], at: datetime, renew: Renew) -> None:
         """One stage's steps, all in one transaction."""
-        parts = self.parts
-        ledger = parts.ledger
+        ledger = self.ledger
         successors = [s for s in steps if s.action is Action.SUPERSEDE]
         vectors = dict(
             zip(
                 [s.memory_id for s in successors],
-                parts.embed([parts.require(s.memory_id).content for s in successors]),
+                embed_texts(
+                    self.embedder,
+                    [require_memory(self.store, s.memory_id).content for s in successors],
+                ),
                 strict=True,
             )
         )
         renew()  # embedding a large stage can take a while: never write on a lost lease
-        with parts.store.transaction():
+        with self.store.transaction():
             for step in steps:
-                memory = parts.require(step.memory_id)
+                memory = require_memory(self.store, step.memory_id)
                 rule = step.stage.value
                 if step.action is Action.SUPERSEDE:
                     assert step.new_confidence is not None

@@ -23,19 +23,3 @@ def is_due(last_run: datetime | None, now: datetime, daily_at: time, zone: tzinf
     if last_run is None or last_run > now + timedelta(days=1):
         return True
     return last_run < last_scheduled(now, daily_at, zone)
-
-
-def next_run(last_run: datetime | None, now: datetime, daily_at: time, zone: tzinfo) -> datetime:
-    """When the job runs next: now if it is due, else at the next scheduled time."""
-    if is_due(last_run, now, daily_at, zone):
-        return now
-    return last_scheduled(now, daily_at, zone) + timedelta(days=1)
-
-
-def parse_daily_at(text: str) -> time:
-    """``HH:MM`` (24-hour) → a time; ValueError with a clear message otherwise."""
-    try:
-        hours, minutes = (int(part) for part in text.strip().split(":"))
-        return time(hours, minutes)
-    except ValueError:
-        raise ValueError(f"daily time {text!r} is not HH:MM (24-hour), e.g. 03:30") from None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -311,15 +311,7 @@ def _shown_branch(mapping: Mapping[str, Any], current: Any, where: str) -> list[
     """Node ids from the root to the node the owner last saw (``current_node``; without one,
     the newest child at every fork)."""
     if isinstance(current, str) and current in mapping:
-        path: list[str] = []
-        seen: set[str] = set()
-        node_id: Any = current
-        while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
-            seen.add(node_id)
-            path.append(node_id)
-            node = mapping[node_id]
-            node_id = node.get("parent") if isinstance(node, Mapping) else None
-        return path[::-1]
+        return _walk(mapping, current, _parent)[::-1]
     if current is not None:
         raise ChatExportError(f'{where} has a "current_node" {current!r} not in its "mapping"')
     roots = [
@@ -327,16 +319,32 @@ def _shown_branch(mapping: Mapping[str, Any], current: Any, where: str) -> list[
         for key, node in mapping.items()
         if not isinstance(node, Mapping) or node.get("parent") not in mapping
     ]
-    path = []
-    seen = set()
-    node_id = roots[0] if roots else None
+    return _walk(mapping, roots[0] if roots else None, _newest_child)
+
+
+def _walk(
+    mapping: Mapping[str, Any], start: Any, step: Callable[[Mapping[str, Any]], Any]
+) -> list[str]:
+    """Node ids from ``start``, each ``step`` on from the one before, until a node is not in
+    the mapping or comes round again (an export's cycle ends the walk)."""
+    path: list[str] = []
+    seen: set[str] = set()
+    node_id = start
     while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
         seen.add(node_id)
         path.append(node_id)
         node = mapping[node_id]
-        children = node.get("children") if isinstance(node, Mapping) else None
-        node_id = children[-1] if isinstance(children, list) and children else None
+        node_id = step(node) if isinstance(node, Mapping) else None
     return path
+
+
+def _parent(node: Mapping[str, Any]) -> Any:
+    return node.get("parent")
+
+
+def _newest_child(node: Mapping[str, Any]) -> Any:
+    children = node.get("children")
+    return children[-1] if isinstance(children, list) and children else None
 
 
 def _chatgpt_role(message: Mapping[str, Any]) -> str | None:

@@ -7,9 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memoryd.collaborators import Collaborators
 from memoryd.errors import ExtractionOffError
 from memoryd.extraction.chat_export_policy import (
     ChatExportError,
@@ -21,6 +20,11 @@ from memoryd.extraction.chat_export_policy import (
 from memoryd.extraction.queue import ExtractionQueue
 from memoryd.jobs.model import Job
 from memoryd.providers.llm import off_notice
+
+if TYPE_CHECKING:
+    from memoryd.clock import Clock
+    from memoryd.providers.llm import Gateway
+    from memoryd.storage.protocols import Store
 
 
 @dataclass(frozen=True)
@@ -69,44 +73,51 @@ ProgressListener = Callable[[ImportProgress], None]
 class ChatImporter:
     """Queues an export's turns as extraction jobs through the extraction queue."""
 
-    def __init__(self, parts: Collaborators, queue: ExtractionQueue) -> None:
-        self.parts = parts
-        self.queue = queue
+    def __init__(
+        self, *, store: Store, gateway: Gateway, clock: Clock, queue: ExtractionQueue
+    ) -> None:
+        self.store, self.gateway, self.clock, self.queue = store, gateway, clock, queue
 
-    def import_file(
+    def import_chats(
         self,
-        path: Path,
+        path: str | Path,
         *,
-        chosen: str = "auto",
+        format: str = "auto",
         dry_run: bool = False,
         now: datetime | None = None,
         progress: ProgressListener | None = None,
     ) -> ChatImportReport:
-        """See :meth:`memoryd.service.MemoryService.import_chats`."""
+        """Queue every turn of a ChatGPT or Claude export (``conversations.json`` or the
+        export's .zip; ``format`` ``chatgpt``, ``claude`` or ``auto``) for extraction, oldest
+        first, each dated by the owner's message. Turns already imported are left out, so
+        importing again queues nothing; a file that cannot be read stores nothing, and all the
+        turns are queued in one transaction. ``dry_run`` counts without queueing."""
         try:
             data = Path(path).read_bytes()
         except OSError as error:
             raise ChatExportError(f"cannot read {path}: {error.strerror or error}") from None
-        return self.import_bytes(data, chosen=chosen, dry_run=dry_run, now=now, progress=progress)
+        return self.import_chat_bytes(
+            data, format=format, dry_run=dry_run, now=now, progress=progress
+        )
 
-    def import_bytes(
+    def import_chat_bytes(
         self,
         data: bytes,
         *,
-        chosen: str = "auto",
+        format: str = "auto",
         dry_run: bool = False,
         now: datetime | None = None,
         progress: ProgressListener | None = None,
     ) -> ChatImportReport:
-        """Import an export file's bytes (see :meth:`import_file`)."""
-        export = parse_export(data, chosen)
-        store = self.parts.store
+        """:meth:`import_chats` over the file's bytes (an upload)."""
+        export = parse_export(data, format)
+        store = self.store
         plan = plan_import(export, store.imported_chats.imported(export.format))
         if dry_run:
             return _report(plan, True)
-        if not self.parts.gateway.configured("extract"):
+        if not self.gateway.configured("extract"):
             raise ExtractionOffError(off_notice("extraction"))
-        at = self.parts.now(now)
+        at = now or self.clock()
         # Why outside the transaction: screening each turn for credentials is most of an
         # import's time (milliseconds a turn), and the store's writer must not wait on it.
         jobs: list[list[tuple[str, Job]]] = []

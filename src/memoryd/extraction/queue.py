@@ -8,10 +8,9 @@ import secrets as secrets_module
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd.clock import from_db, to_db
-from memoryd.collaborators import Collaborators
 from memoryd.errors import InvalidInputError, InvalidOperationError, StoreUnavailableError
 from memoryd.extraction.extractor import (
     BACKLOG_TRIGGERS,
@@ -44,6 +43,16 @@ from memoryd.trust.credential_screening import (
     secret_fingerprints,
 )
 
+if TYPE_CHECKING:
+    from datetime import tzinfo
+
+    from memoryd.clock import Clock
+    from memoryd.ids import IdGenerator
+    from memoryd.jobs.model import RetryPolicy
+    from memoryd.memory.promotion_policy import PromotionPolicy
+    from memoryd.providers.llm import Gateway
+    from memoryd.storage.protocols import Store
+
 log = logging.getLogger("memoryd")
 
 
@@ -51,11 +60,21 @@ class ExtractionQueue:
     """Queues triggers as persisted jobs and runs them; ``on_enqueue`` wakes the worker."""
 
     def __init__(
-        self, parts: Collaborators, propose: Propose, on_enqueue: Callable[[], None]
+        self,
+        *,
+        store: Store,
+        gateway: Gateway,
+        policy: PromotionPolicy,
+        retry_policy: RetryPolicy,
+        clock: Clock,
+        zone: tzinfo,
+        ids: IdGenerator,
+        propose: Propose,
+        on_enqueue: Callable[[], None],
     ) -> None:
-        self.parts = parts
-        self.propose = propose
-        self.on_enqueue = on_enqueue
+        self.store, self.gateway, self.clock, self.zone, self.ids = store, gateway, clock, zone, ids
+        self.policy, self.retry_policy = policy, retry_policy
+        self.propose, self.on_enqueue = propose, on_enqueue
         # Claims of this worker that the store cut off (job id → when claimed): the claim's
         # commit or the run's result never came back. Released once the store answers.
         self._cut_off: dict[str, datetime] = {}
@@ -78,10 +97,10 @@ class ExtractionQueue:
         job = self.turn_job(user_message, summary, at=at, now=now)
         if tainted_by:
             job.payload["tainted_by"] = tainted_by
-        if not self.parts.gateway.configured("extract"):
+        if not self.gateway.configured("extract"):
             return Observation(False, None, off_notice("extraction"))
-        with self.parts.store.transaction():
-            self.parts.store.jobs.enqueue(job)
+        with self.store.transaction():
+            self.store.jobs.enqueue(job)
         self.on_enqueue()
         return Observation(True, job.id)
 
@@ -147,23 +166,23 @@ class ExtractionQueue:
         """When a turn happened: ``value`` (an aware or owner-local datetime, or ISO text
         without an offset read as the owner's local time), else the time it is queued."""
         if value is None or value == "":
-            return self.parts.now(now)
+            return now or self.clock()
         if isinstance(value, str):
-            return parse_local_instant(value, self.parts.zone, what=what)
+            return parse_local_instant(value, self.zone, what=what)
         if isinstance(value, datetime):
-            aware = value if value.tzinfo is not None else value.replace(tzinfo=self.parts.zone)
-            return parse_local_instant(aware.isoformat(), self.parts.zone, what=what)
+            aware = value if value.tzinfo is not None else value.replace(tzinfo=self.zone)
+            return parse_local_instant(aware.isoformat(), self.zone, what=what)
         raise InvalidInputError(f"{what} must be an ISO-8601 time, got {type(value).__name__}")
 
     def run_jobs(
         self, *, limit: int | None = None, now: datetime | None = None, job_id: str | None = None
     ) -> list[JobReport]:
         """Run due extraction jobs (or just ``job_id``) until none is due or ``limit`` ran."""
-        store = self.parts.store
+        store = self.store
         reports: list[JobReport] = []
-        self._release_cut_off(self.parts.now(now))
+        self._release_cut_off(now or self.clock())
         while limit is None or len(reports) < limit:
-            at = self.parts.now(now)
+            at = now or self.clock()
             job: Job | None = None
             try:
                 with store.transaction():
@@ -175,7 +194,7 @@ class ExtractionQueue:
                             return [JobReport(job, ())]
                         job = store.jobs.claim_one(job_id, at)
                     else:
-                        lease = self.parts.retry_policy.lease_seconds
+                        lease = self.retry_policy.lease_seconds
                         job = store.jobs.claim(LIVE_TRIGGERS, at, lease) or store.jobs.claim(
                             BACKLOG_TRIGGERS, at, lease
                         )
@@ -194,7 +213,7 @@ class ExtractionQueue:
         """Put the claims the store cut off back in the queue (unless the cut commit landed
         and the job ended): the job runs again at once, and the outage costs it no attempt,
         so a database restart neither strands a job until its lease ends nor runs it twice."""
-        store = self.parts.store
+        store = self.store
         for job_id, claimed_at in list(self._cut_off.items()):
             with store.transaction():
                 released = store.jobs.release(job_id, claimed_at, now)
@@ -204,7 +223,7 @@ class ExtractionQueue:
 
     def job(self, job_id: str) -> Job:
         """One job, or a clear error."""
-        found = self.parts.store.jobs.get(job_id)
+        found = self.store.jobs.get(job_id)
         if found is None:
             raise InvalidInputError(f"no job with id {job_id!r}")
         return found
@@ -212,8 +231,8 @@ class ExtractionQueue:
     def retry(self, job_id: str, now: datetime | None) -> Job:
         """Queue a failed (or waiting) job again, due now, with its attempts counted afresh;
         a clear error when it is running, done, or failed without the content to run again."""
-        store = self.parts.store
-        at = self.parts.now(now)
+        store = self.store
+        at = now or self.clock()
         with store.transaction():
             job = self.job(job_id)
             if job.status is JobStatus.FAILED and not job.payload:
@@ -229,18 +248,18 @@ class ExtractionQueue:
             return self.job(job.id)
 
     def _enqueue(self, kind: str, payload: dict[str, Any], now: datetime | None) -> Observation:
-        if not self.parts.gateway.configured("extract"):
+        if not self.gateway.configured("extract"):
             return Observation(False, None, off_notice("extraction"))
         job = self._job(kind, payload, now)
-        with self.parts.store.transaction():
-            self.parts.store.jobs.enqueue(job)
+        with self.store.transaction():
+            self.store.jobs.enqueue(job)
         self.on_enqueue()
         return Observation(True, job.id)
 
     def _job(self, kind: str, payload: dict[str, Any], now: datetime | None) -> Job:
-        at = self.parts.now(now)
+        at = now or self.clock()
         return Job(
-            id=self.parts.ids.new_id(at),
+            id=self.ids.new_id(at),
             kind=kind,
             payload=payload,
             status=JobStatus.QUEUED,
@@ -250,17 +269,17 @@ class ExtractionQueue:
         )
 
     def _run(self, job: Job, at: datetime) -> JobReport:
-        store = self.parts.store
+        store = self.store
         prompt_name, source = TRIGGERS[job.kind]
         prompt = load_prompt(prompt_name)
         conversation, written, digest = self._conversation(job)
         # The model reuses the predicates each subject already has (one slot per meaning).
         vocabulary = render_known_predicates(known_predicates(store, conversation))
         try:
-            extraction = Extractor(self.parts.gateway).extract(prompt, conversation + vocabulary)
+            extraction = Extractor(self.gateway).extract(prompt, conversation + vocabulary)
         except (LLMUnavailableError, LLMConfigError) as error:
             # Both pass: a server comes back, a missing key gets set. The error stays visible.
-            retry_at = self.parts.retry_policy.next_attempt(job.attempts, at)
+            retry_at = self.retry_policy.next_attempt(job.attempts, at)
             with store.transaction():
                 if retry_at is None:
                     # Kept for `memoryd jobs retry` once the endpoint is back.
@@ -269,7 +288,7 @@ class ExtractionQueue:
                     store.jobs.retry(job.id, str(error), retry_at)
             log.warning("extraction job %s: %s (attempt %d)", job.id, error, job.attempts)
             return JobReport(self.job(job.id), ())
-        day = written.astimezone(self.parts.zone).date()
+        day = written.astimezone(self.zone).date()
         proposals: tuple[Proposal, ...] = date_events(extraction.proposals, day)
         echoed = 0
         if digest is not None:
@@ -280,7 +299,7 @@ class ExtractionQueue:
         salt = str(job.payload.get("salt", ""))
         leaked = [p for p in proposals if repeats_secret(p, secrets, salt)]
         proposals = tuple(p for p in proposals if p not in leaked)
-        marker = find_sensitive(conversation, self.parts.policy.sensitive_phrases)
+        marker = find_sensitive(conversation, self.policy.sensitive_phrases)
         taint = f"contained the instruction or secret marker {marker!r}" if marker else None
         taint = taint or job.payload.get("tainted_by")
         with store.transaction():
@@ -318,7 +337,7 @@ class ExtractionQueue:
         """The job's extraction input with the trusted line saying when it was written, that
         time (undated events happened on its day) and, for a mission, its digest. Jobs queued
         before turns carried their time use the time they were queued."""
-        zone = self.parts.zone
+        zone = self.zone
         payload = job.payload
 
         def stamp(key: str) -> datetime:

@@ -25,6 +25,7 @@ from memoryd.http.proxy import ChatProxy
 from memoryd.http.proxy_routes import install_proxy, proxy_guard
 from memoryd.http.sync_routes import sync_api
 from memoryd.proxy.policy import PROXY_PATHS
+from memoryd.results import ConsolidationJson
 from memoryd.service import MemoryService
 
 OPEN_PATHS = frozenset({"/v1/health"})
@@ -41,7 +42,7 @@ def health() -> dict[str, Any]:
 
 
 @service_router.post("/v1/consolidate", response_model=out.ConsolidationOut)
-def consolidate(service: Service, body: s.ConsolidateRequest) -> dict[str, Any]:
+def consolidate(service: Service, body: s.ConsolidateRequest) -> ConsolidationJson:
     """Run (or with dry_run, plan) the daily consolidation now."""
     return service.jobs.consolidate(dry_run=body.dry_run).to_json()
 

@@ -12,13 +12,13 @@ from memoryd.http import response_models as out
 from memoryd.http import schemas as s
 from memoryd.http.depends import Service
 from memoryd.http.limits import UPLOAD_PATH
-from memoryd.kb.model import parse_source_type
+from memoryd.kb.model import DocumentJson, parse_source_type
 from memoryd.tools import parse_chunk_range
 
 router = APIRouter(tags=["knowledge base"])
 
 
-@router.post("/v1/kb/ingest", response_model=list[out.IngestOut])
+@router.post("/v1/kb/ingest", response_model=out.list_of(out.IngestOut))
 def kb_ingest(service: Service, body: s.KbIngestRequest) -> list[dict[str, Any]]:
     """Ingest files or folders on the server's disk, or http(s) URLs."""
     results = service.kb.ingest(
@@ -71,10 +71,10 @@ def kb_read(service: Service, body: s.KbReadRequest) -> dict[str, Any]:
     ).to_json()
 
 
-@router.get("/v1/kb/documents", response_model=list[out.DocumentOut])
+@router.get("/v1/kb/documents", response_model=out.list_of(out.DocumentOut))
 def kb_list(
     service: Service, collection: str | None = None, limit: int = 500
-) -> list[dict[str, Any]]:
+) -> list[DocumentJson]:
     """Documents with status and errors, newest first."""
     if not 1 <= limit <= 100_000:
         raise InvalidInputError("limit must be between 1 and 100000")
@@ -82,19 +82,19 @@ def kb_list(
 
 
 @router.get("/v1/kb/documents/{document_id}", response_model=out.DocumentOut)
-def kb_get(service: Service, document_id: str) -> dict[str, Any]:
+def kb_get(service: Service, document_id: str) -> DocumentJson:
     """One document."""
     return service.kb.get(document_id).to_json()
 
 
 @router.patch("/v1/kb/documents/{document_id}", response_model=out.DocumentOut)
-def kb_rename(service: Service, document_id: str, body: s.KbRenameRequest) -> dict[str, Any]:
+def kb_rename(service: Service, document_id: str, body: s.KbRenameRequest) -> DocumentJson:
     """The owner's title for a document."""
     return service.kb.rename(document_id, body.title).to_json()
 
 
 @router.delete("/v1/kb/documents/{document_id}", response_model=out.DocumentOut)
-def kb_delete(service: Service, document_id: str) -> dict[str, Any]:
+def kb_delete(service: Service, document_id: str) -> DocumentJson:
     """Remove a document and its chunks."""
     return service.kb.delete(document_id).to_json()
 

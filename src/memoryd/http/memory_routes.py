@@ -11,16 +11,25 @@ from memoryd.errors import InvalidInputError
 from memoryd.http import response_models as out
 from memoryd.http import schemas as s
 from memoryd.http.depends import Service, instant
-from memoryd.memory.model import Importance, Memory, Status, kind_from_user, parse_kind
+from memoryd.memory.model import (
+    Importance,
+    Memory,
+    MemoryJson,
+    ShowJson,
+    Status,
+    kind_from_user,
+    parse_kind,
+)
+from memoryd.results import ReviewItemJson, SplitJson, WriteJson
 from memoryd.service import MemoryService
 
 router = APIRouter()
 
 
-@router.get("/v1/memories", response_model=list[out.MemoryOut], tags=["memories"])
+@router.get("/v1/memories", response_model=out.list_of(out.MemoryOut), tags=["memories"])
 def list_memories(
     service: Service, status: str | None = None, kind: str | None = None, limit: int = 100
-) -> list[dict[str, Any]]:
+) -> list[MemoryJson]:
     """Memories, newest first, filtered by status and kind."""
     if not 1 <= limit <= 10_000:
         raise InvalidInputError("limit must be between 1 and 10000")
@@ -30,7 +39,7 @@ def list_memories(
 
 
 @router.post("/v1/memories", response_model=out.WriteOut, tags=["memories"])
-def remember(service: Service, body: s.RememberRequest) -> dict[str, Any]:
+def remember(service: Service, body: s.RememberRequest) -> WriteJson:
     """An owner action: remember this (active at once unless refused)."""
     result = service.memories.remember(
         body.content,
@@ -47,7 +56,7 @@ def remember(service: Service, body: s.RememberRequest) -> dict[str, Any]:
 
 
 @router.get("/v1/memories/{memory_id}", response_model=out.ShowOut, tags=["memories"])
-def show(service: Service, memory_id: str) -> dict[str, Any]:
+def show(service: Service, memory_id: str) -> ShowJson:
     """A memory with its supersede chain (oldest first) and audit trail."""
     return service.memories.show(memory_id).to_json()
 
@@ -73,28 +82,26 @@ _owner_action("reconfirm", lambda service, memory_id: service.memories.reconfirm
 
 
 @router.post("/v1/memories/{memory_id}/edit", response_model=out.MemoryOut, tags=["review"])
-def edit(service: Service, memory_id: str, body: s.EditRequest) -> dict[str, Any]:
+def edit(service: Service, memory_id: str, body: s.EditRequest) -> MemoryJson:
     """Owner action: supersede the memory with corrected text."""
     return service.memories.edit(memory_id, body.content, object=body.object).to_json()
 
 
 @router.post("/v1/memories/{memory_id}/split", response_model=out.SplitOut, tags=["review"])
-def split(
-    service: Service, memory_id: str, body: s.OwnerActionRequest | None = None
-) -> dict[str, Any]:
+def split(service: Service, memory_id: str, body: s.OwnerActionRequest | None = None) -> SplitJson:
     """Owner action: a fact treated as the same slot as another predicate gets its own
     slot back; the fact it replaced there, if any, is active again."""
     return service.memories.split(memory_id).to_json()
 
 
-@router.get("/v1/review", response_model=list[out.ReviewItemOut], tags=["review"])
-def review(service: Service) -> list[dict[str, Any]]:
+@router.get("/v1/review", response_model=out.list_of(out.ReviewItemOut), tags=["review"])
+def review(service: Service) -> list[ReviewItemJson]:
     """Pending memories, oldest first, each with the fact it would replace."""
     return [item.to_json() for item in service.memories.review_queue()]
 
 
-@router.get("/v1/reconfirmation", response_model=list[out.MemoryOut], tags=["review"])
-def reconfirmation(service: Service) -> list[dict[str, Any]]:
+@router.get("/v1/reconfirmation", response_model=out.list_of(out.MemoryOut), tags=["review"])
+def reconfirmation(service: Service) -> list[MemoryJson]:
     """Facts consolidation marked as a year unconfirmed."""
     return [m.to_json() for m in service.memories.reconfirmation_queue()]
 

@@ -12,12 +12,13 @@ from memoryd.http import response_models as out
 from memoryd.http import schemas as s
 from memoryd.http.depends import Service, instant, with_field
 from memoryd.memory.model import kind_from_user
+from memoryd.results import RecallJson, SearchItemJson
 
 router = APIRouter()
 
 
 @router.post("/v1/recall", response_model=out.RecallOut, tags=["reading"])
-def recall(service: Service, body: s.RecallRequest) -> dict[str, Any]:
+def recall(service: Service, body: s.RecallRequest) -> RecallJson:
     """The fenced, token-budgeted memory block for a message."""
     return service.retrieval.recall(body.message, budget=body.budget).to_json()
 
@@ -31,8 +32,8 @@ def context(service: Service, body: s.ContextRequest) -> dict[str, Any]:
     return pack.to_json()
 
 
-@router.post("/v1/search", response_model=list[out.SearchItemOut], tags=["reading"])
-def search(service: Service, body: s.SearchRequest) -> list[dict[str, Any]]:
+@router.post("/v1/search", response_model=out.list_of(out.SearchItemOut), tags=["reading"])
+def search(service: Service, body: s.SearchRequest) -> list[SearchItemJson]:
     """search_memory: a ranked list."""
     found = service.retrieval.search(
         body.query,
@@ -47,7 +48,7 @@ def search(service: Service, body: s.SearchRequest) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------ evaluation set
 
 
-@router.get("/v1/eval/cases", response_model=list[out.EvalCaseOut], tags=["evaluation"])
+@router.get("/v1/eval/cases", response_model=out.list_of(out.EvalCaseOut), tags=["evaluation"])
 def eval_cases(service: Service) -> list[dict[str, Any]]:
     """The owner's evaluation cases, oldest first."""
     return [case.to_json() for case in service.eval_cases()]

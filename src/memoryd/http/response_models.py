@@ -1,93 +1,86 @@
 """Typed response models of the HTTP API: the JSON shapes the routes return (each route's
-``response_model``), documented in the OpenAPI document."""
+``response_model``), documented in the OpenAPI document.
+
+Each model is made from the shape's ``TypedDict`` (see json_shapes.py): the records' shapes are
+declared beside the records whose ``to_json`` builds them, the few others here."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import operator
+from functools import reduce
+from types import UnionType
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    NotRequired,
+    Required,
+    TypedDict,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+    is_typeddict,
+)
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
+from memoryd import results
+from memoryd.json_shapes import CliOnly, Default, Described
+from memoryd.kb.model import DocumentJson
+from memoryd.kb.sync.model import SyncSourceJson
+from memoryd.memory.model import AuditJson, MemoryJson, ShowJson
 
-class MemoryOut(BaseModel):
-    id: str
-    kind: str
-    status: str
-    content: str
-    confidence: float
-    subject: str | None
-    predicate: str | None
-    object: str | None
-    slot: str | None
-    same_slot_as: str | None
-    entities: list[str]
-    importance: str | None
-    changes_behavior: bool
-    occurred_at: str | None
-    source: str
-    source_ref: str | None
-    extractor_model: str | None
-    prompt_version: str | None
-    created_at: str | None
-    last_confirmed_at: str | None
-    last_retrieved_at: str | None
-    retrieval_hits: int
-    supersedes: str | None
-    superseded_by: str | None
-    purged: bool
-    purged_at: str | None
+_MODELS: dict[type, type[BaseModel]] = {}
 
 
-class AuditOut(BaseModel):
-    memory_id: str
-    at: str | None
-    actor: str
-    rule: str | None
-    action: str
-    from_status: str | None
-    to_status: str
-    reason: str
+def response_model(shape: type) -> type[BaseModel]:
+    """The pydantic model of a JSON shape, named for it (``MemoryJson`` → ``MemoryOut``): its
+    keys in order, less the CLI-only ones, with their defaults and descriptions."""
+    made = _MODELS.get(shape)
+    if made is not None:
+        return made
+    fields: dict[str, Any] = {}
+    for key, hint in get_type_hints(shape, include_extras=True).items():
+        if get_origin(hint) in (NotRequired, Required):
+            hint = get_args(hint)[0]
+        marks: list[Any] = []
+        if get_origin(hint) is Annotated:
+            hint, *marks = get_args(hint)
+        if any(isinstance(mark, CliOnly) for mark in marks):
+            continue
+        arguments: dict[str, Any] = {}
+        for mark in marks:
+            if isinstance(mark, Default):
+                arguments.update(mark.field_arguments())
+            elif isinstance(mark, Described):
+                arguments["description"] = mark.text
+        fields[key] = (_typed(hint), Field(**arguments))
+    name = shape.__name__.removesuffix("Json") + "Out"
+    made = create_model(name, __doc__=shape.__doc__, **fields)
+    _MODELS[shape] = made
+    return made
 
 
-class ShowOut(MemoryOut):
-    chain: list[MemoryOut]
-    audit: list[AuditOut]
+def _typed(hint: Any) -> Any:
+    """``hint`` with every shape in it replaced by its model."""
+    if is_typeddict(hint):
+        return response_model(hint)
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, UnionType):
+        return reduce(operator.or_, [_typed(arg) for arg in args])
+    if origin is list:
+        return list[_typed(args[0])]  # type: ignore[misc]
+    if origin is dict:
+        return dict[args[0], _typed(args[1])]  # type: ignore[misc,valid-type]
+    return hint
 
 
-class WriteOut(BaseModel):
-    outcome: str
-    reason: str
-    rule: str
-    memory: MemoryOut | None
-    replaced: list[MemoryOut] = Field(
-        default=[], description="the memories this write superseded (a fact slot's old value)"
-    )
+# ------------------------------------------------------------ shapes built outside the records
 
 
-class SplitOut(BaseModel):
-    memory: MemoryOut
-    was_same_slot_as: str
-    restored: MemoryOut | None
-
-
-class ReviewItemOut(BaseModel):
-    pending: MemoryOut
-    reason: str | None = Field(
-        default=None, description="why it waits for the owner (the promotion policy's reason)"
-    )
-    rule: str | None = None
-    would_replace: MemoryOut | None = Field(
-        default=None, description="the active fact of the same slot that confirming supersedes"
-    )
-    would_supersede: MemoryOut | None = Field(default=None, description="same as would_replace")
-
-
-class ObservationOut(BaseModel):
-    queued: bool
-    job_id: str | None
-    notice: str | None
-
-
-class ChatImportOut(BaseModel):
+class ChatImportJson(TypedDict):
+    # An imported chat export (extraction/chat_import.py's report).
     format: Literal["chatgpt", "claude"]
     conversations: int
     conversations_queued: int
@@ -99,123 +92,50 @@ class ChatImportOut(BaseModel):
     dry_run: bool
 
 
-class RecallItemOut(BaseModel):
-    id: str
-    kind: str
-    content: str
-    score: float | None
-    legs: dict[str, int]
-    gates: list[str] = []
-    cosine: float | None = None
-    recency: float | None = None
-    weight: float | None = None
-    # The calibrated relevance and each feature's share of its logit (recall's explain).
-    relevance: float | None = None
-    contributions: dict[str, float] = {}
-    section: str
-    importance: str | None = None
-
-
-class RecallDropOut(BaseModel):
-    id: str
-    reason: str
-    relevance: float | None = None
-    contributions: dict[str, float] = {}
-
-
-class TimeWindowOut(BaseModel):
-    phrase: str
-    start: str
-    end: str
-
-
-class MessageReadOut(BaseModel):
-    """The part of the message recall read: all of it, or its start and its end."""
-
-    chars: int
-    whole: bool
-    head_chars: int
-    tail_chars: int
-    read: str
-    question: str | None = None
-
-
-class RecallQueryOut(BaseModel):
-    words: dict[str, int | None]
-    unknown_names: list[str]
-    read: MessageReadOut | None = None
-
-
-class RecallOut(BaseModel):
-    text: str
-    tokens: int
-    items: list[RecallItemOut]
-    dropped: list[RecallDropOut]
-    legs: dict[str, str]
-    time_window: TimeWindowOut | None
-    query: RecallQueryOut
-    silence: str | None
-
-
-class ContextItemOut(BaseModel):
+class ContextItemJson(TypedDict):
     """A lesson, a memory or a document chunk of the pack (chunks carry their fenced text)."""
 
     type: Literal["lesson", "memory", "chunk"]
     id: str
     score: float | None
     content: str
-    importance: str | None = None
-    memory_kind: str | None = None
-    doc: str | None = None
-    chunk: int | None = None
-    title: str | None = None
-    source: str | None = None
-    pages: list[int] | None = None
-    cite: str | None = None
-    explain: dict[str, Any] | None = None
+    importance: Annotated[str | None, Default(None)]
+    memory_kind: Annotated[str | None, Default(None)]
+    doc: Annotated[str | None, Default(None)]
+    chunk: Annotated[int | None, Default(None)]
+    title: Annotated[str | None, Default(None)]
+    source: Annotated[str | None, Default(None)]
+    pages: Annotated[list[int] | None, Default(None)]
+    cite: Annotated[str | None, Default(None)]
+    explain: Annotated[dict[str, Any] | None, Default(None)]
 
 
-class ContextDropOut(BaseModel):
+class ContextDropJson(TypedDict):
+    # An item the pack left out, and why.
     type: Literal["lesson", "memory", "chunk"]
     id: str
     reason: str
 
 
-class ContextOut(BaseModel):
+class ContextJson(TypedDict):
+    # The context pack (recall/context_policy.py).
     text: str
     tokens: int
     budget: int
-    items: list[ContextItemOut]
-    dropped: list[ContextDropOut]
+    items: list[ContextItemJson]
+    dropped: list[ContextDropJson]
     legs: dict[str, str]
     silence: str | None
 
 
-class SearchItemOut(MemoryOut):
-    score: float
-    legs: dict[str, int]
-
-
-class ConsolidationStepOut(BaseModel):
-    stage: str
-    memory_id: str
-    action: str
-    reason: str
-    new_confidence: float | None
-
-
-class ConsolidationOut(BaseModel):
-    dry_run: bool
-    stages: dict[str, str]
-    steps: list[ConsolidationStepOut]
-
-
-class ForgetRequestOut(BaseModel):
+class ForgetRequestJson(TypedDict):
+    # What the owner asked to forget.
     entity: str | None
     query: str | None
 
 
-class ForgottenMemoryOut(BaseModel):
+class ForgottenMemoryJson(TypedDict):
+    # A memory forget erases (or would).
     id: str
     status: str
     kind: str
@@ -223,111 +143,107 @@ class ForgottenMemoryOut(BaseModel):
     why: str
 
 
-class ForgottenChunkOut(BaseModel):
+class ForgottenChunkJson(TypedDict):
+    # A document chunk forget erases (or would).
     document_id: str
     chunk: int
     preview: str
     why: str
 
 
-class ForgottenDocumentOut(BaseModel):
+class ForgottenDocumentJson(TypedDict):
+    # A document forget erases (or would).
     id: str
     title: str
     chunks: int
     matching_chunks: list[int]
 
 
-class ForgetOut(BaseModel):
-    request: ForgetRequestOut
+class ForgetJson(TypedDict):
+    # The forget plan, or what it erased (memory/forget_policy.py).
+    request: ForgetRequestJson
     summary: str
     names: list[str]
     dry_run: bool
     erased: bool
     request_id: str | None
     at: str
-    memories: list[ForgottenMemoryOut]
-    chunks: list[ForgottenChunkOut]
-    documents: list[ForgottenDocumentOut]
+    memories: list[ForgottenMemoryJson]
+    chunks: list[ForgottenChunkJson]
+    documents: list[ForgottenDocumentJson]
 
 
-class DocumentOut(BaseModel):
-    id: str
-    source_uri: str
-    collection: str
-    source_type: str
-    title: str
-    status: str
-    error: str | None
-    content_hash: str | None
-    document_type: str | None
-    chunks: int
-    tokens: int
-    images_read: int
-    redactions: int = 0
-    bytes: int
-    created_at: str
-    updated_at: str
-    embedded_chunks: int | None = Field(
-        default=None, description="chunks whose vector is stored; the rest are keyword-only"
-    )
-    embedding: str | None = Field(
-        default=None, description='"embedding 120/347" while the worker fills the vectors'
-    )
-    metadata: dict[str, Any] = Field(
-        default_factory=dict,
-        description="what the document says about itself: a Markdown note's front matter, "
-        "#tags and [[wiki links]]",
-    )
-
-
-class IngestOut(BaseModel):
+class IngestJson(TypedDict):
+    # What one ingest did (kb/results.py).
     source: str
     outcome: Literal["ok", "skipped", "queued", "failed"]
     reason: str | None
-    document: DocumentOut | None
+    document: DocumentJson | None
     seconds: float
-    searchable_seconds: float | None = Field(
-        default=None, description="seconds until the chunks were written (keyword-searchable)"
-    )
+    searchable_seconds: Annotated[
+        float | None,
+        Default(None),
+        Described("seconds until the chunks were written (keyword-searchable)"),
+    ]
 
 
-class KbHitOut(BaseModel):
+class KbHitJson(TypedDict):
+    # A passage search_kb found.
     doc: str
     chunk: int
     title: str
     breadcrumb: str
-    pages: list[int] | None = None
-    cite: str | None = None
+    pages: Annotated[list[int] | None, Default(None)]
+    cite: Annotated[str | None, Default(None)]
     source: str
     collection: str
     score: float
     content: str
-    explain: dict[str, Any] | None = None
+    explain: Annotated[dict[str, Any] | None, Default(None)]
 
 
-class KbSearchOut(BaseModel):
+class KbSearchJson(TypedDict):
+    # search_kb's answer.
     query: str
     pinned_collections: list[str]
-    results: list[KbHitOut]
+    results: list[KbHitJson]
 
 
-class KbReadOut(BaseModel):
+class KbReadJson(TypedDict):
+    # read_kb's answer.
     doc: str
     title: str
     chunks: list[int]
-    pages: list[int] | None = None
-    cite: str | None = None
+    pages: Annotated[list[int] | None, Default(None)]
+    cite: Annotated[str | None, Default(None)]
     tokens: int
     next_chunk: int | None
     content: str
 
 
-class HealthOut(BaseModel):
+class SyncPassJson(TypedDict):
+    # What one pass over a synced source did (kb/sync/passes.py).
+    source: SyncSourceJson
+    added: int
+    updated: int
+    unchanged: int
+    renamed: int
+    removed: int
+    skipped: int
+    failed: int
+    erased: int
+    seconds: float
+    error: str | None
+
+
+class HealthJson(TypedDict):
+    # Liveness.
     status: Literal["ok"]
     version: str
 
 
-class EvalCaseOut(BaseModel):
+class EvalCaseJson(TypedDict):
+    # An evaluation case (evaluation/model.py).
     id: str
     question: str
     expected: list[str]
@@ -335,7 +251,8 @@ class EvalCaseOut(BaseModel):
     created_at: str
 
 
-class EvalScoreOut(BaseModel):
+class EvalScoreJson(TypedDict):
+    # A case's score.
     id: str
     question: str
     expected: list[str]
@@ -348,7 +265,8 @@ class EvalScoreOut(BaseModel):
     inactive: list[str]
 
 
-class EvalOverallOut(BaseModel):
+class EvalOverallJson(TypedDict):
+    # The scores over every case.
     cases: int
     recall_at_k: float | None
     block_recall: float | None
@@ -356,14 +274,47 @@ class EvalOverallOut(BaseModel):
     noise_total: int
 
 
-class EvalReportOut(BaseModel):
+class EvalReportJson(TypedDict):
+    # One scoring of the evaluation set.
     label: str
     note: str
     k: int
-    overall: EvalOverallOut
-    cases: list[EvalScoreOut]
+    overall: EvalOverallJson
+    cases: list[EvalScoreJson]
 
 
-class EvalRunOut(BaseModel):
-    baseline: EvalReportOut
-    candidate: EvalReportOut | None
+class EvalRunJson(TypedDict):
+    # The current settings' report and, with overrides, the candidate's.
+    baseline: EvalReportJson
+    candidate: EvalReportJson | None
+
+
+def list_of(model: type[BaseModel]) -> Any:
+    """A route's ``response_model`` for a list of ``model``."""
+    return list[model]  # type: ignore[valid-type]
+
+
+# ------------------------------------------------------------------ the models the routes name
+
+MemoryOut = response_model(MemoryJson)
+AuditOut = response_model(AuditJson)
+ShowOut = response_model(ShowJson)
+WriteOut = response_model(results.WriteJson)
+SplitOut = response_model(results.SplitJson)
+ReviewItemOut = response_model(results.ReviewItemJson)
+ObservationOut = response_model(results.ObservationJson)
+ChatImportOut = response_model(ChatImportJson)
+RecallOut = response_model(results.RecallJson)
+ContextOut = response_model(ContextJson)
+SearchItemOut = response_model(results.SearchItemJson)
+ConsolidationOut = response_model(results.ConsolidationJson)
+ForgetOut = response_model(ForgetJson)
+DocumentOut = response_model(DocumentJson)
+IngestOut = response_model(IngestJson)
+KbSearchOut = response_model(KbSearchJson)
+KbReadOut = response_model(KbReadJson)
+HealthOut = response_model(HealthJson)
+SyncSourceOut = response_model(SyncSourceJson)
+SyncPassOut = response_model(SyncPassJson)
+EvalCaseOut = response_model(EvalCaseJson)
+EvalRunOut = response_model(EvalRunJson)

@@ -222,7 +222,7 @@ class SettingsWatcher:
             log.warning("settings file %s unusable: %s", where, error)
             return
         if routes != self.service.gateway.routes:
-            self.service.gateway = Gateway(routes)
+            self.service.use_gateway(Gateway(routes))
             for operation in ("extract", "merge", "reflect", "caption"):
                 route = routes.get(operation)
                 text = route.describe().partition(": ")[2] if route else "off"

@@ -7,15 +7,22 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Form
 from fastapi.responses import Response
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from memoryd.http import response_models as out
 from memoryd.http import schemas as s
 from memoryd.http.depends import Service
 from memoryd.http.web_html import button_html, csrf_field, table_html
-from memoryd.http.web_session import act, checked
-from memoryd.kb.sync.model import DEFAULT_MAX_BYTES, FileState, SyncSource, counts_label
+from memoryd.http.web_session import FormSession, act
+from memoryd.kb.sync.model import (
+    DEFAULT_MAX_BYTES,
+    FileState,
+    SyncSource,
+    SyncSourceJson,
+    counts_label,
+)
 from memoryd.kb.sync.run import FolderSync, PassReport
 from memoryd.service import MemoryService
 
@@ -40,46 +47,7 @@ class SyncReadmitRequest(s._Strict):
     path: str = Field(min_length=1, max_length=4096)
 
 
-class SyncFileOut(BaseModel):
-    path: str
-    state: str
-    status: str = Field(description='the state as shown: "converting", "embedding 3/7", …')
-    reason: str | None
-    document_id: str | None
-    size: int
-    updated_at: str
-
-
-class SyncSourceOut(BaseModel):
-    id: str
-    location: str
-    kind: str
-    collection: str
-    ignore: list[str]
-    include_hidden: bool
-    max_bytes: int
-    every_seconds: int
-    created_at: str
-    last_looked_at: str | None
-    last_error: str | None
-    files: list[SyncFileOut] = Field(default_factory=list)
-
-
-class SyncPassOut(BaseModel):
-    source: SyncSourceOut
-    added: int
-    updated: int
-    unchanged: int
-    renamed: int
-    removed: int
-    skipped: int
-    failed: int
-    erased: int
-    seconds: float
-    error: str | None
-
-
-def source_json(sync: FolderSync, source: SyncSource) -> dict[str, Any]:
+def source_json(sync: FolderSync, source: SyncSource) -> SyncSourceJson:
     """A source with every file's state."""
     return {**source.to_json(), "files": [f.to_json() for f in sync.files(source.id)]}
 
@@ -94,13 +62,13 @@ def _ran(service: MemoryService, report: PassReport) -> dict[str, Any]:
     return report.to_json()
 
 
-@sync_api.get("/v1/kb/sync", response_model=list[SyncSourceOut])
-def sync_list(service: Service) -> list[dict[str, Any]]:
+@sync_api.get("/v1/kb/sync", response_model=out.list_of(out.SyncSourceOut))
+def sync_list(service: Service) -> list[SyncSourceJson]:
     """Synced sources with each file's state and when each was last looked at."""
     return [source_json(service.sync, source) for source in service.sync.sources()]
 
 
-@sync_api.post("/v1/kb/sync", response_model=SyncPassOut)
+@sync_api.post("/v1/kb/sync", response_model=out.SyncPassOut)
 def sync_add(service: Service, body: SyncAddRequest) -> dict[str, Any]:
     """Keep a folder, file or URL in sync; its first pass runs now."""
     source = service.sync.add(
@@ -114,19 +82,19 @@ def sync_add(service: Service, body: SyncAddRequest) -> dict[str, Any]:
     return _ran(service, service.sync.run_pass(source))
 
 
-@sync_api.delete("/v1/kb/sync/{source_id}", response_model=SyncSourceOut)
-def sync_remove(service: Service, source_id: str, delete_documents: bool = False) -> dict[str, Any]:
+@sync_api.delete("/v1/kb/sync/{source_id}", response_model=out.SyncSourceOut)
+def sync_remove(service: Service, source_id: str, delete_documents: bool = False) -> SyncSourceJson:
     """Stop syncing a source; its documents stay unless ``delete_documents``."""
     return service.sync.remove(source_id, delete_documents=delete_documents).to_json()
 
 
-@sync_api.post("/v1/kb/sync/{source_id}/now", response_model=SyncPassOut)
+@sync_api.post("/v1/kb/sync/{source_id}/now", response_model=out.SyncPassOut)
 def sync_now(service: Service, source_id: str) -> dict[str, Any]:
     """Look at a source now."""
     return _ran(service, service.sync.run_pass(service.sync.source(source_id)))
 
 
-@sync_api.post("/v1/kb/sync/{source_id}/readmit", response_model=SyncPassOut)
+@sync_api.post("/v1/kb/sync/{source_id}/readmit", response_model=out.SyncPassOut)
 def sync_readmit(service: Service, source_id: str, body: SyncReadmitRequest) -> dict[str, Any]:
     """Read again a file whose document the owner removed (sync leaves it out until
     asked)."""
@@ -136,15 +104,13 @@ def sync_readmit(service: Service, source_id: str, body: SyncReadmitRequest) -> 
 
 @sync_pages.post("/documents/sync")
 def page_sync_add(
-    request: Request,
+    session: FormSession,
     service: Service,
-    csrf: str = Form(""),
     location: str = Form(""),
     collection: str = Form("default"),
     ignore: str = Form(""),
 ) -> Response:
     """The documents page's form: sync a folder, file or URL (its first pass runs now)."""
-    checked(request, csrf)
 
     def add_and_look() -> None:
         source = service.sync.add(location, collection=collection or "default",
@@ -156,10 +122,9 @@ def page_sync_add(
 
 @sync_pages.post("/documents/sync/{source_id}/{action}")
 def page_sync_action(
-    request: Request, service: Service, source_id: str, action: str, csrf: str = Form("")
+    session: FormSession, service: Service, source_id: str, action: str
 ) -> Response:
     """The documents page's buttons: look at a source now, stop syncing it."""
-    checked(request, csrf)
     sync = service.sync
     if action == "now":
         return act("/documents", lambda: _ran(service, sync.run_pass(sync.source(source_id))),

@@ -23,10 +23,10 @@ from memoryd.http.web_html import login_html, page_html
 from memoryd.http.web_session import (
     COOKIE,
     SESSION_SECONDS,
+    FormSession,
     Redirect,
     SessionBeforeBody,
     Sessions,
-    checked,
     local_path,
     sessions_of,
 )
@@ -79,9 +79,8 @@ def login(
 
 
 @login_router.post("/logout")
-def logout(request: Request, csrf: str = Form("")) -> Response:
+def logout(request: Request, session: FormSession) -> Response:
     """End the session."""
-    session = checked(request, csrf)
     sessions_of(request).end(session)
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(COOKIE)

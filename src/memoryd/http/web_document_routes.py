@@ -12,8 +12,9 @@ from memoryd.errors import MemorydError
 from memoryd.http.depends import Service
 from memoryd.http.sync_routes import synced_html
 from memoryd.http.web_documents_html import documents_html
-from memoryd.http.web_session import Session, act, checked, csrf_of, flash_redirect, page
+from memoryd.http.web_session import FormSession, Session, act, checked, csrf_of, page
 from memoryd.kb.model import page_label, parse_source_type
+from memoryd.kb.results import IngestResult
 from memoryd.tools import parse_chunk_range
 
 router = APIRouter(include_in_schema=False)
@@ -44,8 +45,10 @@ def upload(
     file: UploadFile = File(...),  # noqa: B008 - FastAPI's declaration style
 ) -> Response:
     """An uploaded document: written (keyword-searchable now), the worker embeds it."""
+    # Checked here, not as a FormSession: a post without its file is refused (422) first.
     checked(request, csrf)
-    try:
+
+    def ingest() -> IngestResult:
         result = service.kb.ingest_bytes(
             file.file.read(),
             file.filename or "upload",
@@ -54,16 +57,18 @@ def upload(
             content_type=file.content_type,
             wait=False,
         )
-    except MemorydError as error:
-        return flash_redirect("/documents", f"error: {error}")
-    service.jobs.wake()
-    pending = result.document.embedding_label if result.document else ""
-    said = (
-        f"{file.filename}: {result.outcome}"
-        + (f" ({result.reason})" if result.reason else "")
-        + (f", keyword-searchable now, {pending}" if pending else "")
-    )
-    return flash_redirect("/documents", said)
+        service.jobs.wake()
+        return result
+
+    def said(result: IngestResult) -> str:
+        pending = result.document.embedding_label if result.document else ""
+        return (
+            f"{file.filename}: {result.outcome}"
+            + (f" ({result.reason})" if result.reason else "")
+            + (f", keyword-searchable now, {pending}" if pending else "")
+        )
+
+    return act("/documents", ingest, said)
 
 
 @router.get("/documents/{document_id}/read")
@@ -86,15 +91,13 @@ def document_read(
 
 @router.post("/documents/{document_id}/{action}")
 def document_action(
-    request: Request,
+    session: FormSession,
     service: Service,
     document_id: str,
     action: str,
-    csrf: str = Form(""),
     title: str = Form(""),
 ) -> Response:
     """Delete, re-ingest or rename a document."""
-    checked(request, csrf)
     kb = service.kb
     if action == "delete":
         return act("/documents", lambda: kb.delete(document_id), "deleted")

@@ -19,7 +19,15 @@ from memoryd.http.web_html import (
     reconfirm_html,
     review_html,
 )
-from memoryd.http.web_session import Session, act, checked, csrf_of, flash_redirect, page
+from memoryd.http.web_session import (
+    FormSession,
+    Session,
+    act,
+    attempt,
+    csrf_of,
+    flash_redirect,
+    page,
+)
 from memoryd.memory.model import Kind, Memory, Status
 from memoryd.memory.review_policy import NO_REASON
 from memoryd.service import MemoryService
@@ -41,14 +49,13 @@ def review_page(request: Request, service: Service, session: Session) -> HTMLRes
 @router.post("/review")
 def review_selected(
     request: Request,
+    session: FormSession,
     service: Service,
-    csrf: str = Form(""),
     action: str = Form(""),
     ids: list[str] = Form(default=[]),  # noqa: B008 - FastAPI's declaration style
 ) -> Response:
     """Confirm or reject every ticked memory, each in its own transaction; the next page
     says what happened to each."""
-    session = checked(request, csrf)
     if action not in BULK_ACTIONS:
         return flash_redirect("/", f"error: unknown action {action!r}; use confirm or reject")
     if not ids:
@@ -61,16 +68,14 @@ def review_selected(
 
 @router.post("/memories/{memory_id}/{action}")
 def memory_action(
-    request: Request,
+    session: FormSession,
     service: Service,
     memory_id: str,
     action: str,
-    csrf: str = Form(""),
     content: str = Form(""),
     back: str = Form("/"),
 ) -> Response:
     """The owner's action on one memory, from the review queue or the memory's page."""
-    checked(request, csrf)
     target = back if back.startswith("/") else "/"
     memories = service.memories
     calls: dict[str, Callable[[str], Memory]] = {
@@ -79,18 +84,17 @@ def memory_action(
         "archive": memories.archive,
         "reconfirm": memories.reconfirm,
     }
-    try:
-        if action == "edit":
-            edited = memories.edit(memory_id, content)
-            return RedirectResponse(
-                f"/memories/{edited.id}?flash=" + quote("edited: the old version is superseded"),
-                status_code=303,
-            )
-        if action == "split":
-            result = memories.split(memory_id)
-            return flash_redirect(target, split_message(result.memory, result.restored))
-    except MemorydError as error:
-        return flash_redirect(target, f"error: {error}")
+    if action == "edit":
+        edited, error = attempt(lambda: memories.edit(memory_id, content))
+        if edited is None:
+            return flash_redirect(target, error or "")
+        return RedirectResponse(
+            f"/memories/{edited.id}?flash=" + quote("edited: the old version is superseded"),
+            status_code=303,
+        )
+    if action == "split":
+        return act(target, lambda: memories.split(memory_id),
+                   lambda split: split_message(split.memory, split.restored))  # fmt: skip
     if action not in calls:
         return flash_redirect(target, f"error: unknown action {action!r}")
     done = f"{action}ed" if action != "archive" else "archived"

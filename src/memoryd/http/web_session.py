@@ -13,16 +13,18 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from hashlib import sha256
-from typing import Annotated, Any
+from typing import Annotated, TypeVar, cast
 from urllib.parse import quote
 
-from fastapi import Depends, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi import Depends, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memoryd.errors import MemorydError
 from memoryd.http.web_html import page_html
+
+T = TypeVar("T")
 
 COOKIE = "memoryd_session"
 # Forms whose body may be large: the session is checked before the body is read.
@@ -131,7 +133,7 @@ async def session_of(request: Request) -> str:
 Session = Annotated[str, Depends(session_of)]
 
 
-def checked(request: Request, csrf: str) -> str:
+def checked(request: Request, csrf: str = Form("")) -> str:
     """The session of a form post whose CSRF token belongs to it, or a redirect."""
     session = request.cookies.get(COOKIE)
     sessions = sessions_of(request)
@@ -140,6 +142,11 @@ def checked(request: Request, csrf: str) -> str:
     if not sessions.csrf_ok(session, csrf):
         raise Redirect("/?flash=" + quote("the form expired; try again"))
     return session
+
+
+# A form route's parameter ``session: FormSession`` is the session whose form (its ``csrf``
+# field) this is: checked before the route runs (else: log in, or the form expired).
+FormSession = Annotated[str, Depends(checked)]
 
 
 def csrf_of(request: Request, session: str) -> str:
@@ -173,17 +180,21 @@ def flash_redirect(location: str, message: str) -> RedirectResponse:
     return RedirectResponse(f"{location}{separator}flash={quote(message)}", status_code=303)
 
 
-def act(location: str, call: Callable[[], Any], done: str) -> RedirectResponse:
-    """Run an action and go back to ``location`` saying ``done``, or the error it raised."""
+def act(location: str, call: Callable[[], T], done: str | Callable[[T], str]) -> RedirectResponse:
+    """Run an action and go back to ``location`` saying ``done`` (or what ``done`` makes of
+    the action's result), or the error it raised."""
+    result, error = attempt(call)
+    if error is not None:
+        return flash_redirect(location, error)
+    return flash_redirect(location, done if isinstance(done, str) else done(cast("T", result)))
+
+
+def attempt(call: Callable[[], T]) -> tuple[T | None, str | None]:
+    """What ``call`` returns, or the page's error line for the refusal it raised."""
     try:
-        call()
-        message = done
-    except MemorydError as error:
-        message = f"error: {error}"
-    return flash_redirect(location, message)
-
-
-Act = Callable[[str, Callable[[], Any], str], Response]
+        return call(), None
+    except MemorydError as problem:
+        return None, f"error: {problem}"
 
 
 def local_path(path: str, fallback: str = "/recall") -> str:

@@ -13,12 +13,13 @@ from memoryd.http import schemas as s
 from memoryd.http.depends import Service, local_instant
 from memoryd.http.limits import IMPORT_CHATS_PATH
 from memoryd.memory.model import Source
+from memoryd.results import ObservationJson, WriteJson
 
 router = APIRouter(tags=["writing"])
 
 
-@router.post("/v1/propose", response_model=list[out.WriteOut])
-def propose(service: Service, body: s.ProposeRequest) -> list[dict[str, Any]]:
+@router.post("/v1/propose", response_model=out.list_of(out.WriteOut))
+def propose(service: Service, body: s.ProposeRequest) -> list[WriteJson]:
     """A batch under the proposal contract; the promotion policy decides each item."""
     results = service.memories.propose(
         {"memories": body.memories}, source=Source(body.source), source_ref=body.source_ref
@@ -27,21 +28,21 @@ def propose(service: Service, body: s.ProposeRequest) -> list[dict[str, Any]]:
 
 
 @router.post("/v1/observe", response_model=out.ObservationOut)
-def observe(service: Service, body: s.ObserveRequest) -> dict[str, Any]:
+def observe(service: Service, body: s.ObserveRequest) -> ObservationJson:
     """After a turn: queue it for background extraction."""
     at = local_instant(body.at, service.zone, "at")
     return service.jobs.observe_turn(body.user, body.summary, at=at).to_json()
 
 
 @router.post("/v1/compaction", response_model=out.ObservationOut)
-def compaction(service: Service, body: s.CompactionRequest) -> dict[str, Any]:
+def compaction(service: Service, body: s.CompactionRequest) -> ObservationJson:
     """Before the conversation is compacted: queue the turns for extraction."""
     turns = [{"role": t.role, "content": t.content, "at": t.at} for t in body.turns]
     return service.jobs.before_compaction(turns).to_json()
 
 
 @router.post("/v1/mission", response_model=out.ObservationOut)
-def mission(service: Service, body: s.MissionRequest) -> dict[str, Any]:
+def mission(service: Service, body: s.MissionRequest) -> ObservationJson:
     """A finished mission's digest: queue it for extraction."""
     finished_at = local_instant(body.finished_at, service.zone, "finished_at")
     digest = MissionDigest(body.title, body.goal, body.outcome, finished_at)

@@ -10,11 +10,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import datetime, time, tzinfo
-from pathlib import Path
 
 from memoryd.clock import Clock
 from memoryd.consolidation.policy import ConsolidationPolicy
-from memoryd.extraction.chat_import import ChatImporter, ChatImportReport, ProgressListener
+from memoryd.extraction.chat_import import ChatImporter
 from memoryd.extraction.queue import ExtractionQueue
 from memoryd.forward import Forward
 from memoryd.jobs.model import Job
@@ -28,19 +27,18 @@ class Jobs:
 
     def __init__(
         self,
+        *,
         worker: WorkerLoop,
         chat_importer: ChatImporter,
         consolidator: Consolidator,
         sync_loop: SyncLoop,
-        *,
         clock: Clock,
     ) -> None:
         self._worker = worker
         self._queue = worker.queue
         self._chat_importer = chat_importer
         self._consolidator = consolidator
-        self._sync_loop = sync_loop
-        # Read at each use: tests swap the service's clock on a running service.
+        self.sync_loop = sync_loop
         self._clock = clock
         self._worker_thread = BackgroundThread("memoryd-worker")
         self._scheduler_thread = BackgroundThread("memoryd-scheduler")
@@ -51,7 +49,7 @@ class Jobs:
         ``sync``, the synced sources' loop too (a source was added or asked to run)."""
         self._worker.wake.set()
         if sync:
-            self._sync_loop.wake.set()
+            self.sync_loop.wake.set()
 
     # ----------------------------------------------------------- extraction queue
     observe_turn = Forward("_queue", ExtractionQueue.observe_turn)
@@ -60,34 +58,8 @@ class Jobs:
     run_jobs = Forward("_queue", ExtractionQueue.run_jobs)
     job = Forward("_queue", ExtractionQueue.job)
 
-    def import_chats(
-        self,
-        path: str | Path,
-        *,
-        format: str = "auto",
-        dry_run: bool = False,
-        now: datetime | None = None,
-        progress: ProgressListener | None = None,
-    ) -> ChatImportReport:
-        """Queue every turn of a ChatGPT or Claude export (``conversations.json`` or the
-        export's .zip; ``format`` ``chatgpt``, ``claude`` or ``auto``) for extraction, oldest
-        first, each dated by the owner's message. Turns already imported are left out, so
-        importing again queues nothing; a file that cannot be read stores nothing, and all the
-        turns are queued in one transaction. ``dry_run`` counts without queueing."""
-        return self._chat_importer.import_file(
-            Path(path), chosen=format, dry_run=dry_run, now=now, progress=progress
-        )
-
-    def import_chat_bytes(
-        self,
-        data: bytes,
-        *,
-        format: str = "auto",
-        dry_run: bool = False,
-        now: datetime | None = None,
-    ) -> ChatImportReport:
-        """:meth:`import_chats` over the file's bytes (an upload)."""
-        return self._chat_importer.import_bytes(data, chosen=format, dry_run=dry_run, now=now)
+    import_chats = Forward("_chat_importer", ChatImporter.import_chats)
+    import_chat_bytes = Forward("_chat_importer", ChatImporter.import_chat_bytes)
 
     def retry_job(self, job_id: str, *, now: datetime | None = None) -> Job:
         """Queue a failed (or waiting) job again, due now (``memoryd jobs retry``)."""
@@ -128,11 +100,11 @@ class Jobs:
     def start_sync(self) -> None:
         """Keep the synced sources current in a background thread (notifications, rescans)
         until ``stop_sync``; the worker embeds what it writes. Idempotent."""
-        self._sync_thread.start(self._sync_loop.run)
+        self._sync_thread.start(self.sync_loop.run)
 
     def stop_sync(self, timeout: float = 30.0) -> None:
         """Stop keeping synced sources current after the pass under way."""
-        self._sync_thread.stop(timeout, wake=self._sync_loop.wake)
+        self._sync_thread.stop(timeout, wake=self.sync_loop.wake)
 
     # ------------------------------------------------------------ consolidation
 

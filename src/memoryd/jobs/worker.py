@@ -62,7 +62,7 @@ class ConsolidationLease(StoreLease):
 class Consolidator:
     """Consolidation runs under the lease, stamped and counted when they complete."""
 
-    def __init__(self, store: Store, run: ConsolidationRun, lease: ConsolidationLease) -> None:
+    def __init__(self, *, store: Store, run: ConsolidationRun, lease: ConsolidationLease) -> None:
         self.store = store
         self.run = run
         self.lease = lease
@@ -148,7 +148,7 @@ class WorkerLoop:
     """Drains the extraction queue, the document retries and the missing chunk vectors, round
     by round."""
 
-    def __init__(self, queue: ExtractionQueue, kb: KnowledgeBase, store: Store) -> None:
+    def __init__(self, *, queue: ExtractionQueue, kb: KnowledgeBase, store: Store) -> None:
         self.queue = queue
         self.kb = kb
         self.store = store

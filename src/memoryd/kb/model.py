@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 from memoryd.errors import InvalidInputError
+from memoryd.json_shapes import Default, Described
 from memoryd.trust.credential_screening import screened_field
 
 
@@ -58,6 +59,44 @@ def check_collection(value: str) -> str:
     return screened_field(name, "collection name")
 
 
+class DocumentJson(TypedDict):
+    # A document as the CLI and the HTTP API show it.
+    id: str
+    source_uri: str
+    collection: str
+    source_type: str
+    title: str
+    status: str
+    error: str | None
+    content_hash: str | None
+    document_type: str | None
+    chunks: int
+    tokens: int
+    images_read: int
+    redactions: Annotated[int, Default(0)]
+    bytes: int
+    created_at: str
+    updated_at: str
+    embedded_chunks: Annotated[
+        int | None,
+        Default(None),
+        Described("chunks whose vector is stored; the rest are keyword-only"),
+    ]
+    embedding: Annotated[
+        str | None,
+        Default(None),
+        Described('"embedding 120/347" while the worker fills the vectors'),
+    ]
+    metadata: Annotated[
+        dict[str, Any],
+        Default(factory=dict),
+        Described(
+            "what the document says about itself: a Markdown note's front matter, "
+            "#tags and [[wiki links]]"
+        ),
+    ]
+
+
 @dataclass(frozen=True)
 class Document:
     """One ingested source (a file, a URL or given bytes)."""
@@ -98,7 +137,7 @@ class Document:
             return ""
         return f"embedding {self.embedded_chunks}/{self.chunk_count}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> DocumentJson:
         """JSON shape for the CLI and API."""
         return {
             "id": self.id,

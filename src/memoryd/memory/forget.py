@@ -9,7 +9,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
-from memoryd.collaborators import Collaborators
 from memoryd.memory.forget_policy import (
     QUERY_MIN_COSINE,
     ForgetRequest,
@@ -23,11 +22,16 @@ from memoryd.memory.forget_policy import (
     memory_text,
     preview,
 )
+from memoryd.memory.lookups import embed_texts, require_memory
 from memoryd.memory.model import Actor, Memory
 from memoryd.words import query_terms
 
 if TYPE_CHECKING:
-    from memoryd.providers.embedder import Vector
+    from memoryd.clock import Clock
+    from memoryd.ids import IdGenerator
+    from memoryd.memory.ledger import Ledger
+    from memoryd.providers.embedder import Embedder, Vector
+    from memoryd.storage.protocols import Store
 
 # The store's key-value table keeps one record per forget: the request and the counts.
 FORGET_META_PREFIX = "forget:"
@@ -64,29 +68,32 @@ class _Probe:
 class Forgetting:
     """The owner's forget request against the store."""
 
-    def __init__(self, parts: Collaborators) -> None:
-        self.parts = parts
+    def __init__(
+        self, *, store: Store, embedder: Embedder, clock: Clock, ids: IdGenerator, ledger: Ledger
+    ) -> None:
+        self.store, self.embedder = store, embedder
+        self.clock, self.ids, self.ledger = clock, ids, ledger
 
     def forget(
         self, entity: str | None, query: str | None, dry_run: bool, now: datetime | None
     ) -> ForgetResult:
         """See :meth:`memoryd.service.MemoryService.forget`."""
         request = ForgetRequest.checked(entity, query)
-        at = self.parts.now(now)
+        at = now or self.clock()
         probe = self._probe(request)
         if dry_run:
             return self._plan(request, probe, at, dry_run=True)
-        store = self.parts.store
+        store = self.store
         with store.transaction():
             # Planned again inside the transaction: what is erased is what is there now.
             result = self._plan(request, probe, at, dry_run=False)
             if result.empty:
                 return result
-            result = replace(result, request_id=self.parts.ids.new_id(at))
+            result = replace(result, request_id=self.ids.new_id(at))
             reason = f"forgotten at the owner's request: {result.summary} ({result.request_id})"
             for item in result.memories:
-                memory = self.parts.require(item.id)
-                self.parts.ledger.purge(memory, actor=Actor.OWNER, at=at, reason=reason)
+                memory = require_memory(self.store, item.id)
+                self.ledger.purge(memory, actor=Actor.OWNER, at=at, reason=reason)
             for document in result.documents:
                 store.kb.delete_document(document.id)
             store.set_meta(FORGET_META_PREFIX + str(result.request_id), _record(result))
@@ -95,11 +102,11 @@ class Forgetting:
 
     def _probe(self, request: ForgetRequest) -> _Probe:
         if request.entity is not None:
-            aliases = self.parts.store.entities.aliases()
+            aliases = self.store.entities.aliases()
             return _Probe(NameMatcher.build(entity_names(request.entity, aliases)))
         assert request.query is not None
         terms = tuple(query_terms(request.query))
-        return _Probe(None, terms, self.parts.embed([request.query])[0])
+        return _Probe(None, terms, embed_texts(self.embedder, [request.query])[0])
 
     def _plan(
         self, request: ForgetRequest, probe: _Probe, at: datetime, *, dry_run: bool
@@ -110,20 +117,20 @@ class Forgetting:
         return ForgetResult(request, names, memories, chunks, documents, dry_run, at)
 
     def _memories(self, probe: _Probe) -> tuple[ForgottenMemory, ...]:
-        live = [m for m in self.parts.store.memories.query() if m.purged_at is None]
+        live = [m for m in self.store.memories.query() if m.purged_at is None]
         if probe.names is not None:
             found = [(m, probe.why_name(memory_text(m), m.entities)) for m in live]
         else:
             candidates = [m for m in live if holds_terms(memory_text(m), probe.terms)]
-            stored = self.parts.store.memories.vectors([m.id for m in candidates])
-            vectors = _with_missing(candidates, stored, lambda m: m.id, memory_text, self.parts)
+            stored = self.store.memories.vectors([m.id for m in candidates])
+            vectors = _with_missing(candidates, stored, lambda m: m.id, memory_text, self.embedder)
             found = [(m, probe.why_query(vectors[m.id])) for m in candidates]
         return tuple(_forgotten_memory(m, why) for m, why in found if why is not None)
 
     def _documents(
         self, probe: _Probe
     ) -> tuple[tuple[ForgottenChunk, ...], tuple[ForgottenDocument, ...]]:
-        kb = self.parts.store.kb
+        kb = self.store.kb
         chunks: list[ForgottenChunk] = []
         documents: list[ForgottenDocument] = []
         for document in kb.documents():
@@ -141,7 +148,7 @@ class Forgetting:
                 by_position = kb.vectors_by_position(document.id) if candidates else {}
                 vectors = _with_missing(
                     candidates, by_position, lambda c: c.position, lambda c: c.embedded_text,
-                    self.parts,
+                    self.embedder,
                 )  # fmt: skip
                 for chunk in candidates:
                     why = probe.why_query(vectors[chunk.position])
@@ -167,13 +174,13 @@ def _with_missing(
     stored: dict[Key, Vector],
     key: Callable[[Row], Key],
     text: Callable[[Row], str],
-    parts: Collaborators,
+    embedder: Embedder,
 ) -> dict[Key, Vector]:
     """The stored vectors, plus one embedded now for each row without one (a chunk still
     waiting for its vector, a memory written while the embedder was away)."""
     missing = [row for row in rows if key(row) not in stored]
     vectors = dict(stored)
-    for row, vector in zip(missing, parts.embed([text(r) for r in missing]), strict=True):
+    for row, vector in zip(missing, embed_texts(embedder, [text(r) for r in missing]), strict=True):
         vectors[key(row)] = vector
     return vectors
 

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, TypedDict
 
+from memoryd.json_shapes import CliOnly
 from memoryd.memory.slot_policy import SlotChoice, slot_key
 
 
@@ -111,6 +112,55 @@ def fact_slot(subject: str, predicate: str) -> str:
     return slot_key(subject, predicate)
 
 
+class MemoryJson(TypedDict):
+    # The public JSON shape of a memory (CLI ``--json`` and the HTTP API).
+    id: str
+    kind: str
+    status: str
+    content: str
+    confidence: float
+    subject: str | None
+    predicate: str | None
+    object: str | None
+    slot: str | None
+    same_slot_as: str | None
+    entities: list[str]
+    cues: Annotated[list[str], CliOnly()]
+    importance: str | None
+    changes_behavior: bool
+    occurred_at: str | None
+    source: str
+    source_ref: str | None
+    extractor_model: str | None
+    prompt_version: str | None
+    created_at: str | None
+    last_confirmed_at: str | None
+    last_retrieved_at: str | None
+    retrieval_hits: int
+    supersedes: str | None
+    superseded_by: str | None
+    purged: bool
+    purged_at: str | None
+
+
+class AuditJson(TypedDict):
+    # One audit entry (``show --json``).
+    memory_id: str
+    at: str | None
+    actor: str
+    rule: str | None
+    action: str
+    from_status: str | None
+    to_status: str
+    reason: str
+
+
+class ShowJson(MemoryJson):
+    # ``show --json``: the memory with its chain (oldest first) and its audit trail.
+    chain: list[MemoryJson]
+    audit: list[AuditJson]
+
+
 @dataclass(frozen=True)
 class Memory:
     """One stored memory row. Never edited in place: corrections supersede it."""
@@ -146,7 +196,7 @@ class Memory:
     # searched by recall's text and vector legs, never shown as its content.
     cues: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> MemoryJson:
         """The public JSON shape of a memory (CLI ``--json`` and the HTTP API)."""
         return {
             "id": self.id,
@@ -192,7 +242,7 @@ class AuditEntry:
     reason: str
     rule: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> AuditJson:
         """JSON shape used by ``show --json``."""
         return {
             "memory_id": self.memory_id,
@@ -259,7 +309,7 @@ class ShowResult:
     chain: tuple[Memory, ...] = field(default_factory=tuple)
     audit: tuple[AuditEntry, ...] = field(default_factory=tuple)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ShowJson:
         """``show --json``: the memory with ``chain`` (oldest first) and ``audit``."""
         return {
             **self.memory.to_json(),

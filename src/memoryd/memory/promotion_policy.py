@@ -207,29 +207,17 @@ def _screen(proposal: Proposal, neighbors: Neighbors, policy: PromotionPolicy) -
         return refused
     rejected = neighbors.nearest_rejected
     if rejected is not None and rejected.cosine >= policy.duplicate_cosine:
-        return Decision(
-            Outcome.DROPPED,
-            "rejection-sticks",
-            f"matches rejected memory {rejected.memory_id} (cosine {rejected.cosine:.3f})",
-            target_id=rejected.memory_id,
-        )
+        return _near(Outcome.DROPPED, "rejection-sticks", "matches rejected memory", rejected)
     reinforced = _reinforcement(proposal, neighbors, policy)
     if reinforced is not None:
         return reinforced
     if neighbors.slot_pending_same_value is not None:
-        return Decision(
-            Outcome.DROPPED,
-            "pending-duplicate",
-            f"same fact slot and value as pending memory {neighbors.slot_pending_same_value}",
-            target_id=neighbors.slot_pending_same_value,
-        )
+        pending_id = neighbors.slot_pending_same_value
+        return _same_slot(Outcome.DROPPED, "pending-duplicate", "pending", pending_id)
     pending = _same_memory(proposal, (neighbors.nearest_pending, *neighbors.more_pending), policy)
     if pending is not None:
-        return Decision(
-            Outcome.DROPPED,
-            "pending-duplicate",
-            f"near-duplicate of pending memory {pending.memory_id} (cosine {pending.cosine:.3f})",
-            target_id=pending.memory_id,
+        return _near(
+            Outcome.DROPPED, "pending-duplicate", "near-duplicate of pending memory", pending
         )
     return None
 
@@ -248,25 +236,29 @@ def _reinforcement(
 ) -> Decision | None:
     holder = neighbors.slot_active
     if holder is not None and same_slot_value(proposal, holder.object, holder.content):
-        return Decision(
-            Outcome.REINFORCED,
-            "reinforce-slot",
-            f"same fact slot and value as active memory {holder.memory_id}",
-            target_id=holder.memory_id,
-        )
+        return _same_slot(Outcome.REINFORCED, "reinforce-slot", "active", holder.memory_id)
     active = _same_memory(proposal, (neighbors.nearest_active, *neighbors.more_active), policy)
     if active is not None:
         # A near-identical sentence in the same slot but with a new value is a correction,
         # not a repetition ("lives in Bali" vs "lives in Bali, Indonesia" aside).
         if holder is not None and active.memory_id == holder.memory_id:
             return None
-        return Decision(
-            Outcome.REINFORCED,
-            "reinforce-similar",
-            f"near-duplicate of active memory {active.memory_id} (cosine {active.cosine:.3f})",
-            target_id=active.memory_id,
+        return _near(
+            Outcome.REINFORCED, "reinforce-similar", "near-duplicate of active memory", active
         )
     return None
+
+
+def _near(outcome: Outcome, rule: str, what: str, match: Match) -> Decision:
+    """A decision about the stored memory ``match`` names, by its cosine."""
+    reason = f"{what} {match.memory_id} (cosine {match.cosine:.3f})"
+    return Decision(outcome, rule, reason, target_id=match.memory_id)
+
+
+def _same_slot(outcome: Outcome, rule: str, status: str, memory_id: str) -> Decision:
+    """A decision about the memory holding the same fact slot with the same value."""
+    reason = f"same fact slot and value as {status} memory {memory_id}"
+    return Decision(outcome, rule, reason, target_id=memory_id)
 
 
 def _same_memory(

@@ -5,35 +5,40 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from memoryd.collaborators import Collaborators, require_status
 from memoryd.consolidation.policy import Stage
 from memoryd.errors import InvalidOperationError
-from memoryd.memory.ledger import Replaced
+from memoryd.memory.ledger import Ledger, Replaced
+from memoryd.memory.lookups import require_memory, require_status, slot_holder
 from memoryd.memory.model import Actor, AuditEntry, Kind, Memory, ShowResult, Status, fact_slot
 from memoryd.memory.review_policy import reason_entry
 from memoryd.results import ReviewItem, SplitResult
+
+if TYPE_CHECKING:
+    from memoryd.clock import Clock
+    from memoryd.storage.protocols import Store
 
 
 class OwnerReview:
     """Owner actions on existing memories, and the views the owner reviews them in."""
 
-    def __init__(self, parts: Collaborators) -> None:
-        self.parts = parts
+    def __init__(self, *, store: Store, clock: Clock, ledger: Ledger) -> None:
+        self.store, self.clock, self.ledger = store, clock, ledger
 
     def confirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Owner action: a pending memory becomes active, superseding its slot's active fact."""
-        at = self.parts.now(now)
-        with self.parts.store.transaction():
-            memory = self.parts.require(memory_id)
+        at = now or self.clock()
+        with self.store.transaction():
+            memory = require_memory(self.store, memory_id)
             require_status(memory, (Status.PENDING,), "confirm")
-            holder = self.parts.slot_holder(memory)
+            holder = slot_holder(self.store, memory)
             replaced = (
                 Replaced(holder, f"superseded by {memory.id}, confirmed by the owner")
                 if holder is not None
                 else None
             )
-            self.parts.ledger.promote(
+            self.ledger.promote(
                 memory,
                 replaced,
                 actor=Actor.OWNER,
@@ -41,7 +46,7 @@ class OwnerReview:
                 at=at,
                 reason="confirmed by the owner",
             )
-            return self.parts.require(memory_id)
+            return require_memory(self.store, memory_id)
 
     def reject(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Owner action: reject a pending or active memory; near-copies stay out from now on."""
@@ -66,14 +71,14 @@ class OwnerReview:
         reason: str,
         now: datetime | None,
     ) -> Memory:
-        at = self.parts.now(now)
-        with self.parts.store.transaction():
-            memory = self.parts.require(memory_id)
+        at = now or self.clock()
+        with self.store.transaction():
+            memory = require_memory(self.store, memory_id)
             require_status(memory, allowed, action)
-            self.parts.ledger.change_status(
+            self.ledger.change_status(
                 memory, status, actor=Actor.OWNER, action=action, at=at, reason=reason
             )
-            return self.parts.require(memory_id)
+            return require_memory(self.store, memory_id)
 
     def split(self, memory_id: str, *, now: datetime | None = None) -> SplitResult:
         """Owner action: a fact that was treated as the same slot as another predicate
@@ -81,11 +86,11 @@ class OwnerReview:
         that slot's fact on arrival, that fact is active again and the supersede between
         them is undone; a pending one no longer would replace anything. Later facts with
         its predicate go to its own slot."""
-        at = self.parts.now(now)
-        memories = self.parts.store.memories
-        ledger = self.parts.ledger
-        with self.parts.store.transaction():
-            memory = self.parts.require(memory_id)
+        at = now or self.clock()
+        memories = self.store.memories
+        ledger = self.ledger
+        with self.store.transaction():
+            memory = require_memory(self.store, memory_id)
             require_status(memory, (Status.PENDING, Status.ACTIVE), "split")
             joined = memory.same_slot_as
             if joined is None or not memory.subject or not memory.predicate:
@@ -125,8 +130,8 @@ class OwnerReview:
                         f"was treated as the same slot as {joined!r}, and the owner split them"
                     ),
                 )
-            restored = self.parts.require(replaced.id) if replaced is not None else None
-            return SplitResult(self.parts.require(memory.id), joined, restored)
+            restored = require_memory(self.store, replaced.id) if replaced is not None else None
+            return SplitResult(require_memory(self.store, memory.id), joined, restored)
 
     def _wrongly_replaced(self, memory: Memory) -> Memory | None:
         """The fact an active, vocabulary-placed ``memory`` replaced when it arrived in the
@@ -134,7 +139,7 @@ class OwnerReview:
         slot has no other active fact since."""
         if memory.status is not Status.ACTIVE or memory.supersedes is None:
             return None
-        old = self.parts.store.memories.get(memory.supersedes)
+        old = self.store.memories.get(memory.supersedes)
         if (
             old is None
             or old.status is not Status.ARCHIVED
@@ -144,19 +149,19 @@ class OwnerReview:
             or old.slot != memory.slot
         ):
             return None
-        others = self.parts.store.memories.in_slot(old.slot, Status.ACTIVE)
+        others = self.store.memories.in_slot(old.slot, Status.ACTIVE)
         if any(m.id != memory.id for m in others):
             return None
         return old
 
     def reconfirm(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Owner action: an active memory is still true; ``last_confirmed_at`` moves to now."""
-        at = self.parts.now(now)
-        with self.parts.store.transaction():
-            memory = self.parts.require(memory_id)
+        at = now or self.clock()
+        with self.store.transaction():
+            memory = require_memory(self.store, memory_id)
             require_status(memory, (Status.ACTIVE,), "reconfirm")
-            self.parts.store.memories.mark_confirmed(memory.id, at)
-            self.parts.ledger.change_status(
+            self.store.memories.mark_confirmed(memory.id, at)
+            self.ledger.change_status(
                 memory,
                 Status.ACTIVE,
                 actor=Actor.OWNER,
@@ -164,11 +169,11 @@ class OwnerReview:
                 at=at,
                 reason="reconfirmed by the owner",
             )
-            return self.parts.require(memory_id)
+            return require_memory(self.store, memory_id)
 
     def reconfirmation_queue(self) -> list[Memory]:
         """Active facts whose confidence consolidation lowered and nobody reconfirmed since."""
-        store = self.parts.store
+        store = self.store
         queue = []
         for memory in store.memories.query(status=Status.ACTIVE, kind=Kind.FACT):
             if memory.supersedes is None:
@@ -183,7 +188,7 @@ class OwnerReview:
     def review_queue(self) -> list[ReviewItem]:
         """Pending memories, oldest first, each with why it waits (``reason``) and the active
         fact it would supersede (``would_replace``)."""
-        pending = self.parts.store.memories.query(status=Status.PENDING, newest_first=False)
+        pending = self.store.memories.query(status=Status.PENDING, newest_first=False)
         return self.review_items(pending)
 
     def review_items(self, memories: Sequence[Memory]) -> list[ReviewItem]:
@@ -191,7 +196,7 @@ class OwnerReview:
         one, the promotion policy's reason) and, for a fact, the active fact of its slot it
         would replace. One read of the audit trail for them all."""
         trails: dict[str, list[AuditEntry]] = {}
-        for entry in self.parts.store.audit.for_memories([m.id for m in memories]):
+        for entry in self.store.audit.for_memories([m.id for m in memories]):
             trails.setdefault(entry.memory_id, []).append(entry)
         items = []
         for memory in memories:
@@ -199,7 +204,7 @@ class OwnerReview:
             items.append(
                 ReviewItem(
                     memory,
-                    self.parts.slot_holder(memory),
+                    slot_holder(self.store, memory),
                     reason=why.reason if why else None,
                     rule=why.rule if why else None,
                 )
@@ -208,9 +213,9 @@ class OwnerReview:
 
     def show(self, memory_id: str) -> ShowResult:
         """A memory with its supersede chain (oldest first) and the audit trail of the chain."""
-        memory = self.parts.require(memory_id)
+        memory = require_memory(self.store, memory_id)
         chain = self._chain(memory)
-        audit = self.parts.store.audit.for_memories([m.id for m in chain])
+        audit = self.store.audit.for_memories([m.id for m in chain])
         return ShowResult(memory=memory, chain=tuple(chain), audit=tuple(audit))
 
     def _chain(self, memory: Memory) -> list[Memory]:
@@ -226,7 +231,7 @@ class OwnerReview:
         found: list[Memory] = []
         cursor = start
         while (next_id := step(cursor)) and next_id not in seen:
-            following = self.parts.store.memories.get(next_id)
+            following = self.store.memories.get(next_id)
             if following is None:
                 break
             found.append(following)

@@ -10,11 +10,13 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from memoryd.clock import Clock
 from memoryd.errors import MemoryNotFoundError
 from memoryd.forward import Forward
 from memoryd.ids import resolve_prefix
 from memoryd.memory.forget import Forgetting
 from memoryd.memory.forget_policy import ForgetResult
+from memoryd.memory.lookups import require_memory
 from memoryd.memory.model import (
     Actor,
     Importance,
@@ -38,15 +40,15 @@ class Memories:
 
     def __init__(
         self,
+        *,
         store: Store,
         writer: MemoryWriter,
         review: OwnerReview,
         forgetting: Forgetting,
-        *,
-        now: Callable[[datetime | None], datetime],
+        clock: Clock,
         settle: Callable[[], None],
     ) -> None:
-        self._store, self._now = store, now
+        self._store, self._clock = store, clock
         self._writer, self._review, self._forgetting = writer, review, forgetting
         # Reads wait for the retrieval stamps of earlier recalls, so they see them.
         self._settle = settle
@@ -102,7 +104,7 @@ class Memories:
         else:
             proposals = tuple(batch)
         provenance = Provenance(source, source_ref, extractor_model, prompt_version)
-        return self._writer.propose(proposals, provenance, self._now(now), tainted_by)
+        return self._writer.propose(proposals, provenance, now or self._clock(), tainted_by)
 
     def edit(
         self,
@@ -173,10 +175,7 @@ class Memories:
     def get(self, memory_id: str) -> Memory:
         """One memory, or MemoryNotFoundError."""
         self._settle()
-        memory = self._store.memories.get(memory_id.strip())
-        if memory is None:
-            raise MemoryNotFoundError(f"no memory with id {memory_id!r}")
-        return memory
+        return require_memory(self._store, memory_id)
 
     def show(self, memory_id: str) -> ShowResult:
         """A memory with its supersede chain (oldest first) and the audit trail of the chain."""

@@ -29,7 +29,7 @@ from memoryd.memory.slot_policy import (
 from memoryd.providers.embedder import Embedder, LocalMiniLM
 
 if TYPE_CHECKING:
-    from memoryd.collaborators import Collaborators
+    from memoryd.memory.ledger import Ledger
     from memoryd.providers.embedder import Vector
     from memoryd.storage.protocols import Store
 
@@ -53,16 +53,11 @@ class SlotVocabulary:
     threshold was calibrated for (the store's own when it is that model, else a local copy
     of it, loaded on first need)."""
 
-    def __init__(self, parts: Collaborators) -> None:
-        self.parts = parts
+    def __init__(self, *, store: Store, embedder: Embedder, policy: SlotPolicy) -> None:
+        self.store, self.embedder, self.policy = store, embedder, policy
         self._vectors: dict[str, Vector] = {}
         self._local: Embedder | None = None
         self._lock = threading.Lock()
-
-    @property
-    def policy(self) -> SlotPolicy:
-        """The slot policy (part of the promotion policy)."""
-        return self.parts.policy.slots
 
     def place(self, proposal: Proposal) -> Proposal:
         """``proposal`` with the slot its subject's vocabulary gives it: unchanged when it is
@@ -71,7 +66,7 @@ class SlotVocabulary:
         subject, predicate = proposal.subject, proposal.predicate
         if proposal.kind is not Kind.FACT or not subject or not predicate:
             return proposal
-        facts = self.parts.store.memories.live_facts_about([canonical_subject(subject)])
+        facts = self.store.memories.live_facts_about([canonical_subject(subject)])
         entries = [
             VocabularyEntry(m.predicate, m.slot, m.same_slot_as)
             for m in facts
@@ -109,7 +104,7 @@ class SlotVocabulary:
         return [self._vectors[text] for text in texts]
 
     def _embedder(self) -> Embedder:
-        store_embedder = self.parts.embedder
+        store_embedder = self.embedder
         if store_embedder.model == self.policy.calibrated_for:
             return store_embedder
         with self._lock:
@@ -146,18 +141,17 @@ def known_predicates(store: Store, text: str) -> list[tuple[str, list[str]]]:
     return listed
 
 
-def reslot_if_needed(parts: Collaborators, now: datetime | None = None) -> int | None:
+def reslot_if_needed(store: Store, ledger: Ledger, at: datetime) -> int | None:
     """Re-slot the store once, when its slots were keyed before canonical forms: under the
     write lock, in one transaction, recorded in meta (so a second process opening the store
     at the same time finds it done). The number of facts that stepped back to pending, or
     None when there was nothing to do."""
-    store = parts.store
     if store.get_meta(SLOT_SCHEME_KEY) == SLOT_SCHEME:
         return None
     with store.transaction():
         if store.get_meta(SLOT_SCHEME_KEY) == SLOT_SCHEME:
             return None
-        demoted = _reslot(parts, parts.now(now))
+        demoted = _reslot(store, ledger, at)
         store.set_meta(SLOT_SCHEME_KEY, SLOT_SCHEME)
     if demoted:
         log.warning(
@@ -168,8 +162,8 @@ def reslot_if_needed(parts: Collaborators, now: datetime | None = None) -> int |
     return demoted
 
 
-def _reslot(parts: Collaborators, at: datetime) -> int:
-    memories = parts.store.memories
+def _reslot(store: Store, ledger: Ledger, at: datetime) -> int:
+    memories = store.memories
     slotted = memories.slotted()
     by_id = {memory.id: memory for memory in slotted}
     plan = plan_reslot(
@@ -188,7 +182,7 @@ def _reslot(parts: Collaborators, at: datetime) -> int:
     )
     for demotion in plan.demotions:
         keeper = by_id[demotion.keeper_id]
-        parts.ledger.change_status(
+        ledger.change_status(
             by_id[demotion.memory_id],
             Status.PENDING,
             actor=Actor.SYSTEM,

@@ -9,10 +9,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from memoryd.collaborators import Collaborators, clean_text, require_status
 from memoryd.errors import CredentialRefusedError, InvalidInputError, InvalidOperationError
 from memoryd.memory.entity_policy import extract_entities
-from memoryd.memory.ledger import Replaced
+from memoryd.memory.ledger import Ledger, Replaced
+from memoryd.memory.lookups import (
+    clean_text,
+    embed_texts,
+    require_memory,
+    require_status,
+    slot_holder,
+)
 from memoryd.memory.model import (
     Actor,
     Importance,
@@ -31,6 +37,7 @@ from memoryd.memory.promotion_policy import (
     Match,
     Neighbors,
     Outcome,
+    PromotionPolicy,
     SlotHolder,
     plan_promotion,
     plan_remember,
@@ -43,7 +50,10 @@ from memoryd.trust.credential_screening import find_credential
 from memoryd.words import strip_controls, visible_controls
 
 if TYPE_CHECKING:
-    from memoryd.providers.embedder import Vector
+    from memoryd.clock import Clock
+    from memoryd.ids import IdGenerator
+    from memoryd.providers.embedder import Embedder, Vector
+    from memoryd.storage.protocols import Store
 
 
 @dataclass(frozen=True)
@@ -75,13 +85,23 @@ EVENT_NEIGHBORS = 5
 class MemoryWriter:
     """The write paths of the memory service."""
 
-    def __init__(self, parts: Collaborators) -> None:
-        self.parts = parts
-        self.slots = SlotVocabulary(parts)
+    def __init__(
+        self,
+        *,
+        store: Store,
+        embedder: Embedder,
+        policy: PromotionPolicy,
+        slots: SlotVocabulary,
+        clock: Clock,
+        ids: IdGenerator,
+        ledger: Ledger,
+    ) -> None:
+        self.store, self.embedder, self.policy, self.slots = store, embedder, policy, slots
+        self.clock, self.ids, self.ledger = clock, ids, ledger
 
     def remember(self, asked: RememberRequest, now: datetime | None) -> WriteResult:
         """See :meth:`memoryd.service.MemoryService.remember`."""
-        at = self.parts.now(now)
+        at = now or self.clock()
         content = clean_text(asked.content, "memory text")
         if (asked.subject is None) != (asked.predicate is None):
             raise InvalidInputError(
@@ -107,13 +127,11 @@ class MemoryWriter:
         actor = asked.actor
         source = Source.OWNER if actor is Actor.OWNER else Source.REMEMBER
         provenance = Provenance(source=source)
-        vector = self.parts.embed([content])[0]
-        with self.parts.store.transaction():
+        vector = embed_texts(self.embedder, [content])[0]
+        with self.store.transaction():
             proposal = self.slots.place(proposal)
             neighbors = self._neighbors(proposal, vector, actor)
-            decision = plan_remember(
-                proposal, actor, neighbors, self.parts.policy, asked.tainted_by
-            )
+            decision = plan_remember(proposal, actor, neighbors, self.policy, asked.tainted_by)
             if decision.rule == CREDENTIAL_RULE:
                 # Whoever asked, a credential is refused loudly, not dropped quietly.
                 raise CredentialRefusedError(
@@ -135,17 +153,15 @@ class MemoryWriter:
         # Neighbours are found by content alone (the duplicate thresholds were set on it); a
         # memory with cues stores the vector of its content with its cues, in the same batch.
         cued = [embedded_text(p.content, p.cues) for p in proposals if p.cues]
-        vectors = self.parts.embed([p.content for p in proposals] + cued)
+        vectors = embed_texts(self.embedder, [p.content for p in proposals] + cued)
         stored_cued = iter(vectors[len(proposals) :])
         results: list[WriteResult] = []
         source = provenance.source
-        with self.parts.store.transaction():
+        with self.store.transaction():
             for given, vector in zip(proposals, vectors, strict=False):
                 proposal = self.slots.place(given)
                 neighbors = self._neighbors(proposal, vector, Actor.POLICY)
-                decision = plan_promotion(
-                    proposal, source, neighbors, self.parts.policy, tainted_by
-                )
+                decision = plan_promotion(proposal, source, neighbors, self.policy, tainted_by)
                 stored = next(stored_cued) if given.cues else vector
                 results.append(
                     self._apply(decision, proposal, stored, provenance, Actor.POLICY, at)
@@ -156,7 +172,7 @@ class MemoryWriter:
         self, memory_id: str, content: str, object: str | None, now: datetime | None
     ) -> Memory:
         """See :meth:`memoryd.service.MemoryService.edit`."""
-        at = self.parts.now(now)
+        at = now or self.clock()
         content = clean_text(content, "new text")
         credential = find_credential(content + "\n" + (object or ""))
         if credential is not None:
@@ -164,10 +180,10 @@ class MemoryWriter:
                 f"refusing to store this: it looks like a {credential.label}. memoryd never "
                 "stores credentials"
             )
-        vector = self.parts.embed([content])[0]
-        ledger = self.parts.ledger
-        with self.parts.store.transaction():
-            old = self.parts.require(memory_id)
+        vector = embed_texts(self.embedder, [content])[0]
+        ledger = self.ledger
+        with self.store.transaction():
+            old = require_memory(self.store, memory_id)
             require_status(old, (Status.PENDING, Status.ACTIVE), "edit")
             if old.purged_at is not None:
                 raise InvalidOperationError(f"memory {memory_id} was purged and cannot be edited")
@@ -186,7 +202,7 @@ class MemoryWriter:
                 prompt_version=None,
                 last_confirmed_at=at,
             )
-            holder = self.parts.slot_holder(old) if old.status is Status.PENDING else None
+            holder = slot_holder(self.store, old) if old.status is Status.PENDING else None
             replaced = [Replaced(old, f"edited by the owner into {new.id}")]
             if holder is not None:
                 # The slot's history (holder → new) is the chain a reader follows; the edited
@@ -195,33 +211,33 @@ class MemoryWriter:
             ledger.supersede(
                 replaced, new, vector, actor=Actor.OWNER, at=at, reason=f"owner edit of {old.id}"
             )
-            return self.parts.require(new.id)
+            return require_memory(self.store, new.id)
 
     def purge(self, memory_id: str, *, now: datetime | None = None) -> Memory:
         """Owner action: erase a memory's content for privacy, keeping a tombstone."""
-        at = self.parts.now(now)
-        with self.parts.store.transaction():
-            memory = self.parts.require(memory_id)
+        at = now or self.clock()
+        with self.store.transaction():
+            memory = require_memory(self.store, memory_id)
             if memory.purged_at is not None:
                 return memory
-            self.parts.ledger.purge(
+            self.ledger.purge(
                 memory, actor=Actor.OWNER, at=at, reason="content erased at the owner's request"
             )
-        self.parts.store.erase_traces()
-        return self.parts.require(memory_id)
+        self.store.erase_traces()
+        return require_memory(self.store, memory_id)
 
     def add_alias(self, name: str, alias: str) -> None:
         """Owner action: ``alias`` names the same entity as ``name`` (for the entity leg)."""
         if not name.strip() or not alias.strip():
             raise InvalidInputError("an alias needs both a name and the alias")
-        with self.parts.store.transaction():
-            self.parts.store.entities.add_alias(name.strip(), alias.strip())
+        with self.store.transaction():
+            self.store.entities.add_alias(name.strip(), alias.strip())
 
     def _neighbors(self, proposal: Proposal, vector: Vector, actor: Actor) -> Neighbors:
         slot = proposal.slot
         holder = None
         pending_same = None
-        memories = self.parts.store.memories
+        memories = self.store.memories
         if slot is not None:
             holders = memories.in_slot(slot, Status.ACTIVE)
             if holders:
@@ -249,10 +265,10 @@ class MemoryWriter:
         )
 
     def _nearest(self, vector: Vector, status: Status, k: int) -> list[Match]:
-        hits = self.parts.store.vectors.nearest(vector, [status], k)
+        hits = self.store.vectors.nearest(vector, [status], k)
         if k == 1:
             return [Match(hit.memory_id, hit.cosine) for hit in hits]
-        found = self.parts.store.memories.get_many([hit.memory_id for hit in hits])
+        found = self.store.memories.get_many([hit.memory_id for hit in hits])
         matches = []
         for hit in hits:
             memory = found.get(hit.memory_id)
@@ -277,17 +293,20 @@ class MemoryWriter:
             return WriteResult(decision.outcome, decision.reason, decision.rule, None)
         if decision.outcome is Outcome.REINFORCED:
             assert decision.target_id is not None
-            target = self.parts.require(decision.target_id)
-            self.parts.store.memories.mark_confirmed(target.id, at)
+            target = require_memory(self.store, decision.target_id)
+            self.store.memories.mark_confirmed(target.id, at)
             # Reinforcement vouches for the row (an audited same-status change).
-            self.parts.ledger.change_status(target, target.status, actor=actor, at=at,
+            self.ledger.change_status(target, target.status, actor=actor, at=at,
                 action="reinforce", reason=decision.reason, rule=decision.rule)  # fmt: skip
             return WriteResult(
-                decision.outcome, decision.reason, decision.rule, self.parts.require(target.id)
+                decision.outcome,
+                decision.reason,
+                decision.rule,
+                require_memory(self.store, target.id),
             )
         status = Status.ACTIVE if decision.outcome is Outcome.ACTIVATED else Status.PENDING
         memory = Memory(
-            id=self.parts.ids.new_id(at),
+            id=self.ids.new_id(at),
             kind=proposal.kind,
             status=status,
             content=proposal.content,
@@ -312,17 +331,17 @@ class MemoryWriter:
         )
         replaced = []
         if decision.supersedes is not None:
-            old = self.parts.require(decision.supersedes)
+            old = require_memory(self.store, decision.supersedes)
             replaced.append(Replaced(old, f"superseded by {memory.id}: {decision.reason}"))
-        self.parts.ledger.supersede(
+        self.ledger.supersede(
             replaced, memory, vector, actor=actor, at=at, reason=decision.reason, rule=decision.rule
         )
         return WriteResult(
             decision.outcome,
             decision.reason,
             decision.rule,
-            self.parts.require(memory.id),
-            tuple(self.parts.require(old.memory.id) for old in replaced),
+            require_memory(self.store, memory.id),
+            tuple(require_memory(self.store, old.memory.id) for old in replaced),
         )
 
 

@@ -304,7 +304,7 @@ def _required(value: Any) -> datetime:
 
 
 def _memory_json(memory: Memory) -> dict[str, Any]:
-    shaped = memory.to_json()
+    shaped: dict[str, Any] = {**memory.to_json()}
     shaped.pop("purged", None)
     return shaped
 

@@ -122,14 +122,6 @@ def embed_key_setting(settings: SettingValues) -> Setting | None:
     return min(given, key=lambda found: found.origin) if given else None
 
 
-def load_embed_settings(
-    home: Path, environ: Mapping[str, str] | None = None
-) -> EmbedSettings | None:
-    """:func:`embed_settings_of` for the settings under ``home`` with ``environ`` (default:
-    this process's environment)."""
-    return embed_settings_of(_values_at(home, environ))
-
-
 def embedder_of(settings: SettingValues) -> Embedder:
     """The embedder the settings name: an endpoint, or the local MiniLM."""
     found = embed_settings_of(settings)

@@ -12,7 +12,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import Protocol
 
 from memoryd.clock import Clock
 from memoryd.errors import InvalidInputError, StoreFullError
@@ -259,65 +258,3 @@ def _within(memory: Memory, window: TimeWindow | None) -> bool:
         return True
     instant = memory.occurred_at or memory.created_at
     return window.contains(instant)
-
-
-class SharedParts(Protocol):
-    """The service's shared collaborators, as the wiring holds them while the service still
-    shares one mutable bag among its parts (``service.embedder = ...`` reaches every part)."""
-
-    embedder: Embedder
-    recall_policy: RecallPolicy
-
-    @property
-    def clock(self) -> Clock: ...
-    @property
-    def store(self) -> Store: ...
-    @property
-    def tokenizer(self) -> TokenCodec: ...
-    @property
-    def zone(self) -> tzinfo: ...
-
-
-class SharedPartsRetriever(Retriever):
-    """A :class:`Retriever` over the service's shared collaborators: a replaced embedder,
-    recall policy or clock reaches it. The adapter for wiring that shares one bag; a part
-    built with its own dependencies needs none."""
-
-    def __init__(self, parts: SharedParts) -> None:
-        self._parts = parts
-        super().__init__(
-            store=parts.store,
-            embedder=parts.embedder,
-            tokenizer=parts.tokenizer,
-            policy=parts.recall_policy,
-            clock=parts.clock,
-            zone=parts.zone,
-        )
-
-    @property
-    def embedder(self) -> Embedder:
-        """The service's current embedder."""
-        return self._parts.embedder
-
-    @embedder.setter
-    def embedder(self, value: Embedder) -> None:
-        self._parts.embedder = value
-
-    @property
-    def policy(self) -> RecallPolicy:
-        """The service's current recall policy."""
-        return self._parts.recall_policy
-
-    @policy.setter
-    def policy(self, value: RecallPolicy) -> None:
-        self._parts.recall_policy = value
-
-    @property
-    def clock(self) -> Clock:
-        """The service's current clock."""
-        return self._parts.clock
-
-    @clock.setter
-    def clock(self, value: Clock) -> None:
-        if value is not self._parts.clock:
-            raise AttributeError("the clock is the service's: replace it there")

@@ -113,12 +113,6 @@ class NextVectorRows(Generic[ConnectionT]):
         self._db.execute(_FORGET_TARGET)
         return 0
 
-    def abandon(self) -> int:
-        """Drop the set and forget the target."""
-        dropped = self._drop()
-        self._db.execute(_FORGET_TARGET)
-        return dropped
-
     def _drop(self) -> int:
         dropped = sum(done for done, _ in self.counts().values())
         for statement in self._drop_all:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from psycopg.types.json import Jsonb
 
 from memoryd.errors import StoreNotAnsweringError, StoreUnavailableError
-from memoryd.storage.row_dialect import RowDialect
+from memoryd.storage.row_dialect import FetchedRows, RowDialect
 
 if TYPE_CHECKING:
     from memoryd.providers.embedder import Vector
@@ -128,7 +128,7 @@ class PostgresDatabase:
             with self.connection() as fresh:
                 cursor = fresh.execute(sql, params)
                 # Rows must be read before the connection goes back to the pool.
-                return _Buffered(cursor.fetchall() if cursor.description else [], cursor.rowcount)
+                return FetchedRows(cursor.fetchall() if cursor.description else [], cursor.rowcount)
 
     def select_in(self, select: str, column: str, values: Sequence[Any]) -> list[Any]:
         """The rows of ``select`` whose ``column`` is one of ``values`` (one array parameter)."""
@@ -240,20 +240,6 @@ def server_gone(error: BaseException) -> bool:
     if state is None:
         return True
     return str(state).startswith("08") or state in SHUTDOWN_STATES
-
-
-class _Buffered:
-    """Fetched rows of a statement run outside a transaction."""
-
-    def __init__(self, rows: list[Any], rowcount: int) -> None:
-        self._rows = rows
-        self.rowcount = rowcount
-
-    def fetchone(self) -> Any:
-        return self._rows[0] if self._rows else None
-
-    def fetchall(self) -> list[Any]:
-        return self._rows
 
 
 def redacted_url(url: str) -> str:

@@ -124,10 +124,6 @@ class NextVectors(Protocol):
         is missing one; else change nothing. Returns the rows still missing (0: switched)."""
         ...
 
-    def abandon(self) -> int:
-        """Drop the set and the target (returns how many vectors were dropped)."""
-        ...
-
 
 class ImportedChats(Protocol):
     """Which conversation messages ``import-chats`` already queued, by source."""

@@ -2,12 +2,13 @@
 mark, and how times and JSON go into a column and come back out.
 
 The shared row modules (memory_rows, job_rows, audit_rows, meta_rows, kb_rows) write their SQL
-once, with ``?`` marks, and read and write values through a :class:`RowDialect`.
+once, with ``?`` marks, and read and write values through a :class:`RowDialect`; what
+both hand back for rows read at once is one :class:`FetchedRows`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -27,6 +28,25 @@ class SqlConnection(Protocol):
         """The rows of ``select`` (no WHERE of its own) whose ``column`` is one of ``values``,
         passed as the backend passes a list."""
         ...
+
+
+class FetchedRows:
+    """A statement's rows, read before its cursor went away (a read on SQLite's reader, a
+    statement PostgreSQL ran outside a transaction): ``fetchone``, ``fetchall``, iteration and
+    ``rowcount`` as a cursor has them (-1 for a read, as SQLite says)."""
+
+    def __init__(self, rows: list[Any], rowcount: int = -1) -> None:
+        self._rows = rows
+        self.rowcount = rowcount
+
+    def fetchone(self) -> Any:
+        return self._rows[0] if self._rows else None
+
+    def fetchall(self) -> list[Any]:
+        return self._rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._rows)
 
 
 class VectorTables(Protocol):

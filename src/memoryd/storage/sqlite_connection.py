@@ -21,7 +21,7 @@ import sqlean as sqlite3
 from memoryd.clock import to_db
 from memoryd.errors import StoreFullError, StoreUnavailableError
 from memoryd.storage.full_disk import full_disk_reported, require_room
-from memoryd.storage.row_dialect import RowDialect
+from memoryd.storage.row_dialect import FetchedRows, RowDialect
 
 if TYPE_CHECKING:
     from memoryd.providers.embedder import Vector
@@ -66,7 +66,7 @@ class SqliteConnection:
         if reader is not None:
             if self.reading:
                 return reader.execute(sql, params)
-            return _Fetched(reader.execute(sql, params).fetchall())
+            return FetchedRows(reader.execute(sql, params).fetchall())
         with self.lock:
             try:
                 with full_disk_reported(self.path):
@@ -223,22 +223,6 @@ def _whole_frames(wal: Path) -> int | None:
     frame = _FRAME_HEADER + struct.unpack(">I", header[8:12])[0]
     whole = _WAL_HEADER + (size - _WAL_HEADER) // frame * frame
     return whole if whole < size else None
-
-
-class _Fetched:
-    """The rows of a read, already fetched."""
-
-    def __init__(self, rows: list[Any]) -> None:
-        self._rows = rows
-
-    def fetchone(self) -> Any:
-        return self._rows[0] if self._rows else None
-
-    def fetchall(self) -> list[Any]:
-        return self._rows
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._rows)
 
 
 def _connect(path: Path) -> Any:

@@ -47,7 +47,6 @@ FURNITURE_SHARE = 0.3
 FURNITURE_MIN_PAGES = 3
 
 PAGE_MARK = "<!-- page {} -->"
-PAGE_MARK_PATTERN = re.compile(r"^<!-- page (\d+) -->$")
 
 _PAGE_NUMBER = re.compile(
     r"^(?:page\s+)?[-–—]?\s*(?:\d{1,4}|[ivxlcdm]{1,6})\s*[-–—]?(?:\s+of\s+\d{1,4})?$", re.I

@@ -6,7 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, NotRequired, TypedDict
+
+from memoryd.json_shapes import Default, Described
 
 
 class SourceKind(StrEnum):
@@ -44,6 +46,35 @@ MIN_INTERVAL_SECONDS = 10
 DEFAULT_MAX_BYTES = 10_000_000
 
 
+class SyncFileJson(TypedDict):
+    # A file of a synced source (``status`` is the state as shown, added by FileStatus).
+    path: str
+    state: str
+    status: NotRequired[
+        Annotated[str, Described('the state as shown: "converting", "embedding 3/7", …')]
+    ]
+    reason: str | None
+    document_id: str | None
+    size: int
+    updated_at: str
+
+
+class SyncSourceJson(TypedDict):
+    # A synced source (with its files' states where the HTTP API lists them).
+    id: str
+    location: str
+    kind: str
+    collection: str
+    ignore: list[str]
+    include_hidden: bool
+    max_bytes: int
+    every_seconds: int
+    created_at: str
+    last_looked_at: str | None
+    last_error: str | None
+    files: NotRequired[Annotated[list[SyncFileJson], Default(factory=list)]]
+
+
 @dataclass(frozen=True)
 class SyncSource:
     """A registered folder, file or URL and how it is synced."""
@@ -68,7 +99,7 @@ class SyncSource:
             return "not yet"
         return self.last_looked_at.isoformat(timespec="seconds")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SyncSourceJson:
         """JSON shape for the CLI and API."""
         return {
             "id": self.id,
@@ -100,7 +131,7 @@ class SyncFile:
     size: int = 0
     mtime_ns: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SyncFileJson:
         """JSON shape for the CLI and API."""
         return {
             "path": self.path,
@@ -120,7 +151,7 @@ class FileStatus:
     file: SyncFile
     label: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SyncFileJson:
         """JSON shape for the CLI and API."""
         return {**self.file.to_json(), "status": self.label}
 

@@ -189,12 +189,23 @@ class SourcePass:
         if digest == row.content_hash and row.document_id:
             self._save(replace(row, state=FileState.CURRENT, updated_at=at))
             return "unchanged"
+        return self._ingest(source, row, str(root / row.path), at, wait, progress)
+
+    def _ingest(
+        self,
+        source: SyncSource,
+        row: SyncFile,
+        location: str,
+        at: datetime,
+        wait: bool,
+        progress: PassListener | None,
+    ) -> str:
+        """Ingest the file or URL at ``location`` for ``row`` (shown as converting while it
+        runs) and settle the row with what came of it (see :meth:`_settle`)."""
         key = (source.id, row.path)
         self.live[key] = "converting"
         try:
-            result = self.kb.ingest(
-                [str(root / row.path)], collection=source.collection, now=at, wait=wait
-            )[0]
+            result = self.kb.ingest([location], collection=source.collection, now=at, wait=wait)[0]
         finally:
             self.live.pop(key, None)
         if progress is not None:
@@ -268,16 +279,7 @@ class SourcePass:
         if row.state is FileState.ERASED:
             return PassReport(source, unchanged=1)
         self._save(replace(row, state=FileState.QUEUED, updated_at=at))
-        key = (source.id, row.path)
-        self.live[key] = "converting"
-        try:
-            result = self.kb.ingest([source.location], collection=source.collection, now=at,
-                                    wait=wait)[0]  # fmt: skip
-        finally:
-            self.live.pop(key, None)
-        if progress is not None:
-            progress(row.path, result)
-        outcome = self._settle(row, result, at)
+        outcome = self._ingest(source, row, source.location, at, wait, progress)
         return PassReport(
             source,
             added=outcome == "added",
