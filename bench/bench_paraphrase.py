@@ -119,7 +119,7 @@ def measure(
         for question in conversation.questions:
             evidence = built.service.evidence(question.text, now=conversation.now)
             outcomes.append(judge(built, question, evidence, policy)[0])
-        general.extend(quiet(built, data["unrelated"], policy))
+        general.extend(quiet(built, data["unrelated"], policy)[None])
         built.service.close()
     progress(f"  paraphrase: {size} done")
     return [

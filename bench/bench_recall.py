@@ -9,6 +9,9 @@ and the retrieval stamp.
     .venv/bin/python bench/bench_recall.py --tree old=../old/src --tree new=src --rounds 2 \
         --vectors-cache /tmp/vectors.npy --store-dir /tmp/recall-stores
 
+The CPU columns are the process's CPU time per recall (all its threads: the embedder's, the
+stamp writer's): on a shared machine they hold where the wall time swings with the load.
+
 ``--split`` then recalls every question once more with perf_counter hooks on each step
 (query embedding, each leg's SQL, candidate fetch, fusion, packing, tokenising, fencing, the
 stamp) and prints where the time goes; the latency table is measured before, unhooked.
@@ -119,11 +122,12 @@ def measure(
     store, service = open_with_store(str(path), embedder=embedder, environ={})
     for message in warm:
         service.recall(message, now=NOW)
-    timings, tokens, counts = [], [], []
+    timings, cpu, tokens, counts = [], [], [], []
     for message in asked:
-        begin = time.perf_counter()
+        begin, begin_cpu = time.perf_counter(), time.process_time()
         result = service.recall(message, now=NOW)
         timings.append((time.perf_counter() - begin) * 1000)
+        cpu.append((time.process_time() - begin_cpu) * 1000)
         tokens.append(result.packed.tokens)
         counts.append(len(result.packed.items) + len(result.packed.lessons))
     size_mb = sum(p.stat().st_size for p in path.parent.glob(path.name + "*")) / 1e6
@@ -146,6 +150,7 @@ def measure(
         split_rows = hooks.rows()
     return {
         "recall": timings,
+        "recall_cpu": cpu,
         "search": search,
         "tokens": statistics.fmean(tokens),
         "items": statistics.fmean(counts),
@@ -187,6 +192,8 @@ def compare_trees(trees: dict[str, Path], rounds: int, options: list[str]) -> No
                     name,
                     " / ".join(f"{percentile(r['recall'], 0.5):.1f}" for r in per_round),
                     " / ".join(f"{percentile(r['recall'], 0.95):.1f}" for r in per_round),
+                    " / ".join(f"{percentile(r['recall_cpu'], 0.5):.1f}" for r in per_round),
+                    " / ".join(f"{percentile(r['recall_cpu'], 0.95):.1f}" for r in per_round),
                     " / ".join(f"{percentile(r['search'], 0.5):.1f}" for r in per_round),
                     " / ".join(f"{percentile(r['search'], 0.95):.1f}" for r in per_round),
                     f"{per_round[0]['tokens']:.0f} / {per_round[0]['items']:.1f}",
@@ -199,6 +206,8 @@ def compare_trees(trees: dict[str, Path], rounds: int, options: list[str]) -> No
             "tree",
             "recall p50 ms",
             "recall p95 ms",
+            "recall CPU p50 ms",
+            "recall CPU p95 ms",
             "search p50 ms",
             "search p95 ms",
             "mean tokens / items",

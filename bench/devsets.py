@@ -22,7 +22,7 @@ import sqlite3
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
@@ -37,8 +37,11 @@ from memoryd.errors import InvalidInputError
 from memoryd.memory.model import Kind
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.tokenizer import O200kTokenizer
-from memoryd.recall.evidence import Evidence, rank
-from memoryd.recall.policy import RecallPolicy, pack_block, relative_cut
+from memoryd.recall.legs import Evidence
+from memoryd.recall.pack_policy import pack_block
+from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.score import rank
+from memoryd.recall.score_policy import relative_cut
 from memoryd.service import MemoryService
 from memoryd.storage.protocols import Store
 
@@ -367,13 +370,44 @@ def judge(
     return outcome, ranked
 
 
-def quiet(built: Built, questions: Sequence[str], policy: RecallPolicy) -> list[bool]:
-    """For each question, whether the memories section stays empty under ``policy``."""
-    out = []
+LegDepth = int | tuple[tuple[str, int], ...] | None
+"""Every leg's depth, or some legs' as (leg, depth) pairs (the others as gathered)."""
+
+
+def truncated(evidence: Evidence, depth: LegDepth) -> Evidence:
+    """``evidence`` as the legs would have found it at a smaller leg ``depth``: each leg's
+    ranking cut to its first ``depth``, and the candidates no leg then finds left out (their
+    cosines, words and ranks are what the deeper read measured). None: as gathered. The vector
+    leg's prefilter may pick a slightly different set at another depth; this keeps the deeper
+    read's order."""
+    if depth is None:
+        return evidence
+    deep = dict(depth) if isinstance(depth, tuple) else dict.fromkeys(evidence.rankings, depth)
+    rankings = {leg: ids[: deep.get(leg, len(ids))] for leg, ids in evidence.rankings.items()}
+    found = {i for ids in rankings.values() for i in ids}
+    candidates = {
+        i: replace(c, ranks={leg: r for leg, r in c.ranks.items() if r <= deep.get(leg, r)})
+        for i, c in evidence.candidates.items()
+        if i in found
+    }
+    return replace(evidence, candidates=candidates, rankings=rankings)
+
+
+def quiet(
+    built: Built,
+    questions: Sequence[str],
+    policy: RecallPolicy,
+    depths: Sequence[LegDepth] = (None,),
+) -> dict[LegDepth, list[bool]]:
+    """For each leg depth (None: as gathered; else :func:`truncated`) and each question,
+    whether the memories section stays empty under ``policy``. Each question is gathered once."""
+    out: dict[LegDepth, list[bool]] = {depth: [] for depth in depths}
     for text in questions:
-        evidence = built.service.evidence(text, now=built.conversation.now)
-        ranking, _ = rank(built.store, evidence, built.conversation.now, policy, built.zone)
-        out.append(not relative_cut(ranking.items, policy)[0])
+        gathered = built.service.evidence(text, now=built.conversation.now)
+        for depth in depths:
+            evidence = truncated(gathered, depth)
+            ranking, _ = rank(built.store, evidence, built.conversation.now, policy, built.zone)
+            out[depth].append(not relative_cut(ranking.items, policy)[0])
     return out
 
 

@@ -67,15 +67,13 @@ from stores import open_with_store
 
 from memoryd.providers.embedder import LocalMiniLM
 from memoryd.providers.tokenizer import O200kTokenizer
-from memoryd.recall.evidence import Evidence, rank
-from memoryd.recall.policy import (
-    RecallPolicy,
-    candidate_features,
-    measure_context,
-    read_query,
-    render_item,
-)
+from memoryd.recall.gate_policy import read_query
+from memoryd.recall.legs import Evidence
+from memoryd.recall.pack_policy import render_item
+from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.relevance_policy import FEATURES, as_row
+from memoryd.recall.score import rank
+from memoryd.recall.score_policy import candidate_features, measure_context
 
 TOKENIZER = O200kTokenizer()
 # The share of general questions that must get an empty memories section, per set (the

@@ -8,16 +8,16 @@ each step is its time minus the time of the steps inside it.
 from __future__ import annotations
 
 import functools
+import importlib
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import ModuleType
 from typing import Any
 
 import memoryd.providers.tokenizer
-import memoryd.recall.evidence
 import memoryd.recall.legs
-import memoryd.recall.policy
 import memoryd.recall.run
 import memoryd.trust.fence
 from memoryd.storage import sqlite_memories, sqlite_search
@@ -27,34 +27,56 @@ try:  # the in-process bit index copy; older code has none
 except ImportError:
     sqlite_bits = None  # type: ignore[assignment]
 
+
+def _module(name: str) -> ModuleType | None:
+    """The module ``recall/<name>.py``, or None where the tree measured has no such module
+    (the stages' modules since the one-way pipeline; ``evidence`` and ``policy`` before it)."""
+    try:
+        return importlib.import_module(f"{memoryd.recall.legs.__package__}.{name}")
+    except ImportError:
+        return None
+
+
+# Where each step is looked up: the module that calls it (before the one-way pipeline,
+# recall.evidence gathered and ranked and recall.policy rendered; now recall.read reads the
+# message, recall.legs gathers, recall.score ranks and recall.pack_policy renders).
+_EVIDENCE = _module("evidence")
+_READ = _module("read")
+_SCORE = _module("score")
+_RENDER = _module("pack_policy") if _READ is not None else _module("policy")
+_READS = _READ or memoryd.recall.run
+_NAMES = _READ or _EVIDENCE
+_LEGS = _EVIDENCE or memoryd.recall.legs
+_RANKS = _SCORE or _EVIDENCE
+
 # (owner, attribute, step name); the owner is the module or class the caller looks it up in.
 STEPS: tuple[tuple[Any, str, str], ...] = (
-    (memoryd.recall.run, "find_time_window", "time window"),
-    (memoryd.recall.evidence, "name_context", "names (entity lookup)"),
-    (memoryd.recall.evidence, "query_vector", "query embedding"),
-    (memoryd.recall.evidence, "vector_leg", "vector leg SQL"),
+    (_READS, "find_time_window", "time window"),
+    (_NAMES, "name_context", "names (entity lookup)"),
+    (_LEGS, "query_vector", "query embedding"),
+    (_LEGS, "vector_leg", "vector leg SQL"),
     # Inside the vector leg, where the code has them: the Hamming prefilter (sqlite-vec's KNN,
     # or the in-process copy with its check against the chunks table); the rest of the leg is
     # the candidates' float vectors and the exact cosine.
     (sqlite_search.SqliteVectorSearch, "sqlite_vec_prefilter", "vector prefilter (sqlite-vec)"),
     (getattr(sqlite_bits, "BitIndexCopy", None), "nearest", "vector prefilter (in-process bits)"),
     (getattr(sqlite_bits, "BitIndexCopy", None), "_current", "bit copy check"),
-    (memoryd.recall.evidence, "text_leg", "text leg SQL"),
-    (memoryd.recall.evidence, "entity_leg", "entity leg SQL"),
-    (memoryd.recall.evidence, "time_leg_events", "time leg SQL"),
-    (memoryd.recall.evidence, "time_leg", "time leg SQL"),  # its name in older code (--old runs)
+    (_LEGS, "text_leg", "text leg SQL"),
+    (_LEGS, "entity_leg", "entity leg SQL"),
+    (_LEGS, "time_leg_events", "time leg SQL"),
+    (_LEGS, "time_leg", "time leg SQL"),  # its name in older code (--old runs)
     (sqlite_memories.SqliteMemoryRecords, "get_many", "candidate fetch"),
-    (memoryd.recall.evidence, "cosines_of", "text-hit cosines"),
-    (memoryd.recall.evidence, "unknown_names", "unknown names"),
-    (memoryd.recall.evidence, "rank_candidates", "gates + fusion"),
-    (memoryd.recall.evidence, "extend_ranking", "gates + fusion"),
-    (memoryd.recall.evidence, "episode_leg", "episode leg"),
+    (_LEGS, "cosines_of", "text-hit cosines"),
+    (_LEGS, "unknown_names", "unknown names"),
+    (_RANKS, "rank_candidates", "gates + fusion"),
+    (_RANKS, "extend_ranking", "gates + fusion"),
+    (_RANKS, "episode_leg", "episode leg"),
     (memoryd.recall.run, "relative_cut", "relative cut"),
     (sqlite_memories.SqliteMemoryRecords, "standing_lessons", "standing lessons SQL"),
     (memoryd.recall.run, "pack_block", "packing"),
-    (memoryd.recall.policy, "render_item", "rendering lines"),
+    (_RENDER, "render_item", "rendering lines"),
     (memoryd.providers.tokenizer.O200kTokenizer, "count", "tokenising"),
-    (memoryd.recall.policy, "fence", "fencing"),
+    (_RENDER, "fence", "fencing"),
     (memoryd.recall.run.Retriever, "stamp_later", "retrieval stamp (queue)"),
 )
 

@@ -61,7 +61,8 @@ MOVES: dict[str, str] = {
     "timewindow.py": "recall/time_window_policy.py",
     "query_bounds.py": "recall/bounds_policy.py",
     "legs.py": "recall/legs.py",
-    "retrieval.py": "recall/evidence.py",
+    # recall/evidence.py since split by stage: gathering is recall/legs.py's run_legs.
+    "retrieval.py": "recall/score.py",
     "recall.py": "recall/policy.py",
     "relevance.py": "recall/relevance_policy.py",
     "retriever.py": "recall/run.py",

@@ -12,7 +12,9 @@ from memoryd.json_shapes import Default, Described
 from memoryd.memory.model import Memory, MemoryJson
 from memoryd.memory.promotion_policy import Outcome
 from memoryd.recall.bounds_policy import BoundedQuery
-from memoryd.recall.policy import Dropped, Packed, QueryFacts, Scored
+from memoryd.recall.evidence_policy import QueryFacts
+from memoryd.recall.pack_policy import Packed
+from memoryd.recall.score_policy import Dropped, Scored
 from memoryd.recall.time_window_policy import TimeWindow
 
 if TYPE_CHECKING:

@@ -11,7 +11,9 @@ import pytest
 
 from memoryd.memory.model import Importance, Kind, Source, Status
 from memoryd.providers.tokenizer import O200kTokenizer
-from memoryd.recall.policy import LESSONS_HEADING, MEMORIES_HEADING, render_block
+from memoryd.recall.pack_policy import LESSONS_HEADING, MEMORIES_HEADING, render_block
+from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.run import Retriever
 from memoryd.service import MemoryService
 from memoryd.trust.fence import contains_fence_tag
 
@@ -258,3 +260,26 @@ def test_a_memory_with_letters_that_fold_and_a_tag_is_recalled_escaped(
     assert f"- [fact] {rendered}\n" in result.text
     assert result.text.count("</memory>") == 1
     assert rendered in [r["content"] for r in found["results"]]
+
+
+def test_a_retriever_built_with_its_own_dependencies_recalls_what_the_service_does(
+    service: MemoryService,
+) -> None:
+    remember(service, "Ana loves cooking mushroom risotto", entities=["Ana"])
+    remember(service, "The dentist appointment is on Fridays")
+    retriever = Retriever(
+        store=service.store,
+        embedder=service.embedder,
+        tokenizer=service.tokenizer,
+        policy=RecallPolicy(),
+        clock=lambda: NOW,
+        zone=service.zone,
+    )
+
+    ours = retriever.recall("What does Ana like to cook?", None, NOW, stamp=False)
+    theirs = service.retrieval.recall("What does Ana like to cook?", now=NOW, stamp=False)
+    retriever.close()
+
+    assert "mushroom risotto" in ours.text
+    assert ours.text == theirs.text
+    assert ours.legs == theirs.legs

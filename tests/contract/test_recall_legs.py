@@ -4,10 +4,13 @@ leg, the time leg, the entity leg, and each leg failing alone.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.run import Retriever
 from memoryd.service import MemoryService
 
 from .recall_support import (
@@ -146,3 +149,26 @@ def test_every_person_in_a_list_of_names_is_found_by_the_entity_leg(
     for name in ("Ana", "Bruno", "Carla"):
         ranked, _ = service.leg_rankings(f"What did {name} say?", now=NOW)
         assert lunch.id in ranked.get("entity", []), name
+
+
+def test_each_leg_reads_as_deep_as_the_recall_policy_says(service: MemoryService) -> None:
+    for dish in ("risotto", "risotto with peas", "paella", "gnocchi", "a curry", "ramen"):
+        remember(service, f"Ana cooked {dish} for {dish.split()[-1]} night", entities=["Ana"])
+    retriever = Retriever(
+        store=service.store,
+        embedder=service.embedder,
+        tokenizer=service.tokenizer,
+        policy=replace(RecallPolicy(), leg_depth=2),
+        clock=lambda: NOW,
+        zone=service.zone,
+    )
+
+    found = retriever.evidence("Did Ana cook risotto?", NOW)
+    rankings, legs = found.rankings, found.legs
+
+    assert {leg: legs[leg] for leg in ("vector", "text", "entity")} == dict.fromkeys(
+        ("vector", "text", "entity"), "ok"
+    )
+    assert {leg: len(rankings[leg]) for leg in ("vector", "text", "entity")} == dict.fromkeys(
+        ("vector", "text", "entity"), 2
+    )

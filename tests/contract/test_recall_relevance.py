@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from memoryd.memory.model import Importance, Kind
 from memoryd.memory.promotion_policy import Outcome
-from memoryd.recall.policy import LESSONS_HEADING, MEMORIES_HEADING
+from memoryd.recall.pack_policy import LESSONS_HEADING, MEMORIES_HEADING
 from memoryd.service import MemoryService
 
 from .conftest import Backend

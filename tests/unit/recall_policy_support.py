@@ -13,14 +13,10 @@ from hypothesis import strategies as st
 
 from memoryd.memory.model import Importance, Kind, Memory, Source, Status
 from memoryd.providers.tokenizer import O200kTokenizer
-from memoryd.recall.policy import (
-    Candidate,
-    Packed,
-    QueryFacts,
-    RecallPolicy,
-    Scored,
-    rank_candidates,
-)
+from memoryd.recall.evidence_policy import Candidate, QueryFacts
+from memoryd.recall.pack_policy import Packed
+from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.score_policy import Scored, rank_candidates
 from memoryd.recall.time_window_policy import TimeWindow
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -15,14 +15,12 @@ from memoryd.kb.results import KbHit
 from memoryd.kb.search import RankedChunk
 from memoryd.memory.model import Kind, Memory, Source, Status
 from memoryd.providers.tokenizer import O200kTokenizer
-from memoryd.recall.context_policy import (
-    calibrate,
-    pack_context,
-    pack_exactly,
-    repeated_memory,
-    selective_words_held,
-)
-from memoryd.recall.policy import QueryFacts, RecallPolicy, Scored, read_query
+from memoryd.recall.context_pack_policy import pack_context, pack_exactly
+from memoryd.recall.context_policy import calibrate, repeated_memory, selective_words_held
+from memoryd.recall.evidence_policy import QueryFacts
+from memoryd.recall.gate_policy import read_query
+from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.score_policy import Scored
 from memoryd.trust.fence import contains_fence_tag
 from memoryd.words import query_terms
 

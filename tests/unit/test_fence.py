@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryd.memory.model import Kind, Memory, Source, Status
-from memoryd.recall.policy import render_block
+from memoryd.recall.pack_policy import render_block
 from memoryd.trust.fence import contains_fence_tag, escape_data, fence
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -14,7 +14,7 @@ from memoryd.config.settings import resolve_settings
 from memoryd.memory.model import Kind
 from memoryd.providers.embedder import LOCAL_DIMENSION, LOCAL_MODEL_ID, LocalMiniLM, Matrix
 from memoryd.providers.tokenizer import O200kTokenizer
-from memoryd.recall.policy import pack_block
+from memoryd.recall.pack_policy import pack_block
 from memoryd.recall.run import EMPTY_BLOCK
 from memoryd.storage.sqlite_connection import sqlite_vec_extension
 from memoryd.wiring import open_service

@@ -9,11 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryd.memory.model import Kind, Memory
-from memoryd.recall.policy import (
-    Candidate,
-    extend_ranking,
-    rank_candidates,
-)
+from memoryd.recall.evidence_policy import Candidate
+from memoryd.recall.score_policy import extend_ranking, rank_candidates
 
 from .recall_policy_support import (
     EVER,

@@ -8,15 +8,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryd.memory.model import Importance, Kind, Memory
-from memoryd.recall.policy import (
+from memoryd.recall.pack_policy import (
     LESSONS_HEADING,
     MEMORIES_HEADING,
-    Scored,
     attention_order,
     pack_block,
     render_block,
     render_item,
 )
+from memoryd.recall.score_policy import Scored
 
 from .recall_policy_support import (
     TOKENIZER,

@@ -5,6 +5,7 @@ gates and the relative cut.
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import replace
 
 import pytest
@@ -12,18 +13,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryd.memory.model import Importance, Kind
-from memoryd.recall.policy import (
-    Candidate,
-    QueryFacts,
-    RecallPolicy,
-    gate,
-    pack_block,
-    rank_candidates,
-    recency,
-    relative_cut,
-    text_coverage,
+from memoryd.recall.evidence_policy import Candidate, QueryFacts
+from memoryd.recall.gate_policy import gate, text_coverage
+from memoryd.recall.pack_policy import pack_block
+from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.relevance_policy import (
+    FEATURES,
+    UNKNOWN_COSINE,
+    calibrated,
+    contributions,
+    probability,
 )
-from memoryd.recall.relevance_policy import FEATURES, UNKNOWN_COSINE
+from memoryd.recall.score_policy import rank_candidates, recency, relative_cut
 
 from .recall_policy_support import (
     FACTS,
@@ -371,3 +372,16 @@ def test_the_cut_keeps_a_prefix_and_never_the_best_out(data: st.DataObject, shar
     if ranking:
         assert kept[0] == ranking[0]
         assert all(s.score >= share * ranking[0].score for s in kept)
+
+
+def test_relevance_in_one_pass_is_the_probability_and_the_contributions() -> None:
+    rng = random.Random(28)
+    weights = RecallPolicy().score_weights
+    for _ in range(200):
+        values = {name: rng.uniform(-1.0, 1.5) for name in FEATURES}
+        bias = rng.uniform(-6.0, 2.0)
+
+        found, shares = calibrated(values, weights, bias)
+
+        assert found == probability(values, weights, bias)
+        assert shares == contributions(values, weights)

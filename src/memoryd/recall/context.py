@@ -1,6 +1,7 @@
 """The context pack (the one call an assistant needs before each turn): recall's memories and
 search_kb's chunks, each through its own gates, put on one score and packed into one fenced
-block by :mod:`memoryd.recall.context_policy`. This module gathers; the policy decides."""
+block by :mod:`memoryd.recall.context_policy` and :mod:`memoryd.recall.context_pack_policy`.
+This module gathers; the policies decide."""
 
 from __future__ import annotations
 
@@ -13,17 +14,17 @@ from memoryd.errors import InvalidInputError
 from memoryd.kb.results import KbHit, KbSearchResult
 from memoryd.kb.search import MAX_QUERY_CHARS
 from memoryd.kb.service import KnowledgeBase
+from memoryd.recall.context_pack_policy import pack_context
 from memoryd.recall.context_policy import (
     ContextPack,
     ContextPolicy,
     PackDrop,
     calibrate,
     chunk_id,
-    pack_context,
     recall_drops,
     without_repeats,
 )
-from memoryd.recall.policy import read_query
+from memoryd.recall.gate_policy import read_query
 from memoryd.recall.run import Retriever
 
 if TYPE_CHECKING:

@@ -1,8 +1,12 @@
-"""The recall legs (SPEC §4). Each reads the store for one kind of evidence and may fail alone;
-what they find is judged by the gates in :mod:`memoryd.recall.policy`."""
+"""Recall's second stage: run the legs (SPEC §4). Each leg reads the store for one kind of
+evidence and may fail alone; :func:`run_legs` runs the vector, text, entity and time legs for a
+:class:`~memoryd.recall.read.Query` and hands on :class:`Evidence`, every candidate with what
+the gates will judge. The episode leg (:func:`episode_leg`) runs later, from the ranking's best
+event (:mod:`memoryd.recall.score`)."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -10,16 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
-from memoryd.memory.entity_policy import (
-    EntityMatcher,
-    extract_entities,
-    names_within_sentences,
-    normalize_name,
-    without_names,
-)
+from memoryd.memory.entity_policy import EntityMatcher, names_within_sentences, normalize_name
 from memoryd.memory.model import Kind, Memory, Status
 from memoryd.providers.embedder import Embedder
-from memoryd.recall.policy import RecallPolicy, plain_word_names
+from memoryd.recall.evidence_policy import Candidate, QueryFacts
+from memoryd.recall.read import LegPlan, NameContext, Query
 from memoryd.recall.time_window_policy import TimeWindow
 from memoryd.storage.protocols import Store, TextResult, VectorHit
 from memoryd.words import query_terms
@@ -27,62 +26,15 @@ from memoryd.words import query_terms
 if TYPE_CHECKING:
     from memoryd.providers.embedder import Matrix, Vector
 
+log = logging.getLogger("memoryd")
+
 # At most this many events of one day are read for the episode leg.
 EPISODE_READ = 500
 # Query vectors kept by QueryEmbedder (1.5 kB each at 384 dimensions); 0 keeps none.
 QUERY_VECTORS_KEPT = 256
 
 
-@dataclass(frozen=True)
-class NameContext:
-    """The known names a message mentions, split by how selective each is, and the message
-    with the unselective ones taken out (the query the vector and text legs use)."""
-
-    counts: Mapping[int, int]
-    selective: frozenset[int]
-    common: frozenset[int]
-    query: str
-    # The words each mentioned entity was found by ("ana" for Ana), for telling a one-word
-    # name from a plain word.
-    keys: Mapping[int, str]
-
-
-def split_by_selectivity(
-    counts: Mapping[int, int], total: int, policy: RecallPolicy
-) -> tuple[frozenset[int], frozenset[int]]:
-    """(selective, common) entity ids: common ones tag more than ``entity_max_share`` of the
-    ``total`` memories (only once the store holds ``min_memories_for_shares`` of them)."""
-    if total < policy.min_memories_for_shares:
-        return frozenset(counts), frozenset()
-    limit = max(1.0, policy.entity_max_share * total)
-    selective = frozenset(e for e, n in counts.items() if n <= limit)
-    return selective, frozenset(counts) - selective
-
-
-def name_context(
-    store: Store, matcher: EntityMatcher, message: str, policy: RecallPolicy
-) -> NameContext:
-    """Find the names in ``message`` and how many active memories each tags."""
-    words = normalize_name(message).split()
-    keys = {m.entity_id: " ".join(words[m.start : m.end]) for m in matcher.mentions(words)}
-    # A name written another way ("Mohammed" for the store's "Muhhamed") is that name.
-    for name in extract_entities(message):
-        entity = matcher.spelt_like(name) if normalize_name(name) not in matcher.keys else None
-        if entity is not None:
-            keys.setdefault(entity, normalize_name(name))
-    if not keys:
-        return NameContext({}, frozenset(), frozenset(), message, {})
-    # Shares over all memories, not only active ones: close enough for telling a name that
-    # tags everything from a rare one, and an index-only count.
-    counts = store.entities.mention_counts(sorted(keys))
-    selective, common = split_by_selectivity(counts, store.memories.count(), policy)
-    query = without_names(message, matcher, set(common))
-    return NameContext(counts, selective, common, query, keys)
-
-
-def selective_names(
-    names: NameContext, text: TextResult | None, policy: RecallPolicy
-) -> NameContext:
+def selective_names(names: NameContext, text: TextResult | None, plan: LegPlan) -> NameContext:
     """``names`` without the one-word "names" that are plain words of the store ("Long" from
     "Long time no see"), judged by how many memories hold the word (``text``)."""
     if text is None or not names.selective:
@@ -91,11 +43,29 @@ def selective_names(
         {entity: names.keys[entity] for entity in names.selective},
         names.counts,
         text.document_frequency,
-        policy,
+        plan.plain_word_ratio,
     )
     if not plain:
         return names
     return NameContext(names.counts, names.selective - plain, names.common, names.query, names.keys)
+
+
+def plain_word_names(
+    keys: Mapping[int, str],
+    tagged: Mapping[int, int],
+    word_frequency: Mapping[str, int],
+    ratio: float,
+) -> frozenset[int]:
+    """Entities whose one-word name (``keys``) more memories hold as a word than are tagged
+    with it (``tagged``), by more than ``ratio``: a plain word, not a name."""
+    plain = set()
+    for entity, key in keys.items():
+        held = word_frequency.get(key)
+        if " " in key or held is None:
+            continue
+        if held > ratio * max(1, tagged.get(entity, 0)):
+            plain.add(entity)
+    return frozenset(plain)
 
 
 def unknown_names(message: str, matcher: EntityMatcher, text: TextResult | None) -> tuple[str, ...]:
@@ -177,9 +147,11 @@ def vector_leg(
     return store.vectors.nearest(vector, [Status.ACTIVE], depth, kinds)
 
 
-def text_leg(store: Store, query: str, depth: int, kinds: Sequence[Kind] = ()) -> TextResult:
-    """Active memories by BM25 over the query's content words, with the words each holds."""
-    return store.text.search(query_terms(query), depth, kinds)
+def text_leg(
+    store: Store, words: Sequence[str], depth: int, kinds: Sequence[Kind] = ()
+) -> TextResult:
+    """Active memories by BM25 over the query's content ``words``, with the words each holds."""
+    return store.text.search(words, depth, kinds)
 
 
 def entity_leg(store: Store, names: NameContext, depth: int) -> list[str]:
@@ -251,3 +223,96 @@ def cosines_of(
 def _distance(memory: Memory, middle: datetime) -> float:
     assert memory.occurred_at is not None
     return abs((memory.occurred_at - middle).total_seconds())
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the legs found for one message: every candidate with its evidence, what recall
+    knows about the message, each leg's state ("ok", "empty", "failed: …") and ranking."""
+
+    candidates: dict[str, Candidate]
+    facts: QueryFacts
+    legs: dict[str, str]
+    rankings: dict[str, list[str]]
+    vector: Vector | None
+
+
+def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
+    """Run the vector, text, entity and time legs; each may fail without stopping the others."""
+    plan = query.plan
+    depth, kinds = plan.depth, plan.kinds
+    legs: dict[str, str] = {}
+    rankings: dict[str, list[str]] = {}
+    names = query.names
+    if query.names_failed is not None:
+        legs["entity"] = query.names_failed
+    vector: Vector | None = None
+    cosines: dict[str, float] = {}
+    active = store.memories.count(status=Status.ACTIVE)
+    try:
+        # No active memory, nothing to find: the model is not loaded (a cold recall on a new
+        # store costs no embedding).
+        vector = query_vector(embedder, query.text) if active else None
+        hits = vector_leg(store, vector, depth, kinds) if vector is not None else []
+        rankings["vector"] = [hit.memory_id for hit in hits]
+        cosines = {hit.memory_id: hit.cosine for hit in hits}
+    except Exception as error:  # each leg may fail alone; the others still answer
+        leg_failed(legs, "vector", error)
+    words = query.words
+    text: TextResult | None = None
+    try:
+        text = text_leg(store, words, plan.text_depth or depth, kinds)
+        rankings["text"] = [hit.memory_id for hit in text.hits]
+    except Exception as error:
+        leg_failed(legs, "text", error)
+    if names is not None:
+        try:
+            names = selective_names(names, text, plan)
+            rankings["entity"] = entity_leg(store, names, depth)
+        except Exception as error:
+            leg_failed(legs, "entity", error)
+    # Rows a leg already read are not read again.
+    read: dict[str, Memory] = {}
+    if query.window is not None:
+        try:
+            events = time_leg_events(store, query.window, depth)
+            rankings["time"] = [m.id for m in events]
+            read.update((m.id, m) for m in events)
+        except Exception as error:
+            leg_failed(legs, "time", error)
+    for leg, ids in rankings.items():
+        legs[leg] = "ok" if ids else "empty"
+
+    ids = sorted({i for ranked in rankings.values() for i in ranked})
+    fetched = store.memories.get_many([i for i in ids if i not in read])
+    memories = {i: read.get(i) or fetched[i] for i in ids if i in read or i in fetched}
+    if vector is not None and text is not None:
+        # The text gate weighs meaning too; entity and time hits need no cosine.
+        cosines = cosines_of(store, vector, [hit.memory_id for hit in text.hits], cosines)
+    held = {hit.memory_id: hit.terms for hit in text.hits} if text is not None else {}
+    ranks: dict[str, dict[str, int]] = {}
+    for leg, ranked in rankings.items():
+        for position, memory_id in enumerate(ranked, start=1):
+            ranks.setdefault(memory_id, {}).setdefault(leg, position)
+    candidates = {
+        memory_id: Candidate(
+            memory, ranks[memory_id], cosines.get(memory_id), held.get(memory_id, frozenset())
+        )
+        for memory_id, memory in memories.items()
+    }
+    known = query.known
+    facts = QueryFacts(
+        words=words,
+        word_frequency=dict(text.document_frequency) if text is not None else {},
+        memory_count=active,
+        unknown_names=unknown_names(query.message, known, text) if known is not None else (),
+        window=query.window,
+        window_events=len(rankings.get("time", [])),
+        embedded=vector is not None,
+    )
+    return Evidence(candidates, facts, legs, rankings, vector)
+
+
+def leg_failed(legs: dict[str, str], leg: str, error: Exception) -> None:
+    log.warning("recall leg %s failed: %s", leg, error, exc_info=True)
+    legs[leg] = f"failed: {error}"

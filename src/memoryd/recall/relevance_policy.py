@@ -92,7 +92,19 @@ def contributions(values: Mapping[str, float], weights: Mapping[str, float]) -> 
 
 def probability(values: Mapping[str, float], weights: Mapping[str, float], bias: float) -> float:
     """The logistic model: σ(bias + Σ value × coefficient)."""
-    logit = bias + sum(values[name] * weights.get(name, 0.0) for name in values)
+    return _sigmoid(bias + sum(values[name] * weights.get(name, 0.0) for name in values))
+
+
+def calibrated(
+    values: Mapping[str, float], weights: Mapping[str, float], bias: float
+) -> tuple[float, dict[str, float]]:
+    """:func:`probability` and :func:`contributions` in one pass over the features (the same
+    numbers: the logit sums the same products in the same order)."""
+    shares = {name: value * weights.get(name, 0.0) for name, value in values.items()}
+    return _sigmoid(bias + sum(shares.values())), shares
+
+
+def _sigmoid(logit: float) -> float:
     if logit < -60:
         return 0.0
     return 1.0 / (1.0 + math.exp(-logit))

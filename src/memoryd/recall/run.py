@@ -1,5 +1,7 @@
-"""Recall and search orchestration: the legs gather evidence, ``retrieval.rank`` scores it,
-recall cuts and packs it; what was handed out is stamped on a background writer."""
+"""Recall and search, stage after stage: read the message (:mod:`memoryd.recall.read`), run
+the legs (:mod:`memoryd.recall.legs`), score and gate (:mod:`memoryd.recall.score`), cut and
+pack (:mod:`memoryd.recall.score_policy`, :mod:`memoryd.recall.pack_policy`); what was handed
+out is stamped on a background writer."""
 
 from __future__ import annotations
 
@@ -10,33 +12,25 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import TYPE_CHECKING
 
+from memoryd.clock import Clock
 from memoryd.errors import InvalidInputError, StoreFullError
 from memoryd.memory.entity_policy import EntityMatcher
 from memoryd.memory.model import Kind, Memory
-from memoryd.recall.bounds_policy import BoundedQuery, bound_query
-from memoryd.recall.evidence import Evidence, gather, rank
-from memoryd.recall.legs import QueryEmbedder
-from memoryd.recall.policy import (
-    Candidate,
-    Dropped,
-    Packed,
-    Ranking,
-    Scored,
-    pack_block,
-    relative_cut,
-)
-from memoryd.recall.time_window_policy import TimeWindow, find_time_window
+from memoryd.providers.embedder import Embedder
+from memoryd.providers.tokenizer import TokenCodec
+from memoryd.recall.bounds_policy import BoundedQuery
+from memoryd.recall.evidence_policy import Candidate
+from memoryd.recall.legs import Evidence, QueryEmbedder, run_legs
+from memoryd.recall.pack_policy import Packed, pack_block
+from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.read import Query, read_message
+from memoryd.recall.score import rank
+from memoryd.recall.score_policy import Dropped, Ranking, Scored, relative_cut
+from memoryd.recall.time_window_policy import TimeWindow
 from memoryd.results import RecallResult, SearchResult
 from memoryd.storage.full_disk import FullDiskNotice
-
-if TYPE_CHECKING:
-    from memoryd.clock import Clock
-    from memoryd.providers.embedder import Embedder
-    from memoryd.providers.tokenizer import TokenCodec
-    from memoryd.recall.policy import RecallPolicy
-    from memoryd.storage.protocols import Store
+from memoryd.storage.protocols import Store
 
 log = logging.getLogger("memoryd")
 Span = tuple[datetime | None, datetime | None]
@@ -68,7 +62,9 @@ class Ranked:
 
 
 class Retriever:
-    """Recall, search and the evidence behind them; stamps what it hands out."""
+    """Recall, search and the evidence behind them; stamps what it hands out. Built with what
+    it reads: the store, the embedder, the tokenizer it packs with, the recall policy, the
+    clock and the owner's time zone (days in time windows and episodes are the owner's)."""
 
     def __init__(
         self,
@@ -80,8 +76,12 @@ class Retriever:
         clock: Clock,
         zone: tzinfo,
     ) -> None:
-        self.store, self.embedder, self.tokenizer, self.policy = store, embedder, tokenizer, policy
-        self.clock, self.zone = clock, zone
+        self.store = store
+        self.embedder = embedder
+        self.tokenizer = tokenizer
+        self.policy = policy
+        self.clock = clock
+        self.zone = zone
         self._matcher: tuple[tuple[int, int], EntityMatcher] | None = None
         self._stamper: ThreadPoolExecutor | None = None
         self._last_stamp: Future[None] | None = None
@@ -120,17 +120,23 @@ class Retriever:
 
     def ranked(self, message: str, now: datetime | None) -> Ranked:
         """Recall up to packing: the memories gated, ranked and cut, and the standing lessons."""
-        at = now or self.clock()
         policy = self.policy
-        read = self._bounded(message)
-        message = read.query
-        window = find_time_window(message, at, self.zone)
         with self._one_space():
-            evidence = self._gather(message, window, ())
-            ranking, evidence = rank(self.store, evidence, at, policy, self.zone)
+            query = self._read(message, now)
+            evidence = run_legs(self.store, self._query_embedder, query)
+            ranking, evidence = rank(self.store, evidence, query.at, policy, self.zone)
         kept, cut = relative_cut(ranking.items, policy)
         lessons = self.store.memories.standing_lessons()
-        return Ranked(at, read, window, evidence, ranking, tuple(kept), tuple(cut), tuple(lessons))
+        return Ranked(
+            query.at,
+            query.read,
+            query.window,
+            evidence,
+            ranking,
+            tuple(kept),
+            tuple(cut),
+            tuple(lessons),
+        )
 
     def search(
         self,
@@ -148,10 +154,8 @@ class Retriever:
         if limit < 1:
             raise InvalidInputError("the limit must be at least 1", fields=("limit",))
         since, until = span
-        read = self._bounded(query)
-        query = read.query
-        window = find_time_window(query, at, self.zone)
         ranged = since is not None or until is not None
+        window: TimeWindow | None = None
         if ranged:
             start = since or datetime.min.replace(tzinfo=at.tzinfo)
             end = until or at.replace(year=9999)
@@ -160,30 +164,36 @@ class Retriever:
                     "since must be earlier than until", fields=("since", "until")
                 )
             window = TimeWindow(start, end, "explicit range")
-        kinds = (kind,) if kind else ()
 
         def wanted(candidate: Candidate) -> bool:
             memory = candidate.memory
             return (kind is None or memory.kind is kind) and (not ranged or _within(memory, window))
 
         with self._one_space():
-            evidence = self._gather(query, window, kinds)
+            read = self._read(query, at, (kind,) if kind else (), window)
+            evidence = run_legs(self.store, self._query_embedder, read)
             ranking, evidence = rank(self.store, evidence, at, self.policy, self.zone, keep=wanted)
         top = ranking.items[:limit]
         if top and stamp:
             self.stamp_later([s.memory.id for s in top], at)
-        return SearchResult(tuple(top), evidence.legs, read)
+        return SearchResult(tuple(top), evidence.legs, read.read)
 
     def evidence(self, message: str, now: datetime | None) -> Evidence:
         """See :meth:`memoryd.service.MemoryService.evidence`."""
-        at = now or self.clock()
-        message = self._bounded(message).query
         with self._one_space():
-            return self._gather(message, find_time_window(message, at, self.zone), ())
+            return run_legs(self.store, self._query_embedder, self._read(message, now))
 
-    def _bounded(self, message: str) -> BoundedQuery:
-        policy = self.policy
-        return bound_query(message, policy.message_head_chars, policy.message_tail_chars)
+    def _read(
+        self,
+        message: str,
+        now: datetime | None,
+        kinds: Sequence[Kind] = (),
+        window: TimeWindow | None = None,
+    ) -> Query:
+        at = now or self.clock()
+        return read_message(
+            self.store, self._entity_matcher, message, at, self.zone, self.policy, kinds, window
+        )
 
     def settle(self) -> None:
         """Wait until the retrieval stamps of earlier recalls are written."""
@@ -215,17 +225,6 @@ class Retriever:
             check_space()  # the switch, if it happened, is the error worth reporting
             raise
         check_space()
-
-    def _gather(self, message: str, window: TimeWindow | None, kinds: Sequence[Kind]) -> Evidence:
-        return gather(
-            self.store,
-            self._query_embedder,
-            self._entity_matcher,
-            message,
-            window,
-            kinds,
-            self.policy,
-        )
 
     def _entity_matcher(self) -> EntityMatcher:
         version = self.store.entities.version()

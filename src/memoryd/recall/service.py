@@ -10,7 +10,7 @@ from memoryd.kb.service import KnowledgeBase
 from memoryd.memory.model import Kind
 from memoryd.recall.context import build_context
 from memoryd.recall.context_policy import ContextPack
-from memoryd.recall.evidence import Evidence
+from memoryd.recall.legs import Evidence
 from memoryd.recall.run import Retriever
 from memoryd.results import RecallResult, SearchResult
 
@@ -92,7 +92,7 @@ class Retrieval:
     def evidence(self, message: str, *, now: datetime | None = None) -> Evidence:
         """What the vector, text, entity and time legs find for ``message``, with everything
         the gates judge (cosines, words, names, window); for diagnostics and calibration:
-        ``memoryd.recall.evidence.rank`` turns it into recall's ranking under any policy."""
+        ``memoryd.recall.score.rank`` turns it into recall's ranking under any policy."""
         return self._retriever.evidence(message, now)
 
     def settle(self) -> None:

@@ -1,0 +1,38 @@
+"""What the legs hand on to the gates (SPEC §4), pure: each candidate with the evidence for
+it, and what recall knows about the message itself."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from memoryd.memory.model import Memory
+from memoryd.recall.time_window_policy import TimeWindow
+
+
+@dataclass(frozen=True)
+class QueryFacts:
+    """What recall knows about the message itself."""
+
+    # The content words the text leg searched, and how many active memories hold each.
+    words: tuple[str, ...] = ()
+    word_frequency: Mapping[str, int] = field(default_factory=dict)
+    memory_count: int = 0
+    # Names in the message that no memory holds.
+    unknown_names: tuple[str, ...] = ()
+    window: TimeWindow | None = None
+    # How many events the time leg found in the window.
+    window_events: int = 0
+    # Whether cosines could be measured (the embedding route answered).
+    embedded: bool = True
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A memory some leg found, with the evidence for it."""
+
+    memory: Memory
+    ranks: Mapping[str, int]
+    cosine: float | None = None
+    # The query words it holds (text leg).
+    words: frozenset[str] = frozenset()

@@ -1,0 +1,133 @@
+"""Recall's gates (SPEC §4), pure: which legs' evidence for a candidate counts, read against
+the message's words (how selective each is, how much of the message's weight it carries).
+
+Each leg that found a candidate passes it through its own gate: a vector match needs a
+cosine, a text match selective words and a meaning that does not contradict them, a selective
+name and an explicit time window are gates of their own, and an event dated outside the
+message's window is admitted by none.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from memoryd.recall.evidence_policy import Candidate, QueryFacts
+from memoryd.recall.policy import RecallPolicy
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Which legs' gates a candidate passed, and which stopped it and why."""
+
+    admitted: tuple[str, ...]
+    stopped: Mapping[str, str]
+
+
+def selective_words(
+    facts: QueryFacts, policy: RecallPolicy, share: float | None = None
+) -> frozenset[str]:
+    """Query words held by at most ``share`` (default ``word_max_share``) of the active
+    memories (every word, in a small store)."""
+    if facts.memory_count < policy.min_memories_for_shares:
+        return frozenset(facts.words)
+    limit = max(1.0, (policy.word_max_share if share is None else share) * facts.memory_count)
+    return frozenset(w for w in facts.words if facts.word_frequency.get(w, 0) <= limit)
+
+
+def word_weight(word: str, facts: QueryFacts) -> float:
+    """The BM25 inverse document frequency of a query word: rare words weigh more."""
+    n = facts.word_frequency.get(word, 0)
+    total = max(facts.memory_count, n)
+    return math.log(1.0 + (total - n + 0.5) / (n + 0.5))
+
+
+def unseen_share(facts: QueryFacts) -> float:
+    """The share of the query words' weight carried by words no active memory holds."""
+    whole = sum(word_weight(w, facts) for w in facts.words)
+    unseen = sum(word_weight(w, facts) for w in facts.words if not facts.word_frequency.get(w))
+    return unseen / whole if whole and facts.word_frequency else 0.0
+
+
+def text_coverage(words: frozenset[str], facts: QueryFacts) -> float:
+    """The share of the query words' weight that ``words`` carry."""
+    whole = sum(word_weight(w, facts) for w in facts.words)
+    return sum(word_weight(w, facts) for w in words) / whole if whole else 0.0
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the policy makes of the message, worked out once per ranking: its selective
+    words, the words the text gate admits on, and each word's weight."""
+
+    selective: frozenset[str]
+    weights: Mapping[str, float]
+    whole: float
+    admissible: frozenset[str] = frozenset()
+
+    def coverage(self, words: frozenset[str]) -> float:
+        """The share of the query's weight that ``words`` carry."""
+        return sum(self.weights.get(w, 0.0) for w in words) / self.whole if self.whole else 0.0
+
+
+def read_query(facts: QueryFacts, policy: RecallPolicy) -> Reading:
+    """The :class:`Reading` of a message."""
+    weights = {w: word_weight(w, facts) for w in facts.words}
+    return Reading(
+        selective_words(facts, policy),
+        weights,
+        sum(weights.values()),
+        selective_words(facts, policy, policy.text_gate_word_share),
+    )
+
+
+def gate(
+    candidate: Candidate, facts: QueryFacts, policy: RecallPolicy, reading: Reading | None = None
+) -> Gate:
+    """Pass each leg that found the candidate through its gate (SPEC §4). ``reading`` is
+    :func:`read_query` of the same facts and policy, when the caller has it already."""
+    reading = reading or read_query(facts, policy)
+    cosine = candidate.cosine if facts.embedded else None
+    admitted: list[str] = []
+    stopped: dict[str, str] = {}
+    ranks = candidate.ranks
+    when = candidate.memory.occurred_at
+    window = facts.window
+    if (
+        policy.window_bounds_events
+        and window is not None
+        and facts.window_events
+        and when is not None
+        and not window.contains(when)
+    ):
+        outside = f"happened {when.date().isoformat()}, outside the time window {window.phrase!r}"
+        return Gate((), MappingProxyType(dict.fromkeys(ranks, outside)))
+    if "vector" in ranks:
+        assert candidate.cosine is not None or not facts.embedded
+        value = candidate.cosine if candidate.cosine is not None else -1.0
+        if value >= policy.vector_gate:
+            admitted.append("vector")
+        else:
+            stopped["vector"] = f"cosine {value:.2f} < {policy.vector_gate:.2f}"
+    if "text" in ranks:
+        matched = candidate.words & (reading.admissible | reading.selective)
+        if not matched:
+            common = ", ".join(sorted(candidate.words)) or "none"
+            stopped["text"] = f"matched only common words ({common})"
+        elif cosine is not None and cosine < policy.text_min_cosine:
+            stopped["text"] = (
+                f"the words match ({', '.join(sorted(matched))}) but the meaning does not "
+                f"(cosine {cosine:.2f} < {policy.text_min_cosine:.2f})"
+            )
+        else:
+            admitted.append("text")
+    # A selective name and an explicit time window are gates of their own.
+    admitted.extend(leg for leg in ("entity", "time") if leg in ranks)
+    if "episode" in ranks:
+        if cosine is None or cosine >= policy.episode_min_cosine:
+            admitted.append("episode")
+        else:
+            stopped["episode"] = f"cosine {cosine:.2f} < {policy.episode_min_cosine:.2f}"
+    return Gate(tuple(admitted), MappingProxyType(stopped))

@@ -1,0 +1,157 @@
+"""Recall's first stage: read the message (SPEC §4). The part of a long message that is read
+(:mod:`memoryd.recall.bounds_policy`), the time window it names
+(:mod:`memoryd.recall.time_window_policy`), the known names it mentions and how selective each
+is (the entity index is the only part of the store this stage reads), its content words, and
+what the legs need of the policy. The result, a :class:`Query`, is all the legs are given."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+
+from memoryd.memory.entity_policy import (
+    EntityMatcher,
+    extract_entities,
+    normalize_name,
+    without_names,
+)
+from memoryd.memory.model import Kind
+from memoryd.recall.bounds_policy import BoundedQuery, bound_query
+from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.time_window_policy import TimeWindow, find_time_window
+from memoryd.storage.protocols import Store
+from memoryd.words import query_terms
+
+log = logging.getLogger("memoryd")
+
+
+@dataclass(frozen=True)
+class LegPlan:
+    """What the legs take from the policy: how many candidates each leg reads (the text leg
+    its own number), when a one-word name is a plain word of the store, and which kinds of
+    memory are searched (all: none)."""
+
+    depth: int
+    plain_word_ratio: float
+    kinds: tuple[Kind, ...] = ()
+    text_depth: int | None = None
+
+    @classmethod
+    def of(cls, policy: RecallPolicy, kinds: Sequence[Kind] = ()) -> LegPlan:
+        """The plan ``policy`` sets for the legs."""
+        return cls(
+            policy.leg_depth,
+            policy.plain_word_ratio,
+            tuple(kinds),
+            min(policy.leg_depth, policy.text_leg_depth),
+        )
+
+
+@dataclass(frozen=True)
+class NameContext:
+    """The known names a message mentions, split by how selective each is, and the message
+    with the unselective ones taken out (the query the vector and text legs use)."""
+
+    counts: Mapping[int, int]
+    selective: frozenset[int]
+    common: frozenset[int]
+    query: str
+    # The words each mentioned entity was found by ("ana" for Ana), for telling a one-word
+    # name from a plain word.
+    keys: Mapping[int, str]
+
+
+@dataclass(frozen=True)
+class Query:
+    """The message as recall reads it: when it is asked, the part read, its time window, the
+    known names in it (None when the entity index failed: ``names_failed`` says why), the
+    words the legs search, and the legs' plan."""
+
+    at: datetime
+    read: BoundedQuery
+    window: TimeWindow | None
+    names: NameContext | None
+    known: EntityMatcher | None
+    plan: LegPlan
+    names_failed: str | None = None
+
+    @property
+    def message(self) -> str:
+        """The part of the message recall reads."""
+        return self.read.query
+
+    @property
+    def text(self) -> str:
+        """What the vector and text legs search: the message without its unselective names."""
+        return self.names.query if self.names is not None else self.read.query
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """The content words the text leg searches."""
+        return tuple(query_terms(self.text))
+
+
+def bounded(message: str, policy: RecallPolicy) -> BoundedQuery:
+    """The part of ``message`` recall and search read (a long one's start and end)."""
+    return bound_query(message, policy.message_head_chars, policy.message_tail_chars)
+
+
+def read_message(
+    store: Store,
+    matcher: Callable[[], EntityMatcher],
+    message: str,
+    at: datetime,
+    zone: tzinfo,
+    policy: RecallPolicy,
+    kinds: Sequence[Kind] = (),
+    window: TimeWindow | None = None,
+) -> Query:
+    """Read ``message`` asked at ``at``: its time window (``window`` when given, an explicit
+    range, else the one it names in the owner's ``zone``) and its names. The entity index
+    failing costs the names only: the legs still answer."""
+    read = bounded(message, policy)
+    if window is None:
+        window = find_time_window(read.query, at, zone)
+    plan = LegPlan.of(policy, kinds)
+    try:
+        known = matcher()
+        names = name_context(store, known, read.query, policy)
+    except Exception as error:  # the entity index failing must not stop the other legs
+        log.warning("recall: entity lookup failed: %s", error, exc_info=True)
+        return Query(at, read, window, None, None, plan, f"failed: {error}")
+    return Query(at, read, window, names, known, plan)
+
+
+def split_by_selectivity(
+    counts: Mapping[int, int], total: int, policy: RecallPolicy
+) -> tuple[frozenset[int], frozenset[int]]:
+    """(selective, common) entity ids: common ones tag more than ``entity_max_share`` of the
+    ``total`` memories (only once the store holds ``min_memories_for_shares`` of them)."""
+    if total < policy.min_memories_for_shares:
+        return frozenset(counts), frozenset()
+    limit = max(1.0, policy.entity_max_share * total)
+    selective = frozenset(e for e, n in counts.items() if n <= limit)
+    return selective, frozenset(counts) - selective
+
+
+def name_context(
+    store: Store, matcher: EntityMatcher, message: str, policy: RecallPolicy
+) -> NameContext:
+    """Find the names in ``message`` and how many active memories each tags."""
+    words = normalize_name(message).split()
+    keys = {m.entity_id: " ".join(words[m.start : m.end]) for m in matcher.mentions(words)}
+    # A name written another way ("Mohammed" for the store's "Muhhamed") is that name.
+    for name in extract_entities(message):
+        entity = matcher.spelt_like(name) if normalize_name(name) not in matcher.keys else None
+        if entity is not None:
+            keys.setdefault(entity, normalize_name(name))
+    if not keys:
+        return NameContext({}, frozenset(), frozenset(), message, {})
+    # Shares over all memories, not only active ones: close enough for telling a name that
+    # tags everything from a rare one, and an index-only count.
+    counts = store.entities.mention_counts(sorted(keys))
+    selective, common = split_by_selectivity(counts, store.memories.count(), policy)
+    query = without_names(message, matcher, set(common))
+    return NameContext(counts, selective, common, query, keys)

@@ -1,0 +1,73 @@
+"""Recall's third stage: score and gate (SPEC §4). The gates (:mod:`memoryd.recall.gate_policy`)
+and the score (:mod:`memoryd.recall.score_policy`) judge the legs' :class:`Evidence`; then the
+best event's day joins through the episode leg and is judged against the same measures. The
+result, a :class:`~memoryd.recall.score_policy.Ranking`, is what the relative cut and packing
+read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, tzinfo
+
+from memoryd.memory.model import Memory
+from memoryd.recall.evidence_policy import Candidate
+from memoryd.recall.legs import Evidence, episode_leg, leg_failed
+from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.score_policy import Ranking, episode_anchor, extend_ranking, rank_candidates
+from memoryd.storage.protocols import Store
+
+
+def rank(
+    store: Store,
+    evidence: Evidence,
+    now: datetime,
+    policy: RecallPolicy,
+    zone: tzinfo,
+    keep: Callable[[Candidate], bool] | None = None,
+) -> tuple[Ranking, Evidence]:
+    """Gate and rank the gathered candidates (those ``keep`` accepts), then let the best
+    event's day join through the episode leg and rank again."""
+    ranking = rank_candidates(_kept(evidence.candidates, keep), evidence.facts, now, policy)
+    anchor = episode_anchor(ranking.items)
+    if anchor is None or policy.episode_depth <= 0:
+        return ranking, evidence
+    try:
+        joined = _episode(store, evidence, anchor, zone, policy)
+    except Exception as error:  # the episode leg may fail alone too
+        legs = {**evidence.legs}
+        leg_failed(legs, "episode", error)
+        return ranking, replace(evidence, legs=legs)
+    candidates = {**evidence.candidates, **joined}
+    evidence = replace(
+        evidence,
+        candidates=candidates,
+        legs={**evidence.legs, "episode": "ok" if joined else "empty"},
+        rankings={**evidence.rankings, "episode": list(joined)},
+    )
+    extended = extend_ranking(ranking, _kept(joined, keep), evidence.facts, now, policy)
+    return extended, evidence
+
+
+def _episode(
+    store: Store, evidence: Evidence, anchor: Memory, zone: tzinfo, policy: RecallPolicy
+) -> dict[str, Candidate]:
+    """The episode leg's candidates, best first: new ones, and known ones with the episode
+    rank added."""
+    known = {i: c.cosine for i, c in evidence.candidates.items() if c.cosine is not None}
+    events, cosines = episode_leg(store, anchor, zone, policy.episode_depth, evidence.vector, known)
+    joined: dict[str, Candidate] = {}
+    for position, memory in enumerate(events, start=1):
+        current = evidence.candidates.get(memory.id) or Candidate(
+            memory, {}, cosines.get(memory.id)
+        )
+        joined[memory.id] = replace(current, ranks={**current.ranks, "episode": position})
+    return joined
+
+
+def _kept(
+    candidates: dict[str, Candidate], keep: Callable[[Candidate], bool] | None
+) -> dict[str, Candidate]:
+    if keep is None:
+        return candidates
+    return {i: c for i, c in candidates.items() if keep(c)}
