@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +24,14 @@ MAX_IMAGE_SIDE = 2400
 # filings: 480 reads them a third faster and as well or better (a rotated axis title kept, a
 # chart subtitle read that 736 garbled). Pages rendered for OCR are larger and never enlarged.
 DETECTION_SHORT_SIDE = 480
+# Text detection's input holds at most this many pixels (PaddleOCR's own default caps its long
+# side at 960). Its working memory grows with them and is not bounded by anything else: a
+# letter page rendered at 144 dpi (1,224×1,584) took 490 MB at full size, a 2,400-pixel
+# picture 590 MB, on top of the embedder and models already loaded (bench/README.md). Only
+# detection is scaled: the lines it finds are cut from the full picture for recognition, so
+# small print is read at the resolution it was rendered at. Pictures already within the cap
+# (the filings' charts, enlarged to DETECTION_SHORT_SIDE) are detected as before.
+DETECTION_MAX_PIXELS = 960 * 960
 # OCR lines read with less confidence than this are noise (textures, photos).
 MIN_OCR_SCORE = 0.6
 
@@ -55,13 +64,18 @@ class LocalOCR:
 
     def read(self, image: bytes) -> str:
         """Recognised lines, top to bottom, joined with spaces within a line's row."""
-        prepared = _prepared_png(image)
+        prepared = _prepared(image)
         if prepared is None:
             return ""
+        png, size = prepared
         with LocalOCR._lock:
             if LocalOCR._engine is None:
                 LocalOCR._engine = _load_rapidocr()
-            result = LocalOCR._engine(prepared)
+            if not _limit_detection(LocalOCR._engine, detection_limit(*size)):
+                # A rapidocr whose detector cannot be told its input size: the picture itself
+                # is scaled into the cap (recognition then reads it smaller too).
+                png = _scaled_png(image, DETECTION_MAX_PIXELS) or png
+            result = LocalOCR._engine(png)
         texts = getattr(result, "txts", None) or ()
         scores = getattr(result, "scores", None) or ()
         boxes = getattr(result, "boxes", None)
@@ -157,8 +171,63 @@ def _load_rapidocr() -> Any:
     )
 
 
+def detection_limit(width: int, height: int) -> tuple[str, int]:
+    """rapidocr's detection resize for a ``width`` × ``height`` picture, as its (limit type,
+    side): a short side under DETECTION_SHORT_SIDE is enlarged to it, unless that (or the
+    picture as it is) would hold more than DETECTION_MAX_PIXELS; then the long side is cut so
+    that it holds no more."""
+    short, long = max(1, min(width, height)), max(1, width, height)
+    enlarge = max(1.0, DETECTION_SHORT_SIDE / short)
+    cap = math.sqrt(DETECTION_MAX_PIXELS / (short * long))
+    if enlarge <= cap:
+        return ("min", DETECTION_SHORT_SIDE)
+    return ("max", max(32, int(long * cap)))
+
+
+def _limit_detection(engine: Any, limit: tuple[str, int]) -> bool:
+    """Set the detector's resize for the next picture (rapidocr reads it on every call);
+    False when this rapidocr has no such setting."""
+    detector = getattr(engine, "text_det", None)
+    if detector is None or not hasattr(detector, "limit_side_len"):
+        return False
+    detector.limit_type, detector.limit_side_len = limit
+    return True
+
+
+def _prepared(image: bytes) -> tuple[bytes, tuple[int, int]] | None:
+    """The image as RGB PNG scaled into bounds, with its size; None for a tiny or unreadable
+    image."""
+    picture = _opened(image)
+    if picture is None:
+        return None
+    out = io.BytesIO()
+    picture.save(out, format="PNG")
+    return out.getvalue(), picture.size
+
+
 def _prepared_png(image: bytes) -> bytes | None:
     """The image as RGB PNG, scaled into bounds; None for a tiny or unreadable image."""
+    prepared = _prepared(image)
+    return prepared[0] if prepared is not None else None
+
+
+def _scaled_png(image: bytes, pixels: int) -> bytes | None:
+    """The image as RGB PNG holding at most ``pixels``."""
+    picture = _opened(image)
+    if picture is None:
+        return None
+    width, height = picture.size
+    if width * height > pixels:
+        scale = math.sqrt(pixels / (width * height))
+        picture = picture.resize((max(1, int(width * scale)), max(1, int(height * scale))))
+    out = io.BytesIO()
+    picture.save(out, format="PNG")
+    return out.getvalue()
+
+
+def _opened(image: bytes) -> Any:
+    """The decoded RGB picture, at most MAX_IMAGE_SIDE a side; None for a tiny or unreadable
+    image."""
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -171,9 +240,7 @@ def _prepared_png(image: bytes) -> bytes | None:
         return None
     if max(picture.size) > MAX_IMAGE_SIDE:
         picture.thumbnail((MAX_IMAGE_SIDE, MAX_IMAGE_SIDE))
-    out = io.BytesIO()
-    picture.save(out, format="PNG")
-    return out.getvalue()
+    return picture
 
 
 def _reading_order(lines: list[tuple[str, Any]]) -> str:
