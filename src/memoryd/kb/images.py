@@ -9,6 +9,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memoryd.providers.llm import Gateway, LLMConfigError, LLMUnavailableError, Message
@@ -24,14 +25,17 @@ MAX_IMAGE_SIDE = 2400
 # filings: 480 reads them a third faster and as well or better (a rotated axis title kept, a
 # chart subtitle read that 736 garbled). Pages rendered for OCR are larger and never enlarged.
 DETECTION_SHORT_SIDE = 480
-# Text detection's input holds at most this many pixels (PaddleOCR's own default caps its long
-# side at 960). Its working memory grows with them and is not bounded by anything else: a
-# letter page rendered at 144 dpi (1,224×1,584) took 490 MB at full size, a 2,400-pixel
-# picture 590 MB, on top of the embedder and models already loaded (bench/README.md). Only
-# detection is scaled: the lines it finds are cut from the full picture for recognition, so
-# small print is read at the resolution it was rendered at. Pictures already within the cap
-# (the filings' charts, enlarged to DETECTION_SHORT_SIDE) are detected as before.
+# One text detection call's input holds at most this many pixels. Its working memory grows with
+# them and nothing else bounds it: a letter page rendered at 144 dpi (1,224×1,584) took 490 MB
+# in one call, a 2,400-pixel picture 575–760 MB, on top of the embedder and the models already
+# loaded (bench/README.md). A picture that would hold more is read in horizontal bands, each
+# at its own resolution (nothing is scaled down, so small print is read as before), which
+# overlap by BAND_OVERLAP rows; each line is kept from the one band that owns its middle.
+# Pictures within the cap (the filings' charts, enlarged to DETECTION_SHORT_SIDE) are read in
+# one call, as before.
 DETECTION_MAX_PIXELS = 960 * 960
+# Rows two neighbouring bands share: a line up to this tall is read whole by one of them.
+BAND_OVERLAP = 96
 # OCR lines read with less confidence than this are noise (textures, photos).
 MIN_OCR_SCORE = 0.6
 
@@ -64,28 +68,34 @@ class LocalOCR:
 
     def read(self, image: bytes) -> str:
         """Recognised lines, top to bottom, joined with spaces within a line's row."""
-        prepared = _prepared(image)
-        if prepared is None:
+        picture = _opened(image)
+        if picture is None:
             return ""
-        png, size = prepared
+        width, height = picture.size
+        lines: list[tuple[str, Any]] = []
         with LocalOCR._lock:
             if LocalOCR._engine is None:
                 LocalOCR._engine = _load_rapidocr()
-            if not _limit_detection(LocalOCR._engine, detection_limit(*size)):
+            engine = LocalOCR._engine
+            adjustable = hasattr(getattr(engine, "text_det", None), "limit_side_len")
+            whole = detection_limit(width, height)
+            if whole is not None:
+                lines = _read_lines(engine, picture, whole if adjustable else None)
+            elif not adjustable:
                 # A rapidocr whose detector cannot be told its input size: the picture itself
                 # is scaled into the cap (recognition then reads it smaller too).
-                png = _scaled_png(image, DETECTION_MAX_PIXELS) or png
-            result = LocalOCR._engine(png)
-        texts = getattr(result, "txts", None) or ()
-        scores = getattr(result, "scores", None) or ()
-        boxes = getattr(result, "boxes", None)
-        lines = [
-            (text, box)
-            for text, score, box in zip(
-                texts, scores, boxes if boxes is not None else [None] * len(texts), strict=False
-            )
-            if score >= MIN_OCR_SCORE and str(text).strip()
-        ]
+                lines = _read_lines(engine, _scaled(picture, DETECTION_MAX_PIXELS), None)
+            else:
+                for band in detection_bands(width, height):
+                    crop = picture.crop((0, band.top, width, band.bottom))
+                    native = ("max", max(width, band.bottom - band.top))
+                    for text, box in _read_lines(engine, crop, native):
+                        if box is None:
+                            continue
+                        placed = [(float(point[0]), float(point[1]) + band.top) for point in box]
+                        ys = [y for _, y in placed]
+                        if band.owns((min(ys) + max(ys)) / 2):
+                            lines.append((text, placed))
         return _reading_order(lines)
 
 
@@ -171,58 +181,89 @@ def _load_rapidocr() -> Any:
     )
 
 
-def detection_limit(width: int, height: int) -> tuple[str, int]:
-    """rapidocr's detection resize for a ``width`` × ``height`` picture, as its (limit type,
-    side): a short side under DETECTION_SHORT_SIDE is enlarged to it, unless that (or the
-    picture as it is) would hold more than DETECTION_MAX_PIXELS; then the long side is cut so
-    that it holds no more."""
+@dataclass(frozen=True)
+class Band:
+    """Rows ``top``–``bottom`` of a picture, detected in one call; the lines whose middle lies
+    in ``own_top``–``own_bottom`` are this band's (each line is read whole by exactly one
+    band when it is at most BAND_OVERLAP pixels tall)."""
+
+    top: int
+    bottom: int
+    own_top: int
+    own_bottom: int
+
+    def owns(self, middle: float) -> bool:
+        """Whether a line with this vertical middle is read from this band."""
+        return self.own_top <= middle < self.own_bottom
+
+
+def detection_limit(width: int, height: int) -> tuple[str, int] | None:
+    """rapidocr's detection resize for a ``width`` × ``height`` picture read in one call, as
+    its (limit type, side): a short side under DETECTION_SHORT_SIDE enlarged to it, as always;
+    None when that (or the picture as it is) would hold more than DETECTION_MAX_PIXELS."""
     short, long = max(1, min(width, height)), max(1, width, height)
     enlarge = max(1.0, DETECTION_SHORT_SIDE / short)
-    cap = math.sqrt(DETECTION_MAX_PIXELS / (short * long))
-    if enlarge <= cap:
-        return ("min", DETECTION_SHORT_SIDE)
-    return ("max", max(32, int(long * cap)))
-
-
-def _limit_detection(engine: Any, limit: tuple[str, int]) -> bool:
-    """Set the detector's resize for the next picture (rapidocr reads it on every call);
-    False when this rapidocr has no such setting."""
-    detector = getattr(engine, "text_det", None)
-    if detector is None or not hasattr(detector, "limit_side_len"):
-        return False
-    detector.limit_type, detector.limit_side_len = limit
-    return True
-
-
-def _prepared(image: bytes) -> tuple[bytes, tuple[int, int]] | None:
-    """The image as RGB PNG scaled into bounds, with its size; None for a tiny or unreadable
-    image."""
-    picture = _opened(image)
-    if picture is None:
+    if short * long * enlarge * enlarge > DETECTION_MAX_PIXELS:
         return None
-    out = io.BytesIO()
-    picture.save(out, format="PNG")
-    return out.getvalue(), picture.size
+    return ("min", DETECTION_SHORT_SIDE)
+
+
+def detection_bands(width: int, height: int) -> list[Band]:
+    """Horizontal bands of the picture, each at most DETECTION_MAX_PIXELS at its own size,
+    overlapping by BAND_OVERLAP rows, that together own every row once."""
+    rows = max(2 * BAND_OVERLAP, DETECTION_MAX_PIXELS // max(1, width))
+    stride = rows - BAND_OVERLAP
+    bands: list[Band] = []
+    top = 0
+    while True:
+        bottom = min(height, top + rows)
+        last = bottom >= height
+        own_top = 0 if not bands else top + BAND_OVERLAP // 2
+        own_bottom = height if last else top + stride + BAND_OVERLAP // 2
+        bands.append(Band(top, bottom, own_top, own_bottom))
+        if last:
+            return bands
+        top += stride
+
+
+def _read_lines(engine: Any, picture: Any, limit: tuple[str, int] | None) -> list[tuple[str, Any]]:
+    """The lines the engine reads in ``picture`` with detection resized by ``limit`` (rapidocr
+    reads its detector's setting on every call), as (text, box), confident ones only."""
+    if limit is not None:
+        detector = engine.text_det
+        detector.limit_type, detector.limit_side_len = limit
+    result = engine(_png(picture))
+    texts = getattr(result, "txts", None) or ()
+    scores = getattr(result, "scores", None) or ()
+    boxes = getattr(result, "boxes", None)
+    return [
+        (str(text), box)
+        for text, score, box in zip(
+            texts, scores, boxes if boxes is not None else [None] * len(texts), strict=False
+        )
+        if score >= MIN_OCR_SCORE and str(text).strip()
+    ]
 
 
 def _prepared_png(image: bytes) -> bytes | None:
     """The image as RGB PNG, scaled into bounds; None for a tiny or unreadable image."""
-    prepared = _prepared(image)
-    return prepared[0] if prepared is not None else None
-
-
-def _scaled_png(image: bytes, pixels: int) -> bytes | None:
-    """The image as RGB PNG holding at most ``pixels``."""
     picture = _opened(image)
-    if picture is None:
-        return None
-    width, height = picture.size
-    if width * height > pixels:
-        scale = math.sqrt(pixels / (width * height))
-        picture = picture.resize((max(1, int(width * scale)), max(1, int(height * scale))))
+    return _png(picture) if picture is not None else None
+
+
+def _png(picture: Any) -> bytes:
     out = io.BytesIO()
     picture.save(out, format="PNG")
     return out.getvalue()
+
+
+def _scaled(picture: Any, pixels: int) -> Any:
+    """The picture shrunk to hold at most ``pixels``."""
+    width, height = picture.size
+    if width * height <= pixels:
+        return picture
+    scale = math.sqrt(pixels / (width * height))
+    return picture.resize((max(1, int(width * scale)), max(1, int(height * scale))))
 
 
 def _opened(image: bytes) -> Any:
