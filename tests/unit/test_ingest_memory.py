@@ -166,3 +166,29 @@ def test_embedding_full_windows_keeps_the_arena_small() -> None:
     )
     assert measured["rows"] == 3
     assert measured["growth"] < 110 * MB, measured
+
+
+def test_the_heap_of_a_documents_picture_reads_is_given_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import time
+
+    import memoryd.kb.convert as convert_module
+    from PIL import Image
+
+    released: list[int] = []
+    monkeypatch.setattr(convert_module, "release_freed_heap", lambda: released.append(1))
+
+    class Reader:
+        name = "fake"
+
+        def read(self, image: bytes) -> str:
+            time.sleep(0.001)
+            return "Net sales 394,328"
+
+    out = io.BytesIO()
+    Image.new("RGB", (200, 100), "white").save(out, format="PNG")
+    convert_module.convert(b"# Notes\n\nNo pictures here.\n", "notes.md", Reader())
+    assert released == []
+    convert_module.convert(out.getvalue(), "chart.png", Reader())
+    assert released == [1]
