@@ -173,8 +173,9 @@ def test_the_heap_of_a_documents_picture_reads_is_given_back(
 ) -> None:
     import time
 
-    import memoryd.kb.convert as convert_module
     from PIL import Image
+
+    import memoryd.kb.convert as convert_module
 
     released: list[int] = []
     monkeypatch.setattr(convert_module, "release_freed_heap", lambda: released.append(1))
