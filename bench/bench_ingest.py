@@ -15,7 +15,12 @@ without a caption route.
 
 ``--store`` times the whole ingest instead (``service.kb.ingest`` of the chosen filings, in one
 call, into a fresh SQLite store): when each filing became keyword-searchable (its chunks
-committed) and when it was done (its vectors stored), counted from the start of the call.
+committed) and when it was done (its vectors stored), counted from the start of the call,
+and the resident memory of the ingesting process and of its conversion children, sampled
+together every 0.1 s (``bench/rss_sampler.py``): each one's peak, the two added at one
+instant (the machine's real high-water mark), and what the ingest was doing then.
+``--library`` adds the eight filings of ``filings/library`` (the whole library of 11);
+``--trace`` also records the Python heap's peak (tracemalloc; slower).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from report import percentile, print_table, progress
+from rss_sampler import RssSampler
 
 HERE = Path(__file__).resolve().parent
 NEW_SOURCE = HERE.parent / "src"
@@ -121,7 +127,7 @@ def chunk_and_embed(title: str, markdown: str) -> dict[str, Any]:
     }
 
 
-def measure_store(paths: list[Path]) -> dict[str, Any]:
+def measure_store(paths: list[Path], trace: bool = False) -> dict[str, Any]:
     """Ingest ``paths`` in one ``kb.ingest`` call into a fresh store (model loaded first):
     per filing, seconds from the call's start until its chunks were committed (keyword-
     searchable; the end of its ingest for code that commits chunks with their vectors) and
@@ -131,17 +137,24 @@ def measure_store(paths: list[Path]) -> dict[str, Any]:
 
     import memoryd
 
-    with tempfile.TemporaryDirectory() as directory:
+    if trace:
+        import tracemalloc
+
+        tracemalloc.start()
+    with tempfile.TemporaryDirectory() as directory, RssSampler() as sampler:
         service = memoryd.open(Path(directory) / "bench.db")
         try:
             list(service.kb.embedder.embed(["warm the model up"]))
             searchable: dict[str, float] = {}
             done: dict[str, float] = {}
             started = time.perf_counter()
+            sampler.mark(f"converting {paths[0].name}")
 
             class Watcher:
                 def written(self, result: Any) -> None:
-                    searchable[Path(result.source).name] = time.perf_counter() - started
+                    name = Path(result.source).name
+                    searchable[name] = time.perf_counter() - started
+                    sampler.mark(f"{name} written, {len(done)} done")
 
                 def embedding(self, progress: Any) -> None:
                     pass
@@ -150,6 +163,7 @@ def measure_store(paths: list[Path]) -> dict[str, Any]:
                 name = Path(result.source).name
                 done[name] = time.perf_counter() - started
                 searchable.setdefault(name, done[name])
+                sampler.mark(f"{name} done, {len(searchable)} written")
 
             options: dict[str, Any] = {"progress": finished}
             if "watcher" in inspect.signature(service.kb.ingest).parameters:
@@ -159,10 +173,16 @@ def measure_store(paths: list[Path]) -> dict[str, Any]:
         finally:
             service.close()
     documents = {Path(r.source).name: r.document for r in results if r.document is not None}
+    python_peak = 0.0
+    if trace:
+        python_peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
     return {
         "code": memoryd.__file__,
         "total_s": total_s,
         "rss_mb": peak_rss_mb(),
+        "python_peak_mb": python_peak,
+        "memory": sampler.summary(),
         "filings": {
             name: {
                 "searchable_s": searchable[name],
@@ -175,7 +195,12 @@ def measure_store(paths: list[Path]) -> dict[str, Any]:
 
 
 def run_child(
-    source: Path, path: Path | list[Path], embed: bool, ocr: bool, store: bool = False
+    source: Path,
+    path: Path | list[Path],
+    embed: bool,
+    ocr: bool,
+    store: bool = False,
+    trace: bool = False,
 ) -> dict[str, Any]:
     """One measurement in a fresh interpreter importing memoryd from ``source``."""
     env = {**os.environ, "PYTHONPATH": str(source)}
@@ -183,6 +208,8 @@ def run_child(
     command = [sys.executable, str(Path(__file__).resolve()), "--child", *map(str, paths)]
     if store:
         command.append("--store")
+    if trace:
+        command.append("--trace")
     if embed:
         command.append("--embed")
     if not ocr:
@@ -225,21 +252,32 @@ def main() -> None:
         action="store_true",
         help="time the whole ingest into a store: keyword-searchable after, end to end",
     )
+    parser.add_argument(
+        "--library", action="store_true", help="also the filings in FILINGS/library (all 11)"
+    )
+    parser.add_argument(
+        "--trace", action="store_true", help="with --store: the Python heap's peak too (slower)"
+    )
     parser.add_argument("--child", type=Path, nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         if args.store:
-            print(json.dumps(measure_store(args.child)))
+            print(json.dumps(measure_store(args.child, args.trace)))
         else:
             print(json.dumps(measure_one(args.child[0], args.embed, not args.no_ocr)))
         return
-    paths = sorted(p for p in args.filings.glob("*.pdf") if args.only.lower() in p.name.lower())
+    found = [
+        *args.filings.glob("*.pdf"),
+        *(args.filings.glob("library/*.pdf") if args.library else []),
+    ]
+    paths = sorted((p for p in found if args.only.lower() in p.name.lower()), key=lambda p: p.name)
     if not paths:
         raise SystemExit(f"no filings (*.pdf) under {args.filings}")
     versions = [("old", args.old.resolve())] if args.old is not None else []
     versions.append(("new", args.new.resolve()))
     if args.store:
-        print_store(paths, versions, store_runs(paths, versions, args.rounds, not args.no_ocr))
+        runs = store_runs(paths, versions, args.rounds, not args.no_ocr, args.trace)
+        print_store(paths, versions, runs)
         return
     runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for path in paths:
@@ -326,14 +364,16 @@ def print_split(
 
 
 def store_runs(
-    paths: list[Path], versions: list[tuple[str, Path]], rounds: int, ocr: bool
+    paths: list[Path], versions: list[tuple[str, Path]], rounds: int, ocr: bool, trace: bool
 ) -> dict[str, list[dict[str, Any]]]:
     """``rounds`` whole ingests of ``paths`` per version, interleaved."""
     runs: dict[str, list[dict[str, Any]]] = {}
     for round_number in range(rounds):
         for label, source in versions:
             progress(f"ingest of {len(paths)} filing(s) round {round_number + 1} {label}")
-            runs.setdefault(label, []).append(run_child(source, paths, False, ocr, store=True))
+            runs.setdefault(label, []).append(
+                run_child(source, paths, False, ocr, store=True, trace=trace)
+            )
     return runs
 
 
@@ -373,11 +413,22 @@ def print_store(
                 total_pages,
                 spread([r["total_s"] for r in results]),
                 spread([total_pages / r["total_s"] for r in results], 2),
-                spread([r["rss_mb"] for r in results], 0),
+                spread([r["memory"]["main_peak_mb"] for r in results], 0),
+                spread([r["memory"]["children_peak_mb"] for r in results], 0),
+                spread([r["memory"]["total_peak_mb"] for r in results], 0),
+                spread([r["python_peak_mb"] for r in results], 0),
             ]
         )
-    headers = ["code", "filings", "pages", "end to end s", "pages/s end to end", "peak RSS MB"]
+    headers = [
+        "code", "filings", "pages", "end to end s", "pages/s end to end", "peak RSS MB (main)",
+        "peak MB (children)", "peak MB (main + children)", "Python heap peak MB",
+    ]  # fmt: skip
     print_table(headers, rows, numeric_right=True)
+    for label, _ in versions:
+        for result in runs[label]:
+            memory = result["memory"]
+            progress(f"{label}: main + children peaked at {memory['total_peak_at']}")
+            progress(f"{label}: timeline (s, phase, main MB, children MB) {memory['timeline']}")
 
 
 if __name__ == "__main__":

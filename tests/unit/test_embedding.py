@@ -138,6 +138,6 @@ def test_batches_cover_every_window_once_within_the_attention_budget(lengths: li
         assert len(batch) == 1 or len(batch) * width**2 <= ATTENTION_BUDGET
 
 
-def test_full_windows_go_eight_a_call_and_short_ones_thirty_two() -> None:
-    assert [len(b) for b in plan_batches([WINDOW_PIECES] * 20)] == [8, 8, 4]
+def test_full_windows_go_two_a_call_and_short_ones_thirty_two() -> None:
+    assert [len(b) for b in plan_batches([WINDOW_PIECES] * 5)] == [2, 2, 1]
     assert [len(b) for b in plan_batches([12] * 40)] == [32, 8]

@@ -21,7 +21,7 @@ from memoryd.errors import MemorydError
 from memoryd.kb.blocks import parse_blocks
 from memoryd.kb.converted import ConversionError, Converted, DocumentType, Limits
 from memoryd.kb.file_types import READABLE_SUFFIXES, SUPPORTED, detect_type
-from memoryd.kb.images import BudgetedReader, ImageReader
+from memoryd.kb.images import BudgetedReader, ImageReader, release_freed_heap
 from memoryd.kb.notes import read_note
 from memoryd.kb.pdf.reader import pdf_to_markdown
 from memoryd.kb.sandbox import Bounds, ChildServer, Task, run_bounded, serve_task
@@ -60,6 +60,8 @@ def convert(
     budgeted = BudgetedReader(reader, limits.image_seconds)
     try:
         converted = _convert(data, name, budgeted, limits, content_type)
+        if budgeted.spent > 0:
+            release_freed_heap()
         return replace(converted, images_skipped=budgeted.skipped)
     except MemorydError:
         raise

@@ -3,11 +3,14 @@ configured, else local OCR (rapidocr, models inside the wheel, no network)."""
 
 from __future__ import annotations
 
+import ctypes
 import io
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memoryd.providers.llm import Gateway, LLMConfigError, LLMUnavailableError, Message
@@ -23,6 +26,17 @@ MAX_IMAGE_SIDE = 2400
 # filings: 480 reads them a third faster and as well or better (a rotated axis title kept, a
 # chart subtitle read that 736 garbled). Pages rendered for OCR are larger and never enlarged.
 DETECTION_SHORT_SIDE = 480
+# One text detection call's input holds at most this many pixels. Its working memory grows with
+# them and nothing else bounds it: a letter page rendered at 144 dpi (1,224×1,584) took 490 MB
+# in one call, a 2,400-pixel picture 575–760 MB, on top of the embedder and the models already
+# loaded (bench/README.md). A picture that would hold more is read in horizontal bands, each
+# at its own resolution (nothing is scaled down, so small print is read as before), which
+# overlap by BAND_OVERLAP rows; each line is kept from the one band that owns its middle.
+# Pictures within the cap (the filings' charts, enlarged to DETECTION_SHORT_SIDE) are read in
+# one call, as before.
+DETECTION_MAX_PIXELS = 960 * 960
+# Rows two neighbouring bands share: a line up to this tall is read whole by one of them.
+BAND_OVERLAP = 96
 # OCR lines read with less confidence than this are noise (textures, photos).
 MIN_OCR_SCORE = 0.6
 
@@ -55,23 +69,34 @@ class LocalOCR:
 
     def read(self, image: bytes) -> str:
         """Recognised lines, top to bottom, joined with spaces within a line's row."""
-        prepared = _prepared_png(image)
-        if prepared is None:
+        picture = _opened(image)
+        if picture is None:
             return ""
+        width, height = picture.size
+        lines: list[tuple[str, Any]] = []
         with LocalOCR._lock:
             if LocalOCR._engine is None:
                 LocalOCR._engine = _load_rapidocr()
-            result = LocalOCR._engine(prepared)
-        texts = getattr(result, "txts", None) or ()
-        scores = getattr(result, "scores", None) or ()
-        boxes = getattr(result, "boxes", None)
-        lines = [
-            (text, box)
-            for text, score, box in zip(
-                texts, scores, boxes if boxes is not None else [None] * len(texts), strict=False
-            )
-            if score >= MIN_OCR_SCORE and str(text).strip()
-        ]
+            engine = LocalOCR._engine
+            adjustable = hasattr(getattr(engine, "text_det", None), "limit_side_len")
+            whole = detection_limit(width, height)
+            if whole is not None:
+                lines = _read_lines(engine, picture, whole if adjustable else None)
+            elif not adjustable:
+                # A rapidocr whose detector cannot be told its input size: the picture itself
+                # is scaled into the cap (recognition then reads it smaller too).
+                lines = _read_lines(engine, _scaled(picture, DETECTION_MAX_PIXELS), None)
+            else:
+                for band in detection_bands(width, height):
+                    crop = picture.crop((0, band.top, width, band.bottom))
+                    native = ("max", max(width, band.bottom - band.top))
+                    for text, box in _read_lines(engine, crop, native):
+                        if box is None:
+                            continue
+                        placed = [(float(point[0]), float(point[1]) + band.top) for point in box]
+                        ys = [y for _, y in placed]
+                        if band.owns((min(ys) + max(ys)) / 2):
+                            lines.append((text, placed))
         return _reading_order(lines)
 
 
@@ -136,6 +161,25 @@ class BudgetedReader:
             self.spent += self._clock() - started
 
 
+def release_freed_heap() -> None:
+    """Give the heap freed by a document's picture reads back to the system (glibc's
+    ``malloc_trim``; nothing elsewhere). Each document's pictures are read on a thread of its
+    own, and glibc keeps what such a thread freed in that thread's arena: one page's OCR left
+    240 MB resident that a trim returned, and over a library of filings the leftovers of
+    earlier documents sat beside the next one's embedding."""
+    global _trim
+    if _trim is None:
+        try:
+            _trim = ctypes.CDLL(None).malloc_trim
+        except (OSError, AttributeError):
+            _trim = False
+    if _trim:
+        _trim(0)
+
+
+_trim: Any = None
+
+
 def image_reader(gateway: Gateway) -> ImageReader:
     """The caption route when the owner chose its model (``llm.caption.model``), else local
     OCR. A text-only model set for extraction (``llm.model``) is never sent pictures: it would
@@ -157,8 +201,94 @@ def _load_rapidocr() -> Any:
     )
 
 
+@dataclass(frozen=True)
+class Band:
+    """Rows ``top``–``bottom`` of a picture, detected in one call; the lines whose middle lies
+    in ``own_top``–``own_bottom`` are this band's (each line is read whole by exactly one
+    band when it is at most BAND_OVERLAP pixels tall)."""
+
+    top: int
+    bottom: int
+    own_top: int
+    own_bottom: int
+
+    def owns(self, middle: float) -> bool:
+        """Whether a line with this vertical middle is read from this band."""
+        return self.own_top <= middle < self.own_bottom
+
+
+def detection_limit(width: int, height: int) -> tuple[str, int] | None:
+    """rapidocr's detection resize for a ``width`` × ``height`` picture read in one call, as
+    its (limit type, side): a short side under DETECTION_SHORT_SIDE enlarged to it, as always;
+    None when that (or the picture as it is) would hold more than DETECTION_MAX_PIXELS."""
+    short, long = max(1, min(width, height)), max(1, width, height)
+    enlarge = max(1.0, DETECTION_SHORT_SIDE / short)
+    if short * long * enlarge * enlarge > DETECTION_MAX_PIXELS:
+        return None
+    return ("min", DETECTION_SHORT_SIDE)
+
+
+def detection_bands(width: int, height: int) -> list[Band]:
+    """Horizontal bands of the picture, each at most DETECTION_MAX_PIXELS at its own size,
+    overlapping by BAND_OVERLAP rows, that together own every row once."""
+    rows = max(2 * BAND_OVERLAP, DETECTION_MAX_PIXELS // max(1, width))
+    stride = rows - BAND_OVERLAP
+    bands: list[Band] = []
+    top = 0
+    while True:
+        bottom = min(height, top + rows)
+        last = bottom >= height
+        own_top = 0 if not bands else top + BAND_OVERLAP // 2
+        own_bottom = height if last else top + stride + BAND_OVERLAP // 2
+        bands.append(Band(top, bottom, own_top, own_bottom))
+        if last:
+            return bands
+        top += stride
+
+
+def _read_lines(engine: Any, picture: Any, limit: tuple[str, int] | None) -> list[tuple[str, Any]]:
+    """The lines the engine reads in ``picture`` with detection resized by ``limit`` (rapidocr
+    reads its detector's setting on every call), as (text, box), confident ones only."""
+    if limit is not None:
+        detector = engine.text_det
+        detector.limit_type, detector.limit_side_len = limit
+    result = engine(_png(picture))
+    texts = getattr(result, "txts", None) or ()
+    scores = getattr(result, "scores", None) or ()
+    boxes = getattr(result, "boxes", None)
+    return [
+        (str(text), box)
+        for text, score, box in zip(
+            texts, scores, boxes if boxes is not None else [None] * len(texts), strict=False
+        )
+        if score >= MIN_OCR_SCORE and str(text).strip()
+    ]
+
+
 def _prepared_png(image: bytes) -> bytes | None:
     """The image as RGB PNG, scaled into bounds; None for a tiny or unreadable image."""
+    picture = _opened(image)
+    return _png(picture) if picture is not None else None
+
+
+def _png(picture: Any) -> bytes:
+    out = io.BytesIO()
+    picture.save(out, format="PNG")
+    return out.getvalue()
+
+
+def _scaled(picture: Any, pixels: int) -> Any:
+    """The picture shrunk to hold at most ``pixels``."""
+    width, height = picture.size
+    if width * height <= pixels:
+        return picture
+    scale = math.sqrt(pixels / (width * height))
+    return picture.resize((max(1, int(width * scale)), max(1, int(height * scale))))
+
+
+def _opened(image: bytes) -> Any:
+    """The decoded RGB picture, at most MAX_IMAGE_SIDE a side; None for a tiny or unreadable
+    image."""
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -171,9 +301,7 @@ def _prepared_png(image: bytes) -> bytes | None:
         return None
     if max(picture.size) > MAX_IMAGE_SIDE:
         picture.thumbnail((MAX_IMAGE_SIDE, MAX_IMAGE_SIDE))
-    out = io.BytesIO()
-    picture.save(out, format="PNG")
-    return out.getvalue()
+    return picture
 
 
 def _reading_order(lines: list[tuple[str, Any]]) -> str:

@@ -79,10 +79,13 @@ LOCAL_DIMENSION = 384
 WINDOW_PIECES = 256
 WINDOW_OVERLAP = 32
 BATCH_SIZE = 32
-# Why 8 full windows: 32 windows of 256 pieces a call made onnxruntime's arena grow to a
-# 1.56 GB peak while embedding a filing's chunks; 8 a call peaked at 0.54 GB, as fast, and
-# the vectors are identical (batching never changes them). Short texts still go 32 a call.
-ATTENTION_BUDGET = 8 * 256 * 256
+# Why 2 full windows: onnxruntime's arena keeps the largest call's working memory for the
+# life of the process, and that memory grows with windows × width². 32 windows of 256 pieces
+# a call grew it to 1.56 GB while embedding a filing; 8 a call held 325 MB above the loaded
+# model, which, beside OCR of a page, put a whole-library ingest at 1.27 GB; 2 a call hold
+# 87 MB, as fast (192 windows in 155–158 s with 8, 4 or 2 a call, side by side), with
+# identical vectors (batching never changes them). Short texts still go 32 a call.
+ATTENTION_BUDGET = 2 * 256 * 256
 
 
 class LocalMiniLM:
