@@ -20,6 +20,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_kb_filings import SETS, score_set
+from kb_cache import CachedEmbedder
 from report import percentile, print_table, progress
 from stores import open_with_store
 
@@ -50,30 +51,6 @@ VARIANTS: dict[str, KbSearchPolicy] = {
 MEASURES = ("hit@1", "hit@5", "hit@10", "right document first", "page hit@5")
 
 
-class MemoEmbedder:
-    """The real embedder, each query embedded once across variants."""
-
-    def __init__(self) -> None:
-        self.inner = LocalMiniLM()
-        self.seen: dict[str, Any] = {}
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    def embed(self, texts: list[str]) -> Any:
-        import numpy as np
-
-        missing = [t for t in texts if t not in self.seen]
-        if missing:
-            self.seen.update(zip(missing, self.inner.embed(missing), strict=True))
-        return np.stack([self.seen[t] for t in texts])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--store", type=Path, required=True)
@@ -86,7 +63,7 @@ def main() -> None:
         help="only time the searches, the variants interleaved question by question",
     )
     args = parser.parse_args()
-    embedder = MemoEmbedder()
+    embedder = CachedEmbedder(LocalMiniLM())
     _, service = open_with_store(str(args.store), embedder=embedder)  # type: ignore[arg-type]
     try:
         documents: dict[str, Document] = {

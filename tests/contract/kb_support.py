@@ -12,7 +12,7 @@ from memoryd.kb.model import Document
 from memoryd.kb.service import IngestResult, KbHit
 from memoryd.service import MemoryService
 from memoryd.trust.fence import contains_fence_tag
-from tests.kb_corpus import Sample
+from tests.kb_corpus import Sample, filler_paragraph
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 FORMATS = (
@@ -86,3 +86,28 @@ class Corpus:
         document = self.results[key].document
         assert document is not None, key
         return document
+
+
+def annual_report(
+    company: str,
+    year: int,
+    capex: str,
+    *,
+    revenue: str = "1,020",
+    capex_label: str = "Purchases of property and equipment",
+) -> bytes:
+    """A small 10-K look-alike: the same sections and table shapes as any other, its figures and
+    the cash-flow table's name for capital spending given."""
+    table = (
+        f"| (in millions) | {year} | {year - 1} |\n|---|---|---|\n"
+        f"| Net sales | {revenue} | 900 |\n"
+        f"| {capex_label} | ({capex}) | (410) |\n"
+    )
+    return markdown_doc(
+        f"{company} — Form 10-K {year}",
+        {
+            "Business": f"{company} makes valves and pumps. {filler_paragraph(400, 40)}",
+            "Risk Factors": f"Supply of castings may be interrupted. {filler_paragraph(500, 40)}",
+            "Consolidated Statements of Cash Flows": table,
+        },
+    ).encode()

@@ -10,33 +10,15 @@ import pytest
 
 from memoryd.kb.model import Document
 from memoryd.service import MemoryService
-from tests.kb_corpus import filler_paragraph
 
-from .kb_support import NOW, markdown_doc, only_ok
-
-
-def annual_report(company: str, year: int, capex: str, revenue: str) -> bytes:
-    """A small 10-K look-alike: the same sections and table shapes, other figures."""
-    table = (
-        f"| (in millions) | {year} | {year - 1} |\n|---|---|---|\n"
-        f"| Net sales | {revenue} | 900 |\n"
-        f"| Purchases of property and equipment | ({capex}) | (410) |\n"
-    )
-    return markdown_doc(
-        f"{company} — Form 10-K {year}",
-        {
-            "Business": f"{company} makes valves and pumps. {filler_paragraph(400, 40)}",
-            "Risk Factors": f"Supply of castings may be interrupted. {filler_paragraph(500, 40)}",
-            "Consolidated Statements of Cash Flows": table,
-        },
-    ).encode()
+from .kb_support import NOW, annual_report, only_ok
 
 
 def library(service: MemoryService) -> dict[str, Document]:
     made = {
-        "acme21": annual_report("Acme Pumps Inc.", 2021, "410", "900"),
-        "acme22": annual_report("Acme Pumps Inc.", 2022, "655", "1,020"),
-        "borealis22": annual_report("Borealis Valve Corporation", 2022, "77", "310"),
+        "acme21": annual_report("Acme Pumps Inc.", 2021, "410", revenue="900"),
+        "acme22": annual_report("Acme Pumps Inc.", 2022, "655", revenue="1,020"),
+        "borealis22": annual_report("Borealis Valve Corporation", 2022, "77", revenue="310"),
     }
     return {
         name: only_ok(service.kb.ingest_bytes(body, f"{name}.md", now=NOW))
@@ -137,7 +119,7 @@ def test_rows_follow_the_chunks_through_rename_reingest_and_delete(
     assert [k.document_id for k in kb.keyword_rows(["zephyr"], 10)] == [acme21.id]
 
     again = service.kb.ingest_bytes(
-        annual_report("Acme Pumps Inc.", 2021, "999", "900"), "acme21.md", now=NOW
+        annual_report("Acme Pumps Inc.", 2021, "999", revenue="900"), "acme21.md", now=NOW
     )
     assert again.outcome == "ok"
     [chunk] = kb.chunks_by_key(kb.keyword_rows(["purchases"], 10, documents=[acme21.id])).values()

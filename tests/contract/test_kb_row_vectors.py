@@ -11,27 +11,8 @@ import numpy as np
 
 from memoryd.kb.model import Document
 from memoryd.service import MemoryService
-from tests.kb_corpus import filler_paragraph
 
-from .kb_support import NOW, markdown_doc, only_ok
-
-
-def annual_report(company: str, year: int, capex: str, label: str) -> bytes:
-    """A small 10-K look-alike whose cash-flow table names capital spending ``label``."""
-    table = (
-        f"| (in millions) | {year} | {year - 1} |\n|---|---|---|\n"
-        f"| Net sales | 1,020 | 900 |\n"
-        f"| {label} | ({capex}) | (410) |\n"
-    )
-    return markdown_doc(
-        f"{company} — Form 10-K {year}",
-        {
-            "Business": f"{company} makes valves and pumps. {filler_paragraph(400, 40)}",
-            "Risk Factors": f"Supply of castings may be interrupted. {filler_paragraph(500, 40)}",
-            "Consolidated Statements of Cash Flows": table,
-        },
-    ).encode()
-
+from .kb_support import NOW, annual_report, only_ok
 
 CAPEX_LABEL = "Purchases of property and equipment"
 
@@ -43,8 +24,10 @@ def label_text(label: str) -> str:
 
 def library(service: MemoryService) -> dict[str, Document]:
     made = {
-        "acme22": annual_report("Acme Pumps Inc.", 2022, "655", CAPEX_LABEL),
-        "borealis22": annual_report("Borealis Valve Corporation", 2022, "77", CAPEX_LABEL),
+        "acme22": annual_report("Acme Pumps Inc.", 2022, "655", capex_label=CAPEX_LABEL),
+        "borealis22": annual_report(
+            "Borealis Valve Corporation", 2022, "77", capex_label=CAPEX_LABEL
+        ),
     }
     return {
         name: only_ok(service.kb.ingest_bytes(body, f"{name}.md", now=NOW))
@@ -117,7 +100,9 @@ def test_row_vectors_follow_rename_reingest_and_delete(service: MemoryService) -
 
     # A new label alone (every chunk vector reusable but the table's): its row is embedded.
     again = service.kb.ingest_bytes(
-        annual_report("Acme Pumps Inc.", 2022, "655", "Capital expenditures"), "acme22.md", now=NOW
+        annual_report("Acme Pumps Inc.", 2022, "655", capex_label="Capital expenditures"),
+        "acme22.md",
+        now=NOW,
     )
     assert again.outcome == "ok"
     assert kb.pending_rows(acme, 10) == []
