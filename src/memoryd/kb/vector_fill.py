@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -130,29 +130,21 @@ class FillReport:
     remaining: int
 
 
+@dataclass(eq=False)
 class VectorFiller:
     """Embeds a document's pending chunks batch by batch, each batch in one transaction."""
 
-    def __init__(
-        self,
-        store: Store,
-        embedder: Embedder,
-        ids: IdGenerator,
-        *,
-        clock: Clock,
-        batch: int = FILL_BATCH,
-        retry_policy: RetryPolicy = EMBED_RETRY,
-    ) -> None:
-        self.store = store
-        self.embedder = embedder
-        self.batch = batch
-        self.retry_policy = retry_policy
-        self._ids = ids
-        self._clock = clock
-        self._live: dict[str, FillProgress] = {}
-        self._live_lock = threading.Lock()
-        # Claims the store cut off (job id → when claimed), put back once it answers.
-        self._cut_off: dict[str, datetime] = {}
+    store: Store
+    embedder: Embedder
+    ids: IdGenerator
+    _: KW_ONLY
+    clock: Clock
+    batch: int = FILL_BATCH
+    retry_policy: RetryPolicy = EMBED_RETRY
+    _live: dict[str, FillProgress] = field(default_factory=dict, init=False, repr=False)
+    _live_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    # Claims the store cut off (job id → when claimed), put back once it answers.
+    _cut_off: dict[str, datetime] = field(default_factory=dict, init=False, repr=False)
 
     def live(self) -> dict[str, FillProgress]:
         """The fills running in this process now, by document id, as of their last batch
@@ -164,7 +156,7 @@ class VectorFiller:
         """The persisted job that fills ``document_id``'s vectors; enqueue it in the same
         transaction as the chunks it fills."""
         return Job(
-            id=self._ids.new_id(at),
+            id=self.ids.new_id(at),
             kind=EMBED_JOB_KIND,
             payload={"document_id": document_id},
             status=JobStatus.QUEUED,
@@ -258,11 +250,11 @@ class VectorFiller:
         claimed = None
         if job_id is not None:
             with self.store.transaction():
-                claimed = self.store.jobs.claim_one(job_id, self._clock())
+                claimed = self.store.jobs.claim_one(job_id, self.clock())
         embedded = self.fill(document_id, progress)
         if claimed is not None:
             with self.store.transaction():
-                self.store.jobs.finish(claimed.id, {"embedded": embedded}, self._clock())
+                self.store.jobs.finish(claimed.id, {"embedded": embedded}, self.clock())
         return embedded
 
     def run_jobs(
@@ -275,9 +267,9 @@ class VectorFiller:
         ``pause()`` is true (other work waits: the worker's wake-up), the job being run goes
         back to the queue, due at once, after its current batch, and no other is claimed."""
         reports: list[FillReport] = []
-        self._release_cut_off(now or self._clock())
+        self._release_cut_off(now or self.clock())
         while limit is None or len(reports) < limit:
-            at = now or self._clock()
+            at = now or self.clock()
             job: Job | None = None
             try:
                 with self.store.transaction():
@@ -314,7 +306,7 @@ class VectorFiller:
         except Exception as error:  # recorded on the job, which runs again or fails
             if not isinstance(error, StoreFullError):  # the worker reports a full disk
                 log.exception("embedding the chunks of document %s failed", document_id)
-            at = self._clock()
+            at = self.clock()
             retry_at = self.retry_policy.next_attempt(job.attempts + 1, at)
             with self.store.transaction():
                 if retry_at is None:
@@ -328,7 +320,7 @@ class VectorFiller:
             if (remaining or rows_left) and pause is not None and pause():
                 self.store.jobs.retry(job.id, "paused while other jobs run", at)
             else:
-                self.store.jobs.finish(job.id, {"embedded": embedded}, self._clock())
+                self.store.jobs.finish(job.id, {"embedded": embedded}, self.clock())
         return FillReport(document_id, embedded, remaining)
 
     def _remaining(self, document_id: str) -> int:
