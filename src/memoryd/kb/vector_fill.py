@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 from memoryd.clock import Clock
 from memoryd.errors import StoreFullError, StoreUnavailableError
 from memoryd.ids import IdGenerator
+from memoryd.jobs.cut_off import CutOffClaims
 from memoryd.jobs.model import Job, JobStatus, RetryPolicy
 from memoryd.kb.model import Chunk
 from memoryd.kb.results import IngestResult
@@ -143,8 +144,9 @@ class VectorFiller:
     retry_policy: RetryPolicy = EMBED_RETRY
     _live: dict[str, FillProgress] = field(default_factory=dict, init=False, repr=False)
     _live_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
-    # Claims the store cut off (job id → when claimed), put back once it answers.
-    _cut_off: dict[str, datetime] = field(default_factory=dict, init=False, repr=False)
+    _cut_off: CutOffClaims = field(
+        default_factory=lambda: CutOffClaims("embedding"), init=False, repr=False
+    )
 
     def live(self) -> dict[str, FillProgress]:
         """The fills running in this process now, by document id, as of their last batch
@@ -267,7 +269,7 @@ class VectorFiller:
         ``pause()`` is true (other work waits: the worker's wake-up), the job being run goes
         back to the queue, due at once, after its current batch, and no other is claimed."""
         reports: list[FillReport] = []
-        self._release_cut_off(now or self.clock())
+        self._cut_off.release(self.store, now or self.clock())
         while limit is None or len(reports) < limit:
             at = now or self.clock()
             job: Job | None = None
@@ -279,23 +281,11 @@ class VectorFiller:
                     break
                 reports.append(self._run_job(job, at, pause))
             except StoreUnavailableError:
-                if job is not None:
-                    self._cut_off[job.id] = at
+                self._cut_off.note(job, at)
                 raise
             if pause is not None and pause():
                 break
         return reports
-
-    def _release_cut_off(self, now: datetime) -> None:
-        """Put the claims the store cut off back in the queue, due now and uncounted (unless
-        the cut commit landed and the job ended): a database restart neither strands a
-        document's vectors until the lease ends nor costs the job an attempt."""
-        for job_id, claimed_at in list(self._cut_off.items()):
-            with self.store.transaction():
-                released = self.store.jobs.release(job_id, claimed_at, now)
-            del self._cut_off[job_id]
-            if released:
-                log.warning("embedding job %s: queued again after the store cut its run", job_id)
 
     def _run_job(self, job: Job, at: datetime, pause: Callable[[], bool] | None) -> FillReport:
         document_id = str(job.payload["document_id"])
