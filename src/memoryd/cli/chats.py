@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from memoryd.cli.common import now_from, open_store_service, print_json, with_now_json
+from memoryd.cli.common import echo_one, now_from, open_store_service, with_now_json
 from memoryd.extraction.chat_export_policy import FORMATS
 
 if TYPE_CHECKING:
@@ -86,10 +86,7 @@ def import_chats(
             export_file, format=chosen, dry_run=dry_run, now=now, progress=listener
         )
         zone = service.zone
-    if as_json:
-        print_json(report.to_json())
-    else:
-        click.echo(summary(export_file.name, report, zone))
+    echo_one(report, as_json, lambda imported: summary(export_file.name, imported, zone))
 
 
 def summary(name: str, report: ChatImportReport, zone: tzinfo) -> str:

@@ -239,6 +239,14 @@ def echo_list(
         click.echo(line(record))
 
 
+def echo_one(record: R, as_json: bool, line: Callable[[R], str]) -> None:
+    """A command's one record: with ``--json`` its JSON, else its line."""
+    if as_json:
+        print_json(record.to_json())
+    else:
+        click.echo(line(record))
+
+
 def memory_line(memory: Memory) -> str:
     """One memory on one line: id, kind, status, confidence and content."""
     content = "[purged]" if memory.purged_at else memory.content

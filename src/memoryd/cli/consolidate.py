@@ -6,6 +6,7 @@ import click
 
 from memoryd.cli.common import (
     echo_list,
+    echo_one,
     memory_line,
     now_from,
     open_store_service,
@@ -43,10 +44,7 @@ def reconfirm(
     with open_store_service(ctx) as service:
         if memory_id is not None:
             memory = service.reconfirm(service.resolve_id(memory_id), now=at)
-            if as_json:
-                print_json(memory.to_json())
-            else:
-                click.echo(f"reconfirmed: {memory_line(memory)}")
+            echo_one(memory, as_json, lambda kept: f"reconfirmed: {memory_line(kept)}")
             return
         queue = service.reconfirmation_queue()
     echo_list(queue, as_json, memory_line, "nothing to reconfirm")

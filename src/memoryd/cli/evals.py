@@ -9,6 +9,7 @@ import click
 
 from memoryd.cli.common import (
     echo_list,
+    echo_one,
     now_from,
     open_store_service,
     parsed,
@@ -58,10 +59,7 @@ def add(
         case = service.eval_add(
             question, expected=_ids(expected), noise=_ids(noise), now=now_from(now_text)
         )
-    if as_json:
-        print_json(case.to_json())
-        return
-    click.echo(_case_line(case))
+    echo_one(case, as_json, _case_line)
 
 
 @eval_.command(name="list")
@@ -81,10 +79,7 @@ def remove(ctx: click.Context, case_id: str, as_json: bool) -> None:
     """Remove the evaluation case ID (or a unique start of it)."""
     with open_store_service(ctx) as service:
         case = service.eval_remove(case_id)
-    if as_json:
-        print_json(case.to_json())
-        return
-    click.echo(f"removed {case.id} {case.question!r}")
+    echo_one(case, as_json, lambda removed: f"removed {removed.id} {removed.question!r}")
 
 
 @eval_.command()

@@ -10,6 +10,7 @@ import click
 
 from memoryd.cli.common import (
     echo_list,
+    echo_one,
     now_from,
     open_store_service,
     parsed,
@@ -185,10 +186,7 @@ def read(
             pages=page_range,
             max_tokens=max_tokens,
         )
-    if as_json:
-        print_json(result.to_json())
-    else:
-        click.echo(result.fenced)
+    echo_one(result, as_json, lambda read: read.fenced)
 
 
 @kb.command()
@@ -199,10 +197,7 @@ def rename(ctx: click.Context, document_id: str, title: str, as_json: bool) -> N
     """Give a document your own title (its chunks' breadcrumbs follow)."""
     with open_store_service(ctx) as service:
         document = service.kb.rename(service.kb.resolve_id(document_id), title)
-    if as_json:
-        print_json(document.to_json())
-    else:
-        click.echo(f"renamed: {_document_line(document)}")
+    echo_one(document, as_json, lambda renamed: f"renamed: {_document_line(renamed)}")
 
 
 @kb.command(name="list")

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 import click
 
 from memoryd.cli.common import (
-    F,
     memory_line,
     now_from,
     open_store_service,
@@ -22,9 +21,11 @@ from memoryd.memory.model import kind_from_user
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from datetime import datetime
 
     from memoryd.recall.context_policy import ContextPack, PackItem
     from memoryd.results import RecallResult
+    from memoryd.service import MemoryService
 
 
 class _Block(Protocol):
@@ -39,67 +40,42 @@ class _Block(Protocol):
 B = TypeVar("B", bound=_Block)
 
 
-def _block_options(budget_help: str, explain_help: str) -> Callable[[F], F]:
-    """MESSAGE, --budget, --explain, --now and --json: what recall and context take."""
+def _block_command(
+    name: str,
+    fetch: Callable[[MemoryService, str, int | None, datetime, bool], B],
+    echo_explain: Callable[[B], None],
+    empty: str,
+    *,
+    help: str,
+    budget_help: str,
+    explain_help: str,
+) -> click.Command:
+    """A command printing the fenced block ``fetch`` builds for MESSAGE (recall, context): it
+    takes MESSAGE, --budget, --explain, --now and --json, and prints the block's JSON, its
+    explanation, or the block (``empty`` when nothing qualifies)."""
 
-    def decorate(func: F) -> F:
-        func = with_now_json(func)
-        func = click.option("--explain", is_flag=True, help=explain_help)(func)
-        func = click.option("--budget", type=click.IntRange(min=0), help=budget_help)(func)
-        return click.argument("message")(func)
+    @click.argument("message")
+    @click.option("--budget", type=click.IntRange(min=0), help=budget_help)
+    @click.option("--explain", is_flag=True, help=explain_help)
+    @with_now_json
+    def run(
+        ctx: click.Context,
+        message: str,
+        budget: int | None,
+        explain: bool,
+        now_text: str | None,
+        as_json: bool,
+    ) -> None:
+        with open_store_service(ctx) as service:
+            block = fetch(service, message, budget, now_from(now_text), explain)
+        if as_json:
+            print_json(block.to_json())
+        elif explain:
+            echo_explain(block)
+        else:
+            click.echo(block.text if block.text else empty)
 
-    return decorate
-
-
-def _print_block(
-    block: B, as_json: bool, explain: bool, echo_explain: Callable[[B], None], empty: str
-) -> None:
-    if as_json:
-        print_json(block.to_json())
-    elif explain:
-        echo_explain(block)
-    else:
-        click.echo(block.text if block.text else empty)
-
-
-@click.command()
-@_block_options(
-    "Token budget (default 1500).",
-    "Show the gates that let each item in, its leg ranks, cosine, recency and score, "
-    "and why the others were dropped.",
-)
-def recall(
-    ctx: click.Context,
-    message: str,
-    budget: int | None,
-    explain: bool,
-    now_text: str | None,
-    as_json: bool,
-) -> None:
-    """Print the fenced memory block for MESSAGE, as the assistant would get it."""
-    with open_store_service(ctx) as service:
-        result = service.recall(message, budget=budget, now=now_from(now_text))
-    _print_block(result, as_json, explain, _echo_explain, "(no memories qualify)")
-
-
-@click.command()
-@_block_options(
-    "Token budget (default: the recall budget).",
-    "Show each item's calibrated score, joint ranks and weight, and what was dropped and why.",
-)
-def context(
-    ctx: click.Context,
-    message: str,
-    budget: int | None,
-    explain: bool,
-    now_text: str | None,
-    as_json: bool,
-) -> None:
-    """Print the one context pack for MESSAGE: standing lessons, then memories and document
-    chunks by relevance, in one fenced block within the token budget."""
-    with open_store_service(ctx) as service:
-        pack = service.context(message, budget=budget, now=now_from(now_text), explain=explain)
-    _print_block(pack, as_json, explain, _echo_pack, "(nothing qualifies)")
+    return click.command(name, help=help)(run)
 
 
 @click.command()
@@ -228,3 +204,29 @@ def _chunk_label(item: PackItem) -> str:
 def _line(text: str, width: int = 100) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+recall = _block_command(
+    "recall",
+    lambda service, message, budget, now, _: service.recall(message, budget=budget, now=now),
+    _echo_explain,
+    "(no memories qualify)",
+    help="Print the fenced memory block for MESSAGE, as the assistant would get it.",
+    budget_help="Token budget (default 1500).",
+    explain_help="Show the gates that let each item in, its leg ranks, cosine, recency and score, "
+    "and why the others were dropped.",
+)
+
+context = _block_command(
+    "context",
+    lambda service, message, budget, now, explain: service.context(
+        message, budget=budget, now=now, explain=explain
+    ),
+    _echo_pack,
+    "(nothing qualifies)",
+    help="Print the one context pack for MESSAGE: standing lessons, then memories and document "
+    "chunks by relevance, in one fenced block within the token budget.",
+    budget_help="Token budget (default: the recall budget).",
+    explain_help="Show each item's calibrated score, joint ranks and weight, and what was "
+    "dropped and why.",
+)

@@ -30,6 +30,7 @@ from memoryd.extraction.extractor import (
     span_line,
     when_line,
 )
+from memoryd.jobs.cut_off import CutOffClaims
 from memoryd.jobs.model import Job, JobStatus
 from memoryd.memory.model import Proposal, Provenance
 from memoryd.memory.promotion_policy import Outcome
@@ -75,9 +76,7 @@ class ExtractionQueue:
         self.store, self.gateway, self.clock, self.zone, self.ids = store, gateway, clock, zone, ids
         self.policy, self.retry_policy = policy, retry_policy
         self.propose, self.on_enqueue = propose, on_enqueue
-        # Claims of this worker that the store cut off (job id → when claimed): the claim's
-        # commit or the run's result never came back. Released once the store answers.
-        self._cut_off: dict[str, datetime] = {}
+        self._cut_off = CutOffClaims("extraction")
 
     def observe_turn(
         self,
@@ -180,7 +179,7 @@ class ExtractionQueue:
         """Run due extraction jobs (or just ``job_id``) until none is due or ``limit`` ran."""
         store = self.store
         reports: list[JobReport] = []
-        self._release_cut_off(now or self.clock())
+        self._cut_off.release(store, now or self.clock())
         while limit is None or len(reports) < limit:
             at = now or self.clock()
             job: Job | None = None
@@ -202,24 +201,11 @@ class ExtractionQueue:
                     break
                 reports.append(self._run(job, at))
             except StoreUnavailableError:
-                if job is not None and job.status is JobStatus.RUNNING:
-                    self._cut_off[job.id] = at
+                self._cut_off.note(job, at)
                 raise
             if job_id is not None:
                 break
         return reports
-
-    def _release_cut_off(self, now: datetime) -> None:
-        """Put the claims the store cut off back in the queue (unless the cut commit landed
-        and the job ended): the job runs again at once, and the outage costs it no attempt,
-        so a database restart neither strands a job until its lease ends nor runs it twice."""
-        store = self.store
-        for job_id, claimed_at in list(self._cut_off.items()):
-            with store.transaction():
-                released = store.jobs.release(job_id, claimed_at, now)
-            del self._cut_off[job_id]
-            if released:
-                log.warning("extraction job %s: queued again after the store cut its run", job_id)
 
     def job(self, job_id: str) -> Job:
         """One job, or a clear error."""

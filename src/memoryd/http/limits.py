@@ -6,6 +6,7 @@ byte a second holds nothing for long."""
 from __future__ import annotations
 
 import time
+from dataclasses import KW_ONLY, dataclass
 
 import anyio
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -27,23 +28,16 @@ JSON_BODY_SECONDS = 30.0
 UPLOAD_BODY_SECONDS = 300.0
 
 
+@dataclass(eq=False)
 class BodyLimit:
     """ASGI middleware: refuse bodies over the limit with 413, by header or while streaming."""
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        *,
-        json_limit: int,
-        upload_limit: int,
-        json_seconds: float = JSON_BODY_SECONDS,
-        upload_seconds: float = UPLOAD_BODY_SECONDS,
-    ) -> None:
-        self.app = app
-        self.json_limit = json_limit
-        self.upload_limit = upload_limit
-        self.json_seconds = json_seconds
-        self.upload_seconds = upload_seconds
+    app: ASGIApp
+    _: KW_ONLY
+    json_limit: int
+    upload_limit: int
+    json_seconds: float = JSON_BODY_SECONDS
+    upload_seconds: float = UPLOAD_BODY_SECONDS
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

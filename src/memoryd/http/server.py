@@ -11,7 +11,7 @@ import signal
 import socket
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import time, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -161,28 +161,24 @@ def serve(
         service.stop_worker()
 
 
+@dataclass(eq=False)
 class SettingsWatcher:
     """Reads memoryd.toml again when it changes while ``serve`` runs: new LLM routes replace
     the service's gateway at once (the worker's next job uses them); other changes (the store,
     the embedder, the time zone, the address) are reported as needing a restart."""
 
-    def __init__(
-        self,
-        service: MemoryService,
-        current: Settings,
-        reload: Callable[[], Settings],
-        say: Callable[[str], None],
-        interval: float = 2.0,
-        on_change: Callable[[Settings], str | None] | None = None,
-    ) -> None:
-        self.service = service
-        # Told the new settings after each change (the chat proxy's); what it answers is said.
-        self.on_change = on_change
-        self.current = current
-        self.reload = reload
-        self.say = say
-        self.interval = interval
-        self._stop = threading.Event()
+    service: MemoryService
+    current: Settings
+    reload: Callable[[], Settings]
+    say: Callable[[str], None]
+    interval: float = 2.0
+    # Told the new settings after each change (the chat proxy's); what it answers is said.
+    on_change: Callable[[Settings], str | None] | None = None
+    _stop: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
+    _thread: threading.Thread = field(init=False, repr=False)
+    _seen: tuple[int, int] | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
         self._thread = threading.Thread(target=self._run, name="memoryd-settings", daemon=True)
         self._seen = self._stamp()
 

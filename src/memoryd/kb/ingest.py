@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
@@ -64,36 +64,31 @@ class IngestSettings(RetrySettings, Protocol):
     protected_files: tuple[Path, ...]
 
 
+@dataclass(eq=False)
 class Ingester:
     """Reads sources into documents and chunks; the knowledge base's ingest half."""
 
-    def __init__(
-        self,
-        store: Store,
-        settings: IngestSettings,
-        embedder: Embedder,
-        tokenizer: TokenCodec,
-        reader: Callable[[], ImageReader],
-        *,
-        clock: Clock,
-        ids: IdGenerator,
-    ) -> None:
-        self.store = store
-        self.embedder = embedder
-        self.tokenizer = tokenizer
-        self.failures = IngestFailures(store, ids, settings)
-        self.filler = VectorFiller(store, embedder, ids, clock=clock)
-        self._settings = settings
-        self._reader_factory = reader
-        self._reader: ImageReader | None = None
-        self._clock = clock
-        self._ids = ids
+    store: Store
+    settings: IngestSettings
+    embedder: Embedder
+    tokenizer: TokenCodec
+    make_reader: Callable[[], ImageReader]
+    _: KW_ONLY
+    clock: Clock
+    ids: IdGenerator
+    failures: IngestFailures = field(init=False)
+    filler: VectorFiller = field(init=False)
+    _reader: ImageReader | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.failures = IngestFailures(self.store, self.ids, self.settings)
+        self.filler = VectorFiller(self.store, self.embedder, self.ids, clock=self.clock)
 
     @property
     def reader(self) -> ImageReader:
         """The image reader, made on first use (OCR models load only when needed)."""
         if self._reader is None:
-            self._reader = self._reader_factory()
+            self._reader = self.make_reader()
         return self._reader
 
     def ingest_source(
@@ -136,8 +131,8 @@ class Ingester:
                 check_url(source)
                 fetched = fetch(
                     source,
-                    max_bytes=self._settings.limits.max_bytes,
-                    timeout=self._settings.limits.fetch_timeout,
+                    max_bytes=self.settings.limits.max_bytes,
+                    timeout=self.settings.limits.fetch_timeout,
                 )
                 request = IngestRequest(
                     filing, fetched.name, fetched.data, fetched.content_type, now, started, force
@@ -147,8 +142,8 @@ class Ingester:
             refusal = refuse_reason(
                 given,
                 Path(filing.root) if filing.root else None,
-                self._settings.home,
-                also=self._settings.protected_files,
+                self.settings.home,
+                also=self.settings.protected_files,
             )
             if refusal is not None:
                 # Nothing is recorded: even a failed row would name a file it must not touch.
@@ -156,7 +151,7 @@ class Ingester:
                     str(given), "failed", None, refusal, time.perf_counter() - started
                 )
             path = given.resolve()
-            data = read_file(path, self._settings.limits)
+            data = read_file(path, self.settings.limits)
             request = IngestRequest(
                 replace(filing, uri=str(path)), path.name, data, None, now, started, force
             )
@@ -164,10 +159,10 @@ class Ingester:
         except FetchUnavailableError as error:
             if job is not None:
                 raise
-            return self.failures.queue_retry(filing, str(error), now or self._clock(), started)
+            return self.failures.queue_retry(filing, str(error), now or self.clock(), started)
         except ConversionError as error:
             failed = replace(filing, uri=_uri_of(source))
-            return self.failures.record(failed, str(error), now or self._clock(), started)
+            return self.failures.record(failed, str(error), now or self.clock(), started)
 
     def store_converted(
         self,
@@ -190,7 +185,7 @@ class Ingester:
         """Convert and chunk, then commit the document and its chunks (with the vectors kept
         from the stored copy) and a job for the missing vectors; keyword-searchable then."""
         filing = request.filing
-        at = request.now or self._clock()
+        at = request.now or self.clock()
         digest = hashlib.sha256(request.data).hexdigest()
         existing = self.store.kb.document_by_uri(filing.uri)
         if (
@@ -216,7 +211,7 @@ class Ingester:
                 request.data,
                 request.name,
                 self.reader,
-                limits=self._settings.limits,
+                limits=self.settings.limits,
                 content_type=request.content_type,
             )
         except ConversionError as error:
@@ -228,7 +223,7 @@ class Ingester:
         kept = reusable_vectors(self.store, existing.id) if existing else {}
         vectors = vectors_kept(chunks, kept)
         document = Document(
-            id=existing.id if existing else self._ids.new_id(at),
+            id=existing.id if existing else self.ids.new_id(at),
             source_uri=filing.uri,
             collection=filing.collection,
             source_type=filing.source_type,
@@ -266,7 +261,7 @@ class Ingester:
         if converted.images_skipped:
             note = (
                 f"{converted.images_skipped} picture(s) left unread: reading pictures used the "
-                f"document's {self._settings.limits.image_seconds:g} s budget"
+                f"document's {self.settings.limits.image_seconds:g} s budget"
             )
         return IngestResult(
             filing.uri, "ok", document, note, elapsed, elapsed, job.id if job else None, pages
@@ -300,7 +295,7 @@ class Ingester:
         """Claim and run the due ingest retries, at most ``limit`` (None: all due)."""
         results: list[IngestResult] = []
         while limit is None or len(results) < limit:
-            at = now or self._clock()
+            at = now or self.clock()
             with self.store.transaction():
                 job = self.store.jobs.claim(
                     [JOB_KIND], at, self.failures.retry_policy.lease_seconds
@@ -344,12 +339,12 @@ class Ingester:
 
     def _failed(self, request: IngestRequest, reason: str) -> IngestResult:
         return self.failures.record(
-            request.filing, reason, request.now or self._clock(), request.started
+            request.filing, reason, request.now or self.clock(), request.started
         )
 
     def _chunk(self, converted: Converted) -> list[Chunk]:
         drafts = chunk_markdown(
-            converted.markdown, self.tokenizer.count, self._tail, self._settings.chunk_policy
+            converted.markdown, self.tokenizer.count, self._tail, self.settings.chunk_policy
         )
         return [
             Chunk(

@@ -15,13 +15,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from memoryd.clock import Clock
 from memoryd.errors import StoreFullError, StoreUnavailableError
 from memoryd.ids import IdGenerator
+from memoryd.jobs.cut_off import CutOffClaims
 from memoryd.jobs.model import Job, JobStatus, RetryPolicy
 from memoryd.kb.model import Chunk
 from memoryd.kb.results import IngestResult
@@ -130,29 +131,22 @@ class FillReport:
     remaining: int
 
 
+@dataclass(eq=False)
 class VectorFiller:
     """Embeds a document's pending chunks batch by batch, each batch in one transaction."""
 
-    def __init__(
-        self,
-        store: Store,
-        embedder: Embedder,
-        ids: IdGenerator,
-        *,
-        clock: Clock,
-        batch: int = FILL_BATCH,
-        retry_policy: RetryPolicy = EMBED_RETRY,
-    ) -> None:
-        self.store = store
-        self.embedder = embedder
-        self.batch = batch
-        self.retry_policy = retry_policy
-        self._ids = ids
-        self._clock = clock
-        self._live: dict[str, FillProgress] = {}
-        self._live_lock = threading.Lock()
-        # Claims the store cut off (job id → when claimed), put back once it answers.
-        self._cut_off: dict[str, datetime] = {}
+    store: Store
+    embedder: Embedder
+    ids: IdGenerator
+    _: KW_ONLY
+    clock: Clock
+    batch: int = FILL_BATCH
+    retry_policy: RetryPolicy = EMBED_RETRY
+    _live: dict[str, FillProgress] = field(default_factory=dict, init=False, repr=False)
+    _live_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _cut_off: CutOffClaims = field(
+        default_factory=lambda: CutOffClaims("embedding"), init=False, repr=False
+    )
 
     def live(self) -> dict[str, FillProgress]:
         """The fills running in this process now, by document id, as of their last batch
@@ -164,7 +158,7 @@ class VectorFiller:
         """The persisted job that fills ``document_id``'s vectors; enqueue it in the same
         transaction as the chunks it fills."""
         return Job(
-            id=self._ids.new_id(at),
+            id=self.ids.new_id(at),
             kind=EMBED_JOB_KIND,
             payload={"document_id": document_id},
             status=JobStatus.QUEUED,
@@ -258,11 +252,11 @@ class VectorFiller:
         claimed = None
         if job_id is not None:
             with self.store.transaction():
-                claimed = self.store.jobs.claim_one(job_id, self._clock())
+                claimed = self.store.jobs.claim_one(job_id, self.clock())
         embedded = self.fill(document_id, progress)
         if claimed is not None:
             with self.store.transaction():
-                self.store.jobs.finish(claimed.id, {"embedded": embedded}, self._clock())
+                self.store.jobs.finish(claimed.id, {"embedded": embedded}, self.clock())
         return embedded
 
     def run_jobs(
@@ -275,9 +269,9 @@ class VectorFiller:
         ``pause()`` is true (other work waits: the worker's wake-up), the job being run goes
         back to the queue, due at once, after its current batch, and no other is claimed."""
         reports: list[FillReport] = []
-        self._release_cut_off(now or self._clock())
+        self._cut_off.release(self.store, now or self.clock())
         while limit is None or len(reports) < limit:
-            at = now or self._clock()
+            at = now or self.clock()
             job: Job | None = None
             try:
                 with self.store.transaction():
@@ -287,23 +281,11 @@ class VectorFiller:
                     break
                 reports.append(self._run_job(job, at, pause))
             except StoreUnavailableError:
-                if job is not None:
-                    self._cut_off[job.id] = at
+                self._cut_off.note(job, at)
                 raise
             if pause is not None and pause():
                 break
         return reports
-
-    def _release_cut_off(self, now: datetime) -> None:
-        """Put the claims the store cut off back in the queue, due now and uncounted (unless
-        the cut commit landed and the job ended): a database restart neither strands a
-        document's vectors until the lease ends nor costs the job an attempt."""
-        for job_id, claimed_at in list(self._cut_off.items()):
-            with self.store.transaction():
-                released = self.store.jobs.release(job_id, claimed_at, now)
-            del self._cut_off[job_id]
-            if released:
-                log.warning("embedding job %s: queued again after the store cut its run", job_id)
 
     def _run_job(self, job: Job, at: datetime, pause: Callable[[], bool] | None) -> FillReport:
         document_id = str(job.payload["document_id"])
@@ -314,7 +296,7 @@ class VectorFiller:
         except Exception as error:  # recorded on the job, which runs again or fails
             if not isinstance(error, StoreFullError):  # the worker reports a full disk
                 log.exception("embedding the chunks of document %s failed", document_id)
-            at = self._clock()
+            at = self.clock()
             retry_at = self.retry_policy.next_attempt(job.attempts + 1, at)
             with self.store.transaction():
                 if retry_at is None:
@@ -328,7 +310,7 @@ class VectorFiller:
             if (remaining or rows_left) and pause is not None and pause():
                 self.store.jobs.retry(job.id, "paused while other jobs run", at)
             else:
-                self.store.jobs.finish(job.id, {"embedded": embedded}, self._clock())
+                self.store.jobs.finish(job.id, {"embedded": embedded}, self.clock())
         return FillReport(document_id, embedded, remaining)
 
     def _remaining(self, document_id: str) -> int:

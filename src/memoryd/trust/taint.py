@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timedelta
 
 from memoryd.clock import Clock
@@ -43,21 +43,18 @@ class _Session:
     seen_at: datetime
 
 
+@dataclass(eq=False)
 class SessionTaints:
     """The taint of each live session, safe to use from several threads."""
 
-    def __init__(
-        self,
-        clock: Clock,
-        *,
-        max_sessions: int = MAX_SESSIONS,
-        idle: timedelta = SESSION_IDLE,
-    ) -> None:
-        self._clock = clock
-        self._max = max_sessions
-        self._idle = idle
-        self._sessions: OrderedDict[str, _Session] = OrderedDict()
-        self._lock = threading.Lock()
+    clock: Clock
+    _: KW_ONLY
+    max_sessions: int = MAX_SESSIONS
+    idle: timedelta = SESSION_IDLE
+    _sessions: OrderedDict[str, _Session] = field(
+        default_factory=OrderedDict, init=False, repr=False
+    )
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def begin_call(self, session: str | None, turn: str | None, untrusted: bool) -> str | None:
         """Before a tool call of ``session`` runs: what the call runs tainted by (a reason for
@@ -68,7 +65,7 @@ class SessionTaints:
         if session is None:
             return _reason(MARKED_UNTRUSTED) if untrusted else None
         with self._lock:
-            now = self._clock()
+            now = self.clock()
             state = self._touch(session, now)
             if turn is not None and turn != state.turn:
                 state.turn, state.tainted_by = turn, None
@@ -82,14 +79,14 @@ class SessionTaints:
         if session is None:
             return
         with self._lock:
-            state = self._touch(session, self._clock())
+            state = self._touch(session, self.clock())
             if state.tainted_by is None:
                 state.tainted_by = why
 
     def tainted_by(self, session: str) -> str | None:
         """Why ``session`` is tainted now, or None (for diagnostics)."""
         with self._lock:
-            self._expire(self._clock())
+            self._expire(self.clock())
             state = self._sessions.get(session)
             return _reason(state.tainted_by) if state and state.tainted_by else None
 
@@ -103,7 +100,7 @@ class SessionTaints:
         state = self._sessions.pop(session, None) or _Session(None, None, now)
         state.seen_at = now
         self._sessions[session] = state
-        while len(self._sessions) > self._max:
+        while len(self._sessions) > self.max_sessions:
             self._sessions.popitem(last=False)
         return state
 
@@ -111,7 +108,7 @@ class SessionTaints:
         # Least recently used first: stop at the first session still fresh.
         while self._sessions:
             oldest = next(iter(self._sessions.values()))
-            if now - oldest.seen_at <= self._idle:
+            if now - oldest.seen_at <= self.idle:
                 break
             self._sessions.popitem(last=False)
 

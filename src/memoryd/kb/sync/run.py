@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -52,19 +52,21 @@ __all__ = ["FolderSync", "PassListener", "PassReport"]
 log = logging.getLogger("memoryd")
 
 
+@dataclass(eq=False)
 class FolderSync:
     """The owner's synced sources and the passes that keep them current."""
 
-    def __init__(
-        self, store: Store, kb: KnowledgeBase, *, clock: Clock, ids: IdGenerator, home: Path
-    ) -> None:
-        self.store = store
-        self.kb = kb
-        self.home = home
-        self._clock = clock
-        self._ids = ids
-        self._locks: dict[str, threading.Lock] = {}
-        self._guard = threading.Lock()
+    store: Store
+    kb: KnowledgeBase
+    _: KW_ONLY
+    clock: Clock
+    ids: IdGenerator
+    home: Path
+    _locks: dict[str, threading.Lock] = field(default_factory=dict, init=False, repr=False)
+    _guard: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _pass: SourcePass = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
         self._pass = SourcePass(self)
 
     # ------------------------------------------------------------------ sources
@@ -83,7 +85,7 @@ class FolderSync:
         """Register a folder, a file or an http(s) URL (refreshed every ``every_seconds``;
         folders and files are rescanned that often besides their notifications). A location
         already registered is updated with these settings."""
-        at = now or self._clock()
+        at = now or self.clock()
         kind, where = self._locate(location)
         collection = check_collection(collection)
         patterns = check_patterns(ignore)
@@ -97,7 +99,7 @@ class FolderSync:
             )
         existing = self.store.sync.source_by_location(where)
         source = SyncSource(
-            id=existing.id if existing else self._ids.new_id(at),
+            id=existing.id if existing else self.ids.new_id(at),
             location=where,
             kind=kind,
             collection=collection,
@@ -195,7 +197,7 @@ class FolderSync:
             )
         queued = replace(
             row, state=FileState.QUEUED, reason=None, document_id=None, content_hash=None,
-            updated_at=now or self._clock(),
+            updated_at=now or self.clock(),
         )  # fmt: skip
         with self.store.transaction():
             self.store.sync.save_file(queued)
@@ -262,7 +264,7 @@ class FolderSync:
         chunks before going on (else the worker's jobs do, and the documents are keyword-
         searchable meanwhile). A source that cannot be looked at is reported, not raised."""
         started = time.perf_counter()
-        at = now or self._clock()
+        at = now or self.clock()
         with self._lock(source.id):
             current = self.store.sync.get_source(source.id)
             if current is None:  # removed meanwhile
