@@ -25,6 +25,7 @@ figures side by side: on a shared machine a ratio holds where an absolute time d
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -123,6 +124,9 @@ def measure(
     for message in warm:
         service.recall(message, now=NOW)
     timings, cpu, tokens, counts = [], [], [], []
+    # What came back: every block, every dropped memory with its reason and relevance, and
+    # search_memory's ids. Two trees that answer alike print the same digest.
+    answers = hashlib.sha256()
     for message in asked:
         begin, begin_cpu = time.perf_counter(), time.process_time()
         result = service.recall(message, now=NOW)
@@ -130,6 +134,9 @@ def measure(
         cpu.append((time.process_time() - begin_cpu) * 1000)
         tokens.append(result.packed.tokens)
         counts.append(len(result.packed.items) + len(result.packed.lessons))
+        answers.update(result.packed.text.encode())
+        dropped = [(d.memory_id, d.reason, d.relevance) for d in result.dropped]
+        answers.update(repr(dropped).encode())
     size_mb = sum(p.stat().st_size for p in path.parent.glob(path.name + "*")) / 1e6
     copy_bytes = getattr(store.vectors, "bit_copy_bytes", lambda: 0)()
     service.close()
@@ -137,8 +144,9 @@ def measure(
     search = []
     for message in asked[:50]:
         begin = time.perf_counter()
-        service.search_memory(message, limit=10, now=NOW)
+        found = service.search_memory(message, limit=10, now=NOW)
         search.append((time.perf_counter() - begin) * 1000)
+        answers.update(" ".join(s.memory.id for s in found.items).encode())
     service.close()
     split_rows: list[tuple[str, str, str]] = []
     if split:
@@ -157,6 +165,7 @@ def measure(
         "store_mb": size_mb,
         "bit_copy_mb": copy_bytes / 1e6,
         "split": split_rows,
+        "digest": answers.hexdigest()[:12],
     }
 
 
@@ -198,6 +207,7 @@ def compare_trees(trees: dict[str, Path], rounds: int, options: list[str]) -> No
                     " / ".join(f"{percentile(r['search'], 0.95):.1f}" for r in per_round),
                     f"{per_round[0]['tokens']:.0f} / {per_round[0]['items']:.1f}",
                     f"{per_round[0]['bit_copy_mb']:.1f}",
+                    " / ".join(r.get("digest", "-") for r in per_round),
                 )
             )
     print_table(
@@ -212,6 +222,7 @@ def compare_trees(trees: dict[str, Path], rounds: int, options: list[str]) -> No
             "search p95 ms",
             "mean tokens / items",
             "bit copy MB",
+            "answers digest",
         ),
         rows,
     )
@@ -303,6 +314,7 @@ def main() -> int:
             "mean items",
             "store MB",
             "bit copy MB",
+            "answers digest",
         ),
         [
             (
@@ -315,6 +327,7 @@ def main() -> int:
                 f"{r['items']:.1f}",
                 f"{r['store_mb']:.0f}",
                 f"{r['bit_copy_mb']:.1f}",
+                r["digest"],
             )
             for size, r in results.items()
         ],
