@@ -29,9 +29,7 @@ class ThreadNoting:
 def _store(service: MemoryService) -> None:
     remember(service, "Ana loves cooking mushroom risotto", entities=["Ana"])
     remember(service, "Bruno plays the cello", entities=["Bruno"])
-    remember(
-        service, "Dinner with Ana at the harbour", kind=Kind.EVENT, occurred_at=days_ago(3)
-    )
+    remember(service, "Dinner with Ana at the harbour", kind=Kind.EVENT, occurred_at=days_ago(3))
 
 
 def test_the_message_is_embedded_off_the_recalls_thread_with_the_same_answer(
