@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -54,9 +53,6 @@ _RANKS = _SCORE or _EVIDENCE
 STEPS: tuple[tuple[Any, str, str], ...] = (
     (_READS, "find_time_window", "time window"),
     (_NAMES, "name_context", "names (entity lookup)"),
-    # Where the message is embedded on another thread while the legs read (embedding_soon),
-    # its time on the recall's thread is starting it and waiting for what the legs did not
-    # cover (below); query_vector, run on that other thread, is then not timed.
     (_LEGS, "query_vector", "query embedding"),
     (_LEGS, "vector_leg", "vector leg SQL"),
     # Inside the vector leg, where the code has them: the Hamming prefilter (sqlite-vec's KNN,
@@ -85,43 +81,20 @@ STEPS: tuple[tuple[Any, str, str], ...] = (
 )
 
 
-# Steps that return a call made later (owner, attribute, name of the call, name of the later
-# call): the embedding started on another thread, and the wait for it.
-DEFERRED_STEPS: tuple[tuple[Any, str, str, str], ...] = (
-    (_LEGS, "embedding_soon", "query embedding (started)", "query embedding (waited for)"),
-)
-
-
 class Split:
-    """Accumulated self time per step, in milliseconds, over the recalls it watched (on the
-    thread that runs them: what other threads do meanwhile is not a step of it)."""
+    """Accumulated self time per step, in milliseconds, over the recalls it watched."""
 
     def __init__(self) -> None:
         self.self_ms: dict[str, float] = defaultdict(float)
         self.total_ms = 0.0
         self.recalls = 0
         self._stack: list[list[float]] = []
-        self._thread = threading.get_ident()
-
-    def wrap_deferred(
-        self, name: str, later: str, function: Callable[..., Any]
-    ) -> Callable[..., Any]:
-        """``function`` timed as step ``name``, and the call it returns as step ``later``."""
-        timed = self.wrap(name, function)
-
-        @functools.wraps(function)
-        def deferred(*args: Any, **kwargs: Any) -> Any:
-            return self.wrap(later, timed(*args, **kwargs))
-
-        return deferred
 
     def wrap(self, name: str, function: Callable[..., Any]) -> Callable[..., Any]:
         """``function`` timed as step ``name``; time spent in nested steps is not its own."""
 
         @functools.wraps(function)
         def timed(*args: Any, **kwargs: Any) -> Any:
-            if threading.get_ident() != self._thread:
-                return function(*args, **kwargs)
             self._stack.append([0.0])
             begin = time.perf_counter()
             try:
@@ -137,7 +110,6 @@ class Split:
 
     def time_recall(self, call: Callable[[], Any]) -> Any:
         """Run one recall, adding its wall time to the total."""
-        self._thread = threading.get_ident()
         begin = time.perf_counter()
         result = call()
         self.total_ms += (time.perf_counter() - begin) * 1000
@@ -166,12 +138,6 @@ def hooked() -> Iterator[Split]:
             continue
         saved.append((owner, attribute, original))
         setattr(owner, attribute, split.wrap(name, original))
-    for owner, attribute, name, later in DEFERRED_STEPS:
-        original = getattr(owner, attribute, None)
-        if original is None:
-            continue
-        saved.append((owner, attribute, original))
-        setattr(owner, attribute, split.wrap_deferred(name, later, original))
     try:
         yield split
     finally:

@@ -7,11 +7,9 @@ event (:mod:`memoryd.recall.score`)."""
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
@@ -34,8 +32,6 @@ log = logging.getLogger("memoryd")
 EPISODE_READ = 500
 # Query vectors kept by QueryEmbedder (1.5 kB each at 384 dimensions); 0 keeps none.
 QUERY_VECTORS_KEPT = 256
-# Messages embedded at once on the embedding threads (recalls running side by side).
-EMBEDDING_THREADS = 4
 
 
 def selective_names(names: NameContext, text: TextResult | None, plan: LegPlan) -> NameContext:
@@ -96,41 +92,6 @@ def query_vector(embedder: Embedder, query: str) -> Vector:
     return vector
 
 
-class _EmbeddingThreads:
-    """The threads messages are embedded on while recall reads the store (onnxruntime and
-    SQLite both release the GIL, so on two cores the embedding and the legs' SQL overlap).
-    Made on first use; several recalls at once each get one; a forked child makes its own."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
-
-    def submit(self, embedder: Embedder, text: str) -> Future[Vector]:
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(EMBEDDING_THREADS, "memoryd-embed")
-            return self._pool.submit(query_vector, embedder, text)
-
-    def forget(self) -> None:
-        """Drop the pool (in a forked child, whose copy has no threads behind it)."""
-        self._lock = threading.Lock()
-        self._pool = None
-
-
-_EMBEDDING = _EmbeddingThreads()
-os.register_at_fork(after_in_child=_EMBEDDING.forget)
-
-
-def embedding_soon(embedder: Embedder, text: str) -> Callable[[], Vector]:
-    """The message's embedding (:func:`query_vector`), started now on another thread unless
-    its vector is kept; the returned call waits for it and raises what embedding raised."""
-    if isinstance(embedder, QueryEmbedder):
-        kept = embedder.kept(text)
-        if kept is not None:
-            return lambda: kept
-    return _EMBEDDING.submit(embedder, text).result
-
-
 class QueryEmbedder:
     """An embedder that keeps the vectors of the last few single-text queries: the same
     message recalled twice (recall then ``search_memory``, a retried turn) embeds once.
@@ -153,16 +114,6 @@ class QueryEmbedder:
     def dimension(self) -> int:
         """The current embedder's dimension."""
         return self._embedder().dimension
-
-    def kept(self, text: str) -> Vector | None:
-        """The current embedder's vector of ``text`` when it is kept, else None."""
-        with self._lock:
-            if self._owner is not self._embedder():
-                return None
-            found = self._vectors.get(text)
-            if found is not None:
-                self._vectors.move_to_end(text)
-            return found
 
     def embed(self, texts: list[str]) -> Matrix:
         """The current embedder's vectors; one text is answered from the cache when seen."""
@@ -300,42 +251,33 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
     vector: Vector | None = None
     cosines: dict[str, float] = {}
     active = store.memories.count(status=Status.ACTIVE)
-    # No active memory, nothing to find: the model is not loaded (a cold recall on a new
-    # store costs no embedding). Else the message is embedded on another thread while the
-    # text, entity and time legs read the store; the legs are reported in their usual order.
-    embedding = embedding_soon(embedder, query.text) if active else None
-    found: dict[str, list[str]] = {}
-    failed: dict[str, Exception] = {}
-    words = query.words
-    text: TextResult | None = None
     try:
-        text = text_leg(store, words, plan.text_depth or depth, kinds)
-        found["text"] = [hit.memory_id for hit in text.hits]
-    except Exception as error:
-        failed["text"] = error
-    if names is not None:
-        try:
-            names = selective_names(names, text, plan)
-            found["entity"] = entity_leg(store, names, depth)
-        except Exception as error:
-            failed["entity"] = error
-    if query.window is not None:
-        try:
-            found["time"] = time_leg(store, query.window, depth)
-        except Exception as error:
-            failed["time"] = error
-    try:
-        vector = embedding() if embedding is not None else None
+        # No active memory, nothing to find: the model is not loaded (a cold recall on a new
+        # store costs no embedding).
+        vector = query_vector(embedder, query.text) if active else None
         hits = vector_leg(store, vector, depth, kinds) if vector is not None else []
         rankings["vector"] = [hit.memory_id for hit in hits]
         cosines = {hit.memory_id: hit.cosine for hit in hits}
     except Exception as error:  # each leg may fail alone; the others still answer
         leg_failed(legs, "vector", error)
-    for leg in ("text", "entity", "time"):
-        if leg in failed:
-            leg_failed(legs, leg, failed[leg])
-        elif leg in found:
-            rankings[leg] = found[leg]
+    words = query.words
+    text: TextResult | None = None
+    try:
+        text = text_leg(store, words, plan.text_depth or depth, kinds)
+        rankings["text"] = [hit.memory_id for hit in text.hits]
+    except Exception as error:
+        leg_failed(legs, "text", error)
+    if names is not None:
+        try:
+            names = selective_names(names, text, plan)
+            rankings["entity"] = entity_leg(store, names, depth)
+        except Exception as error:
+            leg_failed(legs, "entity", error)
+    if query.window is not None:
+        try:
+            rankings["time"] = time_leg(store, query.window, depth)
+        except Exception as error:
+            leg_failed(legs, "time", error)
     for leg, ids in rankings.items():
         legs[leg] = "ok" if ids else "empty"
 
