@@ -116,7 +116,12 @@ def filled_store(
 
 
 def measure(
-    path: Path, embedder: LocalMiniLM, asked: list[str], warm: list[str], split: bool
+    path: Path,
+    embedder: LocalMiniLM,
+    asked: list[str],
+    warm: list[str],
+    split: bool,
+    split_cpu: bool = False,
 ) -> dict[str, Any]:
     """Recall and search_memory timings over the store at ``path`` (each pass on a fresh,
     warmed service), with the block sizes, the store's size and, when asked, the split."""
@@ -151,7 +156,7 @@ def measure(
     split_rows: list[tuple[str, str, str]] = []
     if split:
         service = warmed(path, embedder, warm)
-        with hooked() as hooks:
+        with hooked(time.process_time if split_cpu else time.perf_counter) as hooks:
             for message in asked:
                 hooks.time_recall(lambda m=message, s=service: s.recall(m, now=NOW))
         service.close()
@@ -231,7 +236,8 @@ def compare_trees(trees: dict[str, Path], rounds: int, options: list[str]) -> No
             for round_number, result in enumerate(r[size] for r in runs[name]):
                 if result["split"]:
                     print(f"\nSplit at {int(size):,}, {name}, round {round_number + 1}\n")
-                    print_table(("step", "ms per recall", "share"), result["split"])
+                    unit = "CPU ms per recall" if "--split-cpu" in options else "ms per recall"
+                    print_table(("step", unit, "share"), result["split"])
 
 
 def main() -> int:
@@ -247,6 +253,11 @@ def main() -> int:
     )
     parser.add_argument(
         "--split", action="store_true", help="also print the time per recall step (hooked)"
+    )
+    parser.add_argument(
+        "--split-cpu",
+        action="store_true",
+        help="time the split's steps in process CPU time instead of wall time",
     )
     parser.add_argument(
         "--no-query-vectors",
@@ -275,6 +286,7 @@ def main() -> int:
             if value is not None:
                 options += [flag, str(value.resolve())]
         options += ["--split"] * args.split + ["--no-query-vectors"] * args.no_query_vectors
+        options += ["--split-cpu"] * args.split_cpu
         compare_trees(trees, args.rounds, options)
         return 0
     if args.no_query_vectors:
@@ -295,7 +307,7 @@ def main() -> int:
             path = Path(tmp) / f"recall-{size}.db"
             kept = args.store_dir / f"recall-{size}.db" if args.store_dir is not None else None
             filled_store(path, kept, embedder, items[:size], vectors[:size])
-            results[size] = measure(path, embedder, asked, warm, args.split)
+            results[size] = measure(path, embedder, asked, warm, args.split, args.split_cpu)
             progress(f"  {size}: done")
     if args.json:
         print(json.dumps(results))
@@ -336,7 +348,8 @@ def main() -> int:
         if not r["split"]:
             continue
         print(f"\nWhere a warm recall's time goes at {size:,} active memories (self time)\n")
-        print_table(("step", "ms per recall", "share"), r["split"])
+        unit = "CPU ms per recall" if args.split_cpu else "ms per recall"
+        print_table(("step", unit, "share"), r["split"])
     return 0
 
 
