@@ -15,6 +15,10 @@ stamp writer's): on a shared machine they hold where the wall time swings with t
 ``--split`` then recalls every question once more with perf_counter hooks on each step
 (query embedding, each leg's SQL, candidate fetch, fusion, packing, tokenising, fencing, the
 stamp) and prints where the time goes; the latency table is measured before, unhooked.
+``--split-cpu`` times those steps in the process's CPU time instead.
+
+The table's last column digests what came back (every block, every dropped memory with its
+reason and relevance, search_memory's ids): trees that answered alike print the same digest.
 
 ``--tree NAME=SRC`` (repeated) runs the whole measurement in a child process per checkout,
 ``--rounds`` times, interleaved (old, new, old, new …), and prints one table with every round's
