@@ -64,7 +64,7 @@ STEPS: tuple[tuple[Any, str, str], ...] = (
     (_LEGS, "text_leg", "text leg SQL"),
     (_LEGS, "entity_leg", "entity leg SQL"),
     (_LEGS, "time_leg_events", "time leg SQL"),
-    (_LEGS, "time_leg", "time leg SQL"),  # its name in older code (--old runs)
+    (_LEGS, "time_leg", "time leg SQL"),  # its name before time_leg_events, and since
     (sqlite_memories.SqliteMemoryRecords, "get_many", "candidate fetch"),
     (_LEGS, "cosines_of", "text-hit cosines"),
     (_LEGS, "unknown_names", "unknown names"),
@@ -112,7 +112,7 @@ class Split:
         return timed
 
     def time_recall(self, call: Callable[[], Any]) -> Any:
-        """Run one recall, adding its wall time to the total."""
+        """Run one recall, adding its time (on the split's clock) to the total."""
         begin = self._clock()
         result = call()
         self.total_ms += (self._clock() - begin) * 1000
