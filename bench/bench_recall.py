@@ -15,6 +15,10 @@ stamp writer's): on a shared machine they hold where the wall time swings with t
 ``--split`` then recalls every question once more with perf_counter hooks on each step
 (query embedding, each leg's SQL, candidate fetch, fusion, packing, tokenising, fencing, the
 stamp) and prints where the time goes; the latency table is measured before, unhooked.
+``--split-cpu`` times those steps in the process's CPU time instead.
+
+The table's last column digests what came back (every block, every dropped memory with its
+reason and relevance, search_memory's ids): trees that answered alike print the same digest.
 
 ``--tree NAME=SRC`` (repeated) runs the whole measurement in a child process per checkout,
 ``--rounds`` times, interleaved (old, new, old, new …), and prints one table with every round's
@@ -25,6 +29,7 @@ figures side by side: on a shared machine a ratio holds where an absolute time d
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -115,7 +120,12 @@ def filled_store(
 
 
 def measure(
-    path: Path, embedder: LocalMiniLM, asked: list[str], warm: list[str], split: bool
+    path: Path,
+    embedder: LocalMiniLM,
+    asked: list[str],
+    warm: list[str],
+    split: bool,
+    split_cpu: bool = False,
 ) -> dict[str, Any]:
     """Recall and search_memory timings over the store at ``path`` (each pass on a fresh,
     warmed service), with the block sizes, the store's size and, when asked, the split."""
@@ -123,6 +133,9 @@ def measure(
     for message in warm:
         service.recall(message, now=NOW)
     timings, cpu, tokens, counts = [], [], [], []
+    # What came back: every block, every dropped memory with its reason and relevance, and
+    # search_memory's ids. Two trees that answer alike print the same digest.
+    answers = hashlib.sha256()
     for message in asked:
         begin, begin_cpu = time.perf_counter(), time.process_time()
         result = service.recall(message, now=NOW)
@@ -130,6 +143,9 @@ def measure(
         cpu.append((time.process_time() - begin_cpu) * 1000)
         tokens.append(result.packed.tokens)
         counts.append(len(result.packed.items) + len(result.packed.lessons))
+        answers.update(result.packed.text.encode())
+        dropped = [(d.memory_id, d.reason, d.relevance) for d in result.dropped]
+        answers.update(repr(dropped).encode())
     size_mb = sum(p.stat().st_size for p in path.parent.glob(path.name + "*")) / 1e6
     copy_bytes = getattr(store.vectors, "bit_copy_bytes", lambda: 0)()
     service.close()
@@ -137,13 +153,14 @@ def measure(
     search = []
     for message in asked[:50]:
         begin = time.perf_counter()
-        service.search_memory(message, limit=10, now=NOW)
+        found = service.search_memory(message, limit=10, now=NOW)
         search.append((time.perf_counter() - begin) * 1000)
+        answers.update(" ".join(s.memory.id for s in found.items).encode())
     service.close()
     split_rows: list[tuple[str, str, str]] = []
     if split:
         service = warmed(path, embedder, warm)
-        with hooked() as hooks:
+        with hooked(time.process_time if split_cpu else time.perf_counter) as hooks:
             for message in asked:
                 hooks.time_recall(lambda m=message, s=service: s.recall(m, now=NOW))
         service.close()
@@ -157,6 +174,7 @@ def measure(
         "store_mb": size_mb,
         "bit_copy_mb": copy_bytes / 1e6,
         "split": split_rows,
+        "digest": answers.hexdigest()[:12],
     }
 
 
@@ -198,6 +216,7 @@ def compare_trees(trees: dict[str, Path], rounds: int, options: list[str]) -> No
                     " / ".join(f"{percentile(r['search'], 0.95):.1f}" for r in per_round),
                     f"{per_round[0]['tokens']:.0f} / {per_round[0]['items']:.1f}",
                     f"{per_round[0]['bit_copy_mb']:.1f}",
+                    " / ".join(r.get("digest", "-") for r in per_round),
                 )
             )
     print_table(
@@ -212,6 +231,7 @@ def compare_trees(trees: dict[str, Path], rounds: int, options: list[str]) -> No
             "search p95 ms",
             "mean tokens / items",
             "bit copy MB",
+            "answers digest",
         ),
         rows,
     )
@@ -220,7 +240,8 @@ def compare_trees(trees: dict[str, Path], rounds: int, options: list[str]) -> No
             for round_number, result in enumerate(r[size] for r in runs[name]):
                 if result["split"]:
                     print(f"\nSplit at {int(size):,}, {name}, round {round_number + 1}\n")
-                    print_table(("step", "ms per recall", "share"), result["split"])
+                    unit = "CPU ms per recall" if "--split-cpu" in options else "ms per recall"
+                    print_table(("step", unit, "share"), result["split"])
 
 
 def main() -> int:
@@ -236,6 +257,11 @@ def main() -> int:
     )
     parser.add_argument(
         "--split", action="store_true", help="also print the time per recall step (hooked)"
+    )
+    parser.add_argument(
+        "--split-cpu",
+        action="store_true",
+        help="time the split's steps in process CPU time instead of wall time",
     )
     parser.add_argument(
         "--no-query-vectors",
@@ -264,6 +290,7 @@ def main() -> int:
             if value is not None:
                 options += [flag, str(value.resolve())]
         options += ["--split"] * args.split + ["--no-query-vectors"] * args.no_query_vectors
+        options += ["--split-cpu"] * args.split_cpu
         compare_trees(trees, args.rounds, options)
         return 0
     if args.no_query_vectors:
@@ -284,7 +311,7 @@ def main() -> int:
             path = Path(tmp) / f"recall-{size}.db"
             kept = args.store_dir / f"recall-{size}.db" if args.store_dir is not None else None
             filled_store(path, kept, embedder, items[:size], vectors[:size])
-            results[size] = measure(path, embedder, asked, warm, args.split)
+            results[size] = measure(path, embedder, asked, warm, args.split, args.split_cpu)
             progress(f"  {size}: done")
     if args.json:
         print(json.dumps(results))
@@ -303,6 +330,7 @@ def main() -> int:
             "mean items",
             "store MB",
             "bit copy MB",
+            "answers digest",
         ),
         [
             (
@@ -315,6 +343,7 @@ def main() -> int:
                 f"{r['items']:.1f}",
                 f"{r['store_mb']:.0f}",
                 f"{r['bit_copy_mb']:.1f}",
+                r["digest"],
             )
             for size, r in results.items()
         ],
@@ -323,7 +352,8 @@ def main() -> int:
         if not r["split"]:
             continue
         print(f"\nWhere a warm recall's time goes at {size:,} active memories (self time)\n")
-        print_table(("step", "ms per recall", "share"), r["split"])
+        unit = "CPU ms per recall" if args.split_cpu else "ms per recall"
+        print_table(("step", unit, "share"), r["split"])
     return 0
 
 

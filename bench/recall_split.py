@@ -64,7 +64,7 @@ STEPS: tuple[tuple[Any, str, str], ...] = (
     (_LEGS, "text_leg", "text leg SQL"),
     (_LEGS, "entity_leg", "entity leg SQL"),
     (_LEGS, "time_leg_events", "time leg SQL"),
-    (_LEGS, "time_leg", "time leg SQL"),  # its name in older code (--old runs)
+    (_LEGS, "time_leg", "time leg SQL"),  # its name before time_leg_events, and since
     (sqlite_memories.SqliteMemoryRecords, "get_many", "candidate fetch"),
     (_LEGS, "cosines_of", "text-hit cosines"),
     (_LEGS, "unknown_names", "unknown names"),
@@ -84,7 +84,10 @@ STEPS: tuple[tuple[Any, str, str], ...] = (
 class Split:
     """Accumulated self time per step, in milliseconds, over the recalls it watched."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        # perf_counter: wall time; process_time: the process's CPU time (all its threads),
+        # steadier on a shared machine.
+        self._clock = clock
         self.self_ms: dict[str, float] = defaultdict(float)
         self.total_ms = 0.0
         self.recalls = 0
@@ -96,11 +99,11 @@ class Split:
         @functools.wraps(function)
         def timed(*args: Any, **kwargs: Any) -> Any:
             self._stack.append([0.0])
-            begin = time.perf_counter()
+            begin = self._clock()
             try:
                 return function(*args, **kwargs)
             finally:
-                spent = (time.perf_counter() - begin) * 1000
+                spent = (self._clock() - begin) * 1000
                 inner = self._stack.pop()[0]
                 self.self_ms[name] += spent - inner
                 if self._stack:
@@ -109,10 +112,10 @@ class Split:
         return timed
 
     def time_recall(self, call: Callable[[], Any]) -> Any:
-        """Run one recall, adding its wall time to the total."""
-        begin = time.perf_counter()
+        """Run one recall, adding its time (on the split's clock) to the total."""
+        begin = self._clock()
         result = call()
-        self.total_ms += (time.perf_counter() - begin) * 1000
+        self.total_ms += (self._clock() - begin) * 1000
         self.recalls += 1
         return result
 
@@ -128,9 +131,9 @@ class Split:
 
 
 @contextmanager
-def hooked() -> Iterator[Split]:
-    """Install the hooks for the duration of the block."""
-    split = Split()
+def hooked(clock: Callable[[], float] = time.perf_counter) -> Iterator[Split]:
+    """Install the hooks for the duration of the block, timing with ``clock``."""
+    split = Split(clock)
     saved = []
     for owner, attribute, name in STEPS:
         original = getattr(owner, attribute, None)

@@ -3,6 +3,7 @@ on both backends: unicode text, None in every optional field, times given in any
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 from memoryd.jobs.model import Job, JobStatus
@@ -224,3 +225,31 @@ def test_a_job_given_up_on_keeps_its_payload_when_asked_and_can_be_queued_again(
         claimed = store.jobs.claim(["extract"], later, lease_seconds=60)
         assert claimed is not None and claimed.id == kept.id
         assert store.jobs.requeue(kept.id, later) is False  # running: not queued twice
+
+
+def test_event_times_are_the_events_rows_in_their_order_ties_included(
+    service: MemoryService,
+) -> None:
+    store = service.store
+    times = [AT - timedelta(hours=h % 5) for h in range(12)]  # every time held by 2–3 events
+    events = [
+        replace(
+            _bare_memory(),
+            id=f"mem_ev_{i:02d}",
+            kind=Kind.EVENT,
+            status=Status.ACTIVE if i != 5 else Status.ARCHIVED,
+            content=f"event {i}",
+            occurred_at=at,
+        )
+        for i, at in enumerate(times)
+    ]
+    with store.transaction():
+        for memory in events:
+            store.memories.insert(memory, None)
+    start, end = AT - timedelta(hours=3, minutes=30), AT + timedelta(minutes=1)
+    for limit in (1, 4, 7, 50):
+        rows = store.memories.events_between(start, end, limit)
+        assert store.memories.event_times_between(start, end, limit) == [
+            (m.id, m.occurred_at) for m in rows
+        ]
+    assert len(store.memories.event_times_between(start, end, 50)) == 9

@@ -164,11 +164,13 @@ def entity_leg(store: Store, names: NameContext, depth: int) -> list[str]:
     return store.entities.rank_by_entities(weights, depth)
 
 
-def time_leg_events(store: Store, window: TimeWindow, depth: int) -> list[Memory]:
-    """Active events inside the window, closest to its middle first (recall keeps them as
-    candidates instead of reading their rows again)."""
-    events = store.memories.events_between(window.start, window.end, max(depth * 4, depth))
-    return sorted(events, key=lambda m: _distance(m, window.middle))[:depth]
+def time_leg(store: Store, window: TimeWindow, depth: int) -> list[str]:
+    """Active events inside the window, closest to its middle first. Their times are read
+    and ranked; the rows kept are read with the other candidates'."""
+    middle = window.middle
+    events = store.memories.event_times_between(window.start, window.end, max(depth * 4, depth))
+    events.sort(key=lambda event: abs((event[1] - middle).total_seconds()))
+    return [memory_id for memory_id, _ in events[:depth]]
 
 
 def episode_leg(
@@ -271,21 +273,17 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
             rankings["entity"] = entity_leg(store, names, depth)
         except Exception as error:
             leg_failed(legs, "entity", error)
-    # Rows a leg already read are not read again.
-    read: dict[str, Memory] = {}
     if query.window is not None:
         try:
-            events = time_leg_events(store, query.window, depth)
-            rankings["time"] = [m.id for m in events]
-            read.update((m.id, m) for m in events)
+            rankings["time"] = time_leg(store, query.window, depth)
         except Exception as error:
             leg_failed(legs, "time", error)
     for leg, ids in rankings.items():
         legs[leg] = "ok" if ids else "empty"
 
     ids = sorted({i for ranked in rankings.values() for i in ranked})
-    fetched = store.memories.get_many([i for i in ids if i not in read])
-    memories = {i: read.get(i) or fetched[i] for i in ids if i in read or i in fetched}
+    fetched = store.memories.get_many(ids)
+    memories = {i: fetched[i] for i in ids if i in fetched}
     if vector is not None and text is not None:
         # The text gate weighs meaning too; entity and time hits need no cosine.
         cosines = cosines_of(store, vector, [hit.memory_id for hit in text.hits], cosines)

@@ -119,6 +119,12 @@ class MemoryRecords(Protocol):
         """Active events with start ≤ occurred_at < end, newest first."""
         ...
 
+    def event_times_between(
+        self, start: datetime, end: datetime, limit: int
+    ) -> list[tuple[str, datetime]]:
+        """(id, occurred_at) of what :meth:`events_between` returns, in its order."""
+        ...
+
     def standing_lessons(self) -> list[Memory]:
         """Active lessons with importance high or critical."""
         ...
