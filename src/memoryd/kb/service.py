@@ -22,6 +22,7 @@ from memoryd.config.settings import default_home
 from memoryd.errors import DocumentNotFoundError, InvalidInputError
 from memoryd.ids import IdGenerator, resolve_prefix
 from memoryd.jobs.model import RetryPolicy
+from memoryd.kb.abbreviation_policy import expand, expanded_terms
 from memoryd.kb.chunking import ChunkPolicy, breadcrumb
 from memoryd.kb.converted import Limits
 from memoryd.kb.failures import JOB_KIND, KB_RETRY, Filing
@@ -275,13 +276,29 @@ class KnowledgeBase:
         )
         routes = self._routes(text, documents.values()) if policy.route_weight > 0 else []
         named = {r.document_id for r in routes}
+        # The question's abbreviations spelled out from the named documents' row labels: their
+        # words join the keyword legs, and the row-label leg compares the spelled-out question.
+        spelled = expand(text, kb.row_labels(sorted(named))) if policy.expand_labels else []
+        extra = [t for t in expanded_terms(spelled) if t not in terms]
+        if extra:
+            terms = [*terms, *extra]
+            keyword_deep = kb.keyword_chunks(terms, deep)
+            keyword_hits = keyword_deep[: policy.pool]
+            rows_deep = kb.keyword_rows(terms, deep) if policy.row_weight > 0 else []
+            row_hits = rows_deep[: policy.row_pool] if policy.rows_everywhere else []
+            new_ids = {k.document_id for k in [*keyword_hits, *row_hits]} - documents.keys()
+            documents.update(kb.documents_by_id(sorted(new_ids)))
+        label_vector = vector
+        if spelled and policy.expand_label_vector:
+            phrases = "; ".join(p for e in spelled for p in e.phrases)
+            label_vector = self.embedder.embed([f"{text} ({phrases})"])[0]
         routed_vector = [h for h in vector_deep if h[0].document_id in named][: policy.routed_pool]
         routed_keyword = [k for k in keyword_deep if k.document_id in named][: policy.routed_pool]
         routed_rows = [k for k in rows_deep if k.document_id in named][: policy.row_pool]
         near_rows: list[tuple[ChunkKey, float]] = []
         if policy.row_vector_weight > 0 and (named or policy.row_vectors_everywhere):
             within = None if policy.row_vectors_everywhere else sorted(named)
-            near_rows = kb.nearest_rows(vector, deep, documents=within)
+            near_rows = kb.nearest_rows(label_vector, deep, documents=within)
         routed_near_rows = [h for h in near_rows if h[0].document_id in named][: policy.row_pool]
         near_rows = near_rows[: policy.row_pool] if policy.row_vectors_everywhere else []
         found_by_words = [*keyword_hits, *routed_keyword, *row_hits, *routed_rows]
