@@ -83,6 +83,9 @@ class KbSearchPolicy:
     # the keyword legs and, with ``expand_label_vector``, the row-label leg compares the
     # question with the phrases appended.
     expand_labels: bool = True
+    # A question that names no document by name but writes a word in capitals that the first
+    # page of at most three documents shows (a ticker on a filing's cover: "MSFT") names them.
+    route_by_symbols: bool = True
     expand_label_vector: bool = True
     # At most this many chunks of one document (None: no cap, only the diversity preference).
     per_document: int | None = None

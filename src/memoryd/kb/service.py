@@ -29,8 +29,9 @@ from memoryd.kb.failures import JOB_KIND, KB_RETRY, Filing
 from memoryd.kb.images import ImageReader
 from memoryd.kb.ingest import Ingester, IngestRequest, expand_sources
 from memoryd.kb.model import DEFAULT_COLLECTION, ChunkKey, Document, SourceType, check_collection
+from memoryd.kb.naming import named_documents
 from memoryd.kb.results import IngestResult, KbHit, KbReadResult, KbSearchResult
-from memoryd.kb.routing import Route, identities, query_names, route, spell_fiscal_years
+from memoryd.kb.routing import Route, spell_fiscal_years
 from memoryd.kb.search import (
     READ_DEFAULT_TOKENS,
     READ_MAX_TOKENS,
@@ -329,8 +330,7 @@ class KnowledgeBase:
 
     def _routes(self, text: str, candidates: Iterable[Document]) -> list[Route]:
         """The documents among ``candidates`` (those the legs found) the question names."""
-        known = identities((d.id, d.title, d.source_uri) for d in candidates)
-        return route(query_names(text), known)
+        return named_documents(self.store.kb, text, candidates, self.search_policy)
 
     def read(
         self,
