@@ -9,14 +9,16 @@ names, and the fiscal year then picks among them as it does for a name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
+from memoryd.kb.abbreviation_policy import Expansion, expand, expanded_terms
 from memoryd.kb.model import Document
 from memoryd.kb.routing import (
     MAX_SYMBOL_DOCUMENTS,
     SYMBOL_POOL,
     Route,
     identities,
+    identity,
     query_names,
     route,
     symbols,
@@ -64,3 +66,31 @@ def named_documents(
         else r
         for r in route(with_names(named, aliases), list(every.values()))
     ]
+
+
+def spell_out(
+    kb: KnowledgeStore, text: str, named: set[str], terms: Sequence[str], policy: KbSearchPolicy
+) -> tuple[list[Expansion], list[str]]:
+    """The question's abbreviations spelled out from the named documents' row labels
+    (:mod:`memoryd.kb.abbreviation_policy`), and the words they add to ``terms``."""
+    if not named or not policy.expand_labels:
+        return [], []
+    spelled = expand(text, kb.row_labels(sorted(named)))
+    return spelled, [t for t in expanded_terms(spelled) if t not in terms]
+
+
+def topic_terms(
+    terms: Sequence[str], routes: Sequence[Route], documents: Mapping[str, Document], text: str
+) -> list[str]:
+    """``terms`` without the words that named the routed documents (their registrant's name,
+    a ticker): within those documents every chunk is about that company, so those words rank
+    its cover page, exhibit list and signatures, not the answer. The fiscal year stays (a
+    statement shows several years). ``terms`` itself when nothing else is left."""
+    naming: set[str] = {s.casefold() for s in symbols(text)}
+    for found in routes:
+        document = documents.get(found.document_id)
+        if document is not None:
+            ident = identity(document.id, document.title, document.source_uri)
+            naming |= ident.names
+    topic = [t for t in terms if t not in naming]
+    return topic or list(terms)

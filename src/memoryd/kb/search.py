@@ -86,6 +86,8 @@ class KbSearchPolicy:
     # A question that names no document by name but writes a word in capitals that the first
     # page of at most three documents shows (a ticker on a filing's cover: "MSFT") names them.
     route_by_symbols: bool = True
+    # Within the named documents the keyword legs leave out the words that named them.
+    route_topic_only: bool = True
     expand_label_vector: bool = True
     # At most this many chunks of one document (None: no cap, only the diversity preference).
     per_document: int | None = None

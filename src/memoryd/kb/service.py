@@ -22,14 +22,13 @@ from memoryd.config.settings import default_home
 from memoryd.errors import DocumentNotFoundError, InvalidInputError
 from memoryd.ids import IdGenerator, resolve_prefix
 from memoryd.jobs.model import RetryPolicy
-from memoryd.kb.abbreviation_policy import expand, expanded_terms
 from memoryd.kb.chunking import ChunkPolicy, breadcrumb
 from memoryd.kb.converted import Limits
 from memoryd.kb.failures import JOB_KIND, KB_RETRY, Filing
 from memoryd.kb.images import ImageReader
 from memoryd.kb.ingest import Ingester, IngestRequest, expand_sources
 from memoryd.kb.model import DEFAULT_COLLECTION, ChunkKey, Document, SourceType, check_collection
-from memoryd.kb.naming import named_documents
+from memoryd.kb.naming import named_documents, spell_out, topic_terms
 from memoryd.kb.results import IngestResult, KbHit, KbReadResult, KbSearchResult
 from memoryd.kb.routing import Route, spell_fiscal_years
 from memoryd.kb.search import (
@@ -277,10 +276,7 @@ class KnowledgeBase:
         )
         routes = self._routes(text, documents.values()) if policy.route_weight > 0 else []
         named = {r.document_id for r in routes}
-        # The question's abbreviations spelled out from the named documents' row labels: their
-        # words join the keyword legs, and the row-label leg compares the spelled-out question.
-        spelled = expand(text, kb.row_labels(sorted(named))) if policy.expand_labels else []
-        extra = [t for t in expanded_terms(spelled) if t not in terms]
+        spelled, extra = spell_out(kb, text, named, terms, policy)
         if extra:
             terms = [*terms, *extra]
             keyword_deep = kb.keyword_chunks(terms, deep)
@@ -296,6 +292,11 @@ class KnowledgeBase:
         routed_vector = [h for h in vector_deep if h[0].document_id in named][: policy.routed_pool]
         routed_keyword = [k for k in keyword_deep if k.document_id in named][: policy.routed_pool]
         routed_rows = [k for k in rows_deep if k.document_id in named][: policy.row_pool]
+        topic = topic_terms(terms, routes, documents, text) if policy.route_topic_only else terms
+        if named and topic != terms:
+            routed_keyword = kb.keyword_chunks(topic, policy.routed_pool, documents=sorted(named))
+            if policy.row_weight > 0:
+                routed_rows = kb.keyword_rows(topic, policy.row_pool, documents=sorted(named))
         near_rows: list[tuple[ChunkKey, float]] = []
         if policy.row_vector_weight > 0 and (named or policy.row_vectors_everywhere):
             within = None if policy.row_vectors_everywhere else sorted(named)
