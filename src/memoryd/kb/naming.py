@@ -27,6 +27,9 @@ from memoryd.kb.routing import (
 from memoryd.kb.search import KbSearchPolicy
 from memoryd.storage.kb_protocols import KnowledgeStore
 
+# What ``--explain`` says of a document named by a word its first page shows.
+SHOWN = "its first page shows "
+
 
 def named_documents(
     kb: KnowledgeStore, text: str, candidates: Iterable[Document], policy: KbSearchPolicy
@@ -60,7 +63,7 @@ def named_documents(
         Route(
             r.document_id,
             r.title,
-            (f"its first page shows {shown[r.document_id]!r}", *r.reasons[1:]),
+            (f"{SHOWN}{shown[r.document_id]!r}", *r.reasons[1:]),
         )
         if r.document_id in shown
         else r
@@ -86,8 +89,9 @@ def topic_terms(
     a ticker): within those documents every chunk is about that company, so those words rank
     its cover page, exhibit list and signatures, not the answer. The fiscal year stays (a
     statement shows several years). ``terms`` itself when nothing else is left."""
-    naming: set[str] = {s.casefold() for s in symbols(text)}
+    naming: set[str] = set()
     for found in routes:
+        naming |= {s.casefold() for s in symbols(text) if f"{SHOWN}{s!r}" in found.reasons}
         document = documents.get(found.document_id)
         if document is not None:
             ident = identity(document.id, document.title, document.source_uri)
