@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 # Words an abbreviation may skip ("R&D" for "research and development") or use as an initial
@@ -57,10 +57,20 @@ def candidates(query: str) -> list[tuple[str, bool]]:
 def expand(query: str, labels: Iterable[str]) -> list[Expansion]:
     """The abbreviations of ``query`` that spell out a whole row label or label group of
     ``labels`` (the row label texts of the documents searched), with those phrases."""
+    return expand_names(query, label_words(labels))
+
+
+def label_words(labels: Iterable[str]) -> list[list[str]]:
+    """The names of ``labels`` (:func:`label_names`), each as its case-folded words: what
+    :func:`expand_names` reads, so a caller can keep it per document."""
+    return [_words(name) for label in labels for name in label_names(label)]
+
+
+def expand_names(query: str, names: Sequence[list[str]]) -> list[Expansion]:
+    """:func:`expand` over names already split into words."""
     tokens = candidates(query)
     if not tokens:
         return []
-    names = [_words(name) for label in labels for name in label_names(label)]
     known = {w for words in names for w in words}
     found: list[Expansion] = []
     for token, initials in tokens:
@@ -70,9 +80,10 @@ def expand(query: str, labels: Iterable[str]) -> list[Expansion]:
         counts = Counter(
             " ".join(words)
             for words in names
-            if 2 <= sum(w not in CONNECTORS for w in words) <= MAX_PHRASE_WORDS
+            if words
             and words[0][0] == key[0]
             and _spells(key, words, initials)
+            and 2 <= sum(w not in CONNECTORS for w in words) <= MAX_PHRASE_WORDS
         )
         if counts:
             best = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:MAX_PHRASES]

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from memoryd.kb.abbreviation_policy import Expansion, expand, expanded_terms
+from memoryd.kb.abbreviation_policy import (
+    Expansion,
+    candidates,
+    expand_names,
+    expanded_terms,
+    label_words,
+)
 from memoryd.kb.model import Document
 from memoryd.kb.routing import (
     MAX_SYMBOL_DOCUMENTS,
@@ -71,14 +77,33 @@ def named_documents(
     ]
 
 
+# Label names kept per document version (id, content hash, update time), at most this many.
+LABEL_CACHE_DOCUMENTS = 256
+LabelCache = dict[tuple[str, str, str], dict[str, list[list[str]]]]
+
+
 def spell_out(
-    kb: KnowledgeStore, text: str, named: set[str], terms: Sequence[str], policy: KbSearchPolicy
+    kb: KnowledgeStore,
+    text: str,
+    named: Sequence[Document],
+    terms: Sequence[str],
+    policy: KbSearchPolicy,
+    cache: LabelCache,
 ) -> tuple[list[Expansion], list[str]]:
     """The question's abbreviations spelled out from the named documents' row labels
-    (:mod:`memoryd.kb.abbreviation_policy`), and the words they add to ``terms``."""
-    if not named or not policy.expand_labels:
+    (:mod:`memoryd.kb.abbreviation_policy`), and the words they add to ``terms``. Each
+    document's labels are read and split once per version of it (``cache``)."""
+    if not named or not policy.expand_labels or not candidates(text):
         return [], []
-    spelled = expand(text, kb.row_labels(sorted(named)))
+    by_label: dict[str, list[list[str]]] = {}
+    for document in named:
+        key = (document.id, document.content_hash, document.updated_at.isoformat())
+        if key not in cache:
+            if len(cache) >= LABEL_CACHE_DOCUMENTS:
+                cache.clear()
+            cache[key] = {label: label_words([label]) for label in kb.row_labels([document.id])}
+        by_label.update(cache[key])
+    spelled = expand_names(text, [words for names in by_label.values() for words in names])
     return spelled, [t for t in expanded_terms(spelled) if t not in terms]
 
 

@@ -28,7 +28,7 @@ from memoryd.kb.failures import JOB_KIND, KB_RETRY, Filing
 from memoryd.kb.images import ImageReader
 from memoryd.kb.ingest import Ingester, IngestRequest, expand_sources
 from memoryd.kb.model import DEFAULT_COLLECTION, ChunkKey, Document, SourceType, check_collection
-from memoryd.kb.naming import named_documents, spell_out, topic_terms
+from memoryd.kb.naming import LabelCache, named_documents, spell_out, topic_terms
 from memoryd.kb.results import IngestResult, KbHit, KbReadResult, KbSearchResult
 from memoryd.kb.routing import Route, spell_fiscal_years
 from memoryd.kb.search import (
@@ -104,6 +104,7 @@ class KnowledgeBase:
         self.limits = limits or Limits()
         self.chunk_policy = chunk_policy or ChunkPolicy()
         self.search_policy = search_policy or KbSearchPolicy()
+        self._labels: LabelCache = {}  # the named documents' row labels, split into words
         self.retry_policy = retry_policy
         self._clock = clock
         self._ingester = Ingester(
@@ -276,7 +277,10 @@ class KnowledgeBase:
         )
         routes = self._routes(text, documents.values()) if policy.route_weight > 0 else []
         named = {r.document_id for r in routes}
-        spelled, extra = spell_out(kb, text, named, terms, policy)
+        if named - documents.keys():  # a document named by a ticker the legs did not find
+            documents.update(kb.documents_by_id(sorted(named - documents.keys())))
+        named_docs = [documents[i] for i in sorted(named) if i in documents]
+        spelled, extra = spell_out(kb, text, named_docs, terms, policy, self._labels)
         if extra:
             terms = [*terms, *extra]
             keyword_deep = kb.keyword_chunks(terms, deep)
