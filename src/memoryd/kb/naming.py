@@ -79,7 +79,7 @@ def named_documents(
 
 # Label names kept per document version (id, content hash, update time), at most this many.
 LABEL_CACHE_DOCUMENTS = 256
-LabelCache = dict[tuple[str, str, str], dict[str, list[list[str]]]]
+LabelCache = dict[tuple[str, str | None, str], dict[str, list[list[str]]]]
 
 
 def spell_out(
