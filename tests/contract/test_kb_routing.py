@@ -156,7 +156,8 @@ def test_routing_reads_each_leg_once_and_ranks_the_named_filing_beyond_the_pool(
     monkeypatch.setattr(service.store, "kb", legs)
     # One candidate per leg for the whole library: the named filing's table is ranked
     # within that filing from the same reads.
-    service.kb.search_policy = replace(service.kb.search_policy, pool=1)
+    # (The keyword legs searched again within it without its name: the next test.)
+    service.kb.search_policy = replace(service.kb.search_policy, pool=1, route_topic_only=False)
 
     result = service.kb.search("Acme FY2022 purchases of property and equipment", limit=5)
 
@@ -169,6 +170,28 @@ def test_routing_reads_each_leg_once_and_ranks_the_named_filing_beyond_the_pool(
     table = next(h for h in result.hits if "(655)" in h.chunk.text)
     assert table.document.id == documents["acme22"].id
     assert table.ranked.routed_keyword_rank is not None
+    assert table.ranked.routed_row_rank == 1
+
+
+def test_the_named_filing_is_searched_again_without_the_name_that_named_it(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    documents = library(service)
+    legs = CountingLegs(service.store.kb)
+    monkeypatch.setattr(service.store, "kb", legs)
+
+    result = service.kb.search("Acme FY2022 purchases of property and equipment", limit=5)
+
+    assert sorted(legs.calls) == [
+        "keyword_chunks",
+        "keyword_chunks",
+        "keyword_rows",
+        "keyword_rows",
+        "nearest_chunks",
+        "nearest_rows",
+    ]
+    table = next(h for h in result.hits if "(655)" in h.chunk.text)
+    assert table.document.id == documents["acme22"].id
     assert table.ranked.routed_row_rank == 1
 
 

@@ -194,6 +194,23 @@ def _words(text: str) -> set[str]:
     return found
 
 
+# A word in capitals names the documents whose first page shows it (a ticker on a filing's
+# cover) when at most this many do; its first this many keyword hits are looked at.
+MAX_SYMBOL_DOCUMENTS = 3
+SYMBOL_POOL = 30
+_SYMBOL = re.compile(r"(?<![\w&])[A-Z]{2,5}(?![\w&])")
+
+
+def symbols(query: str) -> list[str]:
+    """The words of 2-5 capital letters in ``query`` ("MSFT", "NFLX"), first seen first."""
+    return list(dict.fromkeys(_SYMBOL.findall(query)))
+
+
+def with_names(named: QueryNames, names: Iterable[str]) -> QueryNames:
+    """``named`` as if the question also held ``names``."""
+    return QueryNames(named.words | frozenset(names), named.years, named.forms)
+
+
 def spell_fiscal_years(query: str) -> str:
     """The question with "FY22", "FY2022" or "fiscal 22" written as the year ("2022"), the way
     a filing's tables and text write it."""

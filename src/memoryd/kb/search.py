@@ -78,6 +78,17 @@ class KbSearchPolicy:
     row_vector_weight: float = 0.5
     row_min_cosine: float = 0.3
     row_vectors_everywhere: bool = False
+    # A question's abbreviations ("EPS", "R&D", "capex") spelled out from the row labels of
+    # the documents it names (:mod:`memoryd.kb.abbreviation_policy`): the phrases' words join
+    # the keyword legs and, with ``expand_label_vector``, the row-label leg compares the
+    # question with the phrases appended.
+    expand_labels: bool = True
+    # A question that names no document by name but writes a word in capitals that the first
+    # page of at most three documents shows (a ticker on a filing's cover: "MSFT") names them.
+    route_by_symbols: bool = True
+    # Within the named documents the keyword legs leave out the words that named them.
+    route_topic_only: bool = True
+    expand_label_vector: bool = True
     # At most this many chunks of one document (None: no cap, only the diversity preference).
     per_document: int | None = None
     # Why 60: the usual reciprocal-rank constant; it keeps rank 1 from dwarfing ranks 2–10.

@@ -28,8 +28,9 @@ from memoryd.kb.failures import JOB_KIND, KB_RETRY, Filing
 from memoryd.kb.images import ImageReader
 from memoryd.kb.ingest import Ingester, IngestRequest, expand_sources
 from memoryd.kb.model import DEFAULT_COLLECTION, ChunkKey, Document, SourceType, check_collection
+from memoryd.kb.naming import LabelCache, named_documents, spell_out, topic_terms
 from memoryd.kb.results import IngestResult, KbHit, KbReadResult, KbSearchResult
-from memoryd.kb.routing import Route, identities, query_names, route, spell_fiscal_years
+from memoryd.kb.routing import Route, spell_fiscal_years
 from memoryd.kb.search import (
     READ_DEFAULT_TOKENS,
     READ_MAX_TOKENS,
@@ -103,6 +104,7 @@ class KnowledgeBase:
         self.limits = limits or Limits()
         self.chunk_policy = chunk_policy or ChunkPolicy()
         self.search_policy = search_policy or KbSearchPolicy()
+        self._labels: LabelCache = {}  # the named documents' row labels, split into words
         self.retry_policy = retry_policy
         self._clock = clock
         self._ingester = Ingester(
@@ -275,13 +277,34 @@ class KnowledgeBase:
         )
         routes = self._routes(text, documents.values()) if policy.route_weight > 0 else []
         named = {r.document_id for r in routes}
+        if named - documents.keys():  # a document named by a ticker the legs did not find
+            documents.update(kb.documents_by_id(sorted(named - documents.keys())))
+        named_docs = [documents[i] for i in sorted(named) if i in documents]
+        spelled, extra = spell_out(kb, text, named_docs, terms, policy, self._labels)
+        if extra:
+            terms = [*terms, *extra]
+            keyword_deep = kb.keyword_chunks(terms, deep)
+            keyword_hits = keyword_deep[: policy.pool]
+            rows_deep = kb.keyword_rows(terms, deep) if policy.row_weight > 0 else []
+            row_hits = rows_deep[: policy.row_pool] if policy.rows_everywhere else []
+            new_ids = {k.document_id for k in [*keyword_hits, *row_hits]} - documents.keys()
+            documents.update(kb.documents_by_id(sorted(new_ids)))
+        label_vector = vector
+        if spelled and policy.expand_label_vector:
+            phrases = "; ".join(p for e in spelled for p in e.phrases)
+            label_vector = self.embedder.embed([f"{text} ({phrases})"])[0]
         routed_vector = [h for h in vector_deep if h[0].document_id in named][: policy.routed_pool]
         routed_keyword = [k for k in keyword_deep if k.document_id in named][: policy.routed_pool]
         routed_rows = [k for k in rows_deep if k.document_id in named][: policy.row_pool]
+        topic = topic_terms(terms, routes, documents, text) if policy.route_topic_only else terms
+        if named and topic != terms:
+            routed_keyword = kb.keyword_chunks(topic, policy.routed_pool, documents=sorted(named))
+            if policy.row_weight > 0:
+                routed_rows = kb.keyword_rows(topic, policy.row_pool, documents=sorted(named))
         near_rows: list[tuple[ChunkKey, float]] = []
         if policy.row_vector_weight > 0 and (named or policy.row_vectors_everywhere):
             within = None if policy.row_vectors_everywhere else sorted(named)
-            near_rows = kb.nearest_rows(vector, deep, documents=within)
+            near_rows = kb.nearest_rows(label_vector, deep, documents=within)
         routed_near_rows = [h for h in near_rows if h[0].document_id in named][: policy.row_pool]
         near_rows = near_rows[: policy.row_pool] if policy.row_vectors_everywhere else []
         found_by_words = [*keyword_hits, *routed_keyword, *row_hits, *routed_rows]
@@ -312,8 +335,7 @@ class KnowledgeBase:
 
     def _routes(self, text: str, candidates: Iterable[Document]) -> list[Route]:
         """The documents among ``candidates`` (those the legs found) the question names."""
-        known = identities((d.id, d.title, d.source_uri) for d in candidates)
-        return route(query_names(text), known)
+        return named_documents(self.store.kb, text, candidates, self.search_policy)
 
     def read(
         self,

@@ -101,6 +101,11 @@ class KnowledgeStore(Protocol):
         ``documents`` when given."""
         ...
 
+    def row_labels(self, documents: Sequence[str]) -> list[str]:
+        """The distinct row labels (:func:`memoryd.kb.rows.label_text`) of ``documents``,
+        ready ones only."""
+        ...
+
     def pending_rows(self, document_id: str, limit: int) -> list[PendingRow]:
         """Up to ``limit`` of a document's table rows with a label and no vector yet."""
         ...

@@ -212,6 +212,20 @@ class DocumentRows:
         ).fetchall()
         return {str(row[0]): bytes(row[1]) for row in rows}
 
+    def row_labels(self, documents: Sequence[str]) -> list[str]:
+        """The distinct row labels of ``documents`` (ready ones only), in no set order."""
+        if not documents:
+            return []
+        rows = self._db.execute(
+            self._dialect.sql(
+                "SELECT DISTINCT r.label FROM chunk_rows r JOIN documents d "
+                "ON d.id = r.document_id WHERE d.status = 'ready' AND r.label <> '' "
+                f"AND r.document_id IN ({self._dialect.marks(len(documents))})"
+            ),
+            list(documents),
+        ).fetchall()
+        return [str(row[0]) for row in rows]
+
     def pending_rows(self, document_id: str, limit: int) -> list[PendingRow]:
         """Up to ``limit`` table rows with a label and no vector yet, in chunk and row order."""
         if limit <= 0:

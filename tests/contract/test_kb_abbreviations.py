@@ -1,0 +1,77 @@
+"""search_kb across the analyst's words (SPEC §6), on both backends: an abbreviation spelled out
+from the named documents' own row labels, a ticker on a document's first page naming it, and
+the named documents searched without the words that named them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from memoryd.kb.model import Document
+from memoryd.service import MemoryService
+
+from .kb_support import NOW, annual_report, markdown_doc, only_ok
+
+
+def library(service: MemoryService) -> dict[str, Document]:
+    made = {
+        "acme21": annual_report("Acme Pumps Inc.", 2021, "410", capex_label="Capital expenditures"),
+        "acme22": annual_report("Acme Pumps Inc.", 2022, "655", capex_label="Capital expenditures"),
+        "borealis22": annual_report("Borealis Valve Corporation", 2022, "77"),
+    }
+    return {
+        name: only_ok(service.kb.ingest_bytes(body, f"{name}.md", now=NOW))
+        for name, body in made.items()
+    }
+
+
+def test_row_labels_are_each_distinct_label_of_the_documents_asked(
+    service: MemoryService,
+) -> None:
+    documents = library(service)
+    kb = service.store.kb
+
+    labels = kb.row_labels([documents["acme22"].id])
+
+    assert sorted(labels) == sorted(set(labels))
+    assert any(label.startswith("Capital expenditures") for label in labels)
+    assert not any("Purchases of property" in label for label in labels)
+    assert kb.row_labels([]) == []
+
+
+def test_an_abbreviation_reaches_the_row_its_label_spells_out(service: MemoryService) -> None:
+    documents = library(service)
+    question = "Acme FY2022 capex"
+
+    spelled = service.kb.search(question, limit=5)
+    service.kb.search_policy = replace(service.kb.search_policy, expand_labels=False)
+    plain = service.kb.search(question, limit=5)
+
+    top = spelled.hits[0]
+    assert top.document.id == documents["acme22"].id
+    assert "(655)" in top.chunk.text
+    before = next((h.ranked.score for h in plain.hits if h.ranked.key == top.ranked.key), 0.0)
+    assert top.ranked.score > before
+    assert top.ranked.routed_row_rank == 1
+
+
+def test_a_ticker_on_the_first_page_names_the_document(service: MemoryService) -> None:
+    library(service)
+    cover = markdown_doc(
+        "Borealis Valve Corporation — Form 10-K 2023",
+        {
+            "Cover": "Trading symbol BRVL on the New York Stock Exchange.",
+            "Consolidated Statements of Cash Flows": (
+                "| (in millions) | 2023 | 2022 |\n|---|---|---|\n"
+                "| Purchases of property and equipment | (91) | (77) |\n"
+            ),
+        },
+    )
+    borealis23 = only_ok(service.kb.ingest_bytes(cover.encode(), "borealis23.md", now=NOW))
+
+    result = service.kb.search("BRVL purchases of property and equipment in 2023", limit=5)
+    nothing = service.kb.search("QXZW purchases of property and equipment", limit=5)
+
+    assert [r.document_id for r in result.routes] == [borealis23.id]
+    assert result.routes[0].reasons[0] == "its first page shows 'BRVL'"
+    assert result.hits[0].document.id == borealis23.id
+    assert nothing.routes == ()
