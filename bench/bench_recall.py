@@ -46,8 +46,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import moved_modules  # noqa: F401  (an old checkout's modules under today's paths)
 from corpus import Item, memories, questions
-from recall_split import hooked
 from report import percentile, print_table, progress, stamp
 from stores import open_with_store
 
@@ -159,6 +159,8 @@ def measure(
     service.close()
     split_rows: list[tuple[str, str, str]] = []
     if split:
+        from recall_split import hooked
+
         service = warmed(path, embedder, warm)
         with hooked(time.process_time if split_cpu else time.perf_counter) as hooks:
             for message in asked:
@@ -235,6 +237,7 @@ def compare_trees(trees: dict[str, Path], rounds: int, options: list[str]) -> No
         ),
         rows,
     )
+    print_ratios(runs, sizes)
     for size in sizes:
         for name in trees:
             for round_number, result in enumerate(r[size] for r in runs[name]):
@@ -242,6 +245,35 @@ def compare_trees(trees: dict[str, Path], rounds: int, options: list[str]) -> No
                     print(f"\nSplit at {int(size):,}, {name}, round {round_number + 1}\n")
                     unit = "CPU ms per recall" if "--split-cpu" in options else "ms per recall"
                     print_table(("step", unit, "share"), result["split"])
+
+
+MEASURES = (
+    ("recall p50", "recall", 0.5),
+    ("recall p95", "recall", 0.95),
+    ("recall CPU p50", "recall_cpu", 0.5),
+    ("recall CPU p95", "recall_cpu", 0.95),
+    ("search p50", "search", 0.5),
+    ("search p95", "search", 0.95),
+)
+
+
+def print_ratios(runs: dict[str, list[dict[str, dict[str, Any]]]], sizes: list[str]) -> None:
+    """Each later tree against the first: per measure, the median over the rounds of each
+    tree's figure, and their ratio (later / first)."""
+    first, *others = runs
+    for other in others:
+        print(f"\n{other} / {first}: median of the rounds' figures, ms\n")
+        rows = []
+        for size in sizes:
+            for label, key, share in MEASURES:
+                old, new = (
+                    statistics.median(percentile(r[size][key], share) for r in runs[name])
+                    for name in (first, other)
+                )
+                rows.append(
+                    (f"{int(size):,}", label, f"{old:.1f}", f"{new:.1f}", f"{new / old:.3f}")
+                )
+        print_table(("active memories", "measure", first, other, "ratio"), rows)
 
 
 def main() -> int:

@@ -3,17 +3,23 @@
 Run from the project root:
 
     .venv/bin/python bench/bench_write.py [--sizes 1000,10000] [--ops 200] [--out FILE]
+    .venv/bin/python bench/bench_write.py --tree old=../old/src --tree new=src --rounds 3
 
 Everything runs on a fresh SQLite store in a temporary directory with the real local embedder
 (MiniLM int8 on onnxruntime), loaded and warmed before anything is timed. The store is filled to
 each size in turn (the smaller size's timed writes stay in the store and count towards the next
 fill). Results are Markdown tables on stdout (and in FILE with --out); progress goes to stderr.
 This is a benchmark, not a test: it asserts nothing about speed.
+
+``--tree NAME=SRC`` (repeated) runs the whole measurement in a child process per checkout,
+``--rounds`` times, interleaved, and prints each round's figures and the ratio of the medians
+(write_trees.py); ``--skip-embedding`` leaves out the embedder's own throughput rows.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -29,10 +35,12 @@ from tokenizers import Tokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import moved_modules  # noqa: F401  (an old checkout's modules under today's paths)
 from corpus import Corpus
 from report import Meter, progress
 from stores import WrappedEmbedder
 from write_results import EmbedRow, FillRun, SizeRow, WriteRun, WriteSample, render
+from write_trees import compare_trees, summary
 
 from memoryd.config.settings import resolve_settings
 from memoryd.memory.model import Kind, Source
@@ -126,9 +134,10 @@ def measure_writes(
     for _ in range(ops):
         embed0, knn0 = embedder.meter.seconds, store.vectors.meter.seconds
         calls0 = store.vectors.meter.calls
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         results = write()
         total = time.perf_counter() - start
+        cpu = time.process_time() - start_cpu
         run.samples.append(
             WriteSample(
                 total=total,
@@ -136,6 +145,7 @@ def measure_writes(
                 knn=store.vectors.meter.seconds - knn0,
                 knn_calls=store.vectors.meter.calls - calls0,
                 outcomes=tuple(r.outcome.value for r in results),
+                cpu=cpu,
             )
         )
     run.wall = time.perf_counter() - started
@@ -275,12 +285,32 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--ops", type=int, default=200, help="timed writes per operation")
     parser.add_argument("--seed", type=int, default=7, help="seed of the generated text")
     parser.add_argument("--out", type=Path, help="also write the tables to this file")
+    parser.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        metavar="NAME=SRC",
+        help="measure this checkout's src in a child process (repeat; interleaved by round)",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of --tree runs")
+    parser.add_argument(
+        "--skip-embedding", action="store_true", help="leave out the embedding throughput rows"
+    )
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON line")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every measurement and print the tables."""
     args = parse_args(argv)
+    if args.tree:
+        trees = {
+            name: Path(src).resolve() for name, _, src in (t.partition("=") for t in args.tree)
+        }
+        options = ["--sizes", args.sizes, "--ops", str(args.ops), "--seed", str(args.seed)]
+        options += ["--skip-embedding"] * args.skip_embedding
+        compare_trees(Path(__file__).resolve(), trees, args.rounds, options)
+        return 0
     load_before = os.getloadavg()
     run_start = time.perf_counter()
     sizes = sorted({int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()})
@@ -294,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_seconds = time.perf_counter() - load_start
     minilm.embed([corpus.draft().content for _ in range(64)])
 
-    embed_rows = measure_embedding(minilm, corpus, tokenizer)
+    embed_rows = [] if args.skip_embedding else measure_embedding(minilm, corpus, tokenizer)
 
     embedder = MeteredEmbedder(minilm)
     fills: list[FillRun] = []
@@ -344,6 +374,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             service.close()
 
+    if args.json:
+        print(json.dumps(summary(fills, writes)))
+        return 0
     loads = (load_before, os.getloadavg())
     run_seconds = time.perf_counter() - run_start
     report = render(load_seconds, run_seconds, loads, embed_rows, fills, writes, sizes_on_disk)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from string import Formatter
 
+import moved_modules  # noqa: F401  (an old checkout's modules under today's paths)
 from vocabulary import (
     ACTIVITIES,
     AILMENTS,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import moved_modules  # noqa: F401  (an old checkout's modules under today's paths)
+
 from memoryd.config.settings import resolve_settings
 from memoryd.providers.embedder import Embedder, LocalMiniLM
 from memoryd.providers.llm import Gateway, load_routes

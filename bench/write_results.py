@@ -22,6 +22,8 @@ class WriteSample:
     knn: float
     knn_calls: int
     outcomes: tuple[str, ...]
+    # The process's CPU time over the write (all threads: the embedder's too).
+    cpu: float = 0.0
 
 
 @dataclass

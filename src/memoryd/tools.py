@@ -362,7 +362,7 @@ def _read_kb(service: ToolService, args: dict[str, Any]) -> dict[str, Any]:
         pages=parse_chunk_range(pages, what="pages") if pages else None,
         max_tokens=int(args.get("max_tokens") or 2000),
     )
-    return read.to_json()
+    return dict(read.to_json())
 
 
 def parse_chunk_range(text: str, what: str = "chunks") -> tuple[int, int]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from memoryd.config.settings import Settings
@@ -10,6 +12,7 @@ from memoryd.jobs.model import RetryPolicy
 from memoryd.kb.converted import limits_of
 from memoryd.memory.keys import ROW_KEYS
 from memoryd.memory.promotion_policy import PromotionPolicy
+from memoryd.ops.reembed_admin import ReembedAdmin
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.llm import Gateway, routes_of
 from memoryd.providers.remote_embedder import embedder_of
@@ -32,6 +35,17 @@ def open_store(settings: Settings, *, create: bool) -> Store:
         private_home(settings.home)
         tighten(None, settings.home)
     return SqliteStore(path, create=create, keys=ROW_KEYS)
+
+
+@contextmanager
+def reembed_admin(settings: Settings) -> Iterator[ReembedAdmin]:
+    """The configured store as ``memoryd reembed`` reaches it (see ops/reembed_admin.py): opened
+    without the embedder check a service makes, and closed when the command is done."""
+    store = open_store(settings, create=False)
+    try:
+        yield ReembedAdmin(store)
+    finally:
+        store.close()
 
 
 def refuse_damaged_store(settings: Settings) -> None:

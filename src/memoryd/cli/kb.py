@@ -146,7 +146,7 @@ def search(
         click.echo(result.routing_line + "\n")
     for hit in result.hits:
         if explain:
-            parts = hit.to_json(True)["explain"]
+            parts = hit.explained()
             click.echo(
                 f"score {hit.ranked.score:.5f}  cosine {parts['cosine']}  vector rank "
                 f"{parts['vector_rank']}  keyword rank {parts['keyword_rank']}  shared words "

@@ -15,8 +15,8 @@ from memoryd.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from memoryd.ops.reembed import ReembedPlan, ReembedProgress, ReembedResult
+    from memoryd.ops.reembed_admin import ReembedAdmin
     from memoryd.providers.embedder import Embedder
-    from memoryd.storage.protocols import Store
 
 
 @click.command()
@@ -54,7 +54,7 @@ def reembed(
     keeps the work done, and running it again resumes. With --dry-run --eval, the owner's
     evaluation set is scored with the target model beside the current one first."""
     from memoryd.providers.remote_embedder import embedder_with
-    from memoryd.wiring import open_store
+    from memoryd.wiring import reembed_admin
 
     settings = resolve_settings(db_option_of(ctx))
     overrides = {
@@ -77,18 +77,15 @@ def reembed(
     if with_eval:
         _dry_run_eval(ctx, embedder, k, as_json)
         return
-    store = open_store(settings, create=False)
-    try:
+    with reembed_admin(settings) as admin:
         if dry_run:
-            plan = _plan(store, embedder)
+            plan = admin.plan(embedder, batch_size=_batch(embedder))
             if as_json:
                 print_json(plan.to_json())
                 return
             click.echo(_plan_text(plan, embedder))
             return
-        result = _run(store, embedder)
-    finally:
-        store.close()
+        result = _run(admin, embedder)
     if as_json:
         print_json(result.to_json())
         return
@@ -105,13 +102,6 @@ def reembed(
             "([embed] in memoryd.toml, or MEMORYD_EMBED_MODEL and MEMORYD_EMBED_BASE_URL) and "
             "restart `memoryd serve`; until then they refuse to embed"
         )
-
-
-def _plan(store: Store, embedder: Embedder) -> ReembedPlan:
-    from memoryd.ops.reembed import plan_reembed
-    from memoryd.providers.tokenizer import O200kTokenizer
-
-    return plan_reembed(store, embedder.model, O200kTokenizer(), batch_size=_batch(embedder))
 
 
 def _batch(embedder: Embedder) -> int:
@@ -142,18 +132,18 @@ def _dry_run_eval(ctx: click.Context, embedder: Embedder, k: int, as_json: bool)
     echo_run(result)
 
 
-def _run(store: Store, embedder: object) -> ReembedResult:
-    from memoryd.ops.reembed import ReembedError, recorded_signature, reembed
+def _run(admin: ReembedAdmin, embedder: Embedder) -> ReembedResult:
+    from memoryd.ops.reembed import ReembedError
 
     line = ProgressLine(sys.stderr, redraw=sys.stderr.isatty())
     try:
-        return reembed(store, embedder, progress=line.update)  # type: ignore[arg-type]
+        return admin.run(embedder, progress=line.update)
     except KeyboardInterrupt:
         line.close()
-        done, total = (sum(v) for v in zip(*store.next_vectors.counts().values(), strict=True))
+        done, total = admin.kept()
         raise ReembedError(
             f"stopped: {done} of {total} new vectors are kept and the store still uses "
-            f"{recorded_signature(store).model!r}; run `memoryd reembed` again to resume"
+            f"{admin.store_model()!r}; run `memoryd reembed` again to resume"
         ) from None
     finally:
         line.close()

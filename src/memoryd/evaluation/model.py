@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
+
+
+class EvalCaseJson(TypedDict):
+    # An evaluation case.
+    id: str
+    question: str
+    expected: list[str]
+    noise: list[str]
+    created_at: str
 
 
 @dataclass(frozen=True)
@@ -18,7 +27,7 @@ class EvalCase:
     noise: tuple[str, ...]
     created_at: datetime
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> EvalCaseJson:
         """The public JSON shape (CLI ``--json``, HTTP, export)."""
         return {
             "id": self.id,

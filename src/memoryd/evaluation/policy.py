@@ -14,7 +14,7 @@ import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from memoryd.errors import InvalidInputError
 from memoryd.evaluation.model import EvalCase as EvalCase  # the plans return it
@@ -80,6 +80,20 @@ def plan_case(
     )
 
 
+class EvalScoreJson(TypedDict):
+    # A case's score.
+    id: str
+    question: str
+    expected: list[str]
+    noise: list[str]
+    recall_at_k: float | None
+    found_in_top_k: list[str]
+    block_recall: float | None
+    found_in_block: list[str]
+    noise_in_block: list[str]
+    inactive: list[str]
+
+
 @dataclass(frozen=True)
 class CaseScore:
     """One case against one configuration: the top-k ids, the block's ids, and the case's
@@ -116,7 +130,7 @@ class CaseScore:
         """Share of the expected memories in the block (None: the case expects none)."""
         return _share(self.found_in_block, self.case.expected)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> EvalScoreJson:
         """JSON shape, per case."""
         return {
             "id": self.case.id,
@@ -130,6 +144,24 @@ class CaseScore:
             "noise_in_block": list(self.noise_in_block),
             "inactive": list(self.inactive),
         }
+
+
+class EvalOverallJson(TypedDict):
+    # The scores over every case.
+    cases: int
+    recall_at_k: float | None
+    block_recall: float | None
+    noise_in_block: int
+    noise_total: int
+
+
+class EvalReportJson(TypedDict):
+    # One scoring of the evaluation set.
+    label: str
+    note: str
+    k: int
+    overall: EvalOverallJson
+    cases: list[EvalScoreJson]
 
 
 @dataclass(frozen=True)
@@ -164,7 +196,7 @@ class EvalReport:
         """Noise memories over all cases."""
         return sum(len(s.case.noise) for s in self.scores)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> EvalReportJson:
         """JSON shape: the configuration, the totals and every case."""
         return {
             "label": self.label,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from memoryd.errors import EvalCaseNotFoundError, InvalidInputError
 from memoryd.evaluation import candidate_view as eval_space
@@ -19,6 +19,7 @@ from memoryd.evaluation.policy import (
     CaseScore,
     EvalCase,
     EvalReport,
+    EvalReportJson,
     overrides_label,
     plan_case,
     policy_with,
@@ -39,6 +40,12 @@ if TYPE_CHECKING:
     from memoryd.storage.protocols import Store
 
 
+class EvalRunJson(TypedDict):
+    # The current settings' report and, with overrides, the candidate's.
+    baseline: EvalReportJson
+    candidate: EvalReportJson | None
+
+
 @dataclass(frozen=True)
 class EvalRun:
     """The current configuration's report and, when one was asked for, the candidate's."""
@@ -46,7 +53,7 @@ class EvalRun:
     baseline: EvalReport
     candidate: EvalReport | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> EvalRunJson:
         """JSON shape (``eval run --json``, ``POST /v1/eval/run``)."""
         return {
             "baseline": self.baseline.to_json(),

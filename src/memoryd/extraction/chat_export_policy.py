@@ -16,12 +16,13 @@ import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from memoryd.clock import MAX_YEAR, MIN_YEAR, parse_instant
 from memoryd.errors import InvalidInputError
 
-FORMATS = ("chatgpt", "claude")
+ChatFormat = Literal["chatgpt", "claude"]
+FORMATS: tuple[ChatFormat, ...] = ("chatgpt", "claude")
 _NAMES = {"chatgpt": "ChatGPT", "claude": "Claude"}
 
 # Why these caps: the owner's words are what memories come from; the reply is only context
@@ -63,7 +64,7 @@ class Conversation:
 class ChatExport:
     """A whole export: its format and its conversations, oldest first."""
 
-    format: str
+    format: ChatFormat
     conversations: tuple[Conversation, ...]
 
 
@@ -72,7 +73,7 @@ class ImportPlan:
     """What an import queues (each conversation with only its new turns, oldest first) and
     what it leaves out."""
 
-    format: str
+    format: ChatFormat
     conversations: tuple[Conversation, ...]
     conversation_count: int
     already_imported: int
@@ -108,7 +109,7 @@ def parse_export(data: bytes, chosen: str = "auto") -> ChatExport:
     return ChatExport(found, tuple(parsed))
 
 
-def detect_format(conversations: Sequence[Any]) -> str:
+def detect_format(conversations: Sequence[Any]) -> ChatFormat:
     """``chatgpt`` (conversations with a ``mapping``) or ``claude`` (with ``chat_messages``)."""
     for raw in conversations:
         if isinstance(raw, Mapping):

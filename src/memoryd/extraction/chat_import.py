@@ -7,11 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from memoryd.errors import ExtractionOffError
 from memoryd.extraction.chat_export_policy import (
     ChatExportError,
+    ChatFormat,
     ChatTurn,
     ImportPlan,
     parse_export,
@@ -38,11 +39,24 @@ class ImportProgress:
     turns_total: int
 
 
+class ChatImportJson(TypedDict):
+    # An imported chat export (ChatImportReport's shape).
+    format: ChatFormat
+    conversations: int
+    conversations_queued: int
+    turns_queued: int
+    skipped_already_imported: int
+    skipped_empty_or_unsupported: int
+    first_at: str | None
+    last_at: str | None
+    dry_run: bool
+
+
 @dataclass(frozen=True)
 class ChatImportReport:
     """What an import did (or, in a dry run, would do)."""
 
-    format: str
+    format: ChatFormat
     conversations: int
     conversations_queued: int
     turns_queued: int
@@ -52,7 +66,7 @@ class ChatImportReport:
     last_at: datetime | None
     dry_run: bool
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ChatImportJson:
         """JSON shape for the CLI and API."""
         return {
             "format": self.format,

@@ -8,7 +8,6 @@ wrong one). Bodies are size-limited before they are read; errors come back as
 from __future__ import annotations
 
 from importlib.metadata import version
-from typing import Any
 
 from fastapi import APIRouter, FastAPI
 
@@ -36,7 +35,7 @@ service_router = APIRouter(tags=["service"])
 
 
 @service_router.get("/v1/health", response_model=out.HealthOut)
-def health() -> dict[str, Any]:
+def health() -> out.HealthJson:
     """Liveness; needs no token and says nothing about the store."""
     return {"status": "ok", "version": version("memoryd")}
 

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, File, Form, UploadFile
 
 from memoryd.errors import InvalidInputError
@@ -13,13 +11,14 @@ from memoryd.http import schemas as s
 from memoryd.http.depends import Service
 from memoryd.http.limits import UPLOAD_PATH
 from memoryd.kb.model import DocumentJson, parse_source_type
+from memoryd.kb.results import IngestJson, KbReadJson, KbSearchJson
 from memoryd.tools import parse_chunk_range
 
 router = APIRouter(tags=["knowledge base"])
 
 
 @router.post("/v1/kb/ingest", response_model=out.list_of(out.IngestOut))
-def kb_ingest(service: Service, body: s.KbIngestRequest) -> list[dict[str, Any]]:
+def kb_ingest(service: Service, body: s.KbIngestRequest) -> list[IngestJson]:
     """Ingest files or folders on the server's disk, or http(s) URLs."""
     results = service.kb.ingest(
         body.sources,
@@ -37,7 +36,7 @@ def kb_upload(
     file: UploadFile = File(...),  # noqa: B008 - FastAPI's declaration style
     collection: str = Form("default"),
     source_type: str = Form("curated"),
-) -> dict[str, Any]:
+) -> IngestJson:
     """Upload a document (multipart form: file, collection, source_type)."""
     result = service.kb.ingest_bytes(
         file.file.read(),
@@ -52,7 +51,7 @@ def kb_upload(
 
 
 @router.post("/v1/kb/search", response_model=out.KbSearchOut)
-def kb_search(service: Service, body: s.KbSearchRequest) -> dict[str, Any]:
+def kb_search(service: Service, body: s.KbSearchRequest) -> KbSearchJson:
     """search_kb: fenced passages, best first."""
     found = service.kb.search(
         body.query, pinned_collections=body.pinned_collections, limit=body.limit
@@ -61,7 +60,7 @@ def kb_search(service: Service, body: s.KbSearchRequest) -> dict[str, Any]:
 
 
 @router.post("/v1/kb/read", response_model=out.KbReadOut)
-def kb_read(service: Service, body: s.KbReadRequest) -> dict[str, Any]:
+def kb_read(service: Service, body: s.KbReadRequest) -> KbReadJson:
     """read_kb: a document, a section, a chunk range or a page range, fenced and
     bounded."""
     span = parse_chunk_range(body.chunks) if body.chunks else None
@@ -100,7 +99,7 @@ def kb_delete(service: Service, document_id: str) -> DocumentJson:
 
 
 @router.post("/v1/kb/documents/{document_id}/reingest", response_model=out.IngestOut)
-def kb_reingest(service: Service, document_id: str) -> dict[str, Any]:
+def kb_reingest(service: Service, document_id: str) -> IngestJson:
     """Read a document's file or URL again."""
     result = service.kb.reingest(document_id, wait=False)
     service.jobs.wake()

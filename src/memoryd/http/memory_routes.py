@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from fastapi import APIRouter
 
@@ -11,6 +10,7 @@ from memoryd.errors import InvalidInputError
 from memoryd.http import response_models as out
 from memoryd.http import schemas as s
 from memoryd.http.depends import Service, instant
+from memoryd.memory.forget_policy import ForgetJson
 from memoryd.memory.model import (
     Importance,
     Memory,
@@ -64,8 +64,8 @@ def show(service: Service, memory_id: str) -> ShowJson:
 def _owner_action(name: str, call: Callable[[MemoryService, str], Memory]) -> None:
     def action(
         service: Service, memory_id: str, body: s.OwnerActionRequest | None = None
-    ) -> dict[str, Any]:
-        return dict(call(service, memory_id).to_json())
+    ) -> MemoryJson:
+        return call(service, memory_id).to_json()
 
     action.__name__ = name
     action.__doc__ = f"Owner action: {name} the memory."
@@ -107,7 +107,7 @@ def reconfirmation(service: Service) -> list[MemoryJson]:
 
 
 @router.post("/v1/forget", response_model=out.ForgetOut, tags=["review"])
-def forget(service: Service, body: s.ForgetRequest) -> dict[str, Any]:
+def forget(service: Service, body: s.ForgetRequest) -> ForgetJson:
     """Owner action: erase every memory (any status) and knowledge-base document that
     names ``entity`` or matches ``query``, in one transaction; with ``dry_run``, only
     list them."""

@@ -7,11 +7,14 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from memoryd.evaluation.model import EvalCaseJson
 from memoryd.evaluation.policy import parse_overrides
+from memoryd.evaluation.run import EvalRunJson
 from memoryd.http import response_models as out
 from memoryd.http import schemas as s
 from memoryd.http.depends import Service, instant, with_field
 from memoryd.memory.model import kind_from_user
+from memoryd.recall.context_policy import ContextJson
 from memoryd.results import RecallJson, SearchItemJson
 
 router = APIRouter()
@@ -24,7 +27,7 @@ def recall(service: Service, body: s.RecallRequest) -> RecallJson:
 
 
 @router.post("/v1/context", response_model=out.ContextOut, tags=["reading"])
-def context(service: Service, body: s.ContextRequest) -> dict[str, Any]:
+def context(service: Service, body: s.ContextRequest) -> ContextJson:
     """The one context pack: standing lessons, then memories and document chunks by
     calibrated score, in one fenced block within the token budget, with what was dropped
     and why."""
@@ -49,26 +52,26 @@ def search(service: Service, body: s.SearchRequest) -> list[SearchItemJson]:
 
 
 @router.get("/v1/eval/cases", response_model=out.list_of(out.EvalCaseOut), tags=["evaluation"])
-def eval_cases(service: Service) -> list[dict[str, Any]]:
+def eval_cases(service: Service) -> list[EvalCaseJson]:
     """The owner's evaluation cases, oldest first."""
     return [case.to_json() for case in service.eval_cases()]
 
 
 @router.post("/v1/eval/cases", response_model=out.EvalCaseOut, tags=["evaluation"])
-def eval_add(service: Service, body: s.EvalCaseRequest) -> dict[str, Any]:
+def eval_add(service: Service, body: s.EvalCaseRequest) -> EvalCaseJson:
     """Owner action: recall should find the ``expect`` memories for the question and not
     show the ``noise`` ones (whole ids); an existing question gets them joined."""
     return service.eval_add(body.question, expected=body.expect, noise=body.noise).to_json()
 
 
 @router.delete("/v1/eval/cases/{case_id}", response_model=out.EvalCaseOut, tags=["evaluation"])
-def eval_remove(service: Service, case_id: str) -> dict[str, Any]:
+def eval_remove(service: Service, case_id: str) -> EvalCaseJson:
     """Owner action: drop an evaluation case."""
     return service.eval_remove(case_id).to_json()
 
 
 @router.post("/v1/eval/run", response_model=out.EvalRunOut, tags=["evaluation"])
-def eval_run(service: Service, body: s.EvalRunRequest) -> dict[str, Any]:
+def eval_run(service: Service, body: s.EvalRunRequest) -> EvalRunJson:
     """Score every case (recall@k, block recall, noise) under the current settings and,
     with ``overrides``, under the candidate settings too. Nothing counts as retrieved."""
     pairs = [f"{key}={value}" for key, value in body.overrides.items()]

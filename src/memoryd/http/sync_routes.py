@@ -5,7 +5,6 @@ worker embeds them."""
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
 from fastapi import APIRouter, Form
 from fastapi.responses import Response
@@ -23,6 +22,7 @@ from memoryd.kb.sync.model import (
     SyncSourceJson,
     counts_label,
 )
+from memoryd.kb.sync.passes import SyncPassJson
 from memoryd.kb.sync.run import FolderSync, PassReport
 from memoryd.service import MemoryService
 
@@ -56,7 +56,7 @@ sync_api = APIRouter(tags=["knowledge base"])
 sync_pages = APIRouter(include_in_schema=False)
 
 
-def _ran(service: MemoryService, report: PassReport) -> dict[str, Any]:
+def _ran(service: MemoryService, report: PassReport) -> SyncPassJson:
     # The worker embeds the chunks just written; a new source is watched at once.
     service.jobs.wake(sync=True)
     return report.to_json()
@@ -69,7 +69,7 @@ def sync_list(service: Service) -> list[SyncSourceJson]:
 
 
 @sync_api.post("/v1/kb/sync", response_model=out.SyncPassOut)
-def sync_add(service: Service, body: SyncAddRequest) -> dict[str, Any]:
+def sync_add(service: Service, body: SyncAddRequest) -> SyncPassJson:
     """Keep a folder, file or URL in sync; its first pass runs now."""
     source = service.sync.add(
         body.location,
@@ -89,13 +89,13 @@ def sync_remove(service: Service, source_id: str, delete_documents: bool = False
 
 
 @sync_api.post("/v1/kb/sync/{source_id}/now", response_model=out.SyncPassOut)
-def sync_now(service: Service, source_id: str) -> dict[str, Any]:
+def sync_now(service: Service, source_id: str) -> SyncPassJson:
     """Look at a source now."""
     return _ran(service, service.sync.run_pass(service.sync.source(source_id)))
 
 
 @sync_api.post("/v1/kb/sync/{source_id}/readmit", response_model=out.SyncPassOut)
-def sync_readmit(service: Service, source_id: str, body: SyncReadmitRequest) -> dict[str, Any]:
+def sync_readmit(service: Service, source_id: str, body: SyncReadmitRequest) -> SyncPassJson:
     """Read again a file whose document the owner removed (sync leaves it out until
     asked)."""
     service.sync.readmit(source_id, body.path)

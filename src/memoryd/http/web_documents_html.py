@@ -20,7 +20,7 @@ from memoryd.kb.vector_fill import FillProgress, pace
 def documents_html(
     documents: Sequence[Document],
     query: str,
-    results: list[dict[str, Any]] | None,
+    results: Sequence[Mapping[str, Any]] | None,
     csrf: str,
     running: Mapping[str, FillProgress] | None = None,
 ) -> str:
@@ -60,7 +60,7 @@ def documents_html(
     )
 
 
-def result_html(result: dict[str, Any]) -> str:
+def result_html(result: Mapping[str, Any]) -> str:
     """A search result: where it is (with a link to its pages) and its fenced text."""
     where = escape(result["title"])
     if result.get("pages"):

@@ -3,10 +3,9 @@ a compaction, a finished mission, an uploaded chat export)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, File, Form, UploadFile
 
+from memoryd.extraction.chat_import import ChatImportJson
 from memoryd.extraction.extractor import MissionDigest
 from memoryd.http import response_models as out
 from memoryd.http import schemas as s
@@ -55,7 +54,7 @@ def import_chats(
     file: UploadFile = File(...),  # noqa: B008 - FastAPI's declaration style
     format: str = Form("auto"),
     dry_run: bool = Form(False),
-) -> dict[str, Any]:
+) -> ChatImportJson:
     """Upload a ChatGPT or Claude export (multipart form: file — its conversations.json or
     the .zip —, format chatgpt | claude | auto, dry_run): its new turns are queued for
     extraction, each dated by the original message."""

@@ -4,12 +4,29 @@ its JSON shape and its text fenced for the model."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
-from memoryd.kb.model import Chunk, ChunkKey, Document, page_label
+from memoryd.json_shapes import CliOnly, Default, Described
+from memoryd.kb.model import Chunk, ChunkKey, Document, DocumentJson, page_label
 from memoryd.kb.routing import Route
 from memoryd.kb.search import RankedChunk
 from memoryd.trust.fence import escape_data, fence
+
+IngestOutcome = Literal["ok", "skipped", "queued", "failed"]
+
+
+class IngestJson(TypedDict):
+    # What one ingest did.
+    source: str
+    outcome: IngestOutcome
+    reason: str | None
+    document: DocumentJson | None
+    seconds: float
+    searchable_seconds: Annotated[
+        float | None,
+        Default(None),
+        Described("seconds until the chunks were written (keyword-searchable)"),
+    ]
 
 
 @dataclass(frozen=True)
@@ -17,7 +34,7 @@ class IngestResult:
     """What happened to one source: ok, skipped (unchanged), queued (retry) or failed."""
 
     source: str
-    outcome: str
+    outcome: IngestOutcome
     document: Document | None = None
     reason: str | None = None
     seconds: float = 0.0
@@ -28,7 +45,7 @@ class IngestResult:
     # The last page the chunks cite (0: no pages, or nothing written).
     pages: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> IngestJson:
         """JSON shape for the CLI and API."""
         return {
             "source": self.source,
@@ -40,6 +57,22 @@ class IngestResult:
                 None if self.searchable_seconds is None else round(self.searchable_seconds, 3)
             ),
         }
+
+
+class KbHitJson(TypedDict):
+    # A passage search_kb found.
+    doc: str
+    chunk: int
+    title: str
+    breadcrumb: str
+    pages: Annotated[list[int] | None, Default(None)]
+    cite: Annotated[str | None, Default(None)]
+    source: str
+    collection: str
+    score: float
+    content: str
+    # Only with ``explain``: the score's parts.
+    explain: NotRequired[Annotated[dict[str, Any] | None, Default(None)]]
 
 
 @dataclass(frozen=True)
@@ -61,9 +94,9 @@ class KbHit:
             self.chunk.page_range,
         )
 
-    def to_json(self, explain: bool = False) -> dict[str, Any]:
+    def to_json(self, explain: bool = False) -> KbHitJson:
         """JSON shape; ``explain`` adds the score's parts."""
-        shaped: dict[str, Any] = {
+        shaped: KbHitJson = {
             "doc": self.document.id,
             "chunk": self.chunk.position,
             # Outside the fence, so escaped as fenced text is: a document's author wrote them.
@@ -77,20 +110,40 @@ class KbHit:
             "content": self.fenced,
         }
         if explain:
-            shaped["explain"] = {
-                "cosine": None if self.ranked.cosine is None else round(self.ranked.cosine, 4),
-                "vector_rank": self.ranked.vector_rank,
-                "keyword_rank": self.ranked.keyword_rank,
-                "shared_words": self.ranked.shared_words,
-                "weight": self.ranked.weight,
-                "routed_vector_rank": self.ranked.routed_vector_rank,
-                "routed_keyword_rank": self.ranked.routed_keyword_rank,
-                "row_rank": self.ranked.row_rank,
-                "routed_row_rank": self.ranked.routed_row_rank,
-                "row_vector_rank": self.ranked.row_vector_rank,
-                "routed_row_vector_rank": self.ranked.routed_row_vector_rank,
-            }
+            shaped["explain"] = self.explained()
         return shaped
+
+    def explained(self) -> dict[str, Any]:
+        """The score's parts (``explain`` in the JSON shape)."""
+        return {
+            "cosine": None if self.ranked.cosine is None else round(self.ranked.cosine, 4),
+            "vector_rank": self.ranked.vector_rank,
+            "keyword_rank": self.ranked.keyword_rank,
+            "shared_words": self.ranked.shared_words,
+            "weight": self.ranked.weight,
+            "routed_vector_rank": self.ranked.routed_vector_rank,
+            "routed_keyword_rank": self.ranked.routed_keyword_rank,
+            "row_rank": self.ranked.row_rank,
+            "routed_row_rank": self.ranked.routed_row_rank,
+            "row_vector_rank": self.ranked.row_vector_rank,
+            "routed_row_vector_rank": self.ranked.routed_row_vector_rank,
+        }
+
+
+class KbRouteJson(TypedDict):
+    # A document the question names, and why.
+    doc: str
+    title: str
+    because: list[str]
+
+
+class KbSearchJson(TypedDict):
+    # search_kb's answer.
+    query: str
+    pinned_collections: list[str]
+    results: list[KbHitJson]
+    # Only with ``explain``, and only on the CLI.
+    routed_to: NotRequired[Annotated[list[KbRouteJson], CliOnly()]]
 
 
 @dataclass(frozen=True)
@@ -112,9 +165,9 @@ class KbSearchResult:
             return "No matching documents."
         return "\n\n".join(hit.fenced for hit in self.hits)
 
-    def to_json(self, explain: bool = False) -> dict[str, Any]:
+    def to_json(self, explain: bool = False) -> KbSearchJson:
         """JSON shape."""
-        shaped: dict[str, Any] = {
+        shaped: KbSearchJson = {
             "query": self.query,
             "pinned_collections": list(self.pinned),
             "results": [hit.to_json(explain) for hit in self.hits],
@@ -133,6 +186,18 @@ class KbSearchResult:
             return ""
         named = "; ".join(f"{r.title} ({', '.join(r.reasons)})" for r in self.routes)
         return f"the question names: {named}"
+
+
+class KbReadJson(TypedDict):
+    # read_kb's answer.
+    doc: str
+    title: str
+    chunks: list[int]
+    pages: Annotated[list[int] | None, Default(None)]
+    cite: Annotated[str | None, Default(None)]
+    tokens: int
+    next_chunk: int | None
+    content: str
 
 
 @dataclass(frozen=True)
@@ -160,7 +225,7 @@ class KbReadResult:
             )
         return body
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> KbReadJson:
         """JSON shape."""
         return {
             "doc": self.document.id,

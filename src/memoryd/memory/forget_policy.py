@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from memoryd.errors import InvalidInputError
 from memoryd.memory.entity_policy import MAX_NAME_WORDS, EntityMatcher, normalize_name
@@ -39,6 +39,12 @@ from memoryd.words import query_terms
 QUERY_MIN_COSINE = 0.4
 PREVIEW_WORDS = 8
 MAX_REQUEST_CHARS = 200
+
+
+class ForgetRequestJson(TypedDict):
+    # What the owner asked to forget.
+    entity: str | None
+    query: str | None
 
 
 @dataclass(frozen=True)
@@ -144,6 +150,15 @@ def preview(text: str, words: int = PREVIEW_WORDS) -> str:
     return head + (" …" if len(split) > words else "")
 
 
+class ForgottenMemoryJson(TypedDict):
+    # A memory forget erases (or would).
+    id: str
+    status: str
+    kind: str
+    preview: str
+    why: str
+
+
 @dataclass(frozen=True)
 class ForgottenMemory:
     """A memory a forget erases, as the owner is shown it before."""
@@ -154,10 +169,18 @@ class ForgottenMemory:
     preview: str
     why: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ForgottenMemoryJson:
         """JSON shape for the CLI and the API."""
         return {"id": self.id, "status": self.status, "kind": self.kind,
                 "preview": self.preview, "why": self.why}  # fmt: skip
+
+
+class ForgottenChunkJson(TypedDict):
+    # A document chunk forget erases (or would).
+    document_id: str
+    chunk: int
+    preview: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -169,10 +192,18 @@ class ForgottenChunk:
     preview: str
     why: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ForgottenChunkJson:
         """JSON shape for the CLI and the API."""
         return {"document_id": self.document_id, "chunk": self.position,
                 "preview": self.preview, "why": self.why}  # fmt: skip
+
+
+class ForgottenDocumentJson(TypedDict):
+    # A document forget erases (or would).
+    id: str
+    title: str
+    chunks: int
+    matching_chunks: list[int]
 
 
 @dataclass(frozen=True)
@@ -184,10 +215,24 @@ class ForgottenDocument:
     chunk_count: int
     matching: tuple[int, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ForgottenDocumentJson:
         """JSON shape for the CLI and the API."""
         return {"id": self.id, "title": self.title, "chunks": self.chunk_count,
                 "matching_chunks": list(self.matching)}  # fmt: skip
+
+
+class ForgetJson(TypedDict):
+    # The forget plan, or what it erased.
+    request: ForgetRequestJson
+    summary: str
+    names: list[str]
+    dry_run: bool
+    erased: bool
+    request_id: str | None
+    at: str
+    memories: list[ForgottenMemoryJson]
+    chunks: list[ForgottenChunkJson]
+    documents: list[ForgottenDocumentJson]
 
 
 @dataclass(frozen=True)
@@ -217,7 +262,7 @@ class ForgetResult:
         where = f" in {documents}" if self.documents else ""
         return f"forget {self.request.label}: {memories}, {chunks}{where}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ForgetJson:
         """JSON shape for the CLI and the API."""
         return {
             "request": {"entity": self.request.entity, "query": self.request.query},

@@ -104,10 +104,9 @@ class StoreAdmin:
 
     def plan_reembed(self, embedder: Embedder, *, batch_size: int) -> ReembedPlan:
         """What moving the store to ``embedder``'s vectors would take (nothing changes)."""
-        from memoryd.ops.reembed import plan_reembed
+        from memoryd.ops.reembed_admin import ReembedAdmin
 
-        return plan_reembed(self.store, embedder.model, self.tokenizer,
-                            batch_size=batch_size)  # fmt: skip
+        return ReembedAdmin(self.store, self.tokenizer).plan(embedder, batch_size=batch_size)
 
 
 def check_embedding_signature(store: Store, embedder: Embedder) -> None:

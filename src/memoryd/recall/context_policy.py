@@ -34,8 +34,9 @@ import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
+from memoryd.json_shapes import Default
 from memoryd.kb.results import KbHit
 from memoryd.kb.search import stem
 from memoryd.memory.model import Memory
@@ -72,11 +73,29 @@ class ContextPolicy:
     kb_candidates: int = 5
 
 
+class ContextItemJson(TypedDict):
+    """A lesson, a memory or a document chunk of the pack (chunks carry their fenced text)."""
+
+    type: Literal["lesson", "memory", "chunk"]
+    id: str
+    score: float | None
+    content: str
+    importance: NotRequired[Annotated[str | None, Default(None)]]
+    memory_kind: NotRequired[Annotated[str | None, Default(None)]]
+    doc: NotRequired[Annotated[str | None, Default(None)]]
+    chunk: NotRequired[Annotated[int | None, Default(None)]]
+    title: NotRequired[Annotated[str | None, Default(None)]]
+    source: NotRequired[Annotated[str | None, Default(None)]]
+    pages: NotRequired[Annotated[list[int] | None, Default(None)]]
+    cite: NotRequired[Annotated[str | None, Default(None)]]
+    explain: NotRequired[Annotated[dict[str, Any] | None, Default(None)]]
+
+
 @dataclass(frozen=True)
 class PackItem:
     """One memory or chunk competing for the pack, on the calibrated score."""
 
-    kind: str  # "memory" or "chunk"
+    kind: Literal["memory", "chunk"]
     id: str
     score: float
     # The joint rank of each leg that counted, and the item's own weight.
@@ -93,16 +112,33 @@ class PackItem:
     # A chunk's cosine to the message, measured even when only its word gate admitted it.
     cosine: float | None = None
 
-    def to_json(self, explain: bool = False) -> dict[str, Any]:
+    def to_json(self, explain: bool = False) -> ContextItemJson:
         """JSON shape of one item of the pack."""
-        shaped: dict[str, Any] = {"type": self.kind, "id": self.id, "score": round(self.score, 6)}
-        if self.memory is not None:
-            shaped["memory_kind"] = self.memory.kind.value
-            shaped["content"] = self.memory.content
-        if self.hit is not None:
+        score = round(self.score, 6)
+        shaped: ContextItemJson
+        if self.hit is None:
+            assert self.memory is not None
+            shaped = {
+                "type": self.kind,
+                "id": self.id,
+                "score": score,
+                "memory_kind": self.memory.kind.value,
+                "content": self.memory.content,
+            }
+        else:
             hit = self.hit.to_json()
-            for key in ("doc", "chunk", "title", "source", "pages", "cite", "content"):
-                shaped[key] = hit[key]
+            shaped = {
+                "type": self.kind,
+                "id": self.id,
+                "score": score,
+                "doc": hit["doc"],
+                "chunk": hit["chunk"],
+                "title": hit["title"],
+                "source": hit["source"],
+                "pages": hit["pages"],
+                "cite": hit["cite"],
+                "content": hit["content"],
+            }
         if explain:
             shaped["explain"] = {
                 "joint_ranks": dict(self.ranks),
@@ -115,7 +151,7 @@ class PackItem:
 
     def _evidence(self) -> dict[str, Any]:
         if self.hit is not None:
-            explained: dict[str, Any] = self.hit.to_json(explain=True)["explain"]
+            explained = self.hit.explained()
             if self.cosine is not None:
                 explained["cosine"] = round(self.cosine, 4)
             return explained
@@ -129,17 +165,35 @@ class PackItem:
         }
 
 
+class ContextDropJson(TypedDict):
+    # An item the pack left out, and why.
+    type: Literal["lesson", "memory", "chunk"]
+    id: str
+    reason: str
+
+
 @dataclass(frozen=True)
 class PackDrop:
     """Something that is not in the pack, and why."""
 
-    kind: str  # "memory", "lesson" or "chunk"
+    kind: Literal["lesson", "memory", "chunk"]
     id: str
     reason: str
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> ContextDropJson:
         """JSON shape."""
         return {"type": self.kind, "id": self.id, "reason": self.reason}
+
+
+class ContextJson(TypedDict):
+    # The context pack.
+    text: str
+    tokens: int
+    budget: int
+    items: list[ContextItemJson]
+    dropped: list[ContextDropJson]
+    legs: dict[str, str]
+    silence: str | None
 
 
 @dataclass(frozen=True)
@@ -157,9 +211,9 @@ class ContextPack:
     silence: str | None = None
     explained: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ContextJson:
         """The ``context --json`` and ``POST /v1/context`` shape."""
-        lessons = [
+        lessons: list[ContextItemJson] = [
             {
                 "type": "lesson",
                 "id": m.id,

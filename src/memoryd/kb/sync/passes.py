@@ -9,17 +9,32 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol, TypedDict
 
 from memoryd.kb.convert import READABLE_SUFFIXES
 from memoryd.kb.folder_rules import refuse_reason
 from memoryd.kb.results import IngestResult
 from memoryd.kb.service import KnowledgeBase
-from memoryd.kb.sync.model import FileState, SourceKind, SyncFile, SyncSource
+from memoryd.kb.sync.model import FileState, SourceKind, SyncFile, SyncSource, SyncSourceJson
 from memoryd.kb.sync.plan import Seen, plan_renames, plan_scan
 from memoryd.kb.sync.rules import FolderRules
 from memoryd.kb.sync.scan import folder_rules, scan_folder, stat_file
 from memoryd.storage.protocols import Store
+
+
+class SyncPassJson(TypedDict):
+    # What one pass over a synced source did.
+    source: SyncSourceJson
+    added: int
+    updated: int
+    unchanged: int
+    renamed: int
+    removed: int
+    skipped: int
+    failed: int
+    erased: int
+    seconds: float
+    error: str | None
 
 
 @dataclass(frozen=True)
@@ -52,7 +67,7 @@ class PassReport:
         ]  # fmt: skip
         return ", ".join(parts) or "nothing to do"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SyncPassJson:
         """JSON shape for the CLI and API."""
         return {
             "source": self.source.to_json(),
