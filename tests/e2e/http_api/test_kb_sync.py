@@ -45,6 +45,16 @@ def test_a_synced_folder_stays_current_without_further_requests(server: Server) 
     assert files["notes.tmp"]["reason"] == "matches an ignore pattern"
     assert listed[source["id"]]["last_looked_at"] is not None
 
+    # The note is keyword-searchable from the sync's commit; its vectors follow from the worker.
+    # Other tests share this server (another "lighthouse.md" may be there, with its vector), so
+    # rank only once the note is searched by both legs.
+    synced = files["journal/lighthouse.md"]["document_id"]
+
+    def embedded() -> bool:
+        shown = server.ok("GET", f"/v1/kb/documents/{synced}")
+        return bool(shown["embedded_chunks"] == shown["chunks"])
+
+    _until(embedded, "embedded the synced note")
     hit = server.ok("POST", "/v1/kb/search", json={"query": "Berlenga lighthouse keeper wick"})
     top = hit["results"][0]
     assert "[[Fog Signals]]" in top["content"] and "#maritime" in top["content"]
