@@ -53,16 +53,18 @@ from stores import open_with_store
 
 from memoryd.recall.policy import RecallPolicy
 
-Variant = tuple[LegDepth, float | None, tuple[int, ...] | None]
+Variant = tuple[LegDepth, float | None, tuple[int, ...] | None, int | None]
 """A leg depth, a relative cut and an excerpt size to judge at (None: the shipped policy's own;
 excerpt (0, 0): every memory packed whole; else (excerpt characters, memories longer than
-this many excerpted))."""
+this many excerpted); the episode leg's neighbours of the best event)."""
 
 
 def policy_of(shipped: RecallPolicy, variant: Variant) -> RecallPolicy:
     """The shipped policy with what ``variant`` changes."""
-    _, cut, sizes = variant
+    _, cut, sizes, neighbours = variant
     policy = shipped if cut is None else replace(shipped, relative_cut=cut)
+    if neighbours is not None:
+        policy = replace(policy, episode_neighbours=neighbours)
     if sizes is not None:
         always = len(sizes) > 2
         return replace(
@@ -124,12 +126,13 @@ def parse_depth(spec: str) -> LegDepth:
 
 def label(name: str, variant: Variant) -> str:
     """The set's name with what its variant changes."""
-    depth, cut, sizes = variant
+    depth, cut, sizes, neighbours = variant
     deep = depth if not isinstance(depth, tuple) else " ".join(f"{g} {n}" for g, n in depth)
     changed = [f"leg depth {deep}"] * (depth is not None) + [f"cut {cut}"] * (cut is not None)
     excerpted = "off" if sizes == (0, 0) else "{} of {}+".format(*sizes[:2]) if sizes else ""
     excerpted += ", always" if sizes and len(sizes) > 2 else ""
     changed += [f"excerpt {excerpted}"] * (sizes is not None)
+    changed += [f"neighbours {neighbours}"] * (neighbours is not None)
     return ", ".join([name, *changed])
 
 
@@ -155,11 +158,20 @@ def main() -> int:
         help="also judge with long memories excerpted to these many characters, as 200 or "
         "200/400 (memories over 400 characters; 0: packed whole, as before excerpts)",
     )
+    parser.add_argument(
+        "--neighbours",
+        default="",
+        help="also judge with the episode leg bringing first this many events made before and "
+        "after the best one (comma-separated)",
+    )
     args = parser.parse_args()
     depths: list[LegDepth] = [None, *(parse_depth(d) for d in args.depths.split(",") if d)]
     cuts: list[float | None] = [None, *(float(c) for c in args.cuts.split(",") if c)]
     excerpts = [None, *(parse_excerpt(c) for c in args.excerpts.split(",") if c)]
-    variants = [(d, cut, chars) for d in depths for cut in cuts for chars in excerpts]
+    near: list[int | None] = [None, *(int(n) for n in args.neighbours.split(",") if n)]
+    variants = [
+        (d, cut, chars, n) for d in depths for cut in cuts for chars in excerpts for n in near
+    ]
     started = time.time()
     data = {
         name: beam(chats=args.chats) if name == "beam" else locomo(samples=args.samples)

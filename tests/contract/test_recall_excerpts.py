@@ -6,9 +6,11 @@ packed whole.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from memoryd.service import MemoryService
 
-from .recall_support import NOW, packed_ids, remember
+from .recall_support import NOW, event, packed_ids, remember
 
 # A long memory (about 900 characters) whose relevant sentence sits in its middle.
 LONG = " ".join(
@@ -58,3 +60,49 @@ def test_short_memories_are_never_excerpted_whatever_the_budget(service: MemoryS
 
     assert packed_ids(tight) == []
     assert "excerpt" not in tight.text
+
+
+# ---------------------------------------------------------------------------------------------
+# The turns around the best match join through the episode leg
+
+
+def test_the_turns_made_around_the_best_event_join_through_the_episode_leg(
+    service: MemoryService,
+) -> None:
+    day = NOW - timedelta(days=2)
+    # The day's other turns are about the zeppelin too: closer in meaning to the question than
+    # the reply, which names neither the zeppelin nor the parking.
+    fillers = [
+        "Ottoline polished the zeppelin's brass propellers",
+        "Ottoline checked the zeppelin's gas cells for leaks",
+        "Ottoline flew the zeppelin over the vineyards at dawn",
+        "Ottoline taught her nephew to steer the zeppelin",
+        "Ottoline painted a new name on the zeppelin's gondola",
+        "Ottoline refuelled the zeppelin before the storm",
+        "Ottoline raced the zeppelin against a hot-air balloon",
+        "Ottoline photographed the zeppelin from the hilltop",
+        "Ottoline repaired the zeppelin's torn rudder fabric",
+        "Ottoline moored the zeppelin's mast rope with a new knot",
+    ]
+    made = [event(service, text, day + timedelta(minutes=n)) for n, text in enumerate(fillers[:4])]
+    asked = event(
+        service, "Where did Ottoline park the zeppelin last night?", day + timedelta(hours=1)
+    )
+    reply = event(
+        service,
+        "Behind the old lighthouse, next to the fish market.",
+        day + timedelta(hours=1, minutes=1),
+    )
+    made += [
+        event(service, text, day + timedelta(hours=2, minutes=n))
+        for n, text in enumerate(fillers[4:])
+    ]
+
+    found = service.search_memory("Where did Ottoline park the zeppelin?", now=NOW, limit=50)
+
+    ranks = {item.memory.id: dict(item.ranks) for item in found.items}
+    assert ranks[asked.id].get("text") == 1
+    # One place from the best event: first or second in the episode leg (the turn before it
+    # is as near), where ten closer turns of its day would otherwise leave it out.
+    assert ranks[reply.id].get("episode") in (1, 2)
+    assert len(made) == 10

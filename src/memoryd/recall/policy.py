@@ -133,3 +133,9 @@ class RecallPolicy:
     excerpt_over_chars: int = 400
     excerpt_chars: int = 200
     excerpt_only_over_budget: bool = True
+    # The episode leg brings first the events made just before and after the best event (the
+    # turns around it: the answer to a question, the question an answer replies to), up to
+    # this many on each side; the rest of its depth by meaning. Why 4: the best of 1-4 on
+    # LoCoMo (fused recall@10 0.723 -> 0.730, block recall 0.781 -> 0.788 for as many
+    # tokens); BEAM does not move (bench/README.md, "Excerpts, the cut, the turns around").
+    episode_neighbours: int = 4
