@@ -14,7 +14,8 @@ Where evidence is lost, in pipeline order: not stored (the credential screen), n
 in, but nothing was strong enough to open the block), relative cut, budget.
 
     .venv/bin/python bench/bench_beam.py [--sets beam,locomo] [--chats N] [--samples N] \
-        [--depths 70,50] [--cuts 0.5] [--excerpts 0,300]
+        [--depths 70,50] [--cuts 0.5] [--excerpts 0,200/400/always] \
+        [--neighbours 0,2]
 """
 
 from __future__ import annotations

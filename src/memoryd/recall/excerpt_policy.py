@@ -30,7 +30,7 @@ ELLIPSIS = "…"
 @dataclass(frozen=True)
 class Focus:
     """What a long memory is excerpted for: the message's words and their weights, and the
-    policy's sizes (``over_chars`` 0: never excerpt)."""
+    policy's sizes (either 0: never excerpt)."""
 
     weights: Mapping[str, float] = field(default_factory=dict)
     over_chars: int = 0
@@ -61,7 +61,9 @@ def _stem(word: str) -> str:
 def excerpt(content: str, focus: Focus | None) -> str | None:
     """The excerpt to pack for ``content`` (whitespace collapsed, "…" where text was left
     out), or None when the memory is packed whole (short enough, or no focus)."""
-    if focus is None or focus.over_chars <= 0 or len(content) <= focus.over_chars:
+    if focus is None or min(focus.over_chars, focus.chars) <= 0:
+        return None
+    if len(content) <= focus.over_chars:
         return None
     sentences = [" ".join(s.split()) for s in _SENTENCE_END.split(content)]
     sentences = [s for s in sentences if s]
@@ -72,7 +74,7 @@ def excerpt(content: str, focus: Focus | None) -> str | None:
         stems[_stem(word)] = max(stems.get(_stem(word), 0.0), weight)
     scores = [sum(stems.get(_stem(w), 0.0) for w in word_set(s)) for s in sentences]
     best = max(range(len(sentences)), key=lambda i: (scores[i], -i))
-    limit = max(focus.chars, 1)
+    limit = focus.chars
     start = end = best
     if len(sentences[best]) > limit:
         text, before, after = _window(sentences[best], stems, limit)

@@ -102,7 +102,7 @@ class RecallPolicy:
     # short block, and the budget is a ceiling, not a target. Why 0.52: the smallest cut of
     # 0.55, 0.52, 0.5, 0.48, 0.45 that keeps LoCoMo's mean block within 900 tokens
     # (`bench_beam.py --cuts`; with the text leg at depth 50 0.55 left it at 793); BEAM's block
-    # recall rises with it too (bench/README.md, "Excerpts and the cut").
+    # recall rises with it too (bench/README.md, "Excerpts, the cut, the turns around").
     # Read from the fused score, not the relevance: a cut on the relevance (a share of the
     # best, a floor, a distance in logits) holds less evidence for the same tokens on LoCoMo
     # and BEAM both.
@@ -126,10 +126,10 @@ class RecallPolicy:
     # A long memory that no longer fits whole in the budget is packed as its excerpt
     # (memoryd.recall.excerpt_policy): the sentences around the message's words, at most
     # `excerpt_chars`, marked with the memory's id (its whole text is one `memoryd show` away).
-    # Memories of `excerpt_over_chars` or fewer are never excerpted; 0 packs every memory whole.
-    # Why only over the budget: excerpting every long memory fits more of them but leaves out
+    # Memories of `excerpt_over_chars` or fewer are never excerpted; either at 0 packs every
+    # memory whole. Why only over the budget: excerpting every long memory fits more of them but leaves out
     # answers (BEAM: answer words in the block 0.854 → 0.829 at 200 of 400+). Why 200 and 400:
-    # the best of 100-400 on BEAM (bench/README.md, "Excerpts and the cut").
+    # the best tried on BEAM (bench/README.md, "Excerpts, the cut, the turns around").
     excerpt_over_chars: int = 400
     excerpt_chars: int = 200
     excerpt_only_over_budget: bool = True
