@@ -14,7 +14,8 @@ Where evidence is lost, in pipeline order: not stored (the credential screen), n
 in, but nothing was strong enough to open the block), relative cut, budget.
 
     .venv/bin/python bench/bench_beam.py [--sets beam,locomo] [--chats N] [--samples N] \
-        [--depths 70,50] [--cuts 0.5]
+        [--depths 70,50] [--cuts 0.5] [--excerpts 0,200/400/always] \
+        [--neighbours 0,2]
 """
 
 from __future__ import annotations
@@ -53,8 +54,39 @@ from stores import open_with_store
 
 from memoryd.recall.policy import RecallPolicy
 
-Variant = tuple[LegDepth, float | None]
-"""A leg depth and a relative cut to judge at (None: the shipped policy's own)."""
+Variant = tuple[LegDepth, float | None, tuple[int, ...] | None, int | None]
+"""A leg depth, a relative cut and an excerpt size to judge at (None: the shipped policy's own;
+excerpt (0, 0): every memory packed whole; else (excerpt characters, memories longer than
+this many excerpted); the episode leg's neighbours of the best event)."""
+
+
+def policy_of(shipped: RecallPolicy, variant: Variant) -> RecallPolicy:
+    """The shipped policy with what ``variant`` changes."""
+    _, cut, sizes, neighbours = variant
+    policy = shipped if cut is None else replace(shipped, relative_cut=cut)
+    if neighbours is not None:
+        policy = replace(policy, episode_neighbours=neighbours)
+    if sizes is not None:
+        always = len(sizes) > 2
+        return replace(
+            policy,
+            excerpt_chars=sizes[0],
+            excerpt_over_chars=sizes[1],
+            excerpt_only_over_budget=not always,
+        )
+    return policy
+
+
+def parse_excerpt(spec: str) -> tuple[int, ...]:
+    """``0`` (packed whole), ``200`` (200 characters of memories over the shipped length, when
+    they do not fit whole), ``200/400`` (of memories over 400), ``200/400/always`` (every such
+    memory, fitting or not)."""
+    chars, _, rest = spec.partition("/")
+    over, _, always = rest.partition("/")
+    if int(chars) == 0:
+        return (0, 0)
+    sizes = (int(chars), int(over) if over else RecallPolicy().excerpt_over_chars)
+    return (*sizes, 1) if always == "always" else sizes
 
 
 def run_set(
@@ -64,11 +96,8 @@ def run_set(
     each variant (a smaller leg depth: :func:`devsets.truncated`; another relative cut) from
     one gathering."""
     shipped = RecallPolicy()
-    policies = {
-        variant: shipped if variant[1] is None else replace(shipped, relative_cut=variant[1])
-        for variant in variants
-    }
-    depths = list(dict.fromkeys(depth for depth, _ in variants))
+    policies = {variant: policy_of(shipped, variant) for variant in variants}
+    depths = list(dict.fromkeys(variant[0] for variant in variants))
     general_questions = offtopic_questions()
     results: dict[Variant, tuple[list[Outcome], list[bool]]] = {v: ([], []) for v in variants}
     for number, conversation in enumerate(conversations):
@@ -77,13 +106,13 @@ def run_set(
         )
         for question in conversation.questions:
             evidence = built.service.evidence(question.text, now=conversation.now)
-            for (depth, cut), policy in policies.items():
-                outcome, _ = judge(built, question, truncated(evidence, depth), policy)
-                results[(depth, cut)][0].append(outcome)
+            for variant, policy in policies.items():
+                outcome, _ = judge(built, question, truncated(evidence, variant[0]), policy)
+                results[variant][0].append(outcome)
         # The relative cut never empties a block: the general questions depend on the depth.
         empty = quiet(built, general_questions, shipped, depths)
-        for depth, cut in variants:
-            results[(depth, cut)][1].extend(empty[depth])
+        for variant in variants:
+            results[variant][1].extend(empty[variant[0]])
         built.service.close()
         progress(f"  {name}: {conversation.name} done")
     return results
@@ -98,9 +127,13 @@ def parse_depth(spec: str) -> LegDepth:
 
 def label(name: str, variant: Variant) -> str:
     """The set's name with what its variant changes."""
-    depth, cut = variant
+    depth, cut, sizes, neighbours = variant
     deep = depth if not isinstance(depth, tuple) else " ".join(f"{g} {n}" for g, n in depth)
     changed = [f"leg depth {deep}"] * (depth is not None) + [f"cut {cut}"] * (cut is not None)
+    excerpted = "off" if sizes == (0, 0) else "{} of {}+".format(*sizes[:2]) if sizes else ""
+    excerpted += ", always" if sizes and len(sizes) > 2 else ""
+    changed += [f"excerpt {excerpted}"] * (sizes is not None)
+    changed += [f"neighbours {neighbours}"] * (neighbours is not None)
     return ", ".join([name, *changed])
 
 
@@ -120,10 +153,26 @@ def main() -> int:
     parser.add_argument(
         "--cuts", default="", help="also judge at these relative cuts (comma-separated)"
     )
+    parser.add_argument(
+        "--excerpts",
+        default="",
+        help="also judge with long memories excerpted to these many characters, as 200 or "
+        "200/400 (memories over 400 characters; 0: packed whole, as before excerpts)",
+    )
+    parser.add_argument(
+        "--neighbours",
+        default="",
+        help="also judge with the episode leg bringing first this many events made before and "
+        "after the best one (comma-separated)",
+    )
     args = parser.parse_args()
     depths: list[LegDepth] = [None, *(parse_depth(d) for d in args.depths.split(",") if d)]
     cuts: list[float | None] = [None, *(float(c) for c in args.cuts.split(",") if c)]
-    variants = [(depth, cut) for depth in depths for cut in cuts]
+    excerpts = [None, *(parse_excerpt(c) for c in args.excerpts.split(",") if c)]
+    near: list[int | None] = [None, *(int(n) for n in args.neighbours.split(",") if n)]
+    variants = [
+        (d, cut, chars, n) for d in depths for cut in cuts for chars in excerpts for n in near
+    ]
     started = time.time()
     data = {
         name: beam(chats=args.chats) if name == "beam" else locomo(samples=args.samples)

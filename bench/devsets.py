@@ -37,6 +37,7 @@ from memoryd.errors import InvalidInputError
 from memoryd.memory.model import Kind
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.tokenizer import O200kTokenizer
+from memoryd.recall.excerpt_policy import Focus
 from memoryd.recall.legs import Evidence
 from memoryd.recall.pack_policy import pack_block
 from memoryd.recall.policy import RecallPolicy
@@ -44,6 +45,7 @@ from memoryd.recall.score import rank
 from memoryd.recall.score_policy import relative_cut
 from memoryd.service import MemoryService
 from memoryd.storage.protocols import Store
+from memoryd.words import word_set
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[1] / "shared" / "data"
@@ -72,6 +74,8 @@ class Question:
     text: str
     category: str
     evidence: frozenset[str]
+    # The set's answer, where it gives one (to tell whether the block holds its words).
+    answer: str = ""
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,8 @@ def locomo(path: Path = LOCOMO, samples: int = 10) -> list[Conversation]:
             evidence = frozenset(_EVIDENCE.findall(" ".join(qa.get("evidence", []))))
             if evidence:
                 category = LOCOMO_CATEGORIES[qa["category"]]
-                questions.append(Question(qa["question"], category, evidence))
+                answer = str(qa.get("answer", ""))
+                questions.append(Question(qa["question"], category, evidence, answer))
         now = max(when for _, _, when in items) + timedelta(days=1)
         out.append(Conversation(sample["sample_id"], tuple(items), tuple(questions), now))
     return out
@@ -152,7 +157,8 @@ def beam(root: Path = BEAM, chats: int = 20) -> list[Conversation]:
                 ids = {str(i) for i in _flatten(entry.get("source_chat_ids", []))}
                 evidence = frozenset(ids & users)
                 if evidence:
-                    questions.append(Question(entry["question"], ability, evidence))
+                    answer = str(entry.get("answer") or entry.get("ideal_answer") or "")
+                    questions.append(Question(entry["question"], ability, evidence, answer))
         now = start + timedelta(days=day)
         out.append(Conversation(f"beam-{folder.name}", tuple(items), tuple(questions), now))
     return out
@@ -306,6 +312,9 @@ class Outcome:
     tokens: int
     empty: bool
     losses: dict[str, int]
+    # Of the answer's words the evidence holds (and the question does not), the share in the
+    # block's text; None when there are none (no answer given, or none of its words stored).
+    answer_words: float | None = None
 
 
 def recall_at(
@@ -327,7 +336,8 @@ def judge(
     now = conversation.now
     ranking, ranked = rank(built.store, evidence, now, policy, built.zone)
     kept, cut = relative_cut(ranking.items, policy)
-    packed = pack_block([], kept, TOKENIZER, policy.budget_tokens) if kept else None
+    focus = Focus.of(evidence.facts, policy)
+    packed = pack_block([], kept, TOKENIZER, policy.budget_tokens, focus) if kept else None
     in_block = [s.memory.id for s in packed.items] if packed else []
     by_memory = built.by_memory
     legs = {
@@ -366,8 +376,19 @@ def judge(
         packed.tokens if packed else 0,
         not in_block,
         dict(losses),
+        answer_share(built, question, packed.text if packed else ""),
     )
     return outcome, ranked
+
+
+def answer_share(built: Built, question: Question, block: str) -> float | None:
+    """Of the answer's words that the evidence texts hold and the question does not, the share
+    the block's text holds (an excerpt that left the answer out loses them)."""
+    texts = " ".join(text for key, text, _ in built.conversation.items if key in question.evidence)
+    wanted = (word_set(question.answer) & word_set(texts)) - word_set(question.text)
+    if not wanted:
+        return None
+    return len(wanted & word_set(block)) / len(wanted)
 
 
 LegDepth = int | tuple[tuple[str, int], ...] | None
@@ -423,7 +444,15 @@ def summary_rows(name: str, outcomes: Sequence[Outcome], general: Sequence[bool]
         f"{mean([float(o.tokens) for o in outcomes]):.0f}",
         f"{mean([float(o.empty) for o in outcomes]):.1%}",
         f"{mean([float(q) for q in general]):.1%} of {len(general)}",
+        answer_words(outcomes),
     ]
+
+
+def answer_words(outcomes: Sequence[Outcome]) -> str:
+    """The mean share of the answers' stored words in the block, over the questions that have
+    some, and how many those are."""
+    shares = [o.answer_words for o in outcomes if o.answer_words is not None]
+    return f"{mean(shares):.3f} of {len(shares)}" if shares else "-"
 
 
 SUMMARY_HEADERS = (
@@ -436,6 +465,7 @@ SUMMARY_HEADERS = (
     "mean block tokens",
     "answerable, empty",
     "general, empty",
+    "answer words in block",
 )
 
 

@@ -14,7 +14,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("bounds_policy", "time_window_policy", "read"),  # read the message
     ("evidence_policy", "legs"),  # run the legs
     ("gate_policy", "relevance_policy", "score_policy", "score"),  # score and gate
-    ("pack_policy",),  # pack
+    ("excerpt_policy", "pack_policy"),  # pack
     ("context_policy", "context_pack_policy"),  # the context pack's score and packing
     ("run", "context", "service"),  # the drivers and the front door
 )

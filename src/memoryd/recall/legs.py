@@ -180,11 +180,13 @@ def episode_leg(
     depth: int,
     vector: Vector | None,
     known: Mapping[str, float],
+    neighbours: int = 0,
 ) -> tuple[list[Memory], dict[str, float]]:
     """The other active events of the anchor event's day (in the owner's zone), up to
-    ``depth``: what happened together is recalled together. Closest in meaning to the query
-    first when there is a query ``vector`` (cosines returned, ``known`` ones reused), else
-    closest in time to the anchor."""
+    ``depth``: what happened together is recalled together. The ``neighbours`` made just
+    before and after the anchor come first (the turns around it), nearest first; then the
+    closest in meaning to the query when there is a query ``vector`` (cosines returned,
+    ``known`` ones reused), else the closest in time to the anchor."""
     assert anchor.occurred_at is not None
     day = anchor.occurred_at.astimezone(zone).date()
     start = datetime.combine(day, datetime.min.time(), tzinfo=zone)
@@ -194,13 +196,24 @@ def episode_leg(
         for m in store.memories.events_between(start, start + timedelta(days=1), EPISODE_READ)
         if m.id != anchor.id
     ]
+    first = _adjacent(anchor, events, neighbours)
     if vector is None:
         when = anchor.occurred_at
-        events.sort(key=lambda m: _distance(m, when))
+        events.sort(key=lambda m: (first.get(m.id, neighbours + 1), _distance(m, when)))
         return events[:depth], {}
     cosines = cosines_of(store, vector, [m.id for m in events], known)
-    events.sort(key=lambda m: -cosines.get(m.id, -1.0))
+    events.sort(key=lambda m: (first.get(m.id, neighbours + 1), -cosines.get(m.id, -1.0)))
     return events[:depth], cosines
+
+
+def _adjacent(anchor: Memory, events: Sequence[Memory], within: int) -> dict[str, int]:
+    """The events made up to ``within`` places before or after ``anchor`` (ids sort in the
+    order memories were made), by id, with their distance."""
+    if within <= 0:
+        return {}
+    ordered = sorted([anchor, *events], key=lambda m: (m.created_at, m.id))
+    at = ordered.index(anchor)
+    return {m.id: abs(i - at) for i, m in enumerate(ordered) if 0 < abs(i - at) <= within}
 
 
 def cosines_of(

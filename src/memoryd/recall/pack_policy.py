@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Protocol
 
 from memoryd.memory.model import Importance, Kind, Memory, Source, Status
+from memoryd.recall.excerpt_policy import Focus, excerpt
 from memoryd.recall.score_policy import Dropped, Scored
 from memoryd.trust.fence import escape_data, fence
 
@@ -52,9 +53,11 @@ _PLACEHOLDER = Memory(
 )
 
 
-def render_item(memory: Memory) -> str:
-    """One line of the block: the kind, a date where it helps, and the escaped content."""
-    content = " ".join(escape_data(memory.content).split())
+def render_item(memory: Memory, focus: Focus | None = None) -> str:
+    """One line of the block: the kind, a date where it helps, and the escaped content; for a
+    long memory and a ``focus``, its excerpt, marked with the memory's id."""
+    cut = excerpt(memory.content, focus)
+    content = " ".join(escape_data(memory.content if cut is None else cut).split())
     if memory.kind is Kind.EVENT and memory.occurred_at is not None:
         label = f"event {memory.occurred_at.date().isoformat()}"
     elif memory.kind is Kind.LESSON:
@@ -63,6 +66,8 @@ def render_item(memory: Memory) -> str:
         label = f"inference, confidence {memory.confidence:.2f}"
     else:
         label = memory.kind.value
+    if cut is not None:
+        label = f"{label}, excerpt of memory {memory.id}"
     return f"- [{label}] {content}"
 
 
@@ -102,16 +107,21 @@ def pack_block(
     scored: Sequence[Scored],
     counter: TokenCounter,
     budget: int,
+    focus: Focus | None = None,
 ) -> Packed:
     """Lessons first, then candidates best first, until the next one would not fit; a
-    higher-scored item is never left out for a lower one. Counted exactly, fence included."""
+    higher-scored item is never left out for a lower one. Counted exactly, fence included.
+    With a ``focus``, a long memory is packed as its excerpt (lessons always whole)."""
     # Lines are costed one by one (o200k never merges across a newline here, since every line
     # is whitespace-collapsed); the finished block is then counted whole and trimmed if needed.
     lines: dict[int, str] = {}  # keyed by object identity: rendered once per call
 
-    def line_cost(memory: Memory) -> int:
-        lines[id(memory)] = line = lines.get(id(memory)) or render_item(memory)
+    def line_cost(memory: Memory, about: Focus | None = None) -> int:
+        lines[id(memory)] = line = render_item(memory, about) if about else _line(memory)
         return counter.count(line + "\n")
+
+    def _line(memory: Memory) -> str:
+        return lines.get(id(memory)) or render_item(memory)
 
     frame = counter.count(render_block([], [_PLACEHOLDER])) - line_cost(_PLACEHOLDER)
     lessons_heading = counter.count(LESSONS_HEADING + "\n")
@@ -129,8 +139,13 @@ def pack_block(
     kept: list[Scored] = []
     lesson_ids = {m.id for m in kept_lessons}
     candidates = [s for s in scored if s.memory.id not in lesson_ids]
+    always = focus is not None and not focus.only_over_budget
     for index, candidate in enumerate(candidates):
-        cost = line_cost(candidate.memory) + (0 if kept else memories_heading)
+        heading = 0 if kept else memories_heading
+        cost = line_cost(candidate.memory, focus if always else None) + heading
+        if used + cost > budget and focus is not None and not always:
+            # What does not fit whole may fit as its excerpt (a long memory's relevant part).
+            cost = line_cost(candidate.memory, focus) + heading
         if used + cost <= budget:
             kept.append(candidate)
             used += cost

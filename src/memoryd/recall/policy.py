@@ -99,12 +99,14 @@ class RecallPolicy:
     episode_depth: int = 10
     episode_min_cosine: float = 0.1
     # Packing stops below this share of the best item's fused score: a sharp question gets a
-    # short block, and the budget is a ceiling, not a target. Why 0.55: the smallest cut that
-    # keeps LoCoMo's mean block within 900 tokens (bench/fit_recall_score.py prints the curve).
+    # short block, and the budget is a ceiling, not a target. Why 0.52: the smallest cut of
+    # 0.55, 0.52, 0.5, 0.48, 0.45 that keeps LoCoMo's mean block within 900 tokens
+    # (`bench_beam.py --cuts`; with the text leg at depth 50 0.55 left it at 793); BEAM's block
+    # recall rises with it too (bench/README.md, "Excerpts, the cut, the turns around").
     # Read from the fused score, not the relevance: a cut on the relevance (a share of the
     # best, a floor, a distance in logits) holds less evidence for the same tokens on LoCoMo
     # and BEAM both.
-    relative_cut: float = 0.55
+    relative_cut: float = 0.52
     # The calibrated relevance (memoryd.recall.relevance_policy): σ(bias + Σ feature × coefficient).
     score_bias: float = FITTED_BIAS
     score_weights: Mapping[str, float] = field(default_factory=lambda: FITTED_WEIGHTS)
@@ -121,3 +123,19 @@ class RecallPolicy:
             {Kind.FACT: 1.0, Kind.LESSON: 1.0, Kind.EVENT: 0.8, Kind.INFERENCE: 0.6}
         )
     )
+    # A long memory that no longer fits whole in the budget is packed as its excerpt
+    # (memoryd.recall.excerpt_policy): the sentences around the message's words, at most
+    # `excerpt_chars`, marked with the memory's id (its whole text is one `memoryd show` away).
+    # Memories of `excerpt_over_chars` or fewer are never excerpted; either at 0 packs every
+    # memory whole. Why only over the budget: excerpting every long memory fits more of them but leaves out
+    # answers (BEAM: answer words in the block 0.854 → 0.829 at 200 of 400+). Why 200 and 400:
+    # the best tried on BEAM (bench/README.md, "Excerpts, the cut, the turns around").
+    excerpt_over_chars: int = 400
+    excerpt_chars: int = 200
+    excerpt_only_over_budget: bool = True
+    # The episode leg brings first the events made just before and after the best event (the
+    # turns around it: the answer to a question, the question an answer replies to), up to
+    # this many on each side; the rest of its depth by meaning. Why 4: the best of 1-4 on
+    # LoCoMo (fused recall@10 0.723 -> 0.730, block recall 0.781 -> 0.788 for as many
+    # tokens); BEAM does not move (bench/README.md, "Excerpts, the cut, the turns around").
+    episode_neighbours: int = 4

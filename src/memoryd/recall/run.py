@@ -21,6 +21,7 @@ from memoryd.providers.embedder import Embedder
 from memoryd.providers.tokenizer import TokenCodec
 from memoryd.recall.bounds_policy import BoundedQuery
 from memoryd.recall.evidence_policy import Candidate
+from memoryd.recall.excerpt_policy import Focus
 from memoryd.recall.legs import Evidence, QueryEmbedder, run_legs
 from memoryd.recall.pack_policy import Packed, pack_block
 from memoryd.recall.policy import RecallPolicy
@@ -97,7 +98,8 @@ class Retriever:
         found = self.ranked(message, now)
         packed = EMPTY_BLOCK
         if found.lessons or found.kept:
-            packed = pack_block(found.lessons, found.kept, self.tokenizer, limit)
+            focus = Focus.of(found.evidence.facts, self.policy)
+            packed = pack_block(found.lessons, found.kept, self.tokenizer, limit, focus)
         packed_ids = [m.id for m in packed.lessons] + [s.memory.id for s in packed.items]
         if packed_ids and stamp:
             self.stamp_later(packed_ids, found.at)

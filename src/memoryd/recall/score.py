@@ -55,7 +55,15 @@ def _episode(
     """The episode leg's candidates, best first: new ones, and known ones with the episode
     rank added."""
     known = {i: c.cosine for i, c in evidence.candidates.items() if c.cosine is not None}
-    events, cosines = episode_leg(store, anchor, zone, policy.episode_depth, evidence.vector, known)
+    events, cosines = episode_leg(
+        store,
+        anchor,
+        zone,
+        policy.episode_depth,
+        evidence.vector,
+        known,
+        policy.episode_neighbours,
+    )
     joined: dict[str, Candidate] = {}
     for position, memory in enumerate(events, start=1):
         current = evidence.candidates.get(memory.id) or Candidate(
