@@ -127,9 +127,10 @@ class RecallPolicy:
     # (memoryd.recall.excerpt_policy): the sentences around the message's words, at most
     # `excerpt_chars`, marked with the memory's id (its whole text is one `memoryd show` away).
     # Memories of `excerpt_over_chars` or fewer are never excerpted; either at 0 packs every
-    # memory whole. Why only over the budget: excerpting every long memory fits more of them but leaves out
-    # answers (BEAM: answer words in the block 0.854 → 0.829 at 200 of 400+). Why 200 and 400:
-    # the best tried on BEAM (bench/README.md, "Excerpts, the cut, the turns around").
+    # memory whole. Why only over the budget: excerpting every long memory fits more of them
+    # but leaves out answers (BEAM: answer words in the block 0.854 → 0.829 at 200 of 400+).
+    # Why 200 and 400: the best tried on BEAM (bench/README.md, "Excerpts, the cut, the turns
+    # around").
     excerpt_over_chars: int = 400
     excerpt_chars: int = 200
     excerpt_only_over_budget: bool = True
