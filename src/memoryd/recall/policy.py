@@ -16,27 +16,30 @@ from memoryd.memory.model import Kind
 LEGS = ("vector", "text", "entity", "time", "episode")
 # The relevance model's coefficients, fitted by bench/fit_recall_score.py on LoCoMo, BEAM and
 # the owner paraphrase set together (memoryd.recall.relevance_policy names the features;
-# docs/recall.md gives
-# the leave-one-set-out numbers). Leg features that fitted negative were left out (0.0); the
-# background's coefficient was then chosen for the decision it serves (most answerable
-# questions opened with the general ones kept quiet), not for the fit's likelihood.
+# docs/recall.md gives the leave-one-set-out numbers and a held-out owner set's). Leg features
+# that fitted negative were left out (0.0); the background's coefficient was then chosen for the
+# decision it serves (most answerable questions opened with the general ones kept quiet), not
+# for the fit's likelihood. `personal` (the message is about its writer's own life,
+# recall/address_policy.py) is worth about 5.6 logits: a question about the owner opens the
+# block at cosines a general question reaches by chance.
 FITTED_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {
-        "cosine": 10.8309,
-        "cosine_gap": 0.0836,
-        "background": 9.6988,
+        "cosine": 8.2327,
+        "cosine_gap": 2.3703,
+        "background": 10.0759,
         "vector_rank": 0.0,
         "text_rank": 0.0,
-        "coverage": 0.9563,
-        "coverage_gap": 1.7741,
-        "entity": 0.0195,
-        "time": 4.5449,
-        "episode": 0.3875,
-        "unknown_name": -1.6054,
-        "unseen_share": -1.9572,
+        "coverage": 1.1767,
+        "coverage_gap": 2.7327,
+        "entity": 0.7367,
+        "time": 4.7247,
+        "episode": 1.6823,
+        "unknown_name": -1.155,
+        "unseen_share": -2.6136,
+        "personal": 5.6435,
     }
 )
-FITTED_BIAS = -4.5532
+FITTED_BIAS = -4.9943
 
 
 @dataclass(frozen=True)
@@ -108,13 +111,14 @@ class RecallPolicy:
     # The calibrated relevance (memoryd.recall.relevance_policy): σ(bias + Σ feature × coefficient).
     score_bias: float = FITTED_BIAS
     score_weights: Mapping[str, float] = field(default_factory=lambda: FITTED_WEIGHTS)
-    # The block opens when one admitted candidate reaches this relevance. Why 0.74: the lowest
+    # The block opens when one admitted candidate reaches this relevance. Why 0.75: the lowest
     # value that keeps 95 % of general questions (90 % of the owner set's unrelated ones) empty
     # on every dev set.
-    open_score: float = 0.7358
+    open_score: float = 0.7479
     # In a store of fewer than `min_memories_for_shares` memories the closest memory to an
     # unrelated message is far less close (fewer memories to be close by chance): the lowest
-    # value that keeps 90 % of the owner set's unrelated questions empty on its 20-memory stores.
+    # value that keeps 90 % of the owner set's unrelated questions empty on its 20-memory stores
+    # (with the `personal` feature, any value from 0.0001 to 0.5 decides those stores alike: kept).
     small_store_open_score: float = 0.4401
     type_weights: Mapping[Kind, float] = field(
         default_factory=lambda: MappingProxyType(

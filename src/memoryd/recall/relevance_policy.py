@@ -39,6 +39,7 @@ FEATURES = (
     "episode",
     "unknown_name",
     "unseen_share",
+    "personal",
 )
 # Without an embedding (the route down), a candidate's cosine is unknown: it is taken as this
 # typical evidence cosine, so text and names still decide alone.
@@ -56,6 +57,8 @@ class Context:
     typical_cosine: float
     unknown_name: bool
     unseen_share: float
+    # How clearly the message is about its writer's own life (recall/address_policy.py).
+    personal: float = 0.0
 
 
 def rank_feature(rank: int | None) -> float:
@@ -82,6 +85,7 @@ def features(
         "episode": 1.0 if "episode" in ranks else 0.0,
         "unknown_name": 1.0 if context.unknown_name else 0.0,
         "unseen_share": context.unseen_share,
+        "personal": context.personal,
     }
 
 
