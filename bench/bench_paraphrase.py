@@ -12,7 +12,10 @@ Reported per store size: the paired memory in the block (block recall), in the f
 ``search_memory``, answerable questions with an empty memories section, unrelated questions
 with an empty one, and the mean block.
 
-    .venv/bin/python bench/bench_paraphrase.py [--sizes 20,200,2000]
+``--set heldout`` measures the held-out owner set instead (its own memories and questions, general
+questions, and personal questions no memory answers: the share of those with an empty section).
+
+    .venv/bin/python bench/bench_paraphrase.py [--sizes 20,200,2000] [--set heldout]
 """
 
 from __future__ import annotations

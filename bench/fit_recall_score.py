@@ -17,7 +17,10 @@ closest candidates) low. So after the fit the background's coefficient is chosen
 grid, for the decision itself: the most answerable questions opened on the fitting sets, each at
 the open score that keeps its general questions empty often enough.
 
-Fitted on each conversational set alone, on LoCoMo + BEAM and on all three; for each fit:
+Fitted on each conversational set alone, on LoCoMo + BEAM, on each with the owner set, on all
+three without the ``personal`` feature and on all three (main's coefficients are measured beside
+them, on the same rows); the held-out owner set (``bench/data/owner_paraphrase_heldout.json``,
+with its personal questions that no memory answers) is measured, never fitted on. For each fit:
 
 - ``open_score``: the lowest value that keeps 95 % of the general questions empty on every
   fitting set (90 % of the owner set's unrelated questions, about everyday life too);
