@@ -529,9 +529,7 @@ def report(rows: dict[str, Rows]) -> None:
         "fit on LoCoMo + BEAM": choose([locomo_rows, beam_rows]),
         "fit on LoCoMo + owner": choose([locomo_rows, *owners]),
         "fit on BEAM + owner": choose([beam_rows, *owners]),
-        "fit on all three, without personal": choose(
-            [locomo_rows, beam_rows, *owners], PERSONAL
-        ),
+        "fit on all three, without personal": choose([locomo_rows, beam_rows, *owners], PERSONAL),
         LAST: choose([locomo_rows, beam_rows, *owners]),
     }
     fits = {label: with_cut(fitted, locomo_rows) for label, fitted in fits.items()}
