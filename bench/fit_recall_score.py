@@ -162,13 +162,17 @@ class Rows:
     evidence: np.ndarray  # per question; 0 for a general question
     legs: dict[str, np.ndarray]  # per question
     category: list[str]  # per question
+    # Whether the row may open the block: recall decides before the episode leg joins, so a
+    # row's features are those it had then, and a candidate only the episode leg brought
+    # never opens.
+    opener: np.ndarray
 
 
 def rows_of(name: str, asked: list[Asked], policy: RecallPolicy) -> Rows:
     """Rank every question once under ``policy`` (no silence, no cut) and keep every admitted
     candidate's features: the thresholds are then swept in numpy."""
     open_policy = replace(policy, open_score=0.0, relative_cut=0.0)
-    x, label, keys, qid, weight, tokens, rrf = [], [], [], [], [], [], []
+    x, label, keys, qid, weight, tokens, rrf, opener = [], [], [], [], [], [], [], []
     evidence, category = [], []
     legs: dict[str, list[float]] = {"text": [], "vector": []}
     for number, item in enumerate(asked):
@@ -183,8 +187,11 @@ def rows_of(name: str, asked: list[Asked], policy: RecallPolicy) -> Rows:
         holds = built.by_memory
         for scored in ranking.items:
             candidate = ranked.candidates[scored.memory.id]
-            values = candidate_features(candidate, gathered.facts, reading, context, scored.gates)
+            # Judged as the opening decision saw it: before the episode leg joined.
+            first = tuple(leg for leg in scored.gates if leg != "episode")
+            values = candidate_features(candidate, gathered.facts, reading, context, first)
             x.append(list(as_row(values)))
+            opener.append(bool(first))
             held = len(holds.get(scored.memory.id, set()) & question.evidence)
             label.append(1.0 if held else 0.0)
             keys.append(held)
@@ -200,7 +207,7 @@ def rows_of(name: str, asked: list[Asked], policy: RecallPolicy) -> Rows:
     return Rows(
         name, np.asarray(x), np.asarray(label), np.asarray(keys), np.asarray(qid),
         np.asarray(weight), np.asarray(rrf), np.asarray(tokens), np.asarray(evidence),
-        {leg: np.asarray(v) for leg, v in legs.items()}, category,
+        {leg: np.asarray(v) for leg, v in legs.items()}, category, np.asarray(opener, dtype=bool),
     )  # fmt: skip
 
 
@@ -250,16 +257,18 @@ def _newton(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[float, n
 
 
 def probabilities(rows: Rows, bias: float, weights: dict[str, float]) -> np.ndarray:
-    """Each row's relevance under a fit."""
+    """Each row's relevance under a fit, as the opening decision reads it (0 for a row only the
+    episode leg brought)."""
     coefficients = np.asarray([weights[f] for f in FEATURES])
-    return 1.0 / (1.0 + np.exp(-np.clip(bias + rows.x @ coefficients, -60, 60)))
+    p = 1.0 / (1.0 + np.exp(-np.clip(bias + rows.x @ coefficients, -60, 60)))
+    return np.where(rows.opener, p, 0.0)
 
 
 def best_rows(rows: Rows, bias: float, weights: dict[str, float] | None) -> np.ndarray:
     """Per question, the index of its most relevant candidate (by cosine before a first fit);
     -1 for a question without candidates."""
     if weights is None:
-        score = rows.x[:, FEATURES.index("cosine")]
+        score = np.where(rows.opener, rows.x[:, FEATURES.index("cosine")], -np.inf)
     else:
         score = probabilities(rows, bias, weights)
     best = np.full(len(rows.evidence), -1)

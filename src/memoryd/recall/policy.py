@@ -19,27 +19,28 @@ LEGS = ("vector", "text", "entity", "time", "episode")
 # docs/recall.md gives the leave-one-set-out numbers and a held-out owner set's). Leg features
 # that fitted negative were left out (0.0); the background's coefficient was then chosen for the
 # decision it serves (most answerable questions opened with the general ones kept quiet), not
-# for the fit's likelihood. `personal` (the message is about its writer's own life,
-# recall/address_policy.py) is worth about 5.6 logits: a question about the owner opens the
+# for the fit's likelihood (this time the grid kept the fit's value). The episode leg never
+# opens the block, so its feature is fitted as the opening decision sees it (0). `personal` (the message is about its writer's own life,
+# recall/address_policy.py) is worth about 5 logits: a question about the owner opens the
 # block at cosines a general question reaches by chance.
 FITTED_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {
-        "cosine": 8.2327,
-        "cosine_gap": 2.3703,
-        "background": 10.0759,
+        "cosine": 8.8744,
+        "cosine_gap": 0.0116,
+        "background": 6.6825,
         "vector_rank": 0.0,
         "text_rank": 0.0,
-        "coverage": 1.1767,
-        "coverage_gap": 2.7327,
-        "entity": 0.7367,
-        "time": 4.7247,
-        "episode": 1.6823,
-        "unknown_name": -1.155,
-        "unseen_share": -2.6136,
-        "personal": 5.6435,
+        "coverage": 2.4375,
+        "coverage_gap": 2.5731,
+        "entity": 0.115,
+        "time": 5.3767,
+        "episode": 0.0,
+        "unknown_name": -1.0347,
+        "unseen_share": -2.2638,
+        "personal": 5.0206,
     }
 )
-FITTED_BIAS = -4.9943
+FITTED_BIAS = -4.8586
 
 
 @dataclass(frozen=True)
@@ -111,15 +112,16 @@ class RecallPolicy:
     # The calibrated relevance (memoryd.recall.relevance_policy): σ(bias + Σ feature × coefficient).
     score_bias: float = FITTED_BIAS
     score_weights: Mapping[str, float] = field(default_factory=lambda: FITTED_WEIGHTS)
-    # The block opens when one admitted candidate reaches this relevance. Why 0.75: the lowest
+    # The block opens when one admitted candidate reaches this relevance. Why 0.38: the lowest
     # value that keeps 95 % of general questions (90 % of the owner set's unrelated ones) empty
     # on every dev set.
-    open_score: float = 0.7479
+    open_score: float = 0.3801
     # In a store of fewer than `min_memories_for_shares` memories the closest memory to an
     # unrelated message is far less close (fewer memories to be close by chance): the lowest
-    # value that keeps 90 % of the owner set's unrelated questions empty on its 20-memory stores
-    # (with the `personal` feature, any value from 0.0001 to 0.5 decides those stores alike: kept).
-    small_store_open_score: float = 0.4401
+    # value that keeps 90 % of the owner set's unrelated questions empty on its 20-memory stores.
+    # With the `personal` feature any value up to 0.44 decides those stores alike, so a small
+    # store opens as a large one does (it is never stricter).
+    small_store_open_score: float = 0.3801
     type_weights: Mapping[Kind, float] = field(
         default_factory=lambda: MappingProxyType(
             {Kind.FACT: 1.0, Kind.LESSON: 1.0, Kind.EVENT: 0.8, Kind.INFERENCE: 0.6}
