@@ -17,7 +17,9 @@ there ("Why is the sky blue?" of a store that says "the owner's favourite colour
 blue") finds one by a shared word and little around it. Measured on all three dev sets, a
 candidate's cosine minus this background (or its z-score, or its margin over the 10th or 50th
 neighbour) tells evidence from chance *worse* than the cosine itself; the background added to
-it tells it better (docs/recall.md, "Calibration").
+it tells it better (docs/recall.md, "Calibration"). Another is whether the message is about its
+writer's own life (:mod:`memoryd.recall.address_policy`): a personal question's answer is often
+a paraphrase, at cosines a general question reaches by chance.
 """
 
 from __future__ import annotations
