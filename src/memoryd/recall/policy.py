@@ -20,9 +20,10 @@ LEGS = ("vector", "text", "entity", "time", "episode")
 # that fitted negative were left out (0.0); the background's coefficient was then chosen for the
 # decision it serves (most answerable questions opened with the general ones kept quiet), not
 # for the fit's likelihood (this time the grid kept the fit's value). The episode leg never
-# opens the block, so its feature is fitted as the opening decision sees it (0). `personal` (the message is about its writer's own life,
-# recall/address_policy.py) is worth about 5 logits: a question about the owner opens the
-# block at cosines a general question reaches by chance.
+# opens the block, so its feature is fitted as the opening decision sees it (0). `personal`
+# (the message is about its writer's own life, recall/address_policy.py) is worth about 5
+# logits: a question about the owner opens the block at cosines a general question reaches by
+# chance.
 FITTED_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {
         "cosine": 8.8744,
