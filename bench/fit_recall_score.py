@@ -17,7 +17,10 @@ closest candidates) low. So after the fit the background's coefficient is chosen
 grid, for the decision itself: the most answerable questions opened on the fitting sets, each at
 the open score that keeps its general questions empty often enough.
 
-Fitted on each conversational set alone, on LoCoMo + BEAM and on all three; for each fit:
+Fitted on each conversational set alone, on LoCoMo + BEAM, on each with the owner set, on all
+three without the ``personal`` feature and on all three (main's coefficients are measured beside
+them, on the same rows); the held-out owner set (``bench/data/owner_paraphrase_heldout.json``,
+with its personal questions that no memory answers) is measured, never fitted on. For each fit:
 
 - ``open_score``: the lowest value that keeps 95 % of the general questions empty on every
   fitting set (90 % of the owner set's unrelated questions, about everyday life too);
@@ -79,6 +82,22 @@ TOKENIZER = O200kTokenizer()
 # The share of general questions that must get an empty memories section, per set (the
 # owner set's unrelated questions are about an owner's everyday life: 90 %).
 GENERAL_EMPTY = {"locomo": 0.95, "beam": 0.95, "owner": 0.90, "owner20": 0.90}
+# The sets the score is fitted on; the held-out owner set is only measured.
+FITTING = ("locomo", "beam", "owner", "owner20")
+SMALL = {"owner20": "owner", "heldout20": "heldout"}
+# The message-level features that say it is about its writer (recall/address_policy.py).
+PERSONAL = frozenset({"personal"})
+# What main shipped before the personal features (659a43a), measured on the same rows.
+BEFORE = (
+    -4.5532,
+    {
+        "cosine": 10.8309, "cosine_gap": 0.0836, "background": 9.6988, "vector_rank": 0.0,
+        "text_rank": 0.0, "coverage": 0.9563, "coverage_gap": 1.7741, "entity": 0.0195,
+        "time": 4.5449, "episode": 0.3875, "unknown_name": -1.6054, "unseen_share": -1.9572,
+        "personal": 0.0,
+    },
+    0.7358, 0.55, 0.4401,
+)  # fmt: skip
 TOKEN_CEILING = 900
 CUT_GRID = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
 FIT_ROUNDS = 4
@@ -106,6 +125,7 @@ def gather_set(
     stores: Path,
     general: list[str],
     cues: dict[str, list[str]] | None = None,
+    unanswered: tuple[str, list[str]] = ("general", []),
 ) -> list[Asked]:
     """Build (or reopen) each store (with ``cues`` on its memories, if given) and gather every
     question's evidence once."""
@@ -117,9 +137,10 @@ def gather_set(
         now = conversation.now
         for question in conversation.questions:
             asked.append(Asked(built, question, built.service.evidence(question.text, now=now)))
-        for text in general:
-            blank = Question(text, "general", frozenset())
-            asked.append(Asked(built, blank, built.service.evidence(text, now=now)))
+        for category, texts in (("general", general), unanswered):
+            for text in texts:
+                blank = Question(text, category, frozenset())
+                asked.append(Asked(built, blank, built.service.evidence(text, now=now)))
         progress(f"  {name}: {conversation.name} gathered")
     return asked
 
@@ -141,13 +162,17 @@ class Rows:
     evidence: np.ndarray  # per question; 0 for a general question
     legs: dict[str, np.ndarray]  # per question
     category: list[str]  # per question
+    # Whether the row may open the block: recall decides before the episode leg joins, so a
+    # row's features are those it had then, and a candidate only the episode leg brought
+    # never opens.
+    opener: np.ndarray
 
 
 def rows_of(name: str, asked: list[Asked], policy: RecallPolicy) -> Rows:
     """Rank every question once under ``policy`` (no silence, no cut) and keep every admitted
     candidate's features: the thresholds are then swept in numpy."""
     open_policy = replace(policy, open_score=0.0, relative_cut=0.0)
-    x, label, keys, qid, weight, tokens, rrf = [], [], [], [], [], [], []
+    x, label, keys, qid, weight, tokens, rrf, opener = [], [], [], [], [], [], [], []
     evidence, category = [], []
     legs: dict[str, list[float]] = {"text": [], "vector": []}
     for number, item in enumerate(asked):
@@ -162,8 +187,11 @@ def rows_of(name: str, asked: list[Asked], policy: RecallPolicy) -> Rows:
         holds = built.by_memory
         for scored in ranking.items:
             candidate = ranked.candidates[scored.memory.id]
-            values = candidate_features(candidate, gathered.facts, reading, context, scored.gates)
+            # Judged as the opening decision saw it: before the episode leg joined.
+            first = tuple(leg for leg in scored.gates if leg != "episode")
+            values = candidate_features(candidate, gathered.facts, reading, context, first)
             x.append(list(as_row(values)))
+            opener.append(bool(first))
             held = len(holds.get(scored.memory.id, set()) & question.evidence)
             label.append(1.0 if held else 0.0)
             keys.append(held)
@@ -179,7 +207,7 @@ def rows_of(name: str, asked: list[Asked], policy: RecallPolicy) -> Rows:
     return Rows(
         name, np.asarray(x), np.asarray(label), np.asarray(keys), np.asarray(qid),
         np.asarray(weight), np.asarray(rrf), np.asarray(tokens), np.asarray(evidence),
-        {leg: np.asarray(v) for leg, v in legs.items()}, category,
+        {leg: np.asarray(v) for leg, v in legs.items()}, category, np.asarray(opener, dtype=bool),
     )  # fmt: skip
 
 
@@ -193,11 +221,14 @@ def line_tokens(memory: Any) -> int:
     return _LINES[memory.id]
 
 
-def fit(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[float, dict[str, float]]:
+def fit(
+    x: np.ndarray, y: np.ndarray, weights: np.ndarray, without: frozenset[str] = frozenset()
+) -> tuple[float, dict[str, float]]:
     """Weighted, L2-regularised logistic regression by Newton's method; (bias, coefficients).
     A leg finding a memory must never lower its score (fusion is monotone): a leg feature
-    whose coefficient comes out negative is left out and the rest refitted."""
-    free = list(range(len(FEATURES)))
+    whose coefficient comes out negative is left out and the rest refitted. The features in
+    ``without`` are left out from the start (0)."""
+    free = [i for i, name in enumerate(FEATURES) if name not in without]
     while True:
         bias, w = _newton(x[:, free], y, weights)
         negative = [i for i, c in zip(free, w, strict=True) if FEATURES[i] in MONOTONE and c < 0]
@@ -226,16 +257,18 @@ def _newton(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[float, n
 
 
 def probabilities(rows: Rows, bias: float, weights: dict[str, float]) -> np.ndarray:
-    """Each row's relevance under a fit."""
+    """Each row's relevance under a fit, as the opening decision reads it (0 for a row only the
+    episode leg brought)."""
     coefficients = np.asarray([weights[f] for f in FEATURES])
-    return 1.0 / (1.0 + np.exp(-np.clip(bias + rows.x @ coefficients, -60, 60)))
+    p = 1.0 / (1.0 + np.exp(-np.clip(bias + rows.x @ coefficients, -60, 60)))
+    return np.where(rows.opener, p, 0.0)
 
 
 def best_rows(rows: Rows, bias: float, weights: dict[str, float] | None) -> np.ndarray:
     """Per question, the index of its most relevant candidate (by cosine before a first fit);
     -1 for a question without candidates."""
     if weights is None:
-        score = rows.x[:, FEATURES.index("cosine")]
+        score = np.where(rows.opener, rows.x[:, FEATURES.index("cosine")], -np.inf)
     else:
         score = probabilities(rows, bias, weights)
     best = np.full(len(rows.evidence), -1)
@@ -247,7 +280,9 @@ def best_rows(rows: Rows, bias: float, weights: dict[str, float] | None) -> np.n
     return best
 
 
-def fit_rows(sets: list[Rows]) -> tuple[float, dict[str, float]]:
+def fit_rows(
+    sets: list[Rows], without: frozenset[str] = frozenset()
+) -> tuple[float, dict[str, float]]:
     """The relevance model: its target is whether the question has an answer in the store,
     read from the question's most relevant candidate (the one that decides silence); the
     most relevant one is chosen by the previous fit, so the fit is repeated a few times."""
@@ -259,7 +294,7 @@ def fit_rows(sets: list[Rows]) -> tuple[float, dict[str, float]]:
             for question, index in enumerate(best_rows(rows, bias, weights)):
                 xs.append(rows.x[index] if index >= 0 else np.zeros(len(FEATURES)))
                 ys.append(1.0 if rows.evidence[question] else 0.0)
-        bias, weights = fit(np.asarray(xs), np.asarray(ys), np.ones(len(ys)))
+        bias, weights = fit(np.asarray(xs), np.asarray(ys), np.ones(len(ys)), without)
     assert weights is not None
     return bias, weights
 
@@ -305,6 +340,9 @@ class Measured:
     answerable_empty: float
     general_empty: float
     categories: dict[str, tuple[int, float, float, float, float]]
+    # Questions without an answer that are not general ones (personal questions about what
+    # no memory says): the share with an empty memories section.
+    unanswered_empty: float | None = None
 
 
 @dataclass
@@ -346,7 +384,9 @@ def measure(rows: Rows, fitted: Fit, budget: int = 1500, cut_on: str = "fused") 
     answerable = rows.evidence > 0
     categories = {}
     names = np.asarray(rows.category)
-    for name in sorted(set(rows.category) - {"general"}):
+    general = ~answerable & (names == "general")
+    other = ~answerable & (names != "general")
+    for name in sorted(set(names[answerable])):
         mask = names == name
         categories[name] = (
             int(mask.sum()), float(rows.legs["text"][mask].mean()),
@@ -357,7 +397,8 @@ def measure(rows: Rows, fitted: Fit, budget: int = 1500, cut_on: str = "fused") 
         float(fused[answerable].mean()), float(rows.legs["text"][answerable].mean()),
         float(rows.legs["vector"][answerable].mean()), float(block[answerable].mean()),
         float(tokens[answerable].mean()), float((~opened[answerable]).mean()),
-        float((~opened[~answerable]).mean()), categories,
+        float((~opened[general]).mean()), categories,
+        float((~opened[other]).mean()) if other.any() else None,
     )  # fmt: skip
 
 
@@ -388,18 +429,19 @@ def best_open(sets: list[Rows], bias: float, weights: dict[str, float]) -> float
         p = probabilities(rows, bias, weights)
         tops = np.zeros(len(rows.evidence))
         np.maximum.at(tops, rows.question, p)
-        general = np.sort(tops[rows.evidence == 0])
+        general = np.sort(tops[(rows.evidence == 0) & (np.asarray(rows.category) == "general")])
         share = GENERAL_EMPTY[rows.name]
         index = min(len(general) - 1, int(np.ceil(share * len(general))) - 1)
         needed = max(needed, float(general[index]) + 1e-4)
     return round(needed, 4)
 
 
-def choose(sets: list[Rows]) -> Fit:
-    """Fit the coefficients and choose the open score on ``sets`` only (by their general
-    questions). The relative cut is one value for every fit: the smallest whose LoCoMo blocks
-    stay within ``TOKEN_CEILING`` (the one set with a token aim; see ``report``)."""
-    bias, weights = tune_background(sets, *fit_rows(sets))
+def choose(sets: list[Rows], without: frozenset[str] = frozenset()) -> Fit:
+    """Fit the coefficients (without the features in ``without``) and choose the open score on
+    ``sets`` only (by their general questions). The relative cut is one value for every fit:
+    the smallest whose LoCoMo blocks stay within ``TOKEN_CEILING`` (the one set with a token
+    aim; see ``report``)."""
+    bias, weights = tune_background(sets, *fit_rows(sets, without))
     return Fit(round(bias, 4), weights, best_open(sets, bias, weights))
 
 
@@ -418,6 +460,7 @@ def row(label: str, name: str, m: Measured) -> list[Any]:
     return [
         label, name, f"{m.text:.3f}", f"{m.vector:.3f}", f"{m.fused:.3f}", f"{m.block:.3f}",
         f"{m.tokens:.0f}", f"{m.answerable_empty:.1%}", f"{m.general_empty:.1%}",
+        "-" if m.unanswered_empty is None else f"{m.unanswered_empty:.1%}",
     ]  # fmt: skip
 
 
@@ -443,6 +486,8 @@ def main() -> int:
     cues = json.loads(args.cues.read_text(encoding="utf-8")) if args.cues else None
     owned = args.stores / "cued" if cues else args.stores
     owned.mkdir(parents=True, exist_ok=True)
+    heldout = paraphrase.load(paraphrase.HELDOUT)
+    unanswered = ("personal, no answer", heldout["personal_unanswered"])
     sets = {
         "locomo": gather_set(
             "locomo", locomo(samples=args.samples), embedder, args.stores, general
@@ -454,7 +499,16 @@ def main() -> int:
         "owner20": gather_set(
             "owner20", paraphrase.stores(owner, 20), embedder, owned, owner["unrelated"], cues
         ),
-    }
+        # Measured, never fitted on (written before any recall ran on it).
+        "heldout": gather_set(
+            "heldout", paraphrase.stores(heldout, 200), embedder, args.stores,
+            heldout["unrelated"], None, unanswered,
+        ),
+        "heldout20": gather_set(
+            "heldout20", paraphrase.stores(heldout, 20), embedder, args.stores,
+            heldout["unrelated"], None, unanswered,
+        ),
+    }  # fmt: skip
     base = RecallPolicy()
     # The episode leg joins after the best event, so the rows are gathered twice: the second
     # time ranked by a first fit on all sets (the episode leg's anchor is then the best event).
@@ -462,7 +516,7 @@ def main() -> int:
         name: rows_of(name, asked, replace(base, episode_depth=0)) for name, asked in sets.items()
     }
     progress("  first rows")
-    bias, weights = fit_rows(list(first.values()))
+    bias, weights = fit_rows([first[name] for name in FITTING])
     ranker = replace(base, score_bias=bias, score_weights=weights)
     rows = {name: rows_of(name, asked, ranker) for name, asked in sets.items()}
     progress("  rows")
@@ -476,31 +530,40 @@ def main() -> int:
 
 def report(rows: dict[str, Rows]) -> None:
     """Fit leave-one-set-out and on all sets; print the tables and the coefficients."""
+    locomo_rows, beam_rows = rows["locomo"], rows["beam"]
+    owners = [rows["owner"], rows["owner20"]]
     fits = {
-        "fit on LoCoMo": choose([rows["locomo"]]),
-        "fit on BEAM": choose([rows["beam"]]),
-        "fit on LoCoMo + BEAM": choose([rows["locomo"], rows["beam"]]),
-        LAST: choose(list(rows.values())),
+        "fit on LoCoMo": choose([locomo_rows]),
+        "fit on BEAM": choose([beam_rows]),
+        "fit on LoCoMo + BEAM": choose([locomo_rows, beam_rows]),
+        "fit on LoCoMo + owner": choose([locomo_rows, *owners]),
+        "fit on BEAM + owner": choose([beam_rows, *owners]),
+        "fit on all three, without personal": choose([locomo_rows, beam_rows, *owners], PERSONAL),
+        LAST: choose([locomo_rows, beam_rows, *owners]),
     }
-    fits = {label: with_cut(fitted, rows["locomo"]) for label, fitted in fits.items()}
+    fits = {label: with_cut(fitted, locomo_rows) for label, fitted in fits.items()}
     # Small stores (the owner set's 20-memory stores) get their own open score, chosen on them
     # with each fit's coefficients: no other dev set has a store that small.
-    small = rows.pop("owner20")
     opens_small = {
-        label: best_open([small], fitted.bias, fitted.weights) for label, fitted in fits.items()
+        label: best_open([rows["owner20"]], fitted.bias, fitted.weights)
+        for label, fitted in fits.items()
     }
+    bias, weights, open_score, cut, small_open = BEFORE
+    fits = {"before (main, 659a43a)": Fit(bias, weights, open_score, cut), **fits}
+    opens_small = {"before (main, 659a43a)": small_open, **opens_small}
     headers = ("policy", "measured on", "text R@10", "vector R@10", "fused R@10",
-               "block recall", "mean tokens", "answerable, empty", "general, empty")  # fmt: skip
+               "block recall", "mean tokens", "answerable, empty", "general, empty",
+               "personal, no answer, empty")  # fmt: skip
     table = []
     measured_both: dict[str, Measured] = {}
     for label, chosen in fits.items():
         for name, data in rows.items():
-            m = measure(data, chosen)
+            small = name in SMALL
+            fitted = replace(chosen, open_score=opens_small[label]) if small else chosen
+            m = measure(data, fitted)
             table.append(row(label, name, m))
-            if "all three" in label:
+            if label == LAST:
                 measured_both[name] = m
-        small_fit = replace(chosen, open_score=opens_small[label])
-        table.append(row(label, "owner, 20-memory stores", measure(small, small_fit)))
     print_table(headers, table)
     print("\nCoefficients and thresholds per fit:\n")
     print_table(
@@ -521,17 +584,18 @@ def report(rows: dict[str, Rows]) -> None:
         ],
     )
     shipped = fits[LAST]
+    large = {name: data for name, data in rows.items() if name not in SMALL}
     print("\nThe fit on all three with other relative cuts:\n")
     sweep = []
     for cut in CUT_GRID:
-        for name, data in rows.items():
+        for name, data in large.items():
             sweep.append(row(f"relative_cut {cut}", name, measure(data, replace(shipped, cut=cut))))
     print_table(headers, sweep)
     print("\nThe fit on all three, the relative cut read from the relevance instead:\n")
     sweep = []
     for cut_on, grid in RELEVANCE_CUTS.items():
         for cut in grid:
-            for name, data in rows.items():
+            for name, data in large.items():
                 measured = measure(data, replace(shipped, cut=cut), cut_on=cut_on)
                 sweep.append(row(f"{cut_on} {cut}", name, measured))
     print_table(headers, sweep)

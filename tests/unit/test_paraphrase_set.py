@@ -39,3 +39,23 @@ def test_no_question_shares_a_content_word_with_its_memory() -> None:
 
     assert {question: words for question, words in shared.items() if words} == {}
     assert _stems("Am I allergic?") & _stems("The owner has an allergy") == {"aller"}
+
+
+HELDOUT = DATA.with_name("owner_paraphrase_heldout.json")
+
+
+def test_the_held_out_set_pairs_its_own_memories_and_asks_general_and_unanswered_ones() -> None:
+    data = json.loads(HELDOUT.read_text(encoding="utf-8"))
+    main = json.loads(DATA.read_text(encoding="utf-8"))
+
+    assert len(data["pairs"]) >= 40 and len(set(data["general"])) >= 40
+    assert len(set(data["personal_unanswered"])) >= 20
+    # Its questions are its own (two of its memories happen to be written as the paraphrase
+    # set's are: "The owner is lactose intolerant", "… favourite band is Radiohead").
+    assert not {p["question"] for p in data["pairs"]} & {p["question"] for p in main["pairs"]}
+    assert len({p["memory"] for p in data["pairs"]} & {p["memory"] for p in main["pairs"]}) <= 2
+    shared = {
+        pair["question"]: _stems(pair["question"]) & _stems(pair["memory"])
+        for pair in data["pairs"]
+    }
+    assert {question: words for question, words in shared.items() if words} == {}

@@ -323,6 +323,20 @@ def test_a_close_match_among_close_neighbours_opens_where_a_lone_one_does_not() 
     assert opens(in_store({"m": match}, cosine=0.3))
 
 
+def test_a_question_about_the_owner_opens_on_a_paraphrase_a_general_one_does_not() -> None:
+    """ "What pill do I swallow before breakfast?" meets "takes levothyroxine every morning"
+    at a cosine a general question reaches by chance ("What is the speed of light?" against
+    a memory about light bulbs): a message about its writer's own life is evidence that the
+    store holds the answer, and the relevance shows that share."""
+    paraphrase = Candidate(memory("p"), {"vector": 1}, cosine=0.3)
+    personal = replace(FACTS, personal=1.0)
+
+    assert not opens(in_store({"p": paraphrase}, cosine=0.2))
+    assert opens(in_store({"p": paraphrase}, cosine=0.2), personal)
+    ranked = rank_candidates(in_store({"p": paraphrase}, cosine=0.2), personal, NOW)
+    assert ranked.items[0].contributions["personal"] == POLICY.score_weights["personal"] > 0
+
+
 def test_only_the_legs_whose_gates_pass_count_in_the_score() -> None:
     half = Candidate(memory("h"), {"vector": 1, "text": 1}, cosine=0.6, words=frozenset({"owner"}))
 

@@ -25,6 +25,8 @@ class QueryFacts:
     window_events: int = 0
     # Whether cosines could be measured (the embedding route answered).
     embedded: bool = True
+    # How clearly the message is about its writer's own life (recall/address_policy.py).
+    personal: float = 0.0
 
 
 @dataclass(frozen=True)

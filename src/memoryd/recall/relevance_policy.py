@@ -17,7 +17,9 @@ there ("Why is the sky blue?" of a store that says "the owner's favourite colour
 blue") finds one by a shared word and little around it. Measured on all three dev sets, a
 candidate's cosine minus this background (or its z-score, or its margin over the 10th or 50th
 neighbour) tells evidence from chance *worse* than the cosine itself; the background added to
-it tells it better (docs/recall.md, "Calibration").
+it tells it better (docs/recall.md, "Calibration"). Another is whether the message is about its
+writer's own life (:mod:`memoryd.recall.address_policy`): a personal question's answer is often
+a paraphrase, at cosines a general question reaches by chance.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ FEATURES = (
     "episode",
     "unknown_name",
     "unseen_share",
+    "personal",
 )
 # Without an embedding (the route down), a candidate's cosine is unknown: it is taken as this
 # typical evidence cosine, so text and names still decide alone.
@@ -56,6 +59,8 @@ class Context:
     typical_cosine: float
     unknown_name: bool
     unseen_share: float
+    # How clearly the message is about its writer's own life (recall/address_policy.py).
+    personal: float = 0.0
 
 
 def rank_feature(rank: int | None) -> float:
@@ -82,6 +87,7 @@ def features(
         "episode": 1.0 if "episode" in ranks else 0.0,
         "unknown_name": 1.0 if context.unknown_name else 0.0,
         "unseen_share": context.unseen_share,
+        "personal": context.personal,
     }
 
 

@@ -122,6 +122,7 @@ def measure_context(
         sum(closest) / len(closest) if closest and facts.embedded else 0.0,
         bool(facts.unknown_names),
         unseen_share(facts) if telling else 0.0,
+        facts.personal,
     )
 
 

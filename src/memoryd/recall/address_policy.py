@@ -1,0 +1,69 @@
+"""Whether a message is about the person who wrote it (SPEC §4), pure: a feature of recall's
+relevance score.
+
+A memory layer holds the owner's life, and a person asking about their own life says so: "my"
+and "our", "me" and "us", "I" as the subject of what they did, have, like or plan ("When did I
+stop smoking?", "Am I protected?", "What do I drive?"), "mum" and "dad" without a "my". The
+same words also open questions about nothing personal: "How do I convert Celsius to
+Fahrenheit?" asks for a method (anyone's "I"), and "Give me a recipe" asks the assistant to do
+something (the "me" of a request). The reading is graded:
+
+- 1.0: a possessive or object form of the first person ("my", "our", "me" outside a request),
+  "we", a bare kinship word ("mum", "granny"), or "I" as the subject of a question that is not
+  a "how do I …" ("What did I …", "Am I …", "Which … do I …");
+- 0.5: "I" only in "can/could/should I …" (a permission or advice asked of the assistant:
+  "Can I have a milkshake?" is about the owner, "Can I freeze cooked pasta?" is not);
+- 0.0: no first person, or only "how do/can/should I …" and the "me" of a request.
+
+It is a message-level signal, never a word list of topics: the legs still have to find the
+memory, and the score still weighs its cosine.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The forms of the first person that say the message is about its writer.
+_POSSESSIVE = frozenset({"my", "mine", "myself", "our", "ours", "ourselves", "we", "us"})
+# Kinship words used bare, as names ("Is dad still alive?"): the writer's own family.
+_KIN = frozenset({"mum", "mom", "mommy", "mummy", "dad", "daddy", "granny", "grandma", "grandpa"})
+# A "me" right after these asks the assistant to do something ("give me a recipe").
+_REQUEST = frozenset(
+    {"give", "tell", "show", "teach", "help", "let", "send", "write", "explain", "find", "get"}
+)
+# "how do I like …" asks about the writer's habits after all.
+_HABIT = frozenset({"like", "prefer", "usually", "normally", "enjoy"})
+# "I" after these is a permission or advice asked of the assistant, sometimes about the owner.
+_MODAL = frozenset({"can", "could", "should", "may", "must", "might"})
+# "how <auxiliary> I …" asks for a method: anyone's "I".
+_AUXILIARY = frozenset({"do", "does", "can", "could", "should", "would", "will", "must", "might"})
+_WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+def about_owner(message: str) -> float:
+    """How clearly ``message`` is about its writer's own life: 1, 0.5 or 0 (module doc)."""
+    words = _WORDS.findall(message.lower().replace("\u2019", "'"))
+    best = 0.0
+    for index, word in enumerate(words):
+        before = words[index - 1] if index else ""
+        if word in _POSSESSIVE or word in _KIN:
+            return 1.0
+        if word == "me" and before not in _REQUEST:
+            return 1.0
+        if word in ("i", "i'm", "i've", "i'd", "i'll"):
+            best = max(best, _subject(words, index))
+            if best >= 1.0:
+                return 1.0
+    return best
+
+
+def _subject(words: list[str], index: int) -> float:
+    """What an "I" at ``index`` says: 0 in "how do I …" (1 in "how do I like …"), 0.5 after
+    a modal, else 1."""
+    before = words[index - 1] if index else ""
+    after = words[index + 1] if index + 1 < len(words) else ""
+    if before in _AUXILIARY and index >= 2 and words[index - 2] == "how":
+        return 1.0 if after in _HABIT else 0.0
+    if before in _MODAL:
+        return 0.5
+    return 1.0
