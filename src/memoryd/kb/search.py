@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from memoryd.errors import InvalidInputError
 from memoryd.kb.chunking import join_chunks
 from memoryd.kb.model import SOURCE_WEIGHTS, Chunk, ChunkKey, Document, DocumentStatus, SourceType
-from memoryd.words import word_set
 
 if TYPE_CHECKING:
     from memoryd.providers.tokenizer import TokenCodec
@@ -280,27 +279,6 @@ def check_query(query: str, limit: int | None, policy: KbSearchPolicy) -> tuple[
     return text, wanted
 
 
-def shared_words(terms: Sequence[str], chunks: Mapping[ChunkKey, Chunk]) -> dict[ChunkKey, int]:
-    """How many of the query's words (stemmed) each chunk's breadcrumb and text hold."""
-    # Why the surface forms: stemming every word of a few hundred chunks per search took
-    # most of search_kb's time; the few words that stem to each query stem are checked instead.
-    forms = {s: _forms_of(s) for s in {stem(t) for t in terms}}
-    shared: dict[ChunkKey, int] = {}
-    for key, chunk in chunks.items():
-        words = word_set(f"{chunk.breadcrumb}\n{chunk.text}")
-        shared[key] = sum(1 for surface in forms.values() if not surface.isdisjoint(words))
-    return shared
-
-
-def _forms_of(stemmed: str) -> frozenset[str]:
-    """Every word :func:`stem` maps to ``stemmed``."""
-    candidates = {stemmed}
-    for suffix, keep in _SUFFIX_RULES:
-        if stemmed.endswith(keep):
-            candidates.add(stemmed[: len(stemmed) - len(keep)] + suffix)
-    return frozenset(c for c in candidates if stem(c) == stemmed)
-
-
 def weighting(documents: Mapping[str, Document]) -> dict[str, DocumentWeighting]:
     """What fusion needs of each document, by id."""
     return {
@@ -309,12 +287,12 @@ def weighting(documents: Mapping[str, Document]) -> dict[str, DocumentWeighting]
     }
 
 
-_SUFFIX_RULES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
+SUFFIX_RULES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
 
 def stem(word: str) -> str:
     """A light English stem so 'cats' shares a word with 'cat' (as the porter index does)."""
-    for suffix, keep in _SUFFIX_RULES:
+    for suffix, keep in SUFFIX_RULES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: len(word) - len(suffix)] + keep
     return word
