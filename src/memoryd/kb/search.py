@@ -190,53 +190,51 @@ def fuse(
         (row_vector, row_vector_rank),
         (policy.route_weight * row_vector, routed_row_vector_rank),
     )
-    ranked: list[RankedChunk] = []
-    for key in {k for _, ranks in legs for k in ranks}:
+    # Each chunk's points from each leg, in the legs' order (summed as one sum, as before);
+    # a RankedChunk is built only for the chunks returned.
+    points: dict[ChunkKey, list[float]] = {}
+    for leg_weight, ranks in legs:
+        for key, rank in ranks.items():
+            points.setdefault(key, []).append(leg_weight / (policy.rank_constant + rank))
+    scored: list[tuple[float, str, int, ChunkKey, float]] = []
+    for key, parts in points.items():
         document = documents.get(key.document_id)
-        if document is None:
-            continue
-        points = sum(
-            weight / (policy.rank_constant + ranks[key]) for weight, ranks in legs if key in ranks
-        )
-        if points <= 0:
+        total = sum(parts)
+        if document is None or total <= 0:
             continue
         weight = SOURCE_WEIGHTS[document.source_type]
         if document.collection in pinned:
             weight *= policy.pinned_boost
-        ranked.append(
-            RankedChunk(
-                key=key,
-                score=points * weight,
-                cosine=cosine.get(key),
-                vector_rank=vector_rank.get(key),
-                keyword_rank=keyword_rank.get(key),
-                shared_words=shared.get(key, 0),
-                weight=weight,
-                routed_vector_rank=routed_vector_rank.get(key),
-                routed_keyword_rank=routed_keyword_rank.get(key),
-                row_rank=row_rank.get(key),
-                routed_row_rank=routed_row_rank.get(key),
-                row_vector_rank=row_vector_rank.get(key),
-                routed_row_vector_rank=routed_row_vector_rank.get(key),
-            )
-        )
-    ranked.sort(key=lambda r: (-r.score, r.key.document_id, r.key.position))
+        scored.append((-(total * weight), key.document_id, key.position, key, weight))
+    scored.sort(key=lambda r: r[:3])
     # The diversity preference: each chunk's ordinal within its document (0 for the best)
     # breaks ties of score in favour of documents not yet shown.
-    ordinal: dict[ChunkKey, int] = {}
     seen: dict[str, int] = {}
-    for result in ranked:
-        ordinal[result.key] = seen.get(result.key.document_id, 0)
-        seen[result.key.document_id] = ordinal[result.key] + 1
-    ranked.sort(key=lambda r: (-r.score, ordinal[r.key], r.key.document_id, r.key.position))
-    kept: list[RankedChunk] = []
-    for result in ranked:
-        if policy.per_document is not None and ordinal[result.key] >= policy.per_document:
-            continue
-        kept.append(result)
-        if len(kept) >= limit:
-            break
-    return kept
+    ordered: list[tuple[float, int, str, int, ChunkKey, float]] = []
+    for score, document_id, position, key, weight in scored:
+        ordinal = seen.get(document_id, 0)
+        seen[document_id] = ordinal + 1
+        if policy.per_document is None or ordinal < policy.per_document:
+            ordered.append((score, ordinal, document_id, position, key, weight))
+    ordered.sort(key=lambda r: r[:4])
+    return [
+        RankedChunk(
+            key=key,
+            score=-score,
+            cosine=cosine.get(key),
+            vector_rank=vector_rank.get(key),
+            keyword_rank=keyword_rank.get(key),
+            shared_words=shared.get(key, 0),
+            weight=weight,
+            routed_vector_rank=routed_vector_rank.get(key),
+            routed_keyword_rank=routed_keyword_rank.get(key),
+            row_rank=row_rank.get(key),
+            routed_row_rank=routed_row_rank.get(key),
+            row_vector_rank=row_vector_rank.get(key),
+            routed_row_vector_rank=routed_row_vector_rank.get(key),
+        )
+        for score, _, _, _, key, weight in ordered[:limit]
+    ]
 
 
 def _ranks(keys: Iterable[ChunkKey]) -> dict[ChunkKey, int]:

@@ -327,5 +327,5 @@ def first_chunks(pairs: Sequence[Sequence[Any]], k: int) -> list[ChunkKey]:
     """The chunks of (document_id, position) row hits, best first, each once, at most k."""
     # The pairs as plain tuples first: a ChunkKey per row hit of a deep row search cost more
     # than the search's fusion.
-    firsts = list(dict.fromkeys((str(pair[0]), int(pair[1])) for pair in pairs))[:k]
-    return [ChunkKey(document_id, position) for document_id, position in firsts]
+    firsts = list(dict.fromkeys(map(tuple, pairs)))[:k]
+    return [ChunkKey(str(document_id), int(position)) for document_id, position in firsts]

@@ -219,10 +219,13 @@ class SqliteKnowledgeStore(DocumentRows):
             f"AND d.status = 'ready'{within} ORDER BY distance LIMIT ?",
             (*params, k * ROWS_PER_CHUNK),
         ).fetchall()
-        best: dict[ChunkKey, float] = {}
+        best: dict[tuple[str, int], float] = {}
         for document_id, position, distance in rows:
-            best.setdefault(ChunkKey(str(document_id), int(position)), 1.0 - float(distance))
-        return list(best.items())[:k]
+            best.setdefault((document_id, position), distance)
+        return [
+            (ChunkKey(str(document_id), int(position)), 1.0 - float(distance))
+            for (document_id, position), distance in list(best.items())[:k]
+        ]
 
     def _bm25(
         self,
@@ -246,14 +249,14 @@ class SqliteKnowledgeStore(DocumentRows):
         # FTS5 sort its matches itself, so the joins run only until the limit is reached; with
         # ``ORDER BY bm25(...)`` every match was joined, then sorted (1.5x the time, the same
         # rows in the same order: bench/README.md).
-        rows = self._db.execute(
+        rows: list[tuple[str, int]] = self._db.execute(
             f"SELECT t.document_id, t.position FROM {index} f "
             f"JOIN {table} t ON t.rowid = f.rowid JOIN documents d ON d.id = t.document_id "
             f"WHERE {index} MATCH ? AND d.status = 'ready'{within} "
             "ORDER BY f.rank LIMIT ?",
             (*params, k),
         ).fetchall()
-        return [(row[0], row[1]) for row in rows]
+        return rows
 
     def _drop_chunks(self, document_id: str) -> None:
         row_ids = [
