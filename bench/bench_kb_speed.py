@@ -1,15 +1,18 @@
 """search_kb's time and results, this checkout beside another, interleaved question by question.
 
     python bench/bench_kb_speed.py --store /tmp/lib.db --scifact-store /tmp/scifact.db \
-        --baseline /path/to/older/checkout
+        --baseline /path/to/older/checkout [--rounds 2]
 
-Each checkout answers in its own worker process (its own ``memoryd``); the parent asks every
-question of each worker in turn, so the machine's load falls on both alike. Per store and
-checkout: the CPU and wall ms per search (p50 / p95, after one untimed round that embeds every
-question) and a digest of the ranked chunk ids of every question's top 10: equal digests mean
-no result changed. Questions are the filings library's 48 + analysts' questions
-(``--store``, a store ``bench_kb.py --set filings`` kept) and SciFact's 300 test claims
-(``--scifact-store``, a store ``bench_kb.py --set scifact`` kept)."""
+Each checkout answers in its own worker process (its own ``memoryd`` on ``PYTHONPATH``, this
+checkout's interpreter); the parent asks every question of each worker in turn, so the
+machine's load falls on both alike. Per store and checkout: CPU and wall ms per search
+(p50 / p95 over ``--rounds`` timed rounds), the first asking's CPU ms (caches empty: the
+question's first embedding, the chunks' words not yet kept), and a digest of the ranked chunk
+ids of every question's top 10 at the first asking: equal digests mean no result changed.
+Every search embeds its question for real. Questions: the filings library's 48 + analysts'
+(``--store``, a store ``bench_kb.py --set filings --store`` kept) and SciFact's 300 test
+claims (``--scifact-store``, a store ``bench_kb.py --store`` kept; its file name must hold
+"scifact")."""
 
 from __future__ import annotations
 
@@ -119,12 +122,14 @@ def main() -> None:
                 digests[name] = hashlib.sha256(encoded).hexdigest()[:16]
             cpu: dict[str, list[float]] = {name: [] for name in workers}
             wall: dict[str, list[float]] = {name: [] for name in workers}
+            same = dict.fromkeys(workers, True)  # each timed answer as at the first asking
             for _ in range(args.rounds):
-                for question in questions:
+                for index, question in enumerate(questions):
                     for name, process in workers.items():
-                        c, w, _ = ask(process, question)
+                        c, w, keys = ask(process, question)
                         cpu[name].append(c)
                         wall[name].append(w)
+                        same[name] = same[name] and keys == answers[name][index]
         finally:
             for process in workers.values():
                 assert process.stdin is not None
@@ -138,7 +143,7 @@ def main() -> None:
                     f"{percentile(cpu[name], 0.5):.0f} / {percentile(cpu[name], 0.95):.0f}",
                     f"{percentile(wall[name], 0.5):.0f} / {percentile(wall[name], 0.95):.0f}",
                     f"{percentile(first[name], 0.5):.0f} / {percentile(first[name], 0.95):.0f}",
-                    digests[name],
+                    digests[name] + ("" if same[name] else " (a timed round differed)"),
                 )
             )
             print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
