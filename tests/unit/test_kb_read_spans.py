@@ -19,9 +19,9 @@ from memoryd.kb.search import (
     page_span,
     pages_of,
     section_chunks,
-    shared_words,
     stem,
 )
+from memoryd.kb.word_sets import shared_words
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 

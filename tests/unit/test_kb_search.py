@@ -14,9 +14,9 @@ from memoryd.kb.search import (
     fuse,
     gate_keyword,
     gate_vector,
-    shared_words,
     stem,
 )
+from memoryd.kb.word_sets import shared_words
 from memoryd.words import query_terms
 
 POLICY = KbSearchPolicy()

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from memoryd.errors import InvalidInputError
 from memoryd.kb.chunking import join_chunks
 from memoryd.kb.model import SOURCE_WEIGHTS, Chunk, ChunkKey, Document, DocumentStatus, SourceType
-from memoryd.words import word_set
 
 if TYPE_CHECKING:
     from memoryd.providers.tokenizer import TokenCodec
@@ -191,53 +190,51 @@ def fuse(
         (row_vector, row_vector_rank),
         (policy.route_weight * row_vector, routed_row_vector_rank),
     )
-    ranked: list[RankedChunk] = []
-    for key in {k for _, ranks in legs for k in ranks}:
+    # Each chunk's points from each leg, in the legs' order (summed as one sum, as before);
+    # a RankedChunk is built only for the chunks returned.
+    points: dict[ChunkKey, list[float]] = {}
+    for leg_weight, ranks in legs:
+        for key, rank in ranks.items():
+            points.setdefault(key, []).append(leg_weight / (policy.rank_constant + rank))
+    scored: list[tuple[float, str, int, ChunkKey, float]] = []
+    for key, parts in points.items():
         document = documents.get(key.document_id)
-        if document is None:
-            continue
-        points = sum(
-            weight / (policy.rank_constant + ranks[key]) for weight, ranks in legs if key in ranks
-        )
-        if points <= 0:
+        total = sum(parts)
+        if document is None or total <= 0:
             continue
         weight = SOURCE_WEIGHTS[document.source_type]
         if document.collection in pinned:
             weight *= policy.pinned_boost
-        ranked.append(
-            RankedChunk(
-                key=key,
-                score=points * weight,
-                cosine=cosine.get(key),
-                vector_rank=vector_rank.get(key),
-                keyword_rank=keyword_rank.get(key),
-                shared_words=shared.get(key, 0),
-                weight=weight,
-                routed_vector_rank=routed_vector_rank.get(key),
-                routed_keyword_rank=routed_keyword_rank.get(key),
-                row_rank=row_rank.get(key),
-                routed_row_rank=routed_row_rank.get(key),
-                row_vector_rank=row_vector_rank.get(key),
-                routed_row_vector_rank=routed_row_vector_rank.get(key),
-            )
-        )
-    ranked.sort(key=lambda r: (-r.score, r.key.document_id, r.key.position))
+        scored.append((-(total * weight), key.document_id, key.position, key, weight))
+    scored.sort(key=lambda r: r[:3])
     # The diversity preference: each chunk's ordinal within its document (0 for the best)
     # breaks ties of score in favour of documents not yet shown.
-    ordinal: dict[ChunkKey, int] = {}
     seen: dict[str, int] = {}
-    for result in ranked:
-        ordinal[result.key] = seen.get(result.key.document_id, 0)
-        seen[result.key.document_id] = ordinal[result.key] + 1
-    ranked.sort(key=lambda r: (-r.score, ordinal[r.key], r.key.document_id, r.key.position))
-    kept: list[RankedChunk] = []
-    for result in ranked:
-        if policy.per_document is not None and ordinal[result.key] >= policy.per_document:
-            continue
-        kept.append(result)
-        if len(kept) >= limit:
-            break
-    return kept
+    ordered: list[tuple[float, int, str, int, ChunkKey, float]] = []
+    for score, document_id, position, key, weight in scored:
+        ordinal = seen.get(document_id, 0)
+        seen[document_id] = ordinal + 1
+        if policy.per_document is None or ordinal < policy.per_document:
+            ordered.append((score, ordinal, document_id, position, key, weight))
+    ordered.sort(key=lambda r: r[:4])
+    return [
+        RankedChunk(
+            key=key,
+            score=-score,
+            cosine=cosine.get(key),
+            vector_rank=vector_rank.get(key),
+            keyword_rank=keyword_rank.get(key),
+            shared_words=shared.get(key, 0),
+            weight=weight,
+            routed_vector_rank=routed_vector_rank.get(key),
+            routed_keyword_rank=routed_keyword_rank.get(key),
+            row_rank=row_rank.get(key),
+            routed_row_rank=routed_row_rank.get(key),
+            row_vector_rank=row_vector_rank.get(key),
+            routed_row_vector_rank=routed_row_vector_rank.get(key),
+        )
+        for score, _, _, _, key, weight in ordered[:limit]
+    ]
 
 
 def _ranks(keys: Iterable[ChunkKey]) -> dict[ChunkKey, int]:
@@ -280,27 +277,6 @@ def check_query(query: str, limit: int | None, policy: KbSearchPolicy) -> tuple[
     return text, wanted
 
 
-def shared_words(terms: Sequence[str], chunks: Mapping[ChunkKey, Chunk]) -> dict[ChunkKey, int]:
-    """How many of the query's words (stemmed) each chunk's breadcrumb and text hold."""
-    # Why the surface forms: stemming every word of a few hundred chunks per search took
-    # most of search_kb's time; the few words that stem to each query stem are checked instead.
-    forms = {s: _forms_of(s) for s in {stem(t) for t in terms}}
-    shared: dict[ChunkKey, int] = {}
-    for key, chunk in chunks.items():
-        words = word_set(f"{chunk.breadcrumb}\n{chunk.text}")
-        shared[key] = sum(1 for surface in forms.values() if not surface.isdisjoint(words))
-    return shared
-
-
-def _forms_of(stemmed: str) -> frozenset[str]:
-    """Every word :func:`stem` maps to ``stemmed``."""
-    candidates = {stemmed}
-    for suffix, keep in _SUFFIX_RULES:
-        if stemmed.endswith(keep):
-            candidates.add(stemmed[: len(stemmed) - len(keep)] + suffix)
-    return frozenset(c for c in candidates if stem(c) == stemmed)
-
-
 def weighting(documents: Mapping[str, Document]) -> dict[str, DocumentWeighting]:
     """What fusion needs of each document, by id."""
     return {
@@ -309,12 +285,12 @@ def weighting(documents: Mapping[str, Document]) -> dict[str, DocumentWeighting]
     }
 
 
-_SUFFIX_RULES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
+SUFFIX_RULES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
 
 def stem(word: str) -> str:
     """A light English stem so 'cats' shares a word with 'cat' (as the porter index does)."""
-    for suffix, keep in _SUFFIX_RULES:
+    for suffix, keep in SUFFIX_RULES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: len(word) - len(suffix)] + keep
     return word

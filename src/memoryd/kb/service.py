@@ -45,11 +45,11 @@ from memoryd.kb.search import (
     page_span,
     pages_of,
     section_chunks,
-    shared_words,
     weighting,
 )
 from memoryd.kb.urls import is_url
 from memoryd.kb.vector_fill import FillListener, FillProgress, FillReport, IngestWatcher
+from memoryd.kb.word_sets import WordCache, chunk_word_sets, shared_counts
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.tokenizer import TokenCodec
 from memoryd.storage.protocols import Store
@@ -105,6 +105,7 @@ class KnowledgeBase:
         self.chunk_policy = chunk_policy or ChunkPolicy()
         self.search_policy = search_policy or KbSearchPolicy()
         self._labels: LabelCache = {}  # the named documents' row labels, split into words
+        self._words: WordCache = {}  # the words of chunks the keyword legs found
         self.retry_policy = retry_policy
         self._clock = clock
         self._ingester = Ingester(
@@ -308,8 +309,9 @@ class KnowledgeBase:
         routed_near_rows = [h for h in near_rows if h[0].document_id in named][: policy.row_pool]
         near_rows = near_rows[: policy.row_pool] if policy.row_vectors_everywhere else []
         found_by_words = [*keyword_hits, *routed_keyword, *row_hits, *routed_rows]
-        keyword_chunks = kb.chunks_by_key(list(dict.fromkeys(found_by_words)))
-        shared = shared_words(terms, keyword_chunks)
+        found = list(dict.fromkeys(found_by_words))
+        words, keyword_chunks = chunk_word_sets(kb, found, documents, self._words)
+        shared = shared_counts(terms, words)
         ranked = fuse(
             vector_hits,
             keyword_hits,

@@ -325,5 +325,7 @@ def row_params(chunk: Chunk) -> list[tuple[str, int, int, str, str]]:
 
 def first_chunks(pairs: Sequence[Sequence[Any]], k: int) -> list[ChunkKey]:
     """The chunks of (document_id, position) row hits, best first, each once, at most k."""
-    keys = dict.fromkeys(ChunkKey(str(pair[0]), int(pair[1])) for pair in pairs)
-    return list(keys)[:k]
+    # The pairs as plain tuples first: a ChunkKey per row hit of a deep row search cost more
+    # than the search's fusion.
+    firsts = list(dict.fromkeys(map(tuple, pairs)))[:k]
+    return [ChunkKey(str(document_id), int(position)) for document_id, position in firsts]
