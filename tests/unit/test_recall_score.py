@@ -20,8 +20,11 @@ from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.relevance_policy import (
     FEATURES,
     UNKNOWN_COSINE,
+    Context,
+    Model,
     calibrated,
     contributions,
+    features,
     probability,
 )
 from memoryd.recall.score_policy import rank_candidates, recency, relative_cut
@@ -193,6 +196,34 @@ def test_the_relevance_is_the_fitted_logistic_model_and_explains_itself() -> Non
     assert item.contributions["cosine"] == pytest.approx(0.5 * POLICY.score_weights["cosine"])
     cosine = POLICY.fused_cosine_weight * 0.5 / 60
     assert item.score == pytest.approx((1 / 61 + 1 / 62 + cosine) * item.recency * item.weight)
+
+
+_UNIT = st.floats(-1.0, 1.0, allow_nan=False)
+
+
+@given(
+    legs=st.dictionaries(
+        st.sampled_from(["vector", "text", "entity", "time", "episode"]), st.integers(1, 100)
+    ),
+    cosine=st.none() | _UNIT,
+    coverage=st.floats(0.0, 1.0),
+    context=st.builds(Context, _UNIT, st.floats(0.0, 1.0), _UNIT, st.booleans(), _UNIT, _UNIT),
+    weights=st.dictionaries(st.sampled_from(FEATURES), st.floats(-9.0, 9.0)),
+    bias=st.floats(-9.0, 9.0),
+)
+def test_the_one_pass_model_gives_the_features_numbers_bit_for_bit(
+    legs: dict[str, int],
+    cosine: float | None,
+    coverage: float,
+    context: Context,
+    weights: dict[str, float],
+    bias: float,
+) -> None:
+    for coefficients in (weights, POLICY.score_weights):
+        expected = calibrated(features(legs, cosine, coverage, context), coefficients, bias)
+        relevance, shares = Model(coefficients, bias, context).relevance(legs, cosine, coverage)
+        assert relevance == expected[0]
+        assert list(shares.items()) == list(expected[1].items())
 
 
 def test_the_closer_of_two_candidates_found_at_the_same_ranks_scores_higher() -> None:

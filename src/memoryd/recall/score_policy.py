@@ -24,7 +24,13 @@ from memoryd.memory.model import Kind, Memory
 from memoryd.recall.evidence_policy import Candidate, QueryFacts
 from memoryd.recall.gate_policy import Gate, Reading, gate, read_query, unseen_share
 from memoryd.recall.policy import RecallPolicy
-from memoryd.recall.relevance_policy import UNKNOWN_COSINE, Context, calibrated, features
+from memoryd.recall.relevance_policy import (
+    UNKNOWN_COSINE,
+    Context,
+    Model,
+    calibrated,
+    features,
+)
 
 # Recall's shipped settings, for callers that rank under them.
 DEFAULT_POLICY = RecallPolicy()
@@ -213,11 +219,18 @@ def _judge(
     items: list[Scored] = []
     dropped: list[Dropped] = []
     best = 0.0
+    # relevance_of for each candidate, with what every candidate shares worked out once.
+    model = Model(policy.score_weights, policy.score_bias, context)
+    embedded = facts.embedded
     for memory_id, candidate in candidates.items():
         known = verdicts.get(memory_id) if verdicts is not None else None
         verdict = known or gate(candidate, facts, policy, reading)
         found_by = verdict.admitted or tuple(candidate.ranks)
-        relevance, shares = relevance_of(candidate, facts, policy, reading, context, found_by)
+        relevance, shares = model.relevance(
+            {leg: rank for leg, rank in candidate.ranks.items() if leg in found_by},
+            candidate.cosine if embedded else None,
+            reading.coverage(candidate.words) if "text" in found_by else 0.0,
+        )
         if not verdict.admitted:
             reasons = "; ".join(f"{leg}: {why}" for leg, why in verdict.stopped.items())
             dropped.append(Dropped(memory_id, f"no gate passed ({reasons})", relevance, shares))
