@@ -31,10 +31,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -50,6 +48,7 @@ import moved_modules  # noqa: F401  (an old checkout's modules under today's pat
 from corpus import Item, memories, questions
 from report import percentile, print_table, progress, stamp
 from stores import open_with_store
+from trees import add_tree_arguments, parse_trees, run_interleaved
 
 import memoryd.recall.legs
 from memoryd.ids import IdGenerator
@@ -180,26 +179,13 @@ def measure(
     }
 
 
-def run_tree(src: Path, options: list[str]) -> dict[str, dict[str, Any]]:
-    """This script's measurements in a fresh interpreter importing memoryd from ``src``."""
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    command = [sys.executable, str(Path(__file__).resolve()), *options, "--json"]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{src}: exit {done.returncode}\n{done.stderr[-3000:]}")
-    results: dict[str, dict[str, Any]] = json.loads(done.stdout.strip().splitlines()[-1])
-    return results
-
-
 def compare_trees(trees: dict[str, Path], rounds: int, options: list[str]) -> None:
     """Run every tree ``rounds`` times, interleaved (a, b, c, a, b, c …), and print one table:
     per size and tree, each round's p50 and p95, and the blocks (identical means the same
     memories were packed)."""
-    runs: dict[str, list[dict[str, dict[str, Any]]]] = {name: [] for name in trees}
-    for round_number in range(rounds):
-        for name, src in trees.items():
-            progress(f"round {round_number + 1}: {name} ({src})")
-            runs[name].append(run_tree(src, options))
+    runs: dict[str, list[dict[str, dict[str, Any]]]] = run_interleaved(
+        Path(__file__).resolve(), trees, rounds, options
+    )
     sizes = list(next(iter(runs.values()))[0])
     print(f"\nRecall latency by tree, {rounds} interleaved rounds, {stamp()}\n")
     rows = []
@@ -300,20 +286,11 @@ def main() -> int:
         action="store_true",
         help="keep no query vectors (sets memoryd.recall.legs.QUERY_VECTORS_KEPT = 0)",
     )
-    parser.add_argument(
-        "--tree",
-        action="append",
-        default=[],
-        metavar="NAME=SRC",
-        help="measure this checkout's src in a child process (repeat; interleaved by round)",
-    )
-    parser.add_argument("--rounds", type=int, default=2, help="rounds of --tree runs")
+    add_tree_arguments(parser, rounds=2)
     parser.add_argument("--json", action="store_true", help="print the results as one JSON line")
     args = parser.parse_args()
     if args.tree:
-        trees = {
-            name: Path(src).resolve() for name, _, src in (t.partition("=") for t in args.tree)
-        }
+        trees = parse_trees(args.tree)
         options = ["--sizes", args.sizes, "--queries", str(args.queries)]
         for flag, value in (
             ("--vectors-cache", args.vectors_cache),

@@ -39,6 +39,7 @@ import moved_modules  # noqa: F401  (an old checkout's modules under today's pat
 from corpus import Corpus
 from report import Meter, progress
 from stores import WrappedEmbedder
+from trees import add_tree_arguments, parse_trees
 from write_results import EmbedRow, FillRun, SizeRow, WriteRun, WriteSample, render
 from write_trees import compare_trees, summary
 
@@ -285,14 +286,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--ops", type=int, default=200, help="timed writes per operation")
     parser.add_argument("--seed", type=int, default=7, help="seed of the generated text")
     parser.add_argument("--out", type=Path, help="also write the tables to this file")
-    parser.add_argument(
-        "--tree",
-        action="append",
-        default=[],
-        metavar="NAME=SRC",
-        help="measure this checkout's src in a child process (repeat; interleaved by round)",
-    )
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of --tree runs")
+    add_tree_arguments(parser, rounds=3)
     parser.add_argument(
         "--skip-embedding", action="store_true", help="leave out the embedding throughput rows"
     )
@@ -304,9 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run every measurement and print the tables."""
     args = parse_args(argv)
     if args.tree:
-        trees = {
-            name: Path(src).resolve() for name, _, src in (t.partition("=") for t in args.tree)
-        }
+        trees = parse_trees(args.tree)
         options = ["--sizes", args.sizes, "--ops", str(args.ops), "--seed", str(args.seed)]
         options += ["--skip-embedding"] * args.skip_embedding
         compare_trees(Path(__file__).resolve(), trees, args.rounds, options)

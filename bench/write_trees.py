@@ -5,16 +5,14 @@ first tree). Every measure is a time, so a ratio above 1 means the later tree is
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
-import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from report import percentile, print_table, progress, stamp
+from report import percentile, print_table, stamp
+from trees import run_interleaved
 from write_results import FillRun, WriteRun
 
 # (label, key) of each measure a child reports, all in milliseconds.
@@ -47,25 +45,12 @@ def summary(fills: Sequence[FillRun], writes: Sequence[WriteRun]) -> dict[str, d
     return found
 
 
-def run_tree(script: Path, src: Path, options: list[str]) -> dict[str, dict[str, float]]:
-    """``script``'s figures in a fresh interpreter importing memoryd from ``src``."""
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    command = [sys.executable, str(script), *options, "--json"]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{src}: exit {done.returncode}\n{done.stderr[-3000:]}")
-    found: dict[str, dict[str, float]] = json.loads(done.stdout.strip().splitlines()[-1])
-    return found
-
-
 def compare_trees(script: Path, trees: dict[str, Path], rounds: int, options: list[str]) -> None:
     """Run every tree ``rounds`` times, interleaved, and print the figures and the ratios."""
-    runs: dict[str, list[dict[str, dict[str, float]]]] = {name: [] for name in trees}
     load_before = os.getloadavg()
-    for round_number in range(rounds):
-        for name, src in trees.items():
-            progress(f"round {round_number + 1}: {name} ({src})")
-            runs[name].append(run_tree(script, src, options))
+    runs: dict[str, list[dict[str, dict[str, float]]]] = run_interleaved(
+        script, trees, rounds, options
+    )
     loads = (load_before, os.getloadavg())
     sizes = list(next(iter(runs.values()))[0])
     print(f"\nWrite path by tree, {rounds} interleaved rounds, {stamp()}")
