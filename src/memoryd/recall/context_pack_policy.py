@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from memoryd.memory.model import Memory
 from memoryd.recall.context_policy import CONTEXT_HEADING, CONTEXT_PREAMBLE, PackDrop, PackItem
-from memoryd.recall.pack_policy import LESSONS_HEADING, TokenCounter, render_item
+from memoryd.recall.pack_policy import LESSONS_HEADING, TokenCounter, fenced_block, render_item
 from memoryd.trust.fence import fence
 
 
@@ -19,14 +19,12 @@ def render_context(lessons: Sequence[Memory], items: Sequence[PackItem]) -> str:
     :func:`render_item`; each chunk keeps its own ``<untrusted_content>`` fence inside."""
     if not lessons and not items:
         return ""
-    lines = [CONTEXT_PREAMBLE]
-    if lessons:
-        lines.append(LESSONS_HEADING)
-        lines.extend(render_item(m) for m in lessons)
-    if items:
-        lines.append(CONTEXT_HEADING)
-        lines.extend(item.rendered for item in items)
-    return fence("memory", "\n".join(lines), {"trust": "data"})
+    return fenced_block(
+        CONTEXT_PREAMBLE,
+        [render_item(m) for m in lessons],
+        CONTEXT_HEADING,
+        [item.rendered for item in items],
+    )
 
 
 def pack_context(

@@ -85,13 +85,21 @@ def render_block(
     def line(memory: Memory) -> str:
         return cache.get(id(memory)) or render_item(memory)
 
-    lines = [PREAMBLE]
+    return fenced_block(
+        PREAMBLE, [line(m) for m in lessons], MEMORIES_HEADING, [line(m) for m in ordered]
+    )
+
+
+def fenced_block(preamble: str, lessons: Sequence[str], heading: str, items: Sequence[str]) -> str:
+    """The ``<memory trust="data">`` fence around the preamble, the lessons' lines under their
+    heading, then the other lines under ``heading`` (a section only when it has lines)."""
+    lines = [preamble]
     if lessons:
         lines.append(LESSONS_HEADING)
-        lines.extend(line(m) for m in lessons)
-    if ordered:
-        lines.append(MEMORIES_HEADING)
-        lines.extend(line(m) for m in ordered)
+        lines.extend(lessons)
+    if items:
+        lines.append(heading)
+        lines.extend(items)
     return fence("memory", "\n".join(lines), {"trust": "data"})
 
 
