@@ -130,7 +130,30 @@ class VisionCaption:
         return answer.strip()
 
 
-class BudgetedReader:
+class TimedReader:
+    """An image reader that adds the seconds each read takes to ``spent`` (the sandbox keeps
+    that time off the child's clock; :class:`BudgetedReader` stops at a budget of it)."""
+
+    def __init__(self, reader: ImageReader, clock: Callable[[], float] = time.monotonic) -> None:
+        self._reader = reader
+        self._clock = clock
+        self.spent = 0.0
+
+    @property
+    def name(self) -> str:
+        """The reader it times."""
+        return self._reader.name
+
+    def read(self, image: bytes) -> str:
+        """The picture's text, its reading time added to ``spent``."""
+        started = self._clock()
+        try:
+            return self._reader.read(image)
+        finally:
+            self.spent += self._clock() - started
+
+
+class BudgetedReader(TimedReader):
     """One document's image reader with a time budget: once reading its pictures has taken
     ``seconds``, the rest are left unread (counted in ``skipped``), so a PDF of many small
     pictures costs at most the budget, not minutes. ``clock`` is passed in for tests."""
@@ -138,27 +161,16 @@ class BudgetedReader:
     def __init__(
         self, reader: ImageReader, seconds: float, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self._reader = reader
-        self._clock = clock
+        super().__init__(reader, clock)
         self.seconds = seconds
-        self.spent = 0.0
         self.skipped = 0
-
-    @property
-    def name(self) -> str:
-        """The reader it budgets."""
-        return self._reader.name
 
     def read(self, image: bytes) -> str:
         """The picture's text, or '' once the budget is spent."""
         if self.spent >= self.seconds:
             self.skipped += 1
             return ""
-        started = self._clock()
-        try:
-            return self._reader.read(image)
-        finally:
-            self.spent += self._clock() - started
+        return super().read(image)
 
 
 def release_freed_heap() -> None:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import IO, Any, BinaryIO
 
 from memoryd.kb.converted import ConversionError
-from memoryd.kb.images import ImageReader
+from memoryd.kb.images import ImageReader, TimedReader
 
 # Rendered pictures the child sends are refused past this many pixels a side (the image reader
 # scales anything larger down to 2,400 anyway): the server never decodes a giant bitmap.
@@ -131,13 +131,18 @@ class _Conversation:
     ) -> None:
         self.child = child
         self.bounds = bounds
-        self.reader = reader
+        # The seconds the server spends reading pictures are not the child's.
+        self.reader = None if reader is None else TimedReader(reader)
         self.allowed = bounds.seconds
         self.started = time.monotonic()
-        self.reading = 0.0  # seconds the server spent reading pictures (not the child's)
         self.buffer = bytearray()
         self.stopped = False  # the deadline passed
         self.peak = 0  # the child's peak address space as last seen, in bytes
+
+    @property
+    def reading(self) -> float:
+        """Seconds the server spent reading pictures (the child's clock leaves them out)."""
+        return 0.0 if self.reader is None else self.reader.spent
 
     def run(self, params: bytes, data: bytes) -> dict[str, Any] | None:
         """The child's answer, or None when it ended without one."""
@@ -169,11 +174,7 @@ class _Conversation:
     def _read_picture(self, image: bytes) -> str:
         if self.reader is None or not _fits(image):
             return ""
-        started = time.monotonic()
-        try:
-            return self.reader.read(image)
-        finally:
-            self.reading += time.monotonic() - started
+        return self.reader.read(image)
 
     def _frame(self) -> tuple[bytes, bytes] | None:
         head = self._exactly(_HEADER.size)

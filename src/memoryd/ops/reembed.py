@@ -18,7 +18,7 @@ from typing import Any
 
 from memoryd.errors import MemorydError
 from memoryd.jobs.lease import StoreLease
-from memoryd.providers.embedder import Embedder, EmbeddingPace
+from memoryd.providers.embedder import Embedder, EmbeddingPace, EmbeddingRate
 from memoryd.providers.tokenizer import TokenCounter
 from memoryd.storage.protocols import (
     VECTOR_SOURCES,
@@ -84,7 +84,7 @@ class ReembedProgress(EmbeddingPace):
 
 
 @dataclass(frozen=True)
-class ReembedResult:
+class ReembedResult(EmbeddingRate):
     """A finished re-embed: the store now records ``target``."""
 
     source: EmbeddingSignature
@@ -94,11 +94,6 @@ class ReembedResult:
     dropped: int
     passes: int
     seconds: float
-
-    @property
-    def rate(self) -> float:
-        """Texts embedded per second."""
-        return self.embedded / self.seconds if self.seconds > 0 else 0.0
 
     def to_json(self) -> dict[str, Any]:
         """The result as plain JSON values."""

@@ -32,13 +32,10 @@ else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class EmbeddingPace:
-    """The rate and time left of a run embedding ``total`` texts, ``done`` of them by now and
-    ``embedded`` by this run in ``seconds`` (a chunk fill, a re-embed): its records subclass this
-    and declare the four fields."""
+class EmbeddingRate:
+    """The rate of a run that embedded ``embedded`` texts in ``seconds`` (a chunk fill, a
+    re-embed): its records subclass this and declare the two fields."""
 
-    done: int
-    total: int
     embedded: int
     seconds: float
 
@@ -46,6 +43,15 @@ class EmbeddingPace:
     def rate(self) -> float:
         """Texts embedded per second by this run (0 before its first batch)."""
         return self.embedded / self.seconds if self.seconds > 0 else 0.0
+
+
+class EmbeddingPace(EmbeddingRate):
+    """The rate and time left of a run embedding ``total`` texts, ``done`` of them by now and
+    ``embedded`` by this run in ``seconds``: its records subclass this and declare the four
+    fields."""
+
+    done: int
+    total: int
 
     @property
     def eta_seconds(self) -> float | None:

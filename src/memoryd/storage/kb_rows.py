@@ -143,6 +143,15 @@ class DocumentRows:
         rows = self._db.execute(self._dialect.sql(sql), (document_id, int(limit))).fetchall()
         return [chunk_from_row(row) for row in rows]
 
+    def vectors_by_position(self, document_id: str) -> dict[int, Vector]:
+        """Chunk vectors by position (pending chunks absent): each backend reads its own."""
+        raise NotImplementedError
+
+    def chunk_vectors(self, document_id: str) -> list[Vector]:
+        """Chunk vectors in position order (pending chunks absent)."""
+        by_position = self.vectors_by_position(document_id)
+        return [by_position[position] for position in sorted(by_position)]
+
     def save_document(self, document: Document) -> None:
         """Insert the document row, or update every column but id and created_at."""
         dialect = self._dialect

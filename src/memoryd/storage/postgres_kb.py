@@ -195,15 +195,6 @@ class PostgresKnowledgeStore(DocumentRows):
         rows = self._db.execute(sql, (*params, int(k))).fetchall()
         return [_record_pair(row[0]) for row in rows]
 
-    def chunk_vectors(self, document_id: str) -> list[Vector]:
-        """Chunk vectors in position order."""
-        rows = self._db.execute(
-            "SELECT embedding FROM chunks WHERE document_id = %s AND embedding IS NOT NULL "
-            "ORDER BY position",
-            (document_id,),
-        ).fetchall()
-        return [stored_vector(row[0]) for row in rows]
-
 
 def _record_pair(value: Any) -> tuple[str, int]:
     """A (document_id, position) row value, as psycopg returns a record."""

@@ -179,17 +179,6 @@ class SqliteKnowledgeStore(DocumentRows):
         given."""
         return first_chunks(self._bm25("chunks", "chunk_fts", terms, k, documents), k)
 
-    def chunk_vectors(self, document_id: str) -> list[Vector]:
-        """Chunk vectors in position order."""
-        import numpy as np
-
-        rows = self._db.execute(
-            "SELECT v.embedding FROM chunks c JOIN chunk_vectors v ON v.rowid = c.rowid "
-            "WHERE c.document_id = ? ORDER BY c.position",
-            (document_id,),
-        ).fetchall()
-        return [np.frombuffer(row[0], dtype=np.float32).copy() for row in rows]
-
     def keyword_rows(
         self, terms: Sequence[str], k: int, documents: Sequence[str] | None = None
     ) -> list[ChunkKey]:
