@@ -38,6 +38,9 @@ Span = tuple[datetime | None, datetime | None]
 """An explicit (since, until) range; either end may be open."""
 # Nothing to say: the empty block, uncounted, so a recall on a new store loads no tokenizer.
 EMPTY_BLOCK = Packed(text="", tokens=0, lessons=(), items=(), dropped=())
+# Retrieval stamps handed out within this many seconds of the first one waiting are written
+# together (one transaction, in order).
+STAMP_GATHER_SECONDS = 0.2
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,10 @@ class Retriever:
         self._stamper: ThreadPoolExecutor | None = None
         self._last_stamp: Future[None] | None = None
         self._stamp_lock = threading.Lock()
+        # Stamps not yet written, in the order they were handed out, and the wake-up of the
+        # write that will take them (None when no write is waiting).
+        self._pending: list[tuple[list[str], datetime]] = []
+        self._waiting: threading.Event | None = None
         self._stamps_notice = FullDiskNotice(log, "memoryd: writing retrieval stamps")
         self._query_embedder = QueryEmbedder(lambda: self.embedder)
 
@@ -199,9 +206,12 @@ class Retriever:
 
     def settle(self) -> None:
         """Wait until the retrieval stamps of earlier recalls are written."""
-        future = self._last_stamp
+        with self._stamp_lock:
+            future, waiting = self._last_stamp, self._waiting
         if future is None:
             return
+        if waiting is not None:
+            waiting.set()  # write now, without waiting for more stamps
         try:
             future.result()
         except Exception:  # a lost stamp is a statistic, not data: record it and go on
@@ -236,19 +246,39 @@ class Retriever:
 
     def stamp_later(self, memory_ids: list[str], at: datetime) -> None:
         """Stamp packed memories on a single background writer, so the answer does not wait
-        for the write (and the WAL checkpoints it sometimes triggers). Runs in order."""
+        for the write (and the WAL checkpoints it sometimes triggers). Stamps handed out
+        within ``STAMP_GATHER_SECONDS`` of each other are written in one transaction, in the
+        order they were handed out (the same rows end the same); :meth:`settle` writes at
+        once."""
         with self._stamp_lock:
+            self._pending.append((memory_ids, at))
+            if self._waiting is not None:
+                return  # the write that is waiting takes these too
             if self._stamper is None:
                 self._stamper = ThreadPoolExecutor(
                     max_workers=1, thread_name_prefix="memoryd-stamp"
                 )
-            self._last_stamp = self._stamper.submit(self._write_stamps, memory_ids, at)
+            waiting = self._waiting = threading.Event()
+            self._last_stamp = self._stamper.submit(self._write_pending, waiting)
 
-    def _write_stamps(self, memory_ids: list[str], at: datetime) -> None:
+    def _write_pending(self, waiting: threading.Event) -> None:
+        # Why wait: every write empties the page cache of every reader of the store, and a
+        # write beside the next recall competes with it for the cores; a burst of recalls
+        # (a busy client, several clients) writes its stamps once.
+        waiting.wait(STAMP_GATHER_SECONDS)
+        with self._stamp_lock:
+            batches, self._pending = self._pending, []
+            if self._waiting is waiting:
+                self._waiting = None
+        if batches:
+            self._write_stamps(batches)
+
+    def _write_stamps(self, batches: list[tuple[list[str], datetime]]) -> None:
         # Runs on the one stamp thread, so the notice is never shared between threads.
         try:
             with self.store.transaction():
-                self.store.memories.stamp_retrieved(memory_ids, at)
+                for memory_ids, at in batches:
+                    self.store.memories.stamp_retrieved(memory_ids, at)
         except StoreFullError as error:  # a lost stamp is a statistic, not data
             self._stamps_notice.failed(error)
             return

@@ -34,6 +34,12 @@ _SELECT_VECTORS = (
 _INSERT = (
     f"INSERT INTO memories ({MEMORY_COLUMNS}) VALUES ({SQLITE_ROWS.marks(MEMORY_COLUMN_COUNT)})"
 )
+_INACTIVE = tuple(status.value for status in Status if status is not Status.ACTIVE)
+# The ids of the memories that are not active (an index-only read of memories_by_status_kind).
+_INACTIVE_IDS = f"SELECT id FROM memories WHERE status IN ({SQLITE_ROWS.marks(len(_INACTIVE))})"
+# Up to this many memories that are not active, the entity leg leaves them out by id (SQLite
+# keeps the ids in a set for the statement) instead of reading every tagged memory's row.
+INACTIVE_IDS_MAX = 1000
 
 
 class SqliteMemoryRecords(MemoryRows):
@@ -173,6 +179,7 @@ class SqliteEntityIndex(EntityRows):
 
     def __init__(self, connection: SqliteConnection, keys: RowKeys) -> None:
         super().__init__(connection, SQLITE_ROWS, _entity_id, keys)
+        self.inactive_ids_max = INACTIVE_IDS_MAX
 
     def version(self) -> tuple[int, int]:
         """Changes whenever a name or alias is added or removed (to refresh cached matchers)."""
@@ -196,11 +203,32 @@ class SqliteEntityIndex(EntityRows):
             return []
         cases = " ".join("WHEN ? THEN ?" for _ in weights)
         params: list[Any] = [v for pair in weights.items() for v in pair]
+        tagged = f"me.entity_id IN ({SQLITE_ROWS.marks(len(weights))})"
+        # Why: joining every tagged row to its memory for the status reads one memory row per
+        # tag (a name tagging 456 of 10,000 memories: ~2.2 ms when the reader's page cache was
+        # just emptied by a write, as after every recall's stamp, against ~0.7 ms). With few
+        # memories not active, they are left out by id instead (the same rows: every tag has
+        # its memory, a foreign key).
+        if self._few_inactive():
+            source = f"memory_entities me WHERE {tagged} AND me.memory_id NOT IN ({_INACTIVE_IDS})"
+            filters: tuple[str, ...] = _INACTIVE
+        else:
+            source = (
+                "memory_entities me JOIN memories m ON m.id = me.memory_id "
+                f"WHERE {tagged} AND m.status = 'active'"
+            )
+            filters = ()
         rows = self._db.execute(
-            f"SELECT me.memory_id, sum(CASE me.entity_id {cases} END) AS score "
-            "FROM memory_entities me JOIN memories m ON m.id = me.memory_id "
-            f"WHERE me.entity_id IN ({SQLITE_ROWS.marks(len(weights))}) AND m.status = 'active' "
+            f"SELECT me.memory_id, sum(CASE me.entity_id {cases} END) AS score FROM {source} "
             "GROUP BY me.memory_id ORDER BY score DESC, me.memory_id DESC LIMIT ?",
-            (*params, *weights.keys(), int(limit)),
+            (*params, *weights.keys(), *filters, int(limit)),
         ).fetchall()
         return [row[0] for row in rows]
+
+    def _few_inactive(self) -> bool:
+        """Whether at most ``inactive_ids_max`` memories are not active (counted no further)."""
+        most = self.inactive_ids_max
+        row = self._db.execute(
+            f"SELECT count(*) FROM ({_INACTIVE_IDS} LIMIT ?)", (*_INACTIVE, most + 1)
+        ).fetchone()
+        return int(row[0]) <= most
