@@ -104,7 +104,7 @@ class KnowledgeBase:
         self.limits = limits or Limits()
         self.chunk_policy = chunk_policy or ChunkPolicy()
         self.search_policy = search_policy or KbSearchPolicy()
-        self._labels: LabelCache = {}  # the named documents' row labels, split into words
+        self._labels = LabelCache()  # the named documents' row labels, split into words
         self._words: WordCache = {}  # the words of chunks the keyword legs found
         self.retry_policy = retry_policy
         self._clock = clock
@@ -281,7 +281,7 @@ class KnowledgeBase:
         if named - documents.keys():  # a document named by a ticker the legs did not find
             documents.update(kb.documents_by_id(sorted(named - documents.keys())))
         named_docs = [documents[i] for i in sorted(named) if i in documents]
-        spelled, extra = spell_out(kb, text, named_docs, terms, policy, self._labels)
+        spelled, extra = spell_out(kb, text, named_docs, terms, policy, self._labels, documents)
         if extra:
             terms = [*terms, *extra]
             keyword_deep = kb.keyword_chunks(terms, deep)
