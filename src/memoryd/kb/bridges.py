@@ -16,7 +16,7 @@ from memoryd.words import query_terms
 # Documents whose ties are kept, at most (the oldest go first).
 TIE_CACHE_DOCUMENTS = 512
 Version = tuple[str, str | None, str]
-# The newest documents of the library whose ties a question may use, besides those it searched.
+# The newest documents of the library whose ties a question may use, besides the named ones.
 LIBRARY = 200
 
 
@@ -26,7 +26,24 @@ def version(document: Document) -> Version:
 
 
 class TieCache(dict[Version, list[Tie]]):
-    """Each document version's ties, mined once."""
+    """Each document version's ties, mined once, and the last library's ties with the names
+    abbreviations are spelled out from."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.library: tuple[tuple[Version, ...], list[Tie], list[list[str]]] = ((), [], [])
+
+    def of_library(
+        self, kb: KnowledgeStore, documents: Sequence[Document]
+    ) -> tuple[list[Tie], list[list[str]]]:
+        """The ties of ``documents`` and their wordings as label names, kept while the same
+        document versions are asked for."""
+        versions = tuple(sorted(version(d) for d in documents))
+        if versions != self.library[0]:
+            ties = self.ties(kb, documents)
+            names = label_words(" ".join(t.wording) for t in ties)
+            self.library = (versions, ties, names)
+        return self.library[1], self.library[2]
 
     def ties(self, kb: KnowledgeStore, documents: Iterable[Document]) -> list[Tie]:
         """The ties of ``documents``, mining those not yet kept."""
@@ -46,11 +63,10 @@ def bridged(
     text: str,
     named: Sequence[Document],
     named_labels: Sequence[str],
-    searched: Iterable[Document],
     cache: TieCache,
 ) -> list[Expansion]:
-    """The named documents' labels that the question's words reach through the ties of the
-    documents searched (``searched``: those the legs found), or none."""
+    """The named documents' labels (``named_labels``) that the question's words reach through
+    the ties of the library's newest documents and the named ones, or none."""
     if not named:
         return []
     naming = {s.casefold() for s in symbols(text)}
@@ -62,9 +78,8 @@ def bridged(
         for w in query_terms(spell_fiscal_years(text))
         if w not in naming and not any(ch.isdigit() for ch in w)
     ]
-    documents = list({d.id: d for d in [*named, *searched, *kb.documents(limit=LIBRARY)]}.values())
-    ties = cache.ties(kb, documents)
-    library = label_words(label for t in ties for label in [" ".join(t.wording)])
+    documents = list({d.id: d for d in [*named, *kb.documents(limit=LIBRARY)]}.values())
+    ties, library = cache.of_library(kb, documents)
     heads = [
         (words_of(names[0]), words_of(" ".join(names[1:])))
         for label in named_labels

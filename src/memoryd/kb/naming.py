@@ -98,14 +98,12 @@ def spell_out(
     terms: Sequence[str],
     policy: KbSearchPolicy,
     cache: LabelCache,
-    searched: Mapping[str, Document] | None = None,
 ) -> tuple[list[Expansion], list[str]]:
     """The question's abbreviations spelled out from the named documents' row labels
     (:mod:`memoryd.kb.abbreviation_policy`), then, with ``policy.bridge_labels``, its words
     carried to the named labels the library's shared numbers tie them to
-    (:mod:`memoryd.kb.bridges`; ``searched``: the documents the legs found), and the words they
-    add to ``terms``. Each document's labels are read and split once per version of it
-    (``cache``)."""
+    (:mod:`memoryd.kb.bridges`), and the words they add to ``terms``. Each document's labels
+    are read and split once per version of it (``cache``)."""
     if not named or not (policy.expand_labels or policy.bridge_labels):
         return [], []
     by_label: dict[str, list[list[str]]] = {}
@@ -120,7 +118,7 @@ def spell_out(
     if policy.expand_labels and candidates(text):
         spelled = expand_names(text, [words for names in by_label.values() for words in names])
     if policy.bridge_labels:
-        spelled += bridged(kb, text, named, list(by_label), (searched or {}).values(), cache.ties)
+        spelled += bridged(kb, text, named, list(by_label), cache.ties)
     return spelled, [t for t in expanded_terms(spelled) if t not in terms]
 
 

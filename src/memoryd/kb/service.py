@@ -281,7 +281,7 @@ class KnowledgeBase:
         if named - documents.keys():  # a document named by a ticker the legs did not find
             documents.update(kb.documents_by_id(sorted(named - documents.keys())))
         named_docs = [documents[i] for i in sorted(named) if i in documents]
-        spelled, extra = spell_out(kb, text, named_docs, terms, policy, self._labels, documents)
+        spelled, extra = spell_out(kb, text, named_docs, terms, policy, self._labels)
         if extra:
             terms = [*terms, *extra]
             keyword_deep = kb.keyword_chunks(terms, deep)
