@@ -22,7 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import pairwise
 
 from memoryd.kb.abbreviation_policy import CONNECTORS, Expansion, expand_names, label_names
@@ -59,6 +59,12 @@ class Tie:
     wording: tuple[str, ...]
     label: tuple[str, ...]
     context: tuple[str, ...] = ()
+
+    @cached_property
+    def stems(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+        """The content stems of its wording, label and context (:func:`content`), computed once:
+        a search compares its words with every tie of the library."""
+        return content(self.wording), content(self.label), content(self.context)
 
 
 def number_key(token: str) -> str | None:
@@ -132,6 +138,23 @@ def document_ties(texts: Sequence[str]) -> list[Tie]:
     return sorted(ties, key=lambda t: (t.wording, t.label))
 
 
+@lru_cache(maxsize=65536)
+def label_head(label: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A row's label text ("label (group) — table title") as the label's words and its group's
+    (kept: a search reads the named documents' few hundred labels every time)."""
+    names = label_names(label)
+    return (words_of(names[0]), words_of(" ".join(names[1:]))) if names else ((), ())
+
+
+def postings(ties: Sequence[Tie]) -> dict[str, list[int]]:
+    """Which ties (by position) hold each stem in their wording."""
+    found: dict[str, list[int]] = {}
+    for index, tie in enumerate(ties):
+        for word in tie.stems[0]:
+            found.setdefault(word, []).append(index)
+    return found
+
+
 def _sentences(text: str) -> list[str]:
     """The prose sentences of a chunk's text (no table line, heading or page mark)."""
     prose = [
@@ -149,13 +172,15 @@ def bridge(
     library_labels: Sequence[list[str]],
     ties: Sequence[Tie],
     own: Sequence[Tie] = (),
+    index: dict[str, list[int]] | None = None,
 ) -> list[Expansion]:
     """The named documents' labels the question's words reach through the library's ties.
 
     ``question_words`` are the question's topic words (no name, year or stop word);
     ``named_labels`` the row labels of the named documents (each with its group's words),
     ``library_labels`` the ties' wordings (what abbreviations are spelled out from), ``ties``
-    the library's ties and ``own`` the named documents' own. A word is bridged when it is a
+    the library's ties (``index``: their :func:`postings`, else made here) and ``own`` the
+    named documents' own. A word is bridged when it is a
     whole wording (a lone word inside a prose sentence ties too loosely: "add", "pending"
     reached the balance sheet), a pair of the question's adjacent words or a spelled-out
     abbreviation is when a wording holds it. A word or pair any named label already uses is not
@@ -163,6 +188,7 @@ def bridge(
     is bridged through the named documents' own ties only: Coca-Cola's "Capital expenditures"
     by segment carries the number of its cash-flow row "Purchases of property, plant and
     equipment", while Oracle's cash-flow row is "Capital expenditures" itself."""
+    index = postings(ties) if index is None else index
     used = {s for label, _ in named_labels for s in content(label)}
     # (what it is called, its stems, whether a wording must be exactly it, the ties it may use)
     concepts: list[tuple[str, frozenset[str], bool, Sequence[Tie]]] = []
@@ -183,11 +209,14 @@ def bridge(
     for token, stems, exact, usable in concepts:
         support: Counter[frozenset[str]] = Counter()
         groups: dict[frozenset[str], set[str]] = {}
+        if usable is ties:
+            lists = [index.get(s, []) for s in stems]
+            usable = [ties[i] for i in min(lists, key=len)]
         for tie in usable:
-            target, wording = content(tie.label), content(tie.wording)
+            wording, target, context = tie.stems
             if (wording == stems if exact else stems <= wording) and not stems <= target:
                 support[target] += 1
-                groups.setdefault(target, set()).update(content(tie.context))
+                groups.setdefault(target, set()).update(context)
         if len(support) > MAX_TARGETS:
             continue
         reached = _reach(support, groups, named_labels, stems)
@@ -206,9 +235,10 @@ def _reach(
     then the largest share of the tied label's words, then a group of the same words
     ("Investing activities"), then the fewest words of their own."""
     scored: dict[str, tuple[int, float]] = {}
+    wanted = frozenset().union(*support)
     for label, group in named_labels:
         held = content(label)
-        if not held or stems <= held:
+        if held.isdisjoint(wanted) or stems <= held:
             continue
         for target, count in support.items():
             target_group = groups[target]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from memoryd.kb.abbreviation_policy import Expansion, label_names, label_words
-from memoryd.kb.bridge_policy import Tie, bridge, document_ties, words_of
+from memoryd.kb.abbreviation_policy import Expansion, label_words
+from memoryd.kb.bridge_policy import Tie, bridge, document_ties, label_head, postings
 from memoryd.kb.model import Document
 from memoryd.kb.routing import identity, spell_fiscal_years, symbols
 from memoryd.storage.kb_protocols import KnowledgeStore
@@ -16,6 +16,10 @@ from memoryd.words import query_terms
 # Documents whose ties are kept, at most (the oldest go first).
 TIE_CACHE_DOCUMENTS = 512
 Version = tuple[str, str | None, str]
+# The documents' versions, their ties, the ties' wordings as label names, the ties by stem.
+Library = tuple[tuple[Version, ...], list[Tie], list[list[str]], dict[str, list[int]]]
+# Wordings of at most this many words are what abbreviations are spelled out from.
+SHORT = 8
 # The newest documents of the library whose ties a question may use, besides the named ones.
 LIBRARY = 200
 
@@ -31,19 +35,18 @@ class TieCache(dict[Version, list[Tie]]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.library: tuple[tuple[Version, ...], list[Tie], list[list[str]]] = ((), [], [])
+        self.library: Library = ((), [], [], {})
 
-    def of_library(
-        self, kb: KnowledgeStore, documents: Sequence[Document]
-    ) -> tuple[list[Tie], list[list[str]]]:
-        """The ties of ``documents`` and their wordings as label names, kept while the same
-        document versions are asked for."""
+    def of_library(self, kb: KnowledgeStore, documents: Sequence[Document]) -> Library:
+        """The ties of ``documents``, their wordings as label names and the ties by stem, kept
+        while the same document versions are asked for."""
         versions = tuple(sorted(version(d) for d in documents))
         if versions != self.library[0]:
             ties = self.ties(kb, documents)
-            names = label_words(" ".join(t.wording) for t in ties)
-            self.library = (versions, ties, names)
-        return self.library[1], self.library[2]
+            # Only a short wording can be spelled out whole (a prose window never is).
+            names = label_words(" ".join(t.wording) for t in ties if len(t.wording) <= SHORT)
+            self.library = (versions, ties, names, postings(ties))
+        return self.library
 
     def ties(self, kb: KnowledgeStore, documents: Iterable[Document]) -> list[Tie]:
         """The ties of ``documents``, mining those not yet kept."""
@@ -79,11 +82,7 @@ def bridged(
         if w not in naming and not any(ch.isdigit() for ch in w)
     ]
     documents = list({d.id: d for d in [*named, *kb.documents(limit=LIBRARY)]}.values())
-    ties, library = cache.of_library(kb, documents)
-    heads = [
-        (words_of(names[0]), words_of(" ".join(names[1:])))
-        for label in named_labels
-        if (names := label_names(label))
-    ]
+    _, ties, library, index = cache.of_library(kb, documents)
+    heads = [head for head in dict.fromkeys(label_head(label) for label in named_labels) if head[0]]
     own = cache.ties(kb, named)
-    return bridge(words, text, list(dict.fromkeys(heads)), library, ties, own)
+    return bridge(words, text, heads, library, ties, own, index)
