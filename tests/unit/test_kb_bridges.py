@@ -114,3 +114,13 @@ def test_an_abbreviation_the_named_labels_spell_uses_the_named_documents_own_tie
     named_cash_flow = [(words_of("Purchases of property, plant and equipment"), ()), *named]
     found = bridge(["capex"], question, named_cash_flow, library, ties, own)
     assert found[0].phrases[0] == "purchases of property plant and equipment"
+
+
+def test_a_label_naming_a_year_ties_nothing() -> None:
+    # A maturity schedule's "Fiscal 2024" or "Notes due April 2028" is a period, not a name of
+    # the quantity; its words would otherwise tie "fiscal" to any figure.
+    schedule = (
+        "| | Amount |\n|---|---|\n| Fiscal 2024 | 3,750 |\n| Notes due April 2028 | 1,250 |\n"
+    )
+    prose = "We repay $3,750 of principal in fiscal 2024 and $1,250 in 2028."
+    assert document_ties([schedule, prose]) == []

@@ -49,6 +49,7 @@ MAX_TARGETS = 8
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 _YEAR = re.compile(r"(?:19|20)\d\d")
+_LABEL_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,9 @@ def document_ties(texts: Sequence[str]) -> list[Tie]:
         for row in table_rows("", text):
             names = label_names(row.label)
             label = words_of(names[0]) if names else ()
-            if not content(label):
+            # A label that names a year ("Fiscal 2024", "Notes due April 2028") is a period or
+            # an instrument, not a quantity's name: its words would tie to any figure.
+            if not content(label) or _LABEL_YEAR.search(names[0]):
                 continue
             context.setdefault(label, words_of(" ".join(names[1:])))
             for part in row.text.split(" | ")[1:]:
