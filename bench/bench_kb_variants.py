@@ -24,23 +24,31 @@ from kb_cache import CachedEmbedder
 from report import percentile, print_table, progress
 from stores import open_with_store
 
+from memoryd.kb import bridge_policy
 from memoryd.kb.model import Document
 from memoryd.kb.search import KbSearchPolicy
 from memoryd.providers.embedder import LocalMiniLM
 
 BASE = KbSearchPolicy()
-MAIN = replace(BASE, expand_labels=False, route_by_symbols=False, route_topic_only=False)
+MAIN = replace(
+    BASE, expand_labels=False, route_by_symbols=False, route_topic_only=False, bridge_labels=False
+)
 VARIANTS: dict[str, KbSearchPolicy] = {
-    "none of the three (main)": MAIN,
+    "none of the three": MAIN,
     "abbreviations spelled out, keyword legs only": replace(
         MAIN, expand_labels=True, expand_label_vector=False
     ),
     "abbreviations spelled out, keyword legs and row-label vector": replace(
         MAIN, expand_labels=True
     ),
-    "+ tickers name documents": replace(BASE, route_topic_only=False),
-    "+ named documents searched without their names (the default)": BASE,
+    "+ tickers name documents": replace(BASE, route_topic_only=False, bridge_labels=False),
+    "+ named documents searched without their names (main)": replace(BASE, bridge_labels=False),
+    "+ words carried across by the library's numbers (the default)": BASE,
+    "the same, two labels reached per word": BASE,
 }
+# Per variant, kb.bridge_policy constants set for its run (the others keep their values).
+CONSTANTS: dict[str, dict[str, int]] = {"the same, two labels reached per word": {"MAX_REACHED": 2}}
+DEFAULTS = {"MAX_REACHED": bridge_policy.MAX_REACHED}
 MEASURES = ("hit@1", "hit@5", "hit@10", "right document first", "page hit@5")
 
 
@@ -80,6 +88,7 @@ def main() -> None:
         rows = []
         for name, policy in chosen.items():
             service.kb.search_policy = policy
+            _set_constants(CONSTANTS.get(name, {}))
             latencies: list[float] = []
             cells: list[str] = [name]
             for questions in sets.values():
@@ -94,6 +103,12 @@ def main() -> None:
         service.close()
 
 
+def _set_constants(values: dict[str, int]) -> None:
+    """kb.bridge_policy's constants as ``values`` says, the others at their defaults."""
+    for constant, default in DEFAULTS.items():
+        setattr(bridge_policy, constant, values.get(constant, default))
+
+
 def _latency(service: Any, chosen: dict[str, KbSearchPolicy], questions: list[str]) -> None:
     """search_kb ms per variant, each question asked of every variant in turn (the machine's
     load falls on all alike), after one untimed round that embeds every question."""
@@ -104,6 +119,7 @@ def _latency(service: Any, chosen: dict[str, KbSearchPolicy], questions: list[st
     for question in questions:
         for name, policy in chosen.items():
             service.kb.search_policy = policy
+            _set_constants(CONSTANTS.get(name, {}))
             begun, begun_cpu = time.perf_counter(), time.process_time()
             service.kb.search(question, limit=10)
             cpu[name].append((time.process_time() - begun_cpu) * 1000)

@@ -18,6 +18,7 @@ from memoryd.kb.abbreviation_policy import (
     expanded_terms,
     label_words,
 )
+from memoryd.kb.bridges import TieCache, bridged
 from memoryd.kb.model import Document
 from memoryd.kb.routing import (
     MAX_SYMBOL_DOCUMENTS,
@@ -79,7 +80,15 @@ def named_documents(
 
 # Label names kept per document version (id, content hash, update time), at most this many.
 LABEL_CACHE_DOCUMENTS = 256
-LabelCache = dict[tuple[str, str | None, str], dict[str, list[list[str]]]]
+
+
+class LabelCache(dict[tuple[str, str | None, str], dict[str, list[list[str]]]]):
+    """Each named document version's labels split into words, and the library's ties
+    (:mod:`memoryd.kb.bridges`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ties = TieCache()
 
 
 def spell_out(
@@ -91,9 +100,11 @@ def spell_out(
     cache: LabelCache,
 ) -> tuple[list[Expansion], list[str]]:
     """The question's abbreviations spelled out from the named documents' row labels
-    (:mod:`memoryd.kb.abbreviation_policy`), and the words they add to ``terms``. Each
-    document's labels are read and split once per version of it (``cache``)."""
-    if not named or not policy.expand_labels or not candidates(text):
+    (:mod:`memoryd.kb.abbreviation_policy`), then, with ``policy.bridge_labels``, its words
+    carried to the named labels the library's shared numbers tie them to
+    (:mod:`memoryd.kb.bridges`), and the words they add to ``terms``. Each document's labels
+    are read and split once per version of it (``cache``)."""
+    if not named or not (policy.expand_labels or policy.bridge_labels):
         return [], []
     by_label: dict[str, list[list[str]]] = {}
     for document in named:
@@ -103,7 +114,11 @@ def spell_out(
                 cache.clear()
             cache[key] = {label: label_words([label]) for label in kb.row_labels([document.id])}
         by_label.update(cache[key])
-    spelled = expand_names(text, [words for names in by_label.values() for words in names])
+    spelled: list[Expansion] = []
+    if policy.expand_labels and candidates(text):
+        spelled = expand_names(text, [words for names in by_label.values() for words in names])
+    if policy.bridge_labels:
+        spelled += bridged(kb, text, named, list(by_label), cache.ties)
     return spelled, [t for t in expanded_terms(spelled) if t not in terms]
 
 

@@ -88,6 +88,11 @@ class KbSearchPolicy:
     # Within the named documents the keyword legs leave out the words that named them.
     route_topic_only: bool = True
     expand_label_vector: bool = True
+    # A question's words that no label of the named documents uses, carried to the labels the
+    # library's shared numbers tie them to ("capex" → Costco's "capital expenditures", $3,891
+    # → "Additions to property and equipment" → Apple's "Payments for acquisition of property,
+    # plant and equipment"; :mod:`memoryd.kb.bridge_policy`), added as the abbreviations are.
+    bridge_labels: bool = True
     # At most this many chunks of one document (None: no cap, only the diversity preference).
     per_document: int | None = None
     # Why 60: the usual reciprocal-rank constant; it keeps rank 1 from dwarfing ranks 2–10.

@@ -104,7 +104,7 @@ class KnowledgeBase:
         self.limits = limits or Limits()
         self.chunk_policy = chunk_policy or ChunkPolicy()
         self.search_policy = search_policy or KbSearchPolicy()
-        self._labels: LabelCache = {}  # the named documents' row labels, split into words
+        self._labels = LabelCache()  # the named documents' row labels, split into words
         self._words: WordCache = {}  # the words of chunks the keyword legs found
         self.retry_policy = retry_policy
         self._clock = clock

@@ -1,0 +1,88 @@
+"""The library's ties (:mod:`memoryd.kb.bridge_policy`) read against the store: each document's
+ties are mined from its chunks once per version of it and kept; a question's words that no label
+of the named documents uses are carried over to the labels they are tied to."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from memoryd.kb.abbreviation_policy import Expansion, label_words
+from memoryd.kb.bridge_policy import Tie, bridge, document_ties, label_head, postings
+from memoryd.kb.model import Document
+from memoryd.kb.routing import identity, spell_fiscal_years, symbols
+from memoryd.storage.kb_protocols import KnowledgeStore
+from memoryd.words import query_terms
+
+# Documents whose ties are kept, at most (the oldest go first).
+TIE_CACHE_DOCUMENTS = 512
+Version = tuple[str, str | None, str]
+# The documents' versions, their ties, the ties' wordings as label names, the ties by stem.
+Library = tuple[tuple[Version, ...], list[Tie], list[list[str]], dict[str, list[int]]]
+# Wordings of at most this many words are what abbreviations are spelled out from.
+SHORT = 8
+# The newest documents of the library whose ties a question may use, besides the named ones.
+LIBRARY = 200
+
+
+def version(document: Document) -> Version:
+    """A document's version: its id, content hash and update time."""
+    return (document.id, document.content_hash, document.updated_at.isoformat())
+
+
+class TieCache(dict[Version, list[Tie]]):
+    """Each document version's ties, mined once, and the last library's ties with the names
+    abbreviations are spelled out from."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.library: Library = ((), [], [], {})
+
+    def of_library(self, kb: KnowledgeStore, documents: Sequence[Document]) -> Library:
+        """The ties of ``documents``, their wordings as label names and the ties by stem, kept
+        while the same document versions are asked for."""
+        versions = tuple(sorted(version(d) for d in documents))
+        if versions != self.library[0]:
+            ties = self.ties(kb, documents)
+            # Only a short wording can be spelled out whole (a prose window never is).
+            names = label_words(" ".join(t.wording) for t in ties if len(t.wording) <= SHORT)
+            self.library = (versions, ties, names, postings(ties))
+        return self.library
+
+    def ties(self, kb: KnowledgeStore, documents: Iterable[Document]) -> list[Tie]:
+        """The ties of ``documents``, mining those not yet kept."""
+        every: list[Tie] = []
+        for document in documents:
+            key = version(document)
+            if key not in self:
+                while len(self) >= TIE_CACHE_DOCUMENTS:
+                    del self[next(iter(self))]
+                self[key] = document_ties([c.text for c in kb.chunks(document.id)])
+            every.extend(self[key])
+        return every
+
+
+def bridged(
+    kb: KnowledgeStore,
+    text: str,
+    named: Sequence[Document],
+    named_labels: Sequence[str],
+    cache: TieCache,
+) -> list[Expansion]:
+    """The named documents' labels (``named_labels``) that the question's words reach through
+    the ties of the library's newest documents and the named ones, or none."""
+    if not named:
+        return []
+    naming = {s.casefold() for s in symbols(text)}
+    for document in named:
+        ident = identity(document.id, document.title, document.source_uri)
+        naming |= ident.names | ident.title_words
+    words = [
+        w
+        for w in query_terms(spell_fiscal_years(text))
+        if w not in naming and not any(ch.isdigit() for ch in w)
+    ]
+    documents = list({d.id: d for d in [*named, *kb.documents(limit=LIBRARY)]}.values())
+    _, ties, library, index = cache.of_library(kb, documents)
+    heads = [head for head in dict.fromkeys(label_head(label) for label in named_labels) if head[0]]
+    own = cache.ties(kb, named)
+    return bridge(words, text, heads, library, ties, own, index)
