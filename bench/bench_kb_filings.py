@@ -143,9 +143,7 @@ def score_set(
         by_kind.setdefault(question["kind"], []).append(rank or 0)
         right_first += bool(found) and found[0].document.id == document.id
         wanted = set(question["pages"])
-        cited = [
-            hit.document.id == document.id and bool(wanted & _hit_pages(hit)) for hit in found
-        ]
+        cited = [hit.document.id == document.id and bool(wanted & _hit_pages(hit)) for hit in found]
         page5 += any(cited[:5])
         page10 += any(cited)
         if rank is None:

@@ -32,10 +32,12 @@ from memoryd.providers.embedder import LocalMiniLM
 BASE = KbSearchPolicy()
 VARIANTS: dict[str, KbSearchPolicy] = {
     "one result per chunk (main)": replace(BASE, merge_pages=False),
-    "a page's chunks merged, fusion 2x deep": replace(BASE, merge_depth=2),
-    "a page's chunks merged, fusion 3x deep": replace(BASE, merge_depth=3),
-    "a page's chunks merged, fusion 4x deep (the default)": BASE,
-    "a page's chunks merged, fusion 6x deep": replace(BASE, merge_depth=6),
+    "a page's chunks merged, fusion 2x deep": replace(BASE, merge_depth=2, merge_most=None),
+    "a page's chunks merged, fusion 3x deep": replace(BASE, merge_depth=3, merge_most=None),
+    "a page's chunks merged, fusion 4x deep": replace(BASE, merge_most=None),
+    "a page's chunks merged, fusion 6x deep": replace(BASE, merge_depth=6, merge_most=None),
+    "4x deep, at most 2 chunks a result": replace(BASE, merge_most=2),
+    "4x deep, at most 3 chunks a result (the default)": BASE,
 }
 MEASURES = ("hit@1", "hit@5", "hit@10", "right document first", "page hit@5", "page hit@10")
 

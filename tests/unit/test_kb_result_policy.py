@@ -48,3 +48,11 @@ def test_a_later_chunk_of_a_kept_page_still_joins_once_the_places_are_full() -> 
 
     assert positions(merge_pages(results, pages, 2)) == [(1, 2), (1,)]
     assert merge_pages(results, pages, 0) == []
+
+
+def test_a_place_shows_at_most_the_chunks_asked_and_leaves_the_rest_out() -> None:
+    results = [ranked("a", n, 1.0 - n / 10) for n in range(1, 5)] + [ranked("b", 1, 0.1)]
+    pages = {ChunkKey("a", n): (7, 7) for n in range(1, 5)}
+
+    assert positions(merge_pages(results, pages, 5, most=2)) == [(1, 2), (1,)]
+    assert positions(merge_pages(results, pages, 5)) == [(1, 2, 3, 4), (1,)]

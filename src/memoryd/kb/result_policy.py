@@ -19,11 +19,13 @@ def merge_pages(
     ranked: Sequence[RankedChunk],
     pages: Mapping[ChunkKey, tuple[int, int] | None],
     limit: int,
+    most: int | None = None,
 ) -> list[tuple[RankedChunk, tuple[ChunkKey, ...]]]:
     """The fused results with those that cite a page of the same document merged, best first,
     at most ``limit`` places: each result leads a place unless its pages overlap the pages of
     a place already kept (the pages of its leading chunk), which it then joins. A chunk without
-    pages is a place of its own."""
+    pages is a place of its own. A place shows at most ``most`` chunks (None: all): the
+    later chunks of its pages are left out, not shown as places of their own."""
     if limit <= 0:
         return []
     places: list[tuple[RankedChunk, list[ChunkKey]]] = []
@@ -40,7 +42,8 @@ def merge_pages(
             None,
         )
         if joined is not None:
-            places[joined][1].append(result.key)
+            if most is None or len(places[joined][1]) + 1 < most:
+                places[joined][1].append(result.key)
             continue
         if len(places) == limit:
             continue

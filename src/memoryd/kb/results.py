@@ -11,7 +11,7 @@ from memoryd.json_shapes import CliOnly, Default, Described
 from memoryd.kb.model import Chunk, ChunkKey, Document, DocumentJson, page_label
 from memoryd.kb.result_policy import merge_pages
 from memoryd.kb.routing import Route
-from memoryd.kb.search import RankedChunk
+from memoryd.kb.search import KbSearchPolicy, RankedChunk
 from memoryd.trust.fence import escape_data, fence
 
 IngestOutcome = Literal["ok", "skipped", "queued", "failed"]
@@ -167,12 +167,13 @@ def assemble_hits(
     documents: Mapping[str, Document],
     chunks: Mapping[ChunkKey, Chunk],
     limit: int,
-    merge: bool = True,
+    policy: KbSearchPolicy,
 ) -> tuple[KbHit, ...]:
-    """At most ``limit`` results from the fused ranking, best first; with ``merge``, the
-    chunks on a page of a better result of the same document join that result."""
+    """At most ``limit`` results from the fused ranking, best first; with the policy's
+    ``merge_pages``, the chunks on a page of a better result of the same document join that
+    result (at most ``merge_most`` chunks a result)."""
     found = [r for r in ranked if r.key in chunks and r.key.document_id in documents]
-    if not merge:
+    if not policy.merge_pages:
         return tuple(KbHit(documents[r.key.document_id], chunks[r.key], r) for r in found[:limit])
     pages = {r.key: chunks[r.key].page_range for r in found}
     return tuple(
@@ -182,7 +183,7 @@ def assemble_hits(
             lead,
             tuple(chunks[key] for key in more),
         )
-        for lead, more in merge_pages(found, pages, limit)
+        for lead, more in merge_pages(found, pages, limit, policy.merge_most)
     )
 
 
