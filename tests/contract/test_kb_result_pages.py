@@ -51,8 +51,12 @@ def test_chunks_of_one_page_are_one_result_citing_the_page_and_showing_their_tex
     assert len(on_page_two) >= 2  # the page is long enough to be cut
 
     question = "breakwater tally tonnes per dock in the ledger"
+    policy = service.kb.search_policy
+    service.kb.search_policy = replace(policy, merge_most=None)
     merged = service.kb.search(question, limit=5)
-    service.kb.search_policy = replace(service.kb.search_policy, merge_pages=False)
+    service.kb.search_policy = policy
+    capped = service.kb.search(question, limit=5)
+    service.kb.search_policy = replace(policy, merge_pages=False)
     apart = service.kb.search(question, limit=5)
 
     assert sum(1 for h in apart.hits if covers(h.chunk.page_range, 2)) >= 2
@@ -71,3 +75,7 @@ def test_chunks_of_one_page_are_one_result_citing_the_page_and_showing_their_tex
         assert content.count(ledger_line(index)) == 1
     places = [(h.document.id, h.page_range) for h in merged.hits]
     assert len(places) == len(set(places))
+    # By default a result shows at most three chunks; the others of its page take no place.
+    [page_two] = [h for h in capped.hits if covers(h.page_range, 2)]
+    assert len(page_two.chunks) == min(3, len(touching))
+    assert page_two.chunk == next(h.chunk for h in merged.hits if covers(h.page_range, 2))
