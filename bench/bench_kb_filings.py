@@ -76,6 +76,17 @@ def _pages(chunk: Chunk) -> set[int]:
     return set(range(span[0], span[1] + 1)) if span else set()
 
 
+def _hit_pages(hit: Any) -> set[int]:
+    """The pages a result cites: all its chunks' since results of one page are merged (a
+    release before that: its one chunk's)."""
+    return _pages(hit if hasattr(hit, "merged") else hit.chunk)
+
+
+def _hit_text(hit: Any) -> str:
+    """A result's text: all its chunks' (a release before merging: its one chunk's)."""
+    return str(getattr(hit, "text", hit.chunk.text))
+
+
 def share(part: int, whole: int) -> str:
     """'0.50 (24/48)', or '-' for nothing to share."""
     return f"{part / whole:.2f} ({part}/{whole})" if whole else "-"
@@ -123,7 +134,7 @@ def score_set(
             (
                 i
                 for i, hit in enumerate(found, start=1)
-                if hit.document.id == document.id and quote in squash(hit.chunk.text)
+                if hit.document.id == document.id and quote in squash(_hit_text(hit))
             ),
             None,
         )
@@ -132,9 +143,7 @@ def score_set(
         by_kind.setdefault(question["kind"], []).append(rank or 0)
         right_first += bool(found) and found[0].document.id == document.id
         wanted = set(question["pages"])
-        cited = [
-            hit.document.id == document.id and bool(wanted & _pages(hit.chunk)) for hit in found
-        ]
+        cited = [hit.document.id == document.id and bool(wanted & _hit_pages(hit)) for hit in found]
         page5 += any(cited[:5])
         page10 += any(cited)
         if rank is None:

@@ -3,13 +3,15 @@ its JSON shape and its text fenced for the model."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from memoryd.json_shapes import CliOnly, Default, Described
 from memoryd.kb.model import Chunk, ChunkKey, Document, DocumentJson, page_label
+from memoryd.kb.result_policy import merge_pages
 from memoryd.kb.routing import Route
-from memoryd.kb.search import RankedChunk
+from memoryd.kb.search import KbSearchPolicy, RankedChunk
 from memoryd.trust.fence import escape_data, fence
 
 IngestOutcome = Literal["ok", "skipped", "queued", "failed"]
@@ -77,21 +79,50 @@ class KbHitJson(TypedDict):
 
 @dataclass(frozen=True)
 class KbHit:
-    """One search result, fenced for the model."""
+    """One search result, fenced for the model: its best chunk and the other chunks found on
+    the same pages (:mod:`memoryd.kb.result_policy`), shown together in document order."""
 
     document: Document
     chunk: Chunk
     ranked: RankedChunk
+    merged: tuple[Chunk, ...] = ()
+
+    @property
+    def chunks(self) -> tuple[Chunk, ...]:
+        """The result's chunks in document order."""
+        return tuple(sorted((self.chunk, *self.merged), key=lambda c: c.position))
+
+    @property
+    def text(self) -> str:
+        """The result's text: its chunks in document order, consecutive ones without the
+        text they repeat."""
+        if not self.merged:
+            return self.chunk.text
+        parts: list[str] = []
+        previous: int | None = None
+        for chunk in self.chunks:
+            consecutive = previous is not None and chunk.position == previous + 1
+            parts.append(chunk.text[chunk.overlap_chars if consecutive else 0 :].strip("\n"))
+            previous = chunk.position
+        return "\n\n".join(part for part in parts if part)
+
+    @property
+    def page_range(self) -> tuple[int, int] | None:
+        """The pages the result's chunks come from, or None."""
+        ranges = [c.page_range for c in self.chunks if c.page_range is not None]
+        if not ranges:
+            return None
+        return min(r[0] for r in ranges), max(r[1] for r in ranges)
 
     @property
     def fenced(self) -> str:
-        """The chunk inside ``<untrusted_content …>``, escaped, citing its pages."""
+        """The result inside ``<untrusted_content …>``, escaped, citing its pages."""
         return _fenced(
             self.document,
-            str(self.chunk.position),
-            self.chunk.text,
+            ",".join(str(c.position) for c in self.chunks),
+            self.text,
             self.chunk.breadcrumb,
-            self.chunk.page_range,
+            self.page_range,
         )
 
     def to_json(self, explain: bool = False) -> KbHitJson:
@@ -102,8 +133,8 @@ class KbHit:
             # Outside the fence, so escaped as fenced text is: a document's author wrote them.
             "title": escape_data(self.document.title),
             "breadcrumb": escape_data(self.chunk.breadcrumb),
-            "pages": list(self.chunk.page_range) if self.chunk.page_range else None,
-            "cite": self.chunk.page_label or None,
+            "pages": list(self.page_range) if self.page_range else None,
+            "cite": page_label(self.page_range) or None,
             "source": escape_data(self.document.source_uri),
             "collection": escape_data(self.document.collection),
             "score": round(self.ranked.score, 6),
@@ -127,7 +158,33 @@ class KbHit:
             "routed_row_rank": self.ranked.routed_row_rank,
             "row_vector_rank": self.ranked.row_vector_rank,
             "routed_row_vector_rank": self.ranked.routed_row_vector_rank,
+            "merged_chunks": [c.position for c in self.merged],
         }
+
+
+def assemble_hits(
+    ranked: Sequence[RankedChunk],
+    documents: Mapping[str, Document],
+    chunks: Mapping[ChunkKey, Chunk],
+    limit: int,
+    policy: KbSearchPolicy,
+) -> tuple[KbHit, ...]:
+    """At most ``limit`` results from the fused ranking, best first; with the policy's
+    ``merge_pages``, the chunks on a page of a better result of the same document join that
+    result (at most ``merge_most`` chunks a result)."""
+    found = [r for r in ranked if r.key in chunks and r.key.document_id in documents]
+    if not policy.merge_pages:
+        return tuple(KbHit(documents[r.key.document_id], chunks[r.key], r) for r in found[:limit])
+    pages = {r.key: chunks[r.key].page_range for r in found}
+    return tuple(
+        KbHit(
+            documents[lead.key.document_id],
+            chunks[lead.key],
+            lead,
+            tuple(chunks[key] for key in more),
+        )
+        for lead, more in merge_pages(found, pages, limit, policy.merge_most)
+    )
 
 
 class KbRouteJson(TypedDict):

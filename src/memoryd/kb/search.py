@@ -93,6 +93,15 @@ class KbSearchPolicy:
     # → "Additions to property and equipment" → Apple's "Payments for acquisition of property,
     # plant and equipment"; :mod:`memoryd.kb.bridge_policy`), added as the abbreviations are.
     bridge_labels: bool = True
+    # Results on the same page of the same document merged into one
+    # (:mod:`memoryd.kb.result_policy`): fusion ranks ``merge_depth`` times the places asked
+    # for, so merging still fills them.
+    # Why: two or three chunks of one page often held three of the top 5, so the top 5 named
+    # fewer than 5 places (bench/README.md, "One page, one result").
+    merge_pages: bool = True
+    merge_depth: int = 4
+    # At most this many chunks shown in one result (None: every chunk found on its pages).
+    merge_most: int | None = 3
     # At most this many chunks of one document (None: no cap, only the diversity preference).
     per_document: int | None = None
     # Why 60: the usual reciprocal-rank constant; it keeps rank 1 from dwarfing ranks 2–10.

@@ -29,7 +29,7 @@ from memoryd.kb.images import ImageReader
 from memoryd.kb.ingest import Ingester, IngestRequest, expand_sources
 from memoryd.kb.model import DEFAULT_COLLECTION, ChunkKey, Document, SourceType, check_collection
 from memoryd.kb.naming import LabelCache, named_documents, spell_out, topic_terms
-from memoryd.kb.results import IngestResult, KbHit, KbReadResult, KbSearchResult
+from memoryd.kb.results import IngestResult, KbHit, KbReadResult, KbSearchResult, assemble_hits
 from memoryd.kb.routing import Route, spell_fiscal_years
 from memoryd.kb.search import (
     READ_DEFAULT_TOKENS,
@@ -319,7 +319,7 @@ class KnowledgeBase:
             weighting(documents),
             frozenset(pinned),
             policy,
-            wanted,
+            wanted * policy.merge_depth if policy.merge_pages else wanted,
             routed_vector_hits=routed_vector,
             routed_keyword_hits=routed_keyword,
             row_hits=row_hits,
@@ -329,9 +329,7 @@ class KnowledgeBase:
         )
         missing = [r.key for r in ranked if r.key not in keyword_chunks]
         chunks = {**keyword_chunks, **kb.chunks_by_key(missing)}
-        hits = tuple(
-            KbHit(documents[r.key.document_id], chunks[r.key], r) for r in ranked if r.key in chunks
-        )
+        hits = assemble_hits(ranked, documents, chunks, wanted, policy)
         stopped = below_gates(vector_hits, keyword_hits, shared, policy, wanted)
         return KbSearchResult(text, hits, pinned, tuple(stopped), tuple(routes))
 

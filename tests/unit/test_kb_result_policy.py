@@ -1,0 +1,58 @@
+"""search_kb's results merged by page (pure): a result on a page of a better result of the same
+document joins it; pageless chunks and other documents' pages stay places of their own."""
+
+from __future__ import annotations
+
+from memoryd.kb.model import ChunkKey
+from memoryd.kb.result_policy import merge_pages
+from memoryd.kb.search import RankedChunk
+
+
+def ranked(document: str, position: int, score: float) -> RankedChunk:
+    return RankedChunk(ChunkKey(document, position), score, None, None, None, 0, 1.0)
+
+
+def positions(places: list[tuple[RankedChunk, tuple[ChunkKey, ...]]]) -> list[tuple[int, ...]]:
+    return [(lead.key.position, *(k.position for k in more)) for lead, more in places]
+
+
+def test_a_result_on_a_better_results_page_joins_it_and_the_next_place_moves_up() -> None:
+    results = [ranked("a", 1, 0.9), ranked("a", 2, 0.8), ranked("a", 7, 0.7), ranked("b", 1, 0.6)]
+    pages = {
+        ChunkKey("a", 1): (10, 10),
+        ChunkKey("a", 2): (10, 11),
+        ChunkKey("a", 7): (30, 30),
+        ChunkKey("b", 1): (10, 10),
+    }
+
+    assert positions(merge_pages(results, pages, 3)) == [(1, 2), (7,), (1,)]
+
+
+def test_only_the_leading_chunks_pages_gather_others() -> None:
+    # 2 joins 1 (page 11); 3 shares page 12 with 2 only, so it is a place of its own.
+    results = [ranked("a", 1, 0.9), ranked("a", 2, 0.8), ranked("a", 3, 0.7)]
+    pages = {ChunkKey("a", 1): (10, 11), ChunkKey("a", 2): (11, 12), ChunkKey("a", 3): (12, 12)}
+
+    assert positions(merge_pages(results, pages, 5)) == [(1, 2), (3,)]
+
+
+def test_chunks_without_pages_are_never_merged() -> None:
+    results = [ranked("a", 1, 0.9), ranked("a", 2, 0.8)]
+
+    assert positions(merge_pages(results, {}, 5)) == [(1,), (2,)]
+
+
+def test_a_later_chunk_of_a_kept_page_still_joins_once_the_places_are_full() -> None:
+    results = [ranked("a", 1, 0.9), ranked("b", 1, 0.8), ranked("a", 2, 0.7), ranked("c", 1, 0.6)]
+    pages = {ChunkKey("a", 1): (4, 4), ChunkKey("a", 2): (4, 4)}
+
+    assert positions(merge_pages(results, pages, 2)) == [(1, 2), (1,)]
+    assert merge_pages(results, pages, 0) == []
+
+
+def test_a_place_shows_at_most_the_chunks_asked_and_leaves_the_rest_out() -> None:
+    results = [ranked("a", n, 1.0 - n / 10) for n in range(1, 5)] + [ranked("b", 1, 0.1)]
+    pages = {ChunkKey("a", n): (7, 7) for n in range(1, 5)}
+
+    assert positions(merge_pages(results, pages, 5, most=2)) == [(1, 2), (1,)]
+    assert positions(merge_pages(results, pages, 5)) == [(1, 2, 3, 4), (1,)]
