@@ -18,8 +18,9 @@ grid, for the decision itself: the most answerable questions opened on the fitti
 the open score that keeps its general questions empty often enough.
 
 Fitted on each conversational set alone, on LoCoMo + BEAM, on each with the owner set, on all
-three without the ``personal`` feature and on all three (main's coefficients are measured beside
-them, on the same rows); the held-out owner set (``bench/data/owner_paraphrase_heldout.json``,
+three without the ``personal`` feature, with each set weighing the same (``balanced``) and on all
+three (main's coefficients are measured beside them, on the same rows, as shipped and with the
+open scores chosen again); the held-out owner set (``bench/data/owner_paraphrase_heldout.json``,
 with its personal questions that no memory answers) is measured, never fitted on. For each fit:
 
 - ``open_score``: the lowest value that keeps 95 % of the general questions empty on every
@@ -37,7 +38,12 @@ relevance, a floor, a distance in logits) beside the fused-score cut, at the tok
 ``--cues FILE`` stores cues (``{memory text: [cues]}``, as ``bench_paraphrase.py --cues``) on the
 owner set's memories (its stores are then kept apart, under ``DIR/cued``).
 
+``--l2`` sets the fits' L2 penalty; ``--definite-grade G`` counts a question with a bare definite
+reference (``bench/definite_reference.py``) as personal at grade G in the rows (measured, not
+shipped).
+
     .venv/bin/python bench/fit_recall_score.py [--stores DIR] [--cues F] [--save-rows F | --rows F]
+        [--l2 X] [--definite-grade G]
 """
 
 from __future__ import annotations
@@ -107,6 +113,8 @@ CUT_GRID = (0.3, 0.35, 0.4, 0.45, 0.5, 0.52, 0.55, 0.6, 0.7)
 FIT_ROUNDS = 4
 LAST = "**fit on all three**"
 L2 = 1.0
+# The L2 penalty the fits use (``--l2``; the default is what main shipped with).
+REGULARISATION = {"l2": L2}
 # The block's frame (fence, preamble, heading) in o200k tokens, about.
 FRAME_TOKENS = 60
 # Features that say a leg found the candidate (or how high): their coefficients stay ≥ 0.
@@ -251,7 +259,7 @@ def fit(
 def _newton(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[float, np.ndarray]:
     design = np.hstack([np.ones((len(x), 1)), x])
     w = np.zeros(design.shape[1])
-    penalty = np.eye(design.shape[1]) * L2
+    penalty = np.eye(design.shape[1]) * REGULARISATION["l2"]
     penalty[0, 0] = 0.0
     for _ in range(40):
         p = 1.0 / (1.0 + np.exp(-np.clip(design @ w, -60, 60)))
@@ -486,11 +494,13 @@ def main() -> int:
     parser.add_argument("--save-rows", type=Path, help="keep the feature rows (a pickle)")
     parser.add_argument("--rows", type=Path, help="fit from rows kept by --save-rows")
     parser.add_argument("--cues", type=Path, help="cues for the owner set's memories (JSON)")
+    parser.add_argument("--l2", type=float, default=L2, help="the fits' L2 penalty")
     parser.add_argument(
         "--definite-grade", type=float, default=0.0,
         help="count a bare definite reference as personal at this grade (not shipped)",
     )  # fmt: skip
     args = parser.parse_args()
+    REGULARISATION["l2"] = args.l2
     if args.rows:
         with args.rows.open("rb") as source:
             report(pickle.load(source))
