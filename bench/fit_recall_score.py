@@ -18,8 +18,9 @@ grid, for the decision itself: the most answerable questions opened on the fitti
 the open score that keeps its general questions empty often enough.
 
 Fitted on each conversational set alone, on LoCoMo + BEAM, on each with the owner set, on all
-three without the ``personal`` feature and on all three (main's coefficients are measured beside
-them, on the same rows); the held-out owner set (``bench/data/owner_paraphrase_heldout.json``,
+three without the ``personal`` feature, with each set weighing the same (``balanced``) and on all
+three (main's coefficients are measured beside them, on the same rows, as shipped and with the
+open scores chosen again); the held-out owner set (``bench/data/owner_paraphrase_heldout.json``,
 with its personal questions that no memory answers) is measured, never fitted on. For each fit:
 
 - ``open_score``: the lowest value that keeps 95 % of the general questions empty on every
@@ -37,7 +38,12 @@ relevance, a floor, a distance in logits) beside the fused-score cut, at the tok
 ``--cues FILE`` stores cues (``{memory text: [cues]}``, as ``bench_paraphrase.py --cues``) on the
 owner set's memories (its stores are then kept apart, under ``DIR/cued``).
 
+``--l2`` sets the fits' L2 penalty; ``--definite-grade G`` counts a question with a bare definite
+reference (``bench/definite_reference.py``) as personal at grade G in the rows (measured, not
+shipped).
+
     .venv/bin/python bench/fit_recall_score.py [--stores DIR] [--cues F] [--save-rows F | --rows F]
+        [--l2 X] [--definite-grade G]
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_paraphrase as paraphrase
 import numpy as np
+from definite_reference import definite_reference
 from devsets import (
     Built,
     CachedEmbedder,
@@ -87,22 +94,27 @@ FITTING = ("locomo", "beam", "owner", "owner20")
 SMALL = {"owner20": "owner", "heldout20": "heldout"}
 # The message-level features that say it is about its writer (recall/address_policy.py).
 PERSONAL = frozenset({"personal"})
-# What main shipped before the personal features (659a43a), measured on the same rows.
+# What main shipped before the definite reference counted as personal (1f4c329), measured on
+# the same rows.
 BEFORE = (
-    -4.5532,
+    -4.8586,
     {
-        "cosine": 10.8309, "cosine_gap": 0.0836, "background": 9.6988, "vector_rank": 0.0,
-        "text_rank": 0.0, "coverage": 0.9563, "coverage_gap": 1.7741, "entity": 0.0195,
-        "time": 4.5449, "episode": 0.3875, "unknown_name": -1.6054, "unseen_share": -1.9572,
-        "personal": 0.0,
+        "cosine": 8.8744, "cosine_gap": 0.0116, "background": 6.6825, "vector_rank": 0.0,
+        "text_rank": 0.0, "coverage": 2.4375, "coverage_gap": 2.5731, "entity": 0.115,
+        "time": 5.3767, "episode": 0.0, "unknown_name": -1.0347, "unseen_share": -2.2638,
+        "personal": 5.0206,
     },
-    0.7358, 0.55, 0.4401,
+    0.3801, 0.52, 0.3801,
 )  # fmt: skip
+BEFORE_LABEL = "before (main, 1f4c329)"
+REOPENED = "main's coefficients, open scores chosen again"
 TOKEN_CEILING = 900
-CUT_GRID = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
+CUT_GRID = (0.3, 0.35, 0.4, 0.45, 0.5, 0.52, 0.55, 0.6, 0.7)
 FIT_ROUNDS = 4
 LAST = "**fit on all three**"
 L2 = 1.0
+# The L2 penalty the fits use (``--l2``; the default is what main shipped with).
+REGULARISATION = {"l2": L2}
 # The block's frame (fence, preamble, heading) in o200k tokens, about.
 FRAME_TOKENS = 60
 # Features that say a leg found the candidate (or how high): their coefficients stay ≥ 0.
@@ -168,9 +180,11 @@ class Rows:
     opener: np.ndarray
 
 
-def rows_of(name: str, asked: list[Asked], policy: RecallPolicy) -> Rows:
+def rows_of(name: str, asked: list[Asked], policy: RecallPolicy, grade: float = 0.0) -> Rows:
     """Rank every question once under ``policy`` (no silence, no cut) and keep every admitted
-    candidate's features: the thresholds are then swept in numpy."""
+    candidate's features: the thresholds are then swept in numpy. ``grade``: a message with a
+    bare definite reference (bench/definite_reference.py) counts as personal at least this much
+    (the ranking itself is main's: only the feature rows change)."""
     open_policy = replace(policy, open_score=0.0, relative_cut=0.0)
     x, label, keys, qid, weight, tokens, rrf, opener = [], [], [], [], [], [], [], []
     evidence, category = [], []
@@ -190,6 +204,8 @@ def rows_of(name: str, asked: list[Asked], policy: RecallPolicy) -> Rows:
             # Judged as the opening decision saw it: before the episode leg joined.
             first = tuple(leg for leg in scored.gates if leg != "episode")
             values = candidate_features(candidate, gathered.facts, reading, context, first)
+            if grade and definite_reference(question.text):
+                values["personal"] = max(values["personal"], grade)
             x.append(list(as_row(values)))
             opener.append(bool(first))
             held = len(holds.get(scored.memory.id, set()) & question.evidence)
@@ -243,7 +259,7 @@ def fit(
 def _newton(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[float, np.ndarray]:
     design = np.hstack([np.ones((len(x), 1)), x])
     w = np.zeros(design.shape[1])
-    penalty = np.eye(design.shape[1]) * L2
+    penalty = np.eye(design.shape[1]) * REGULARISATION["l2"]
     penalty[0, 0] = 0.0
     for _ in range(40):
         p = 1.0 / (1.0 + np.exp(-np.clip(design @ w, -60, 60)))
@@ -281,20 +297,25 @@ def best_rows(rows: Rows, bias: float, weights: dict[str, float] | None) -> np.n
 
 
 def fit_rows(
-    sets: list[Rows], without: frozenset[str] = frozenset()
+    sets: list[Rows], without: frozenset[str] = frozenset(), balanced: bool = False
 ) -> tuple[float, dict[str, float]]:
     """The relevance model: its target is whether the question has an answer in the store,
     read from the question's most relevant candidate (the one that decides silence); the
-    most relevant one is chosen by the previous fit, so the fit is repeated a few times."""
+    most relevant one is chosen by the previous fit, so the fit is repeated a few times.
+    ``balanced``: each set weighs the same in the fit (its questions share one unit of
+    weight), so the set with the most questions does not decide alone."""
     bias: float = 0.0
     weights: dict[str, float] | None = None
     for _ in range(FIT_ROUNDS):
-        xs, ys = [], []
+        xs, ys, ws = [], [], []
         for rows in sets:
+            share = len(rows.evidence) if balanced else 1
             for question, index in enumerate(best_rows(rows, bias, weights)):
                 xs.append(rows.x[index] if index >= 0 else np.zeros(len(FEATURES)))
                 ys.append(1.0 if rows.evidence[question] else 0.0)
-        bias, weights = fit(np.asarray(xs), np.asarray(ys), np.ones(len(ys)), without)
+                ws.append(1.0 / share)
+        scale = len(ws) / sum(ws)
+        bias, weights = fit(np.asarray(xs), np.asarray(ys), np.asarray(ws) * scale, without)
     assert weights is not None
     return bias, weights
 
@@ -436,12 +457,12 @@ def best_open(sets: list[Rows], bias: float, weights: dict[str, float]) -> float
     return round(needed, 4)
 
 
-def choose(sets: list[Rows], without: frozenset[str] = frozenset()) -> Fit:
-    """Fit the coefficients (without the features in ``without``) and choose the open score on
-    ``sets`` only (by their general questions). The relative cut is one value for every fit:
-    the smallest whose LoCoMo blocks stay within ``TOKEN_CEILING`` (the one set with a token
-    aim; see ``report``)."""
-    bias, weights = tune_background(sets, *fit_rows(sets, without))
+def choose(sets: list[Rows], without: frozenset[str] = frozenset(), balanced: bool = False) -> Fit:
+    """Fit the coefficients (without the features in ``without``; each set weighing the same
+    when ``balanced``) and choose the open score on ``sets`` only (by their general questions).
+    The relative cut is one value for every fit: the smallest whose LoCoMo blocks stay within
+    ``TOKEN_CEILING`` (the one set with a token aim; see ``report``)."""
+    bias, weights = tune_background(sets, *fit_rows(sets, without, balanced))
     return Fit(round(bias, 4), weights, best_open(sets, bias, weights))
 
 
@@ -473,7 +494,13 @@ def main() -> int:
     parser.add_argument("--save-rows", type=Path, help="keep the feature rows (a pickle)")
     parser.add_argument("--rows", type=Path, help="fit from rows kept by --save-rows")
     parser.add_argument("--cues", type=Path, help="cues for the owner set's memories (JSON)")
+    parser.add_argument("--l2", type=float, default=L2, help="the fits' L2 penalty")
+    parser.add_argument(
+        "--definite-grade", type=float, default=0.0,
+        help="count a bare definite reference as personal at this grade (not shipped)",
+    )  # fmt: skip
     args = parser.parse_args()
+    REGULARISATION["l2"] = args.l2
     if args.rows:
         with args.rows.open("rb") as source:
             report(pickle.load(source))
@@ -513,12 +540,14 @@ def main() -> int:
     # The episode leg joins after the best event, so the rows are gathered twice: the second
     # time ranked by a first fit on all sets (the episode leg's anchor is then the best event).
     first = {
-        name: rows_of(name, asked, replace(base, episode_depth=0)) for name, asked in sets.items()
+        name: rows_of(name, asked, replace(base, episode_depth=0), args.definite_grade)
+        for name, asked in sets.items()
     }
     progress("  first rows")
     bias, weights = fit_rows([first[name] for name in FITTING])
     ranker = replace(base, score_bias=bias, score_weights=weights)
-    rows = {name: rows_of(name, asked, ranker) for name, asked in sets.items()}
+    grade = args.definite_grade
+    rows = {name: rows_of(name, asked, ranker, grade) for name, asked in sets.items()}
     progress("  rows")
     if args.save_rows:
         with args.save_rows.open("wb") as sink:
@@ -539,6 +568,10 @@ def report(rows: dict[str, Rows]) -> None:
         "fit on LoCoMo + owner": choose([locomo_rows, *owners]),
         "fit on BEAM + owner": choose([beam_rows, *owners]),
         "fit on all three, without personal": choose([locomo_rows, beam_rows, *owners], PERSONAL),
+        "balanced, fit on LoCoMo + BEAM": choose([locomo_rows, beam_rows], balanced=True),
+        "balanced, fit on LoCoMo + owner": choose([locomo_rows, *owners], balanced=True),
+        "balanced, fit on BEAM + owner": choose([beam_rows, *owners], balanced=True),
+        "balanced, fit on all three": choose([locomo_rows, beam_rows, *owners], balanced=True),
         LAST: choose([locomo_rows, beam_rows, *owners]),
     }
     fits = {label: with_cut(fitted, locomo_rows) for label, fitted in fits.items()}
@@ -549,8 +582,13 @@ def report(rows: dict[str, Rows]) -> None:
         for label, fitted in fits.items()
     }
     bias, weights, open_score, cut, small_open = BEFORE
-    fits = {"before (main, 659a43a)": Fit(bias, weights, open_score, cut), **fits}
-    opens_small = {"before (main, 659a43a)": small_open, **opens_small}
+    # Main's coefficients with the open scores chosen again on these rows (the change is then
+    # the rows' features alone, e.g. --definite-grade).
+    fitting = [rows[name] for name in FITTING]
+    again = Fit(bias, weights, best_open(fitting, bias, weights), cut)
+    fits = {BEFORE_LABEL: Fit(bias, weights, open_score, cut), REOPENED: again, **fits}
+    reopened_small = best_open([rows["owner20"]], bias, weights)
+    opens_small = {BEFORE_LABEL: small_open, REOPENED: reopened_small, **opens_small}
     headers = ("policy", "measured on", "text R@10", "vector R@10", "fused R@10",
                "block recall", "mean tokens", "answerable, empty", "general, empty",
                "personal, no answer, empty")  # fmt: skip
