@@ -15,7 +15,7 @@ in, but nothing was strong enough to open the block), relative cut, budget.
 
     .venv/bin/python bench/bench_beam.py [--sets beam,locomo] [--chats N] [--samples N] \
         [--depths 70,50] [--cuts 0.5] [--excerpts 0,200/400/always] \
-        [--neighbours 0,2]
+        [--neighbours 0,2] [--policies rrf_k=30+relative_cut=0.48]
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from devsets import (
     SUMMARY_HEADERS,
     LegDepth,
     Outcome,
+    Settings,
     beam,
     build,
     category_rows,
@@ -45,25 +46,30 @@ from devsets import (
     locomo,
     loss_row,
     offtopic_questions,
+    parse_settings,
     quiet,
     summary_rows,
     truncated,
+    with_settings,
 )
 from report import print_table, progress
 from stores import open_with_store
 
 from memoryd.recall.policy import RecallPolicy
 
-Variant = tuple[LegDepth, float | None, tuple[int, ...] | None, int | None]
+Variant = tuple[LegDepth, float | None, tuple[int, ...] | None, int | None, Settings | None]
 """A leg depth, a relative cut and an excerpt size to judge at (None: the shipped policy's own;
 excerpt (0, 0): every memory packed whole; else (excerpt characters, memories longer than
-this many excerpted); the episode leg's neighbours of the best event)."""
+this many excerpted); the episode leg's neighbours of the best event; any other
+``RecallPolicy`` numbers, by field name)."""
 
 
 def policy_of(shipped: RecallPolicy, variant: Variant) -> RecallPolicy:
     """The shipped policy with what ``variant`` changes."""
-    _, cut, sizes, neighbours = variant
+    _, cut, sizes, neighbours, settings = variant
     policy = shipped if cut is None else replace(shipped, relative_cut=cut)
+    if settings:
+        policy = with_settings(policy, settings)
     if neighbours is not None:
         policy = replace(policy, episode_neighbours=neighbours)
     if sizes is not None:
@@ -127,13 +133,15 @@ def parse_depth(spec: str) -> LegDepth:
 
 def label(name: str, variant: Variant) -> str:
     """The set's name with what its variant changes."""
-    depth, cut, sizes, neighbours = variant
+    depth, cut, sizes, neighbours, settings = variant
     deep = depth if not isinstance(depth, tuple) else " ".join(f"{g} {n}" for g, n in depth)
     changed = [f"leg depth {deep}"] * (depth is not None) + [f"cut {cut}"] * (cut is not None)
     excerpted = "off" if sizes == (0, 0) else "{} of {}+".format(*sizes[:2]) if sizes else ""
     excerpted += ", always" if sizes and len(sizes) > 2 else ""
     changed += [f"excerpt {excerpted}"] * (sizes is not None)
     changed += [f"neighbours {neighbours}"] * (neighbours is not None)
+    if settings:
+        changed.append(" ".join(f"{name} {value:g}" for name, value in settings))
     return ", ".join([name, *changed])
 
 
@@ -165,13 +173,28 @@ def main() -> int:
         help="also judge with the episode leg bringing first this many events made before and "
         "after the best one (comma-separated)",
     )
+    parser.add_argument(
+        "--policies",
+        default="",
+        help="also judge under these RecallPolicy numbers, comma-separated variants of "
+        "field=value joined by + (rrf_k=30+relative_cut=0.48)",
+    )
     args = parser.parse_args()
     depths: list[LegDepth] = [None, *(parse_depth(d) for d in args.depths.split(",") if d)]
     cuts: list[float | None] = [None, *(float(c) for c in args.cuts.split(",") if c)]
     excerpts = [None, *(parse_excerpt(c) for c in args.excerpts.split(",") if c)]
     near: list[int | None] = [None, *(int(n) for n in args.neighbours.split(",") if n)]
+    settings: list[Settings | None] = [
+        None,
+        *(parse_settings(p) for p in args.policies.split(",") if p),
+    ]
     variants = [
-        (d, cut, chars, n) for d in depths for cut in cuts for chars in excerpts for n in near
+        (d, cut, chars, n, more)
+        for d in depths
+        for cut in cuts
+        for chars in excerpts
+        for n in near
+        for more in settings
     ]
     started = time.time()
     data = {

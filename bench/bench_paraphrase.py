@@ -15,7 +15,8 @@ with an empty one, and the mean block.
 ``--set heldout`` measures the held-out owner set instead (its own memories and questions, general
 questions, and personal questions no memory answers: the share of those with an empty section).
 
-    .venv/bin/python bench/bench_paraphrase.py [--sizes 20,200,2000] [--set heldout]
+    .venv/bin/python bench/bench_paraphrase.py [--sizes 20,200,2000] [--set heldout] \
+        [--policies rrf_k=30+relative_cut=0.48]
 """
 
 from __future__ import annotations
@@ -32,7 +33,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from devsets import Conversation, Question, build, embedder_named, judge, quiet
+from devsets import (
+    Conversation,
+    Question,
+    build,
+    embedder_named,
+    judge,
+    parse_settings,
+    quiet,
+    with_settings,
+)
 from report import mean, print_table, progress
 from stores import open_with_store
 
@@ -166,7 +176,16 @@ def main() -> int:
     parser.add_argument(
         "--cues-text-only", action="store_true", help="index the cues as text, keep the vectors"
     )
+    parser.add_argument(
+        "--policies",
+        default="",
+        help="also measure under these RecallPolicy numbers (as bench_beam.py --policies); "
+        "each store is built once",
+    )
     args = parser.parse_args()
+    policies = {"shipped": RecallPolicy()}
+    for spec in filter(None, args.policies.split(",")):
+        policies[spec] = with_settings(RecallPolicy(), parse_settings(spec))
     cues = json.loads(args.cues.read_text(encoding="utf-8")) if args.cues else None
     started = time.time()
     data = load(HELDOUT if args.set == "heldout" else DATA)
@@ -182,8 +201,12 @@ def main() -> int:
     )
     with tempfile.TemporaryDirectory() as tmp:
         rows = [
-            measure(data, int(size), embedder, tmp, RecallPolicy(), cues, args.cues_text_only)
+            [
+                f"{size}, {name}" if len(policies) > 1 else size,
+                *measure(data, int(size), embedder, tmp, policy, cues, args.cues_text_only)[1:],
+            ]
             for size in args.sizes.split(",")
+            for name, policy in policies.items()
         ]
     print_table(
         ("store size", "questions", "paired memory in the block", "paired memory in search top 10",

@@ -395,6 +395,28 @@ LegDepth = int | tuple[tuple[str, int], ...] | None
 """Every leg's depth, or some legs' as (leg, depth) pairs (the others as gathered)."""
 
 
+Settings = tuple[tuple[str, float], ...]
+"""RecallPolicy numbers by field name, as ``--policies`` gives them."""
+
+
+def parse_settings(spec: str) -> Settings:
+    """``rrf_k=30+relative_cut=0.48``: RecallPolicy fields and their values (an unknown
+    field is refused, naming it)."""
+    known = set(RecallPolicy.__dataclass_fields__)
+    settings = []
+    for part in spec.split("+"):
+        name, _, value = part.partition("=")
+        if name not in known or not value:
+            raise SystemExit(f"--policies: {part!r} is not FIELD=NUMBER of RecallPolicy")
+        settings.append((name, float(value)))
+    return tuple(settings)
+
+
+def with_settings(policy: RecallPolicy, settings: Settings) -> RecallPolicy:
+    """``policy`` with ``settings`` (each value cast to its field's type)."""
+    return replace(policy, **{name: type(getattr(policy, name))(v) for name, v in settings})
+
+
 def truncated(evidence: Evidence, depth: LegDepth) -> Evidence:
     """``evidence`` as the legs would have found it at a smaller leg ``depth``: each leg's
     ranking cut to its first ``depth``, and the candidates no leg then finds left out (their

@@ -49,14 +49,15 @@ from .recall_policy_support import (
 # The formula, on examples
 
 # What the fused score adds for the cosine of the examples' candidates (0.9, see ``candidates``).
-COSINE = POLICY.fused_cosine_weight * 0.9 / POLICY.rrf_k
+K = POLICY.rrf_k
+COSINE = POLICY.fused_cosine_weight * 0.9 / K
 
 
-def test_one_leg_at_rank_one_today_scores_one_over_sixty_one() -> None:
+def test_one_leg_at_rank_one_today_scores_one_over_k_plus_one() -> None:
     ranking = rank_candidates(candidates({"text": ["a"]}, {"a": memory("a")}), FACTS, NOW)
 
     assert [s.memory.id for s in ranking.items] == ["a"] and ranking.dropped == ()
-    assert ranking.items[0].score == pytest.approx(1 / 61 + COSINE)
+    assert ranking.items[0].score == pytest.approx(1 / (K + 1) + COSINE)
     assert dict(ranking.items[0].ranks) == {"text": 1}
     assert ranking.items[0].gates == ("text",)
 
@@ -68,10 +69,10 @@ def test_legs_add_up_and_age_takes_at_most_a_tenth_off() -> None:
     by_id = {s.memory.id: s for s in fused(legs, found)}
 
     assert by_id["a"].recency == pytest.approx(0.95)
-    assert by_id["a"].score == pytest.approx((1 / 61 + 1 / 62 + COSINE) * 0.95)
+    assert by_id["a"].score == pytest.approx((1 / (K + 1) + 1 / (K + 2) + COSINE) * 0.95)
     assert by_id["b"].recency == pytest.approx(0.9, abs=1e-9)
     faded = 1 - 0.1 * (1 - 0.5**40.56)
-    assert by_id["b"].score == pytest.approx((1 / 62 + 1 / 61 + COSINE) * faded)
+    assert by_id["b"].score == pytest.approx((1 / (K + 2) + 1 / (K + 1) + COSINE) * faded)
 
 
 def test_recency_breaks_ties_and_never_outweighs_a_second_leg() -> None:
@@ -105,10 +106,10 @@ def test_kind_weights_events_and_inferences_less_than_facts() -> None:
 
     scores = {s.memory.id: s.score for s in fused(legs, found)}
 
-    assert scores["fact"] == pytest.approx(1 / 61 + COSINE)
-    assert scores["lesson"] == pytest.approx(1 / 61 + COSINE)
-    assert scores["event"] == pytest.approx(0.8 * (1 / 61 + COSINE))
-    assert scores["inference"] == pytest.approx(0.6 * 0.5 * (1 / 61 + COSINE))
+    assert scores["fact"] == pytest.approx(1 / (K + 1) + COSINE)
+    assert scores["lesson"] == pytest.approx(1 / (K + 1) + COSINE)
+    assert scores["event"] == pytest.approx(0.8 * (1 / (K + 1) + COSINE))
+    assert scores["inference"] == pytest.approx(0.6 * 0.5 * (1 / (K + 1) + COSINE))
 
 
 def test_an_empty_block_is_empty_text_and_zero_tokens() -> None:
@@ -194,8 +195,9 @@ def test_the_relevance_is_the_fitted_logistic_model_and_explains_itself() -> Non
 
     assert item.relevance == pytest.approx(1 / (1 + math.exp(-logit)))
     assert item.contributions["cosine"] == pytest.approx(0.5 * POLICY.score_weights["cosine"])
-    cosine = POLICY.fused_cosine_weight * 0.5 / 60
-    assert item.score == pytest.approx((1 / 61 + 1 / 62 + cosine) * item.recency * item.weight)
+    cosine = POLICY.fused_cosine_weight * 0.5 / K
+    expected = (1 / (K + 1) + 1 / (K + 2) + cosine) * item.recency * item.weight
+    assert item.score == pytest.approx(expected)
 
 
 _UNIT = st.floats(-1.0, 1.0, allow_nan=False)
@@ -235,18 +237,32 @@ def test_the_closer_of_two_candidates_found_at_the_same_ranks_scores_higher() ->
 
     ranked = rank_candidates({"c": close, "w": worded}, FACTS, NOW).items
     assert [s.memory.id for s in ranked] == ["c", "w"]
-    assert ranked[0].score - ranked[1].score == pytest.approx(POLICY.fused_cosine_weight * 0.4 / 60)
+    assert ranked[0].score - ranked[1].score == pytest.approx(POLICY.fused_cosine_weight * 0.4 / K)
     blind = rank_candidates(
         {"c": close, "w": worded},
         replace(FACTS, embedded=False),
         NOW,
         replace(POLICY, open_score=0),
     )
-    assert [s.score for s in blind.items] == [pytest.approx(1 / 61)] * 2
+    assert [s.score for s in blind.items] == [pytest.approx(1 / (K + 1))] * 2
     # A memory only a name found has no cosine measured: it counts the typical evidence one.
     named = Candidate(memory("n"), {"entity": 1})
     [item] = rank_candidates({"n": named}, FACTS, NOW, replace(POLICY, open_score=0)).items
-    assert item.score == pytest.approx(1 / 61 + POLICY.fused_cosine_weight * UNKNOWN_COSINE / 60)
+    unknown = POLICY.fused_cosine_weight * UNKNOWN_COSINE / K
+    assert item.score == pytest.approx(1 / (K + 1) + unknown)
+
+
+def test_one_legs_first_match_outranks_two_legs_agreeing_far_down() -> None:
+    """The reciprocal ranks fall steeply (k = 5): a memory one leg ranks first is not pushed
+    down by one that both legs found twentieth (on BEAM and LoCoMo those deep agreements were
+    the wrong items that pushed evidence out of the first ten). At k = 60 the deep pair won."""
+    first = Candidate(memory("f"), {"vector": 1}, cosine=0.5)
+    deep = Candidate(memory("d"), {"vector": 20, "text": 20}, cosine=0.45, words=frozenset({"tea"}))
+
+    ranked = rank_candidates({"f": first, "d": deep}, FACTS, NOW).items
+    assert [s.memory.id for s in ranked] == ["f", "d"]
+    flat = rank_candidates({"f": first, "d": deep}, FACTS, NOW, replace(POLICY, rrf_k=60)).items
+    assert [s.memory.id for s in flat] == ["d", "f"]
 
 
 def test_a_text_hit_on_common_words_only_is_stopped() -> None:
@@ -375,7 +391,7 @@ def test_only_the_legs_whose_gates_pass_count_in_the_score() -> None:
 
     assert item.gates == ("vector",)
     assert dict(item.ranks) == {"vector": 1}
-    assert item.score == pytest.approx(1 / 61 + POLICY.fused_cosine_weight * 0.6 / 60)
+    assert item.score == pytest.approx(1 / (K + 1) + POLICY.fused_cosine_weight * 0.6 / K)
 
 
 def test_the_episode_leg_admits_only_what_is_not_far_off_in_meaning() -> None:
@@ -393,8 +409,8 @@ def test_the_episode_leg_admits_only_what_is_not_far_off_in_meaning() -> None:
 def test_the_relative_cut_keeps_what_scores_near_the_best() -> None:
     found = {i: memory(i) for i in ("a", "b", "c")}
     ranking = fused({"vector": ["a", "b"], "text": ["a"], "time": ["c"]}, found)
-    # a: two legs at rank 1 (2/61); c: one leg at rank 1 (1/61); b: one at rank 2 (1/62); each
-    # plus the same cosine term (0.03).
+    # a: two legs at rank 1 (2/(k+1)); c: one leg at rank 1 (1/(k+1)); b: one at rank 2
+    # (1/(k+2)); each plus the same cosine term (2 × 0.9 / k).
     kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=0.65))
 
     assert [s.memory.id for s in kept] == ["a", "c", "b"] and dropped == []

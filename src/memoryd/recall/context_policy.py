@@ -2,7 +2,7 @@
 drop chunks that repeat a memory, and pack one fenced block within a token budget.
 
 Why one calibrated score, and how. Recall scores a memory by reciprocal rank over its legs
-(``Σ 1/(60 + rank) × type weight × recency``) and search_kb scores a chunk the same way over its
+(``Σ 1/(k + rank) × type weight × recency``, k 5) and search_kb scores a chunk alike over its
 two legs (``Σ 1/(60 + rank) × source weight``), but each ranks within its own list: the best
 chunk for a question about the owner's sister is rank 1 among documents even when no document
 is about her. So the two shared legs are ranked again, jointly: every memory and chunk admitted

@@ -48,12 +48,23 @@ FITTED_BIAS = -4.8586
 class RecallPolicy:
     """Every number of recall (SPEC §4), in one place."""
 
-    rrf_k: int = 60
+    # The reciprocal ranks' constant, 1/(k + rank). Why 5, not the usual 60: at 60 a memory
+    # both legs found twentieth outscores one a leg found first, and on LoCoMo and BEAM those
+    # deep agreements were most of the wrong items that pushed evidence out of the first ten.
+    # A steeper score also lets the relative cut tell evidence from the tail: with the cut
+    # keeping LoCoMo's block within 900 tokens, block recall rises as k falls (60, 20, 10, 7,
+    # 5: LoCoMo 0.790 -> 0.811, BEAM 0.670 -> 0.693 for fewer tokens); chosen on BEAM (5),
+    # measured on LoCoMo, and the reverse (7), within 0.004 (bench/README.md, "The reciprocal
+    # ranks' constant").
+    rrf_k: int = 5
     # The fused score adds the candidate's cosine, weighed as this many ranks' worth of
     # 1/k: reciprocal ranks alone let the text leg's confident wrong matches (words shared,
-    # meaning not) push a close match down. Why 2: on LoCoMo and BEAM both, fused recall@10
-    # rises with it (bench/fit_recall_score.py); at 3 LoCoMo falls again.
-    fused_cosine_weight: float = 2.0
+    # meaning not) push a close match down. Why 1.5: at k 5, each weight with the cut that
+    # keeps LoCoMo's block within 900 tokens, 1.5 against 2 raises fused recall@10 on both
+    # sets (LoCoMo 0.742 -> 0.749, BEAM 0.624 -> 0.631) and block recall too (0.811 -> 0.817,
+    # 0.693 -> 0.696); 1 and 1.5 tie on LoCoMo, 1.5 is BEAM's best (bench/README.md, "The
+    # reciprocal ranks' constant"). At k 60 the weight was 2 (at 3 LoCoMo fell).
+    fused_cosine_weight: float = 1.5
     # Recency breaks ties, never hides: a memory loses at most this share of its score with
     # age (half of it after `recency_half_life_days` without a confirmation).
     recency_weight: float = 0.1
@@ -104,14 +115,14 @@ class RecallPolicy:
     episode_depth: int = 10
     episode_min_cosine: float = 0.1
     # Packing stops below this share of the best item's fused score: a sharp question gets a
-    # short block, and the budget is a ceiling, not a target. Why 0.52: the smallest cut of
-    # 0.55, 0.52, 0.5, 0.48, 0.45 that keeps LoCoMo's mean block within 900 tokens
-    # (`bench_beam.py --cuts`; with the text leg at depth 50 0.55 left it at 793); BEAM's block
-    # recall rises with it too (bench/README.md, "Excerpts, the cut, the turns around").
+    # short block, and the budget is a ceiling, not a target. Why 0.35: the smallest cut (in
+    # steps of 0.01) that keeps LoCoMo's mean block within 900 tokens at `rrf_k` 5 and the
+    # cosine at 1.5 (893; `bench_beam.py --policies`); BEAM's block recall rises with it too
+    # (bench/README.md, "The reciprocal ranks' constant"; at k 60 the same rule gave 0.52).
     # Read from the fused score, not the relevance: a cut on the relevance (a share of the
     # best, a floor, a distance in logits) holds less evidence for the same tokens on LoCoMo
     # and BEAM both.
-    relative_cut: float = 0.52
+    relative_cut: float = 0.35
     # The calibrated relevance (memoryd.recall.relevance_policy): σ(bias + Σ feature × coefficient).
     score_bias: float = FITTED_BIAS
     score_weights: Mapping[str, float] = field(default_factory=lambda: FITTED_WEIGHTS)
