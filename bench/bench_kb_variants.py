@@ -49,7 +49,7 @@ VARIANTS: dict[str, KbSearchPolicy] = {
     ),
     "+ tickers name documents": replace(ONE_PER_CHUNK, route_topic_only=False, bridge_labels=False),
     "+ named documents searched without their names": replace(ONE_PER_CHUNK, bridge_labels=False),
-    "+ words carried across by the library's numbers (main)": ONE_PER_CHUNK,
+    "+ words carried across by the library's numbers": ONE_PER_CHUNK,
     "the same, two labels reached per word": ONE_PER_CHUNK,
     "a page's chunks merged, fusion 2x deep": replace(BASE, merge_depth=2, merge_most=None),
     "a page's chunks merged, fusion 3x deep": replace(BASE, merge_depth=3, merge_most=None),
