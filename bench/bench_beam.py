@@ -115,10 +115,17 @@ def run_set(
             for variant, policy in policies.items():
                 outcome, _ = judge(built, question, truncated(evidence, variant[0]), policy)
                 results[variant][0].append(outcome)
-        # The relative cut never empties a block: the general questions depend on the depth.
-        empty = quiet(built, general_questions, shipped, depths)
-        for variant in variants:
-            results[variant][1].extend(empty[variant[0]])
+        # The relative cut never empties a block: the general questions depend on the depth
+        # and on the policy's other numbers (the open score, the coverage of a text match).
+        distinct: list[RecallPolicy] = []
+        for policy in policies.values():
+            if policy not in distinct:
+                distinct.append(policy)
+        for same in distinct:
+            empty = quiet(built, general_questions, same, depths)
+            for variant in variants:
+                if policies[variant] == same:
+                    results[variant][1].extend(empty[variant[0]])
         built.service.close()
         progress(f"  {name}: {conversation.name} done")
     return results

@@ -499,6 +499,11 @@ def main() -> int:
         "--definite-grade", type=float, default=0.0,
         help="count a bare definite reference as personal at this grade (not shipped)",
     )  # fmt: skip
+    parser.add_argument(
+        "--quantities", action="store_true",
+        help="report main's reading and one where a match on numbers and units alone has no "
+        "coverage (rows saved as NAME-True / NAME-False)",
+    )  # fmt: skip
     args = parser.parse_args()
     REGULARISATION["l2"] = args.l2
     if args.rows:
@@ -536,25 +541,42 @@ def main() -> int:
             heldout["unrelated"], None, unanswered,
         ),
     }  # fmt: skip
-    base = RecallPolicy()
-    # The episode leg joins after the best event, so the rows are gathered twice: the second
-    # time ranked by a first fit on all sets (the episode leg's anchor is then the best event).
+    variants = {"": RecallPolicy()}
+    if args.quantities:
+        # Both readings of a match on numbers and units alone, from the one gathering.
+        variants = {
+            "quantities cover (main)": RecallPolicy(quantities_cover=True),
+            "numbers and units alone do not cover": RecallPolicy(quantities_cover=False),
+        }
+    for label, base in variants.items():
+        if label:
+            print(f"\n## {label}")
+        rows = variant_rows(sets, base, args.definite_grade)
+        if args.save_rows:
+            target = args.save_rows
+            if label:
+                target = target.with_name(f"{target.stem}-{base.quantities_cover}{target.suffix}")
+            with target.open("wb") as sink:
+                pickle.dump(rows, sink)
+        report(rows)
+    print(f"\nwall time {time.time() - started:.0f} s")
+    return 0
+
+
+def variant_rows(sets: dict[str, list[Asked]], base: RecallPolicy, grade: float) -> dict[str, Rows]:
+    """Every set's rows under ``base``. The episode leg joins after the best event, so the rows
+    are made twice: the second time ranked by a first fit on all sets (the episode leg's
+    anchor is then the best event)."""
     first = {
-        name: rows_of(name, asked, replace(base, episode_depth=0), args.definite_grade)
+        name: rows_of(name, asked, replace(base, episode_depth=0), grade)
         for name, asked in sets.items()
     }
     progress("  first rows")
     bias, weights = fit_rows([first[name] for name in FITTING])
     ranker = replace(base, score_bias=bias, score_weights=weights)
-    grade = args.definite_grade
     rows = {name: rows_of(name, asked, ranker, grade) for name, asked in sets.items()}
     progress("  rows")
-    if args.save_rows:
-        with args.save_rows.open("wb") as sink:
-            pickle.dump(rows, sink)
-    report(rows)
-    print(f"\nwall time {time.time() - started:.0f} s")
-    return 0
+    return rows
 
 
 def report(rows: dict[str, Rows]) -> None:

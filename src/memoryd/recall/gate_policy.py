@@ -51,6 +51,23 @@ def unseen_share(facts: QueryFacts) -> float:
     return unseen / whole if whole and facts.word_frequency else 0.0
 
 
+# Words that count or measure: a text match on them alone says the message and the memory share
+# a quantity, not a subject ("What is 17 times 23?" meets a memory that mentions 23; "How many
+# seconds are in a week?" one that says "next week").
+QUANTITY_WORDS = frozenset(
+    """
+    times percent per cent many much number numbers half dozen hundred thousand million billion
+    second seconds minute minutes hour hours day days week weeks fortnight month months year
+    years decade decades century centuries
+    """.split()
+)
+
+
+def is_quantity(word: str) -> bool:
+    """A bare number ("17", "2023", "3rd") or a word of :data:`QUANTITY_WORDS`."""
+    return word in QUANTITY_WORDS or word[:1].isdigit()
+
+
 def text_coverage(words: frozenset[str], facts: QueryFacts) -> float:
     """The share of the query words' weight that ``words`` carry."""
     whole = sum(word_weight(w, facts) for w in facts.words)
@@ -66,10 +83,16 @@ class Reading:
     weights: Mapping[str, float]
     whole: float
     admissible: frozenset[str] = frozenset()
+    # The message's numbers and units (:func:`is_quantity`), when a match on them alone does
+    # not count (``RecallPolicy.quantities_cover`` false).
+    quantities: frozenset[str] = frozenset()
 
     def coverage(self, words: frozenset[str]) -> float:
-        """The share of the query's weight that ``words`` carry."""
-        return sum(self.weights.get(w, 0.0) for w in words) / self.whole if self.whole else 0.0
+        """The share of the query's weight that ``words`` carry (none when they are only
+        numbers and units)."""
+        if not self.whole or (self.quantities and words <= self.quantities):
+            return 0.0
+        return sum(self.weights.get(w, 0.0) for w in words) / self.whole
 
 
 def read_query(facts: QueryFacts, policy: RecallPolicy) -> Reading:
@@ -80,6 +103,9 @@ def read_query(facts: QueryFacts, policy: RecallPolicy) -> Reading:
         weights,
         sum(weights.values()),
         selective_words(facts, policy, policy.text_gate_word_share),
+        frozenset()
+        if policy.quantities_cover
+        else frozenset(w for w in facts.words if is_quantity(w)),
     )
 
 
