@@ -58,6 +58,13 @@ VARIANTS: dict[str, KbSearchPolicy] = {
     "4x deep, at most 2 chunks a result": replace(BASE, merge_most=2),
     "4x deep, at most 3 chunks a result (the default)": BASE,
 }
+# A row naming the question's line item and year put first (kb.result_policy.row_evidence):
+# share of the label's / the question's words, or their product; the least share; the weight.
+for _share, _least in (("label", 0.5), ("label", 1.0), ("question", 0.3), ("both", 0.2)):
+    for _weight in (0.5, 1.0, 2.0):
+        VARIANTS[f"row and year: {_share} >= {_least}, weight {_weight}"] = replace(
+            BASE, row_evidence_weight=_weight, row_evidence_share=_share, row_evidence_min=_least
+        )
 # Per variant, kb.bridge_policy constants set for its run (the others keep their values).
 CONSTANTS: dict[str, dict[str, int]] = {"the same, two labels reached per word": {"MAX_REACHED": 2}}
 DEFAULTS = {"MAX_REACHED": bridge_policy.MAX_REACHED}

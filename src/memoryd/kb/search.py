@@ -102,6 +102,15 @@ class KbSearchPolicy:
     merge_depth: int = 4
     # At most this many chunks shown in one result (None: every chunk found on its pages).
     merge_most: int | None = 3
+    # Chunks holding a table row whose label the question's words cover and a value under a
+    # column header naming the year the question names (:func:`memoryd.kb.result_policy.
+    # row_evidence`), ranked by that cover: reciprocal-rank points at this weight are added
+    # to the fused results (0: off). ``row_evidence_share``: "label" (share of the row label's
+    # words the question holds), "question" (share of the question's words the label holds)
+    # or "both" (their product).
+    row_evidence_weight: float = 0.0
+    row_evidence_share: str = "label"
+    row_evidence_min: float = 0.5
     # At most this many chunks of one document (None: no cap, only the diversity preference).
     per_document: int | None = None
     # Why 60: the usual reciprocal-rank constant; it keeps rank 1 from dwarfing ranks 2–10.
@@ -141,6 +150,8 @@ class RankedChunk:
     # documents.
     row_vector_rank: int | None = None
     routed_row_vector_rank: int | None = None
+    # Rank among the results holding a row that names the question's line item and year.
+    row_evidence_rank: int | None = None
 
 
 def gate_vector(
