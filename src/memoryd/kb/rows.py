@@ -76,7 +76,8 @@ def headed_rows(text: str, context: str = "") -> list[tuple[str, tuple[str, ...]
     while index < len(lines):
         line = lines[index].strip()
         if not line.startswith("|"):
-            title = line if line and not line.startswith("<!--") else title
+            if line and not line.startswith("<!--"):
+                title = line if len(line) <= MAX_TITLE_CHARS else ""
             index += 1
             continue
         block: list[list[str]] = []
