@@ -5,6 +5,10 @@ cut in two, a heading chunk and its table) often took three of the first five pl
 first five named fewer than five places. Here a result whose pages overlap the pages of a
 better result of the same document joins that result instead of taking a place of its own:
 the place shows both chunks' text and cites the pages of both.
+
+Before that, a result holding a table row that names the question's line item under the year
+it names gains on one that shares the words in prose only (:func:`row_evidence_first`): the
+statement's row, not the MD&A's sentence, is the evidence.
 """
 
 from __future__ import annotations
