@@ -31,7 +31,9 @@ from memoryd.kb.search import KbSearchPolicy
 from memoryd.providers.embedder import LocalMiniLM
 
 BASE = KbSearchPolicy()
-ONE_PER_CHUNK = replace(BASE, merge_pages=False)
+# Main before a row naming the question's line item and year counted (the rows below this one).
+PAGES = replace(BASE, row_evidence_weight=0.0)
+ONE_PER_CHUNK = replace(PAGES, merge_pages=False)
 MAIN = replace(
     ONE_PER_CHUNK,
     expand_labels=False,
@@ -51,13 +53,22 @@ VARIANTS: dict[str, KbSearchPolicy] = {
     "+ named documents searched without their names": replace(ONE_PER_CHUNK, bridge_labels=False),
     "+ words carried across by the library's numbers": ONE_PER_CHUNK,
     "the same, two labels reached per word": ONE_PER_CHUNK,
-    "a page's chunks merged, fusion 2x deep": replace(BASE, merge_depth=2, merge_most=None),
-    "a page's chunks merged, fusion 3x deep": replace(BASE, merge_depth=3, merge_most=None),
-    "a page's chunks merged, fusion 4x deep": replace(BASE, merge_most=None),
-    "a page's chunks merged, fusion 6x deep": replace(BASE, merge_depth=6, merge_most=None),
-    "4x deep, at most 2 chunks a result": replace(BASE, merge_most=2),
-    "4x deep, at most 3 chunks a result (the default)": BASE,
+    "a page's chunks merged, fusion 2x deep": replace(PAGES, merge_depth=2, merge_most=None),
+    "a page's chunks merged, fusion 3x deep": replace(PAGES, merge_depth=3, merge_most=None),
+    "a page's chunks merged, fusion 4x deep": replace(PAGES, merge_most=None),
+    "a page's chunks merged, fusion 6x deep": replace(PAGES, merge_depth=6, merge_most=None),
+    "4x deep, at most 2 chunks a result": replace(PAGES, merge_most=2),
+    "4x deep, at most 3 chunks a result (main)": PAGES,
 }
+# A row naming the question's line item and year put first (kb.result_policy.row_evidence):
+# share of the label's / the question's words, or their product; the least share; the weight.
+for _share, _least in (("label", 0.5), ("label", 1.0), ("question", 0.3), ("both", 0.2)):
+    for _weight in (0.5, 1.0, 2.0):
+        _policy = replace(
+            BASE, row_evidence_weight=_weight, row_evidence_share=_share, row_evidence_min=_least
+        )
+        _name = f"row and year: {_share} >= {_least}, weight {_weight}"
+        VARIANTS[_name + (" (the default)" if _policy == BASE else "")] = _policy
 # Per variant, kb.bridge_policy constants set for its run (the others keep their values).
 CONSTANTS: dict[str, dict[str, int]] = {"the same, two labels reached per word": {"MAX_REACHED": 2}}
 DEFAULTS = {"MAX_REACHED": bridge_policy.MAX_REACHED}

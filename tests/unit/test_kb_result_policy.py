@@ -3,9 +3,13 @@ document joins it; pageless chunks and other documents' pages stay places of the
 
 from __future__ import annotations
 
-from memoryd.kb.model import ChunkKey
-from memoryd.kb.result_policy import merge_pages
-from memoryd.kb.search import RankedChunk
+from dataclasses import replace
+
+import pytest
+
+from memoryd.kb.model import Chunk, ChunkKey
+from memoryd.kb.result_policy import merge_pages, row_evidence, row_evidence_first
+from memoryd.kb.search import KbSearchPolicy, RankedChunk
 
 
 def ranked(document: str, position: int, score: float) -> RankedChunk:
@@ -56,3 +60,47 @@ def test_a_place_shows_at_most_the_chunks_asked_and_leaves_the_rest_out() -> Non
 
     assert positions(merge_pages(results, pages, 5, most=2)) == [(1, 2), (1,)]
     assert positions(merge_pages(results, pages, 5)) == [(1, 2, 3, 4), (1,)]
+
+
+def a_chunk(position: int, text: str, breadcrumb: str = "Filing") -> Chunk:
+    return Chunk("a", position, (), breadcrumb, text, 10)
+
+
+STATEMENT_ROWS = (
+    "|  | 2022 | 2021 |\n|---|---|---|\n"
+    "| Purchases of property and equipment | (10,708) | (11,085) |\n"
+)
+PROSE = "Purchases of property and equipment rose in 2022, the MD&A says, as in 2021."
+
+
+def test_a_row_naming_the_line_item_under_the_years_column_goes_ahead_of_prose() -> None:
+    results = [ranked("a", 1, 0.05), ranked("a", 2, 0.04)]
+    chunks = {ChunkKey("a", 1): a_chunk(1, PROSE), ChunkKey("a", 2): a_chunk(2, STATEMENT_ROWS)}
+    policy = replace(KbSearchPolicy(), row_evidence_weight=1.0)
+    terms = ["purchases", "property", "equipment", "2022"]
+
+    first = row_evidence_first(
+        results, chunks, "purchases of property and equipment 2022", terms, policy
+    )
+
+    assert [r.key.position for r in first] == [2, 1]
+    assert first[0].row_evidence_rank == 1 and first[1].row_evidence_rank is None
+    # A year no column names, no year at all, or the weight at 0: the order stays.
+    for question, used in (
+        ("... in 2019", policy),
+        ("... lately", policy),
+        ("2022", KbSearchPolicy()),
+    ):
+        kept = row_evidence_first(results, chunks, question, terms, used)
+        assert [r.key.position for r in kept] == [1, 2]
+
+
+def test_a_rows_cover_is_the_share_of_its_label_or_of_the_questions_words() -> None:
+    chunk = a_chunk(1, STATEMENT_ROWS)
+    words = frozenset({"purchas", "property", "revenue", "total"})
+
+    # The label's words: purchases, property, equipment; two of them are the question's.
+    assert row_evidence(chunk, words, frozenset({"2022"}), "label") == pytest.approx(2 / 3)
+    assert row_evidence(chunk, words, frozenset({"2022"}), "question") == pytest.approx(2 / 4)
+    assert row_evidence(chunk, words, frozenset({"2022"}), "both") == pytest.approx(1 / 3)
+    assert row_evidence(chunk, words, frozenset({"2020"}), "label") == 0.0

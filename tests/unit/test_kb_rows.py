@@ -60,3 +60,27 @@ def test_a_row_label_text_holds_its_label_group_and_table_title_never_its_values
     [titled] = table_rows("Doc", "## Segment revenue\n\n| Region | 2022 |\n|---|---|\n| West | 5 |")
     assert titled.label == "West — Segment revenue"
     assert [r.label for r in table_rows("", "| 2022 | 5 | 6 |")] == [""]
+
+
+def test_headed_rows_give_each_label_with_its_group_and_the_headers_over_its_values() -> None:
+    from memoryd.kb.rows import headed_rows
+
+    assert headed_rows(STATEMENT) == [
+        (
+            "Investing activities: Payments for acquisition of property, plant and equipment",
+            ("September 24, 2022", "September 25, 2021"),
+        ),
+        ("Investing activities: Other", ("September 24, 2022",)),
+    ]
+
+
+def test_a_table_cut_from_its_header_takes_the_years_of_the_headings_column_by_column() -> None:
+    from memoryd.kb.rows import headed_rows
+
+    continued = "| Net income | 4,491 | 5,116 |\n| Other |  | 12 |\n"
+
+    assert headed_rows(continued, "Year Ended December 31, 2022 2021") == [
+        ("Net income", ("2022", "2021")),
+        ("Other", ("2021",)),
+    ]
+    assert headed_rows(continued) == [("Net income", ()), ("Other", ())]

@@ -5,14 +5,21 @@ cut in two, a heading chunk and its table) often took three of the first five pl
 first five named fewer than five places. Here a result whose pages overlap the pages of a
 better result of the same document joins that result instead of taking a place of its own:
 the place shows both chunks' text and cites the pages of both.
+
+Before that, a result holding a table row that names the question's line item under the year
+it names gains on one that shares the words in prose only (:func:`row_evidence_first`): the
+statement's row, not the MD&A's sentence, is the evidence.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
-from memoryd.kb.model import ChunkKey
-from memoryd.kb.search import RankedChunk
+from memoryd.kb.model import Chunk, ChunkKey
+from memoryd.kb.rows import YEAR, headed_rows
+from memoryd.kb.search import KbSearchPolicy, RankedChunk, stem
+from memoryd.words import word_set
 
 
 def merge_pages(
@@ -51,3 +58,58 @@ def merge_pages(
             by_page[(result.key.document_id, page)] = len(places)
         places.append((result, []))
     return [(lead, tuple(more)) for lead, more in places]
+
+
+def row_evidence_first(
+    ranked: Sequence[RankedChunk],
+    chunks: Mapping[ChunkKey, Chunk],
+    question: str,
+    terms: Sequence[str],
+    policy: KbSearchPolicy,
+) -> list[RankedChunk]:
+    """``ranked`` with points for the chunks holding a table row that names what the question
+    asks in the year it names: reciprocal-rank points by :func:`row_evidence`, best first, at
+    ``row_evidence_weight``; re-sorted by score. Unchanged when the question names no year."""
+    years = frozenset(YEAR.findall(question))
+    if policy.row_evidence_weight <= 0 or not years:
+        return list(ranked)
+    words = frozenset(stem(t) for t in terms if not t.isdigit())
+    held = [
+        (row_evidence(chunks[r.key], words, years, policy.row_evidence_share), order, r)
+        for order, r in enumerate(ranked)
+        if r.key in chunks
+    ]
+    strong = sorted(
+        (x for x in held if x[0] >= policy.row_evidence_min), key=lambda x: (-x[0], x[1])
+    )
+    rank = {x[2].key: i for i, x in enumerate(strong, start=1)}
+    scored = [
+        replace(
+            r,
+            score=r.score + r.weight * policy.row_evidence_weight / (policy.rank_constant + k),
+            row_evidence_rank=k,
+        )
+        if (k := rank.get(r.key))
+        else r
+        for r in ranked
+    ]
+    return sorted(scored, key=lambda r: -r.score)
+
+
+def row_evidence(chunk: Chunk, words: frozenset[str], years: frozenset[str], share: str) -> float:
+    """The best cover between a question's stemmed ``words`` and the label of a table row of
+    ``chunk`` with a value under a column header naming one of ``years`` (0: no such row):
+    the share of the label's words the question holds ("label"), of the question's words the
+    label holds ("question"), or their product ("both")."""
+    best = 0.0
+    for label, heads in headed_rows(chunk.text, chunk.breadcrumb.rsplit(" › ", 1)[-1]):
+        if not any(years.intersection(YEAR.findall(h)) for h in heads):
+            continue
+        named = {stem(w) for w in word_set(label) if not w.isdigit()}
+        common = len(named & words)
+        if not common:
+            continue
+        by_label, by_question = common / len(named), common / max(len(words), 1)
+        cover = {"label": by_label, "question": by_question}.get(share, by_label * by_question)
+        best = max(best, cover)
+    return best

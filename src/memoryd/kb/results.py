@@ -158,6 +158,7 @@ class KbHit:
             "routed_row_rank": self.ranked.routed_row_rank,
             "row_vector_rank": self.ranked.row_vector_rank,
             "routed_row_vector_rank": self.ranked.routed_row_vector_rank,
+            "row_evidence_rank": self.ranked.row_evidence_rank,
             "merged_chunks": [c.position for c in self.merged],
         }
 

@@ -17,8 +17,11 @@ the breadcrumb stay out of it, since every row of a document shares them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+# A year in a column header ("2022", "September 24, 2022", "Q1 2022").
+YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 # A line before a table longer than this is running text, not the table's title.
 MAX_TITLE_CHARS = 200
 # A row's unit is cut at this many characters (a table of many columns).
@@ -58,6 +61,44 @@ def table_rows(breadcrumb: str, text: str) -> list[TableRow]:
             rows.append(TableRow(len(rows), unit, label))
         title = ""
     return rows
+
+
+def headed_rows(text: str, context: str = "") -> list[tuple[str, tuple[str, ...]]]:
+    """Each table row of ``text`` with values as (its label with its group, the column
+    headers over its values): what a question naming a line item and a period matches. A
+    table whose header names no year (cut from its header by chunking, or set without one)
+    takes, column by column, the years of the line before it or else of ``context`` (the
+    chunk's headings: "Year Ended June 30, 2022 2021 2020")."""
+    found: list[tuple[str, tuple[str, ...]]] = []
+    lines = text.split("\n")
+    index = 0
+    title = ""
+    while index < len(lines):
+        line = lines[index].strip()
+        if not line.startswith("|"):
+            if line and not line.startswith("<!--"):
+                title = line if len(line) <= MAX_TITLE_CHARS else ""
+            index += 1
+            continue
+        block: list[list[str]] = []
+        while index < len(lines) and lines[index].strip().startswith("|"):
+            block.append(_cells(lines[index]))
+            index += 1
+        ruled = len(block) >= 2 and _is_rule(block[1])
+        header, body = (block[0], block[2:]) if ruled else ([], block)
+        group = ""
+        for cells in body:
+            if _is_rule(cells):
+                continue
+            if not cells[0] or not any(cells[1:]):  # a row without a label heads the columns
+                header, group = (cells, group) if cells[0] == "" else (header, cells[0])
+                continue
+            if not any(YEAR.search(h) for h in header):
+                header = ["", *(YEAR.findall(title) or YEAR.findall(context))]
+            heads = tuple(header[i] for i, v in enumerate(cells) if i and v and i < len(header))
+            found.append((f"{group} {cells[0]}".strip(), heads))
+        title = ""
+    return found
 
 
 def _units(breadcrumb: str, title: str, block: list[list[str]]) -> list[tuple[str, str]]:

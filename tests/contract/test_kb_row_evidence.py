@@ -1,0 +1,59 @@
+"""search_kb puts first the chunk whose table row names what the question asks under the year it
+names (SPEC §6): a statement's row beats the discussion that repeats the same words in prose,
+once per storage backend."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from memoryd.service import MemoryService
+
+from .kb_support import NOW, markdown_doc, only_ok
+
+DISCUSSION = (
+    "How much Acme spent in 2022: Acme's purchases of property and equipment in 2022 grew as "
+    "Acme spent on property and equipment for the new foundry. Acme's spending on property "
+    "and equipment in 2022 and its purchases of equipment will grow again in 2023.\n\n"
+    "| Cash spent | Change | Percent |\n|---|---|---|\n"
+    "| Purchases of property and equipment | 245 | 60 % |\n"
+)
+ROWS = [
+    ("Net sales", "1,020", "900"),
+    ("Cost of sales", "(610)", "(540)"),
+    ("Depreciation and amortization", "88", "80"),
+    ("Changes in inventories", "(41)", "(12)"),
+    ("Purchases of property and equipment", "(655)", "(410)"),
+    ("Proceeds from sale of investments", "30", "25"),
+    ("Dividends paid", "(120)", "(110)"),
+    ("Repurchases of common stock", "(200)", "(150)"),
+]
+STATEMENT = "| (in millions) | 2022 | 2021 |\n|---|---|---|\n" + "".join(
+    f"| {label} | {now} | {before} |\n" for label, now, before in ROWS
+)
+
+
+def test_a_row_naming_the_line_item_under_the_questions_year_comes_first(
+    service: MemoryService,
+) -> None:
+    body = markdown_doc(
+        "Acme Pumps Inc. — Form 10-K 2022",
+        {
+            "Liquidity and Capital Resources": DISCUSSION,
+            "Consolidated Statements of Cash Flows": STATEMENT,
+        },
+    )
+    document = only_ok(service.kb.ingest_bytes(body.encode(), "acme.md", now=NOW))
+    question = "How much did Acme spend on property and equipment in 2022?"
+
+    policy = service.kb.search_policy
+    service.kb.search_policy = replace(policy, row_evidence_weight=0.0)
+    without = service.kb.search(question, limit=5).hits
+    service.kb.search_policy = policy
+    result = service.kb.search(question, limit=5)
+
+    # Without the row's evidence the discussion (whose table has the row, not the year) comes
+    # first: it repeats the question's words.
+    assert "(655)" not in without[0].text
+    assert result.hits[0].document.id == document.id
+    assert "(655)" in result.hits[0].text
+    assert result.to_json(explain=True)["results"][0]["explain"]["row_evidence_rank"] == 1
