@@ -18,6 +18,7 @@ the breadcrumb stay out of it, since every row of a document shares them.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 # A year in a column header ("2022", "September 24, 2022", "Q1 2022").
@@ -42,8 +43,17 @@ class TableRow:
 
 def table_rows(breadcrumb: str, text: str) -> list[TableRow]:
     """The rows with at least one value of every Markdown table in ``text``, each as a unit."""
-    lines = text.split("\n")
     rows: list[TableRow] = []
+    for title, block in _tables(text):
+        for unit, label in _units(breadcrumb, title, block):
+            rows.append(TableRow(len(rows), unit, label))
+    return rows
+
+
+def _tables(text: str) -> Iterator[tuple[str, list[list[str]]]]:
+    """Each Markdown table of ``text`` as its cells, row by row, with the line just before it
+    when that line is short enough to be its title ("" otherwise)."""
+    lines = text.split("\n")
     index = 0
     title = ""
     while index < len(lines):
@@ -57,10 +67,8 @@ def table_rows(breadcrumb: str, text: str) -> list[TableRow]:
         while index < len(lines) and lines[index].strip().startswith("|"):
             block.append(_cells(lines[index]))
             index += 1
-        for unit, label in _units(breadcrumb, title, block):
-            rows.append(TableRow(len(rows), unit, label))
+        yield title, block
         title = ""
-    return rows
 
 
 def headed_rows(text: str, context: str = "") -> list[tuple[str, tuple[str, ...]]]:
@@ -70,20 +78,7 @@ def headed_rows(text: str, context: str = "") -> list[tuple[str, tuple[str, ...]
     takes, column by column, the years of the line before it or else of ``context`` (the
     chunk's headings: "Year Ended June 30, 2022 2021 2020")."""
     found: list[tuple[str, tuple[str, ...]]] = []
-    lines = text.split("\n")
-    index = 0
-    title = ""
-    while index < len(lines):
-        line = lines[index].strip()
-        if not line.startswith("|"):
-            if line and not line.startswith("<!--"):
-                title = line if len(line) <= MAX_TITLE_CHARS else ""
-            index += 1
-            continue
-        block: list[list[str]] = []
-        while index < len(lines) and lines[index].strip().startswith("|"):
-            block.append(_cells(lines[index]))
-            index += 1
+    for title, block in _tables(text):
         ruled = len(block) >= 2 and _is_rule(block[1])
         header, body = (block[0], block[2:]) if ruled else ([], block)
         group = ""
@@ -97,7 +92,6 @@ def headed_rows(text: str, context: str = "") -> list[tuple[str, tuple[str, ...]
                 header = ["", *(YEAR.findall(title) or YEAR.findall(context))]
             heads = tuple(header[i] for i, v in enumerate(cells) if i and v and i < len(header))
             found.append((f"{group} {cells[0]}".strip(), heads))
-        title = ""
     return found
 
 
