@@ -19,6 +19,7 @@ from memoryd.memory.keys import ROW_KEYS
 from memoryd.memory.model import Kind, Memory, Source, Status
 from memoryd.storage.sqlite import SqliteStore
 from memoryd.storage.sqlite_memories import SqliteEntityIndex
+from tests.retired_memories import insert_then_retire
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 # Few names, many memories each: weights tie often, and many tagged memories are not active.
@@ -30,22 +31,15 @@ def store(tmp_path: Path) -> Iterator[SqliteStore]:
     opened = SqliteStore(tmp_path / "entities.db", create=True, keys=ROW_KEYS)
     chooser = random.Random(28)
     ids = IdGenerator()
-    memory_ids = []
-    with opened.transaction():
-        for _ in range(1500):
-            names = tuple(chooser.sample(NAMES, chooser.randint(1, 3)))
-            memory = Memory(
-                id=ids.new_id(NOW), kind=chooser.choice(list(Kind)), status=Status.ACTIVE,
-                content="met " + " and ".join(names), source=Source.OWNER, created_at=NOW,
-                last_confirmed_at=NOW, confidence=0.9, entities=names,
-            )  # fmt: skip
-            opened.memories.insert(memory, None)
-            memory_ids.append(memory.id)
-        for memory_id in chooser.sample(memory_ids, 300):
-            status = chooser.choice([Status.PENDING, Status.REJECTED, Status.ARCHIVED])
-            opened.memories.set_status(memory_id, status)
-        for memory_id in chooser.sample(memory_ids, 30):
-            opened.memories.purge(memory_id, NOW)
+    memories = []
+    for _ in range(1500):
+        names = tuple(chooser.sample(NAMES, chooser.randint(1, 3)))
+        memories.append(Memory(
+            id=ids.new_id(NOW), kind=chooser.choice(list(Kind)), status=Status.ACTIVE,
+            content="met " + " and ".join(names), source=Source.OWNER, created_at=NOW,
+            last_confirmed_at=NOW, confidence=0.9, entities=names,
+        ))  # fmt: skip
+    insert_then_retire(opened, memories, chooser, NOW)
     yield opened
     opened.close()
 

@@ -18,6 +18,7 @@ from memoryd.ids import IdGenerator
 from memoryd.memory.model import Kind, Memory, Source, Status
 from memoryd.storage.sqlite import SqliteStore
 from memoryd.storage.sqlite_search import SqliteTextSearch
+from tests.retired_memories import insert_then_retire
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 # A small vocabulary and short texts: many memories hold the same words, many texts repeat,
@@ -30,21 +31,14 @@ def store(tmp_path: Path) -> Iterator[SqliteStore]:
     opened = SqliteStore(tmp_path / "text.db", create=True)
     chooser = random.Random(16)
     ids = IdGenerator()
-    memory_ids = []
-    with opened.transaction():
-        for _ in range(1500):
-            memory = Memory(
-                id=ids.new_id(NOW), kind=chooser.choice(list(Kind)), status=Status.ACTIVE,
-                content=" ".join(chooser.choices(WORDS, k=chooser.randint(1, 5))),
-                source=Source.OWNER, created_at=NOW, last_confirmed_at=NOW, confidence=0.9,
-            )  # fmt: skip
-            opened.memories.insert(memory, None)
-            memory_ids.append(memory.id)
-        for memory_id in chooser.sample(memory_ids, 300):
-            status = chooser.choice([Status.PENDING, Status.REJECTED, Status.ARCHIVED])
-            opened.memories.set_status(memory_id, status)
-        for memory_id in chooser.sample(memory_ids, 30):
-            opened.memories.purge(memory_id, NOW)
+    memories = []
+    for _ in range(1500):
+        memories.append(Memory(
+            id=ids.new_id(NOW), kind=chooser.choice(list(Kind)), status=Status.ACTIVE,
+            content=" ".join(chooser.choices(WORDS, k=chooser.randint(1, 5))),
+            source=Source.OWNER, created_at=NOW, last_confirmed_at=NOW, confidence=0.9,
+        ))  # fmt: skip
+    insert_then_retire(opened, memories, chooser, NOW)
     yield opened
     opened.close()
 
