@@ -9,9 +9,8 @@ from collections.abc import Iterable, Sequence
 from memoryd.kb.abbreviation_policy import Expansion, label_words
 from memoryd.kb.bridge_policy import Tie, bridge, document_ties, label_head, postings
 from memoryd.kb.model import Document
-from memoryd.kb.routing import identity, spell_fiscal_years, symbols
+from memoryd.kb.routing import identity, symbols
 from memoryd.storage.kb_protocols import KnowledgeStore
-from memoryd.words import query_terms
 
 # Documents whose ties are kept, at most (the oldest go first).
 TIE_CACHE_DOCUMENTS = 512
@@ -64,23 +63,21 @@ class TieCache(dict[Version, list[Tie]]):
 def bridged(
     kb: KnowledgeStore,
     text: str,
+    terms: Sequence[str],
     named: Sequence[Document],
     named_labels: Sequence[str],
     cache: TieCache,
 ) -> list[Expansion]:
     """The named documents' labels (``named_labels``) that the question's words reach through
-    the ties of the library's newest documents and the named ones, or none."""
+    the ties of the library's newest documents and the named ones, or none. ``terms``: the
+    question's search words (its fiscal years spelled out)."""
     if not named:
         return []
     naming = {s.casefold() for s in symbols(text)}
     for document in named:
         ident = identity(document.id, document.title, document.source_uri)
         naming |= ident.names | ident.title_words
-    words = [
-        w
-        for w in query_terms(spell_fiscal_years(text))
-        if w not in naming and not any(ch.isdigit() for ch in w)
-    ]
+    words = [w for w in terms if w not in naming and not any(ch.isdigit() for ch in w)]
     documents = list({d.id: d for d in [*named, *kb.documents(limit=LIBRARY)]}.values())
     _, ties, library, index = cache.of_library(kb, documents)
     heads = [head for head in dict.fromkeys(label_head(label) for label in named_labels) if head[0]]

@@ -268,7 +268,7 @@ class KnowledgeBase:
         deep = max(policy.pool, policy.deep_pool) if policy.route_weight > 0 else policy.pool
         vector_deep = kb.nearest_chunks(vector, deep)
         vector_hits = vector_deep[: policy.pool]
-        terms = query_terms(spell_fiscal_years(text))
+        terms = query_terms(question := spell_fiscal_years(text))
         keyword_deep = kb.keyword_chunks(terms, deep)
         keyword_hits = keyword_deep[: policy.pool]
         rows_deep = kb.keyword_rows(terms, deep) if policy.row_weight > 0 else []
@@ -330,7 +330,7 @@ class KnowledgeBase:
         )
         missing = [r.key for r in ranked if r.key not in keyword_chunks]
         chunks = {**keyword_chunks, **kb.chunks_by_key(missing)}
-        ranked = row_evidence_first(ranked, chunks, spell_fiscal_years(text), topic, policy)
+        ranked = row_evidence_first(ranked, chunks, question, topic, policy)
         hits = assemble_hits(ranked, documents, chunks, wanted, policy)
         stopped = below_gates(vector_hits, keyword_hits, shared, policy, wanted)
         return KbSearchResult(text, hits, pinned, tuple(stopped), tuple(routes))

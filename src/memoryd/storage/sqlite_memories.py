@@ -24,6 +24,7 @@ from memoryd.storage.protocols import chunks
 from memoryd.storage.row_dialect import SqlConnection
 from memoryd.storage.row_keys import RowKeys
 from memoryd.storage.sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
+from memoryd.storage.sqlite_search import INACTIVE, few_inactive, inactive_select
 
 if TYPE_CHECKING:
     from memoryd.providers.embedder import Vector
@@ -34,9 +35,8 @@ _SELECT_VECTORS = (
 _INSERT = (
     f"INSERT INTO memories ({MEMORY_COLUMNS}) VALUES ({SQLITE_ROWS.marks(MEMORY_COLUMN_COUNT)})"
 )
-_INACTIVE = tuple(status.value for status in Status if status is not Status.ACTIVE)
 # The ids of the memories that are not active (an index-only read of memories_by_status_kind).
-_INACTIVE_IDS = f"SELECT id FROM memories WHERE status IN ({SQLITE_ROWS.marks(len(_INACTIVE))})"
+_INACTIVE_IDS = inactive_select("id")
 # Up to this many memories that are not active, the entity leg leaves them out by id (SQLite
 # keeps the ids in a set for the statement) instead of reading every tagged memory's row.
 INACTIVE_IDS_MAX = 1000
@@ -211,7 +211,7 @@ class SqliteEntityIndex(EntityRows):
         # its memory, a foreign key).
         if self._few_inactive():
             source = f"memory_entities me WHERE {tagged} AND me.memory_id NOT IN ({_INACTIVE_IDS})"
-            filters: tuple[str, ...] = _INACTIVE
+            filters: tuple[str, ...] = INACTIVE
         else:
             source = (
                 "memory_entities me JOIN memories m ON m.id = me.memory_id "
@@ -227,8 +227,4 @@ class SqliteEntityIndex(EntityRows):
 
     def _few_inactive(self) -> bool:
         """Whether at most ``inactive_ids_max`` memories are not active (counted no further)."""
-        most = self.inactive_ids_max
-        row = self._db.execute(
-            f"SELECT count(*) FROM ({_INACTIVE_IDS} LIMIT ?)", (*_INACTIVE, most + 1)
-        ).fetchone()
-        return int(row[0]) <= most
+        return few_inactive(self._db, self.inactive_ids_max)

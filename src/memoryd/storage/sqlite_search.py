@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.memory.model import Kind, Status
 from memoryd.storage.memory_rows import MemoryVectorSearch
 from memoryd.storage.protocols import TextHit, TextResult, VectorHit
-from memoryd.storage.row_dialect import VectorTables
+from memoryd.storage.row_dialect import SqlConnection, VectorTables
 from memoryd.storage.sqlite_bits import BitIndexCopy, query_bits
 from memoryd.storage.sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
 
@@ -121,11 +121,25 @@ class SqliteVectorSearch(MemoryVectorSearch[SqliteConnection]):
             return self._copy
 
 
-# Statuses a memory can have besides active, as SQL: the text leg leaves these rows out.
-_INACTIVE = tuple(status.value for status in Status if status is not Status.ACTIVE)
-_INACTIVE_ROWIDS = (
-    f"SELECT rowid FROM memories WHERE status IN ({SQLITE_ROWS.marks(len(_INACTIVE))})"
-)
+# Statuses a memory can have besides active, as SQL: the text and entity legs leave these rows
+# out.
+INACTIVE = tuple(status.value for status in Status if status is not Status.ACTIVE)
+
+
+def inactive_select(column: str) -> str:
+    """SQL selecting ``column`` of every memory that is not active (parameters: INACTIVE)."""
+    return f"SELECT {column} FROM memories WHERE status IN ({SQLITE_ROWS.marks(len(INACTIVE))})"
+
+
+def few_inactive(db: SqlConnection, most: int) -> bool:
+    """Whether at most ``most`` memories are not active (counted no further)."""
+    row = db.execute(
+        f"SELECT count(*) FROM ({_INACTIVE_ROWIDS} LIMIT ?)", (*INACTIVE, most + 1)
+    ).fetchone()
+    return int(row[0]) <= most
+
+
+_INACTIVE_ROWIDS = inactive_select("rowid")
 # Up to this many memories that are not active, the text leg leaves them out by rowid (SQLite
 # keeps the few rowids in a set for the statement) instead of reading every match's row for
 # its status: at 100k memories a query's ~8,000 matches cost ~12 ms of row reads that way, and
@@ -156,7 +170,7 @@ class SqliteTextSearch:
             counted = (
                 f"FROM memory_fts WHERE memory_fts MATCH ? AND rowid NOT IN ({_INACTIVE_ROWIDS})"
             )
-            inactive: tuple[str, ...] = _INACTIVE
+            inactive: tuple[str, ...] = INACTIVE
             rowid_column = "rowid"
         else:
             counted = (
@@ -195,7 +209,7 @@ class SqliteTextSearch:
                 for row in self._db.execute(
                     "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
                     f"AND rowid NOT IN ({_INACTIVE_ROWIDS}) ORDER BY bm25(memory_fts) LIMIT ?",
-                    (query, *_INACTIVE, k),
+                    (query, *INACTIVE, k),
                 ).fetchall()
             ]
             ids = dict(self._db.select_in("SELECT rowid, id FROM memories", "rowid", rowids))
@@ -213,8 +227,4 @@ class SqliteTextSearch:
 
     def _few_inactive(self) -> bool:
         """Whether at most ``inactive_set_max`` memories are not active (counted no further)."""
-        row = self._db.execute(
-            f"SELECT count(*) FROM ({_INACTIVE_ROWIDS} LIMIT ?)",
-            (*_INACTIVE, self.inactive_set_max + 1),
-        ).fetchone()
-        return int(row[0]) <= self.inactive_set_max
+        return few_inactive(self._db, self.inactive_set_max)
