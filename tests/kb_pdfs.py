@@ -159,8 +159,10 @@ FILING_PAGES = {
     # The registrant's name is a logo: the title comes from the company the text names.
     "library/COCACOLA_2015_10K.pdf": ("The Coca-Cola Company", (1, 2, 3)),
     # Rules of underscores on the registrant's line.
-    "library/NETFLIX_2022_10K.pdf": ("Netflix, Inc. — Form 10-K 2022", (1, 2)),
+    "library/NETFLIX_2022_10K.pdf": ("Netflix, Inc.", (1, 2)),
 }
+# The whole title a real filing must carry, where its company alone says too little.
+REAL_TITLES = {"library/NETFLIX_2022_10K.pdf": "Netflix, Inc. — Form 10-K 2022"}
 
 
 def filing_pages(directory: Path) -> list[FilingPages]:
@@ -171,7 +173,8 @@ def filing_pages(directory: Path) -> list[FilingPages]:
         name = source.name
         if source.exists():
             statement = not where.startswith("library/")
-            found.append(FilingPages(name, _cut(source, pages), company, True, statement))
+            title = REAL_TITLES.get(where, company)
+            found.append(FilingPages(name, _cut(source, pages), title, True, statement))
         else:
             stand_in = directory / name
             _write_stand_in(stand_in, company)
