@@ -11,7 +11,8 @@ session). The general questions are ``bench/data/offtopic_questions.txt``, asked
 
 Where evidence is lost, in pipeline order: not stored (the credential screen), never a candidate
 (no leg ranked it within its depth), gate (found, but no leg's gate let it in), silenced (let
-in, but nothing was strong enough to open the block), relative cut, budget.
+in, but nothing was strong enough to open the block), relative cut, budget; and, beside them,
+evidence in the block only as an excerpt that left the answer's words out.
 
     .venv/bin/python bench/bench_beam.py [--sets beam,locomo] [--chats N] [--samples N] \
         [--depths 70,50] [--cuts 0.5] [--excerpts 0,200/400/always] \

@@ -39,10 +39,10 @@ from memoryd.providers.embedder import Embedder
 from memoryd.providers.tokenizer import O200kTokenizer
 from memoryd.recall.excerpt_policy import Focus
 from memoryd.recall.legs import Evidence
-from memoryd.recall.pack_policy import pack_block
+from memoryd.recall.pack_policy import Packed, pack_block
 from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.score import rank
-from memoryd.recall.score_policy import relative_cut
+from memoryd.recall.score_policy import Dropped, Scored, relative_cut
 from memoryd.service import MemoryService
 from memoryd.storage.protocols import Store
 from memoryd.words import word_set
@@ -65,6 +65,8 @@ _EVIDENCE = re.compile(r"D\d+:\d+")
 # Where an evidence memory was lost, in pipeline order (README of ../shared/data: the
 # credential screen refuses some BEAM messages; they count as misses).
 LOSSES = ("not stored", "never a candidate", "gate", "silenced", "relative cut", "budget")
+# Not a loss by id (the memory is in the block), but its excerpt left the answer's words out.
+EXCERPT_LOSS = "excerpt without the answer"
 
 
 @dataclass(frozen=True)
@@ -327,17 +329,29 @@ def recall_at(
     return len(got & evidence) / len(evidence)
 
 
+Cut = Callable[[Sequence[Scored], RecallPolicy], tuple[list[Scored], list[Dropped]]]
+"""How the ranked items are cut (recall's :func:`relative_cut`, or a variant to measure)."""
+Pack = Callable[..., Packed]
+"""How the kept items are packed (recall's :func:`pack_block`, or a variant to measure)."""
+
+
 def judge(
-    built: Built, question: Question, evidence: Evidence, policy: RecallPolicy
+    built: Built,
+    question: Question,
+    evidence: Evidence,
+    policy: RecallPolicy,
+    cut_by: Cut = relative_cut,
+    pack_by: Pack = pack_block,
 ) -> tuple[Outcome, Any]:
-    """Rank, cut and pack one question's gathered evidence under ``policy`` as recall does,
-    and score it; also returns the ranked evidence (for features)."""
+    """Rank, cut and pack one question's gathered evidence under ``policy`` as recall does
+    (or with another cut or packing, to measure one), and score it; also returns the ranked
+    evidence (for features)."""
     conversation = built.conversation
     now = conversation.now
     ranking, ranked = rank(built.store, evidence, now, policy, built.zone)
-    kept, cut = relative_cut(ranking.items, policy)
+    kept, cut = cut_by(ranking.items, policy)
     focus = Focus.of(evidence.facts, policy)
-    packed = pack_block([], kept, TOKENIZER, policy.budget_tokens, focus) if kept else None
+    packed = pack_by([], kept, TOKENIZER, policy.budget_tokens, focus) if kept else None
     in_block = [s.memory.id for s in packed.items] if packed else []
     by_memory = built.by_memory
     legs = {
@@ -369,6 +383,8 @@ def judge(
             losses["budget"] += 1
         else:
             losses["budget"] += 1
+    if packed:
+        losses[EXCERPT_LOSS] = excerpts_without_answer(built, question, packed.text)
     outcome = Outcome(
         question.category,
         legs,
@@ -379,6 +395,25 @@ def judge(
         answer_share(built, question, packed.text if packed else ""),
     )
     return outcome, ranked
+
+
+def excerpts_without_answer(built: Built, question: Question, block: str) -> int:
+    """Evidence memories in the block as an excerpt whose answer words (those of the set's
+    answer that its text holds and the question does not) the block does not all hold: in
+    the block by id, but the excerpt left the answer out."""
+    asked = word_set(question.text)
+    answer = word_set(question.answer)
+    held = word_set(block)
+    texts = {key: text for key, text, _ in built.conversation.items}
+    memory_of = built.memory_of
+    count = 0
+    for key in question.evidence:
+        memory_id = memory_of.get(key)
+        if memory_id is None or f"excerpt of memory {memory_id}]" not in block:
+            continue
+        wanted = (answer & word_set(texts.get(key, ""))) - asked
+        count += bool(wanted - held)
+    return count
 
 
 def answer_share(built: Built, question: Question, block: str) -> float | None:
@@ -493,12 +528,12 @@ SUMMARY_HEADERS = (
 
 def loss_row(name: str, outcomes: Sequence[Outcome]) -> list[Any]:
     """Where the evidence went: counts of evidence memories lost at each stage."""
-    total = sum(len(o.losses) and sum(o.losses.values()) for o in outcomes)
     counts = {loss: sum(o.losses.get(loss, 0) for o in outcomes) for loss in LOSSES}
-    return [name, total, *(counts[loss] for loss in LOSSES)]
+    excerpted = sum(o.losses.get(EXCERPT_LOSS, 0) for o in outcomes)
+    return [name, sum(counts.values()), *(counts[loss] for loss in LOSSES), excerpted]
 
 
-LOSS_HEADERS = ("set", "evidence lost", *LOSSES)
+LOSS_HEADERS = ("set", "evidence lost", *LOSSES, f"in the block, {EXCERPT_LOSS}")
 
 
 def category_rows(outcomes: Sequence[Outcome], minimum: int = 1) -> list[list[Any]]:
