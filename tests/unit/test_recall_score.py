@@ -261,34 +261,8 @@ def test_one_legs_first_match_outranks_two_legs_agreeing_far_down() -> None:
 
     ranked = rank_candidates({"f": first, "d": deep}, FACTS, NOW).items
     assert [s.memory.id for s in ranked] == ["f", "d"]
-    ranks_only = replace(POLICY, rrf_k=60, fused_vector_margin=0.0)
-    flat = rank_candidates({"f": first, "d": deep}, FACTS, NOW, ranks_only).items
+    flat = rank_candidates({"f": first, "d": deep}, FACTS, NOW, replace(POLICY, rrf_k=60)).items
     assert [s.memory.id for s in flat] == ["d", "f"]
-
-
-def test_a_vector_match_at_the_background_counts_less_than_a_close_one() -> None:
-    """The vector leg's rank counts by how far the cosine stands above the message's
-    background: its second match, no closer than the others around the message, no longer
-    pushes down the text leg's match of the rare words (what ``search_memory`` returns
-    changes); with the margin off, the ranks alone put it first."""
-    found = {
-        "best": Candidate(memory("best"), {"vector": 1, "text": 1}, 0.6, frozenset({"tea"})),
-        "vague": Candidate(memory("vague"), {"vector": 2}, cosine=0.32),
-        "worded": Candidate(memory("worded"), {"text": 3}, 0.35, frozenset({"tea"})),
-    }
-
-    shipped = [s.memory.id for s in rank_candidates(found, FACTS, NOW).items]
-    ranks_only = replace(POLICY, fused_vector_margin=0.0)
-    before = [s.memory.id for s in rank_candidates(found, FACTS, NOW, ranks_only).items]
-
-    assert before == ["best", "vague", "worded"]
-    assert shipped == ["best", "worded", "vague"]
-    # The best cosine keeps its whole reciprocal rank; at or below the background a quarter.
-    by_id = {s.memory.id: s for s in rank_candidates(found, FACTS, NOW).items}
-    vague_rank = (1 - POLICY.fused_vector_margin) / (K + 2)
-    assert by_id["vague"].rrf == pytest.approx(vague_rank + POLICY.fused_cosine_weight * 0.32 / K)
-    best_ranks = 1 / (K + 1) + 1 / (K + 1)
-    assert by_id["best"].rrf == pytest.approx(best_ranks + POLICY.fused_cosine_weight * 0.6 / K)
 
 
 def test_a_text_hit_on_common_words_only_is_stopped() -> None:

@@ -65,14 +65,6 @@ class RecallPolicy:
     # 0.693 -> 0.696); 1 and 1.5 tie on LoCoMo, 1.5 is BEAM's best (bench/README.md, "The
     # reciprocal ranks' constant"). At k 60 the weight was 2 (at 3 LoCoMo fell).
     fused_cosine_weight: float = 1.5
-    # The vector leg's reciprocal rank, weighed by how far the candidate's cosine stands above
-    # the message's background (the mean of its closest candidates) on the way to the best:
-    # 1 − m + m × clip((cosine − background) / (best − background), 0, 1). A rank alone says
-    # nothing of the evidence: the vector leg's 30th is as much "found" as its first, and
-    # where no memory is close its first ten are chance. 0 leaves the ranks as they were.
-    # Why 0.75: chosen on BEAM among 0.5 / 0.75 / 1 (bench/README.md, "Fusion that weighs the
-    # vector leg's evidence"), measured on LoCoMo and the owner set.
-    fused_vector_margin: float = 0.75
     # Recency breaks ties, never hides: a memory loses at most this share of its score with
     # age (half of it after `recency_half_life_days` without a confirmation).
     recency_weight: float = 0.1

@@ -6,8 +6,7 @@ The clock is passed in; the legs gather the evidence.
 Why a score that opens the block: every leg returns something for any message, so without it
 every question recalls a page of memories. The block is filled only when one admitted candidate
 reaches ``open_score`` (hysteresis: a strong threshold to open, a weaker one to follow). The
-fused score ((reciprocal ranks, the vector leg's weighed by its cosine's margin over the
-message's background, + the cosine) × kind × recency) orders the block and the
+fused score ((reciprocal ranks + the cosine) × kind × recency) orders the block and the
 relative cut reads it: cut on the relevance instead, the block holds less evidence for the same
 tokens on LoCoMo and BEAM both.
 The coefficients and both thresholds are fitted on LoCoMo, BEAM and the owner paraphrase set
@@ -168,9 +167,9 @@ def rank_candidates(
     now: datetime,
     policy: RecallPolicy = DEFAULT_POLICY,
 ) -> Ranking:
-    """Gate every candidate, then score the admitted ones: (Σ_admitted legs share/(k + rank)
-    + ``fused_cosine_weight`` × cosine / k) × type weight × recency, best first (ties: newer id
-    first); the share is 1 but for the vector leg (:func:`leg_share`).
+    """Gate every candidate, then score the admitted ones: (Σ_admitted legs 1/(k + rank) +
+    ``fused_cosine_weight`` × cosine / k) × type weight × recency, best first (ties: newer id
+    first).
     Nothing is admitted unless one candidate's calibrated relevance reaches ``open_score``."""
     reading = read_query(facts, policy)
     verdicts = {i: gate(c, facts, policy, reading) for i, c in candidates.items()}
@@ -240,10 +239,7 @@ def _judge(
             # The episode leg joins an open block; what it alone brings never opens one.
             best = max(best, relevance)
         ranks = {leg: candidate.ranks[leg] for leg in verdict.admitted}
-        rrf = sum(
-            leg_share(leg, candidate, context, policy) / (policy.rrf_k + rank)
-            for leg, rank in ranks.items()
-        )
+        rrf = sum(1.0 / (policy.rrf_k + rank) for rank in ranks.values())
         rrf += policy.fused_cosine_weight * fused_cosine(candidate, facts) / policy.rrf_k
         age = age_days(candidate.memory, now)
         fresh = recency(age, policy)
@@ -264,20 +260,6 @@ def _judge(
             )
         )
     return items, dropped, best
-
-
-def leg_share(leg: str, candidate: Candidate, context: Context, policy: RecallPolicy) -> float:
-    """How much of its reciprocal rank a leg gives the candidate: all of it, but for the
-    vector leg, whose rank counts by the cosine's margin over the message's background
-    (``fused_vector_margin``; 1 at the best cosine, ``1 − margin`` at the background or below)."""
-    margin = policy.fused_vector_margin
-    if leg != "vector" or margin <= 0.0 or candidate.cosine is None:
-        return 1.0
-    spread = context.best_cosine - context.typical_cosine
-    if spread <= 0.0:
-        return 1.0
-    above = (candidate.cosine - context.typical_cosine) / spread
-    return 1.0 - margin + margin * min(1.0, max(0.0, above))
 
 
 def fused_cosine(candidate: Candidate, facts: QueryFacts) -> float:
