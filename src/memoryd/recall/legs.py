@@ -10,7 +10,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from memoryd.memory.entity_policy import EntityMatcher, names_within_sentences, normalize_name
 from memoryd.memory.model import Kind, Memory, Status
 from memoryd.providers.embedder import Embedder
+from memoryd.providers.embedding_beside import embedding_begun
 from memoryd.recall.address_policy import about_owner
 from memoryd.recall.evidence_policy import Candidate, QueryFacts
 from memoryd.recall.read import LegPlan, NameContext, Query
@@ -34,9 +35,6 @@ log = logging.getLogger("memoryd")
 EPISODE_READ = 500
 # Query vectors kept by QueryEmbedder (1.5 kB each at 384 dimensions); 0 keeps none.
 QUERY_VECTORS_KEPT = 256
-# Threads a QueryEmbedder embeds messages on while the text, entity and time legs read the
-# store (recalls running at once each take one; more wait their turn).
-QUERY_EMBEDDING_THREADS = 4
 
 
 def selective_names(names: NameContext, text: TextResult | None, plan: LegPlan) -> NameContext:
@@ -122,7 +120,6 @@ class QueryEmbedder:
         self._owner: Embedder | None = None
         self._vectors: OrderedDict[str, Vector] = OrderedDict()
         self._lock = threading.Lock()
-        self._workers: ThreadPoolExecutor | None = None
 
     @property
     def model(self) -> str:
@@ -159,34 +156,16 @@ class QueryEmbedder:
         return np.asarray([found])
 
     def begin(self, text: str) -> Future[Vector]:
-        """``text``'s vector, embedded on one of this embedder's worker threads (at once, from
-        the kept vectors, when seen): the caller reads the store meanwhile."""
+        """``text``'s vector, embedded on a worker thread (at once, from the kept vectors,
+        when seen): the caller reads the store meanwhile."""
         embedder = self._embedder()
         with self._lock:
             seen = self._owner is embedder and text in self._vectors
-            if not seen and self._workers is None:
-                self._workers = ThreadPoolExecutor(
-                    max_workers=QUERY_EMBEDDING_THREADS, thread_name_prefix="memoryd-query"
-                )
-            workers = None if seen else self._workers
-        if workers is None:  # seen: no thread needed
-            done: Future[Vector] = Future()
-            done.set_result(self.embed([text])[0])
-            return done
-        return workers.submit(_embedded, self, text)
-
-    def close(self) -> None:
-        """Stop the worker threads (started again on the next :meth:`begin`)."""
-        with self._lock:
-            workers, self._workers = self._workers, None
-        if workers is not None:
-            workers.shutdown(wait=True)
-
-
-def _embedded(embedder: Embedder, text: str) -> Vector:
-    """``text``'s vector (on a worker thread; :func:`query_vector` is the caller's own)."""
-    vector: Vector = embedder.embed([text])[0]
-    return vector
+        if not seen:
+            return embedding_begun(self, text)
+        done: Future[Vector] = Future()
+        done.set_result(self.embed([text])[0])
+        return done
 
 
 def awaited_vector(pending: Future[Vector]) -> Vector:

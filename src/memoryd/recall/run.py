@@ -218,9 +218,8 @@ class Retriever:
             log.exception("memoryd: writing retrieval stamps failed")
 
     def close(self) -> None:
-        """Write pending stamps, stop the stamp writer and the query embedding threads."""
+        """Write pending stamps and stop the stamp writer."""
         self.settle()
-        self._query_embedder.close()
         if self._stamper is not None:
             self._stamper.shutdown(wait=True)
             self._stamper = None
