@@ -1,6 +1,5 @@
-"""The message's embedding runs on a worker thread while the store is read (recall's text, entity
-and time legs, search_kb's keyword legs): the legs find the same, in the same order, as when the
-message is embedded first."""
+"""The message's embedding runs on a worker thread while recall's text, entity and time legs read
+the store: the legs find the same, in the same order, as when the message is embedded first."""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ from memoryd.recall.legs import Evidence, QueryEmbedder, run_legs
 from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.read import read_message
 from memoryd.service import MemoryService
-from memoryd.storage.sqlite_kb import SqliteKnowledgeStore
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 MESSAGES = (
@@ -141,28 +139,3 @@ def test_the_message_is_embedded_while_the_text_leg_reads(
     assert waiting.waited == [True]
     assert waiting.threads[0] != threading.current_thread().name
     assert result.legs["vector"] == "ok" and "Met Ana in Lisbon for coffee" in result.text
-
-
-def test_search_kb_embeds_the_question_while_the_keyword_legs_read(
-    service: MemoryService, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    note = "# Cellos\n\nBruno keeps his cello in the Lisbon flat and plays it on Sundays.\n"
-    service.kb.ingest_bytes(note.encode(), "cellos.md", now=NOW)
-    first = service.kb.search("where does Bruno keep his cello?")
-    keyword_began = threading.Event()
-    keyword_chunks = SqliteKnowledgeStore.keyword_chunks
-
-    def watched(self: SqliteKnowledgeStore, *args: object, **kwargs: object) -> object:
-        keyword_began.set()
-        return keyword_chunks(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(SqliteKnowledgeStore, "keyword_chunks", watched)
-    waiting = _Waiting(embedder, keyword_began)
-    service.kb.embedder = waiting
-
-    found = service.kb.search("where does Bruno keep his cello?")
-
-    assert waiting.waited == [True]
-    assert waiting.threads[0] != threading.current_thread().name
-    assert [h.ranked for h in found.hits] == [h.ranked for h in first.hits]
-    assert "Lisbon flat" in found.hits[0].text

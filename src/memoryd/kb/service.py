@@ -52,7 +52,6 @@ from memoryd.kb.urls import is_url
 from memoryd.kb.vector_fill import FillListener, FillProgress, FillReport, IngestWatcher
 from memoryd.kb.word_sets import WordCache, chunk_word_sets, shared_counts
 from memoryd.providers.embedder import Embedder
-from memoryd.providers.embedding_beside import embedding_begun
 from memoryd.providers.tokenizer import TokenCodec
 from memoryd.storage.protocols import Store
 from memoryd.trust.credential_screening import screened_field
@@ -265,15 +264,15 @@ class KnowledgeBase:
         text, wanted = check_query(query, limit, policy)
         pinned = tuple(check_collection(c) for c in pinned_collections)
         kb = self.store.kb
-        pending = embedding_begun(self.embedder, text)  # beside the keyword legs
+        vector = self.embedder.embed([text])[0]
         deep = max(policy.pool, policy.deep_pool) if policy.route_weight > 0 else policy.pool
+        vector_deep = kb.nearest_chunks(vector, deep)
+        vector_hits = vector_deep[: policy.pool]
         terms = query_terms(question := spell_fiscal_years(text))
         keyword_deep = kb.keyword_chunks(terms, deep)
         keyword_hits = keyword_deep[: policy.pool]
         rows_deep = kb.keyword_rows(terms, deep) if policy.row_weight > 0 else []
         row_hits = rows_deep[: policy.row_pool] if policy.rows_everywhere else []
-        vector_deep = kb.nearest_chunks(vector := pending.result(), deep)
-        vector_hits = vector_deep[: policy.pool]
         documents = kb.documents_by_id(
             [k.document_id for k, _ in vector_hits]
             + [k.document_id for k in [*keyword_hits, *row_hits]]
@@ -284,9 +283,6 @@ class KnowledgeBase:
             documents.update(kb.documents_by_id(sorted(named - documents.keys())))
         named_docs = [documents[i] for i in sorted(named) if i in documents]
         spelled, extra = spell_out(kb, text, named_docs, terms, policy, self._labels)
-        if spelled and policy.expand_label_vector:  # beside the keyword legs again
-            phrases = "; ".join(p for e in spelled for p in e.phrases)
-            pending = embedding_begun(self.embedder, f"{text} ({phrases})")
         if extra:
             terms = [*terms, *extra]
             keyword_deep = kb.keyword_chunks(terms, deep)
@@ -295,7 +291,10 @@ class KnowledgeBase:
             row_hits = rows_deep[: policy.row_pool] if policy.rows_everywhere else []
             new_ids = {k.document_id for k in [*keyword_hits, *row_hits]} - documents.keys()
             documents.update(kb.documents_by_id(sorted(new_ids)))
-        label_vector = pending.result() if spelled and policy.expand_label_vector else vector
+        label_vector = vector
+        if spelled and policy.expand_label_vector:
+            phrases = "; ".join(p for e in spelled for p in e.phrases)
+            label_vector = self.embedder.embed([f"{text} ({phrases})"])[0]
         routed_vector = [h for h in vector_deep if h[0].document_id in named][: policy.routed_pool]
         routed_keyword = [k for k in keyword_deep if k.document_id in named][: policy.routed_pool]
         routed_rows = [k for k in rows_deep if k.document_id in named][: policy.row_pool]
@@ -349,7 +348,8 @@ class KnowledgeBase:
         pages: tuple[int, int] | None = None,
         max_tokens: int = READ_DEFAULT_TOKENS,
     ) -> KbReadResult:
-        """read_kb: a document, a section, a chunk or page range, bounded by ``max_tokens``."""
+        """read_kb: a document, one section, a chunk range or a page range, bounded by
+        ``max_tokens``."""
         document = self.get(document_id)
         check_read(document, section=section, chunks=chunks, pages=pages, max_tokens=max_tokens)
         if pages is not None:

@@ -1,6 +1,6 @@
 """A text's embedding begun on a worker thread, so the caller reads the store meanwhile: the
 model run (onnxruntime, or an endpoint's answer) and SQLite both release the GIL, so on two
-cores the two overlap (recall's legs, search_kb's keyword legs; bench/README.md)."""
+cores the two overlap (recall's legs; bench/README.md)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from memoryd.providers.embedder import Embedder, Vector
 
-# Texts embedded at once beside their callers (searches running at once each take one; more
+# Texts embedded at once beside their callers (recalls running at once each take one; more
 # wait their turn). The threads start on first use and live as long as the process.
 BESIDE_THREADS = 4
 
