@@ -54,6 +54,9 @@ STEPS: tuple[tuple[Any, str, str], ...] = (
     (_READS, "find_time_window", "time window"),
     (_NAMES, "name_context", "names (entity lookup)"),
     (_LEGS, "query_vector", "query embedding"),
+    # Since the embedding runs beside the text, entity and time legs: the time recall waits
+    # for it after them.
+    (_LEGS, "awaited_vector", "query embedding"),
     (_LEGS, "vector_leg", "vector leg SQL"),
     # Inside the vector leg, where the code has them: the Hamming prefilter (sqlite-vec's KNN,
     # or the in-process copy with its check against the chunks table); the rest of the leg is

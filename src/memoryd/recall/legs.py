@@ -10,6 +10,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 from memoryd.memory.entity_policy import EntityMatcher, names_within_sentences, normalize_name
 from memoryd.memory.model import Kind, Memory, Status
 from memoryd.providers.embedder import Embedder
+from memoryd.providers.embedding_beside import embedding_begun
 from memoryd.recall.address_policy import about_owner
 from memoryd.recall.evidence_policy import Candidate, QueryFacts
 from memoryd.recall.read import LegPlan, NameContext, Query
@@ -86,6 +88,19 @@ def unknown_names(message: str, matcher: EntityMatcher, text: TextResult | None)
     return tuple(unknown)
 
 
+def _begin(embedder: Embedder, text: str) -> Future[Vector]:
+    """The message's embedding, begun on a worker thread by a :class:`QueryEmbedder`, else done
+    here."""
+    if isinstance(embedder, QueryEmbedder):
+        return embedder.begin(text)
+    done: Future[Vector] = Future()
+    try:
+        done.set_result(query_vector(embedder, text))
+    except Exception as error:  # the vector leg fails alone, as when it is awaited
+        done.set_exception(error)
+    return done
+
+
 def query_vector(embedder: Embedder, query: str) -> Vector:
     """The message's embedding (the vector leg's query, and what every candidate's cosine is
     measured against)."""
@@ -139,6 +154,23 @@ class QueryEmbedder:
                     while len(self._vectors) > self._kept:
                         self._vectors.popitem(last=False)
         return np.asarray([found])
+
+    def begin(self, text: str) -> Future[Vector]:
+        """``text``'s vector, embedded on a worker thread (at once, from the kept vectors,
+        when seen): the caller reads the store meanwhile."""
+        embedder = self._embedder()
+        with self._lock:
+            seen = self._owner is embedder and text in self._vectors
+        if not seen:
+            return embedding_begun(self, text)
+        done: Future[Vector] = Future()
+        done.set_result(self.embed([text])[0])
+        return done
+
+
+def awaited_vector(pending: Future[Vector]) -> Vector:
+    """The message's vector, once its embedding (begun with the legs) is done."""
+    return pending.result()
 
 
 def vector_leg(
@@ -254,49 +286,65 @@ class Evidence:
 
 
 def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
-    """Run the vector, text, entity and time legs; each may fail without stopping the others."""
+    """Run the vector, text, entity and time legs; each may fail without stopping the others.
+    A :class:`QueryEmbedder` embeds the message on a worker thread while the text, entity and
+    time legs read the store; what each leg found is recorded in the same order either way."""
     plan = query.plan
     depth, kinds = plan.depth, plan.kinds
-    legs: dict[str, str] = {}
-    rankings: dict[str, list[str]] = {}
     names = query.names
-    if query.names_failed is not None:
-        legs["entity"] = query.names_failed
-    vector: Vector | None = None
-    cosines: dict[str, float] = {}
+    # No active memory, nothing to find: the model is not loaded (a cold recall on a new
+    # store costs no embedding).
     active = store.memories.count(status=Status.ACTIVE)
-    try:
-        # No active memory, nothing to find: the model is not loaded (a cold recall on a new
-        # store costs no embedding).
-        vector = query_vector(embedder, query.text) if active else None
-        hits = vector_leg(store, vector, depth, kinds) if vector is not None else []
-        rankings["vector"] = [hit.memory_id for hit in hits]
-        cosines = {hit.memory_id: hit.cosine for hit in hits}
-    except Exception as error:  # each leg may fail alone; the others still answer
-        leg_failed(legs, "vector", error)
+    # Why beside: the embedding (~6 ms, onnxruntime) and the legs' SQL both release the GIL;
+    # one after the other they were a third of a recall's critical path (bench/README.md).
+    pending = _begin(embedder, query.text) if active else None
+    # Each leg's ids, or the error it failed with.
+    found: dict[str, list[str] | Exception] = {}
     words = query.words
     text: TextResult | None = None
     try:
         text = text_leg(store, words, plan.text_depth or depth, kinds)
-        rankings["text"] = [hit.memory_id for hit in text.hits]
-    except Exception as error:
-        leg_failed(legs, "text", error)
+        found["text"] = [hit.memory_id for hit in text.hits]
+    except Exception as error:  # each leg may fail alone; the others still answer
+        found["text"] = error
     if names is not None:
         try:
             names = selective_names(names, text, plan)
-            rankings["entity"] = entity_leg(store, names, depth)
+            found["entity"] = entity_leg(store, names, depth)
         except Exception as error:
-            leg_failed(legs, "entity", error)
+            found["entity"] = error
     if query.window is not None:
         try:
-            rankings["time"] = time_leg(store, query.window, depth)
+            found["time"] = time_leg(store, query.window, depth)
         except Exception as error:
-            leg_failed(legs, "time", error)
+            found["time"] = error
+    # Still beside the embedding: the rows of what the other legs found.
+    early = sorted({i for ids in found.values() if not isinstance(ids, Exception) for i in ids})
+    fetched = store.memories.get_many(early)
+    vector: Vector | None = None
+    cosines: dict[str, float] = {}
+    try:
+        vector = awaited_vector(pending) if pending is not None else None
+        hits = vector_leg(store, vector, depth, kinds) if vector is not None else []
+        found["vector"] = [hit.memory_id for hit in hits]
+        cosines = {hit.memory_id: hit.cosine for hit in hits}
+    except Exception as error:
+        found["vector"] = error
+    legs: dict[str, str] = {}
+    if query.names_failed is not None:
+        legs["entity"] = query.names_failed
+    rankings: dict[str, list[str]] = {}
+    for leg in ("vector", "text", "entity", "time"):
+        outcome = found.get(leg)
+        if isinstance(outcome, Exception):
+            leg_failed(legs, leg, outcome)
+        elif outcome is not None:
+            rankings[leg] = outcome
     for leg, ids in rankings.items():
         legs[leg] = "ok" if ids else "empty"
 
     ids = sorted({i for ranked in rankings.values() for i in ranked})
-    fetched = store.memories.get_many(ids)
+    fetched.update(store.memories.get_many([i for i in ids if i not in fetched]))
     memories = {i: fetched[i] for i in ids if i in fetched}
     if vector is not None and text is not None:
         # The text gate weighs meaning too; entity and time hits need no cosine.
@@ -327,5 +375,5 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
 
 
 def leg_failed(legs: dict[str, str], leg: str, error: Exception) -> None:
-    log.warning("recall leg %s failed: %s", leg, error, exc_info=True)
+    log.warning("recall leg %s failed: %s", leg, error, exc_info=error)
     legs[leg] = f"failed: {error}"

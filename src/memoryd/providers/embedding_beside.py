@@ -1,0 +1,37 @@
+"""A text's embedding begun on a worker thread, so the caller reads the store meanwhile: the
+model run (onnxruntime, or an endpoint's answer) and SQLite both release the GIL, so on two
+cores the two overlap (recall's legs; bench/README.md)."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memoryd.providers.embedder import Embedder, Vector
+
+# Texts embedded at once beside their callers (recalls running at once each take one; more
+# wait their turn). The threads start on first use and live as long as the process.
+BESIDE_THREADS = 4
+
+_workers: ThreadPoolExecutor | None = None
+_workers_lock = threading.Lock()
+
+
+def embedding_begun(embedder: Embedder, text: str) -> Future[Vector]:
+    """``text``'s vector, embedded by ``embedder`` on a worker thread; ``result()`` waits for
+    it (and raises what the embedder raised)."""
+    global _workers
+    with _workers_lock:
+        if _workers is None:
+            _workers = ThreadPoolExecutor(
+                max_workers=BESIDE_THREADS, thread_name_prefix="memoryd-embed"
+            )
+        workers = _workers
+    return workers.submit(_embedded, embedder, text)
+
+
+def _embedded(embedder: Embedder, text: str) -> Vector:
+    vector: Vector = embedder.embed([text])[0]
+    return vector
