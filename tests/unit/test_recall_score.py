@@ -374,10 +374,10 @@ def test_a_close_match_among_close_neighbours_opens_where_a_lone_one_does_not() 
     nothing there finds one by a shared word and little around it ("Why is the sky blue?" of
     a store that says "the owner's favourite colour is deep blue"): the same cosine is
     stronger evidence on a higher background."""
-    match = Candidate(memory("m"), {"vector": 1}, cosine=0.35)
+    match = Candidate(memory("m"), {"vector": 1}, cosine=0.4)
 
     assert not opens(in_store({"m": match}, cosine=0.16))
-    assert opens(in_store({"m": match}, cosine=0.35))
+    assert opens(in_store({"m": match}, cosine=0.4))
 
 
 def test_a_question_naming_someone_the_store_knows_opens_where_a_general_one_does_not() -> None:
