@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -41,6 +42,7 @@ from memoryd.recall.excerpt_policy import Focus
 from memoryd.recall.legs import Evidence
 from memoryd.recall.pack_policy import Packed, pack_block
 from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.relevance_policy import FEATURES
 from memoryd.recall.score import rank
 from memoryd.recall.score_policy import Dropped, Scored, relative_cut
 from memoryd.service import MemoryService
@@ -437,19 +439,30 @@ Settings = tuple[tuple[str, float], ...]
 def parse_settings(spec: str) -> Settings:
     """``rrf_k=30+relative_cut=0.48``: RecallPolicy fields and their values (an unknown
     field is refused, naming it)."""
-    known = set(RecallPolicy.__dataclass_fields__)
+    known = set(RecallPolicy.__dataclass_fields__) | {f"weight.{f}" for f in FEATURES}
     settings = []
     for part in spec.split("+"):
         name, _, value = part.partition("=")
         if name not in known or not value:
-            raise SystemExit(f"--policies: {part!r} is not FIELD=NUMBER of RecallPolicy")
+            raise SystemExit(
+                f"--policies: {part!r} is not FIELD=NUMBER of RecallPolicy (or weight.FEATURE)"
+            )
         settings.append((name, float(value)))
     return tuple(settings)
 
 
 def with_settings(policy: RecallPolicy, settings: Settings) -> RecallPolicy:
-    """``policy`` with ``settings`` (each value cast to its field's type)."""
-    return replace(policy, **{name: type(getattr(policy, name))(v) for name, v in settings})
+    """``policy`` with ``settings`` (each value cast to its field's type; ``weight.FEATURE``
+    sets one coefficient of the relevance score)."""
+    weights = {name[7:]: v for name, v in settings if name.startswith("weight.")}
+    fields = {
+        name: type(getattr(policy, name))(v)
+        for name, v in settings
+        if not name.startswith("weight.")
+    }
+    if weights:
+        fields["score_weights"] = MappingProxyType({**policy.score_weights, **weights})
+    return replace(policy, **fields)
 
 
 def truncated(evidence: Evidence, depth: LegDepth) -> Evidence:

@@ -38,9 +38,9 @@ relevance, a floor, a distance in logits) beside the fused-score cut, at the tok
 ``--cues FILE`` stores cues (``{memory text: [cues]}``, as ``bench_paraphrase.py --cues``) on the
 owner set's memories (its stores are then kept apart, under ``DIR/cued``).
 
-``--l2`` sets the fits' L2 penalty; ``--definite-grade G`` counts a question with a bare definite
-reference (``bench/definite_reference.py``) as personal at grade G in the rows (measured, not
-shipped).
+``--l2`` sets the fits' L2 penalty; ``--definite-grade G`` counts a question with a bare
+definite reference (``address_policy.definite_reference``, also the ``definite`` feature) as
+personal at grade G in the rows as well (measured, not shipped).
 
     .venv/bin/python bench/fit_recall_score.py [--stores DIR] [--cues F] [--save-rows F | --rows F]
         [--l2 X] [--definite-grade G]
@@ -53,7 +53,7 @@ import json
 import pickle
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_paraphrase as paraphrase
 import numpy as np
-from definite_reference import definite_reference
 from devsets import (
     Built,
     CachedEmbedder,
@@ -77,6 +76,7 @@ from stores import open_with_store
 
 from memoryd.providers.embedder import LocalMiniLM
 from memoryd.providers.tokenizer import O200kTokenizer
+from memoryd.recall.address_policy import definite_reference
 from memoryd.recall.gate_policy import read_query
 from memoryd.recall.legs import Evidence
 from memoryd.recall.pack_policy import render_item
@@ -94,19 +94,18 @@ FITTING = ("locomo", "beam", "owner", "owner20")
 SMALL = {"owner20": "owner", "heldout20": "heldout"}
 # The message-level features that say it is about its writer (recall/address_policy.py).
 PERSONAL = frozenset({"personal"})
-# What main shipped before the definite reference counted as personal (1f4c329), measured on
-# the same rows.
+# What main shipped (7ecd3e0), measured on the same rows.
 BEFORE = (
     -4.8586,
     {
         "cosine": 8.8744, "cosine_gap": 0.0116, "background": 6.6825, "vector_rank": 0.0,
         "text_rank": 0.0, "coverage": 2.4375, "coverage_gap": 2.5731, "entity": 0.115,
         "time": 5.3767, "episode": 0.0, "unknown_name": -1.0347, "unseen_share": -2.2638,
-        "personal": 5.0206,
+        "personal": 5.0206, "named": 0.0, "definite": 0.0,
     },
-    0.3801, 0.52, 0.3801,
+    0.3715, 0.35, 0.3715,
 )  # fmt: skip
-BEFORE_LABEL = "before (main, 1f4c329)"
+BEFORE_LABEL = "before (main, 7ecd3e0)"
 REOPENED = "main's coefficients, open scores chosen again"
 TOKEN_CEILING = 900
 CUT_GRID = (0.3, 0.35, 0.4, 0.45, 0.5, 0.52, 0.55, 0.6, 0.7)
@@ -119,6 +118,11 @@ REGULARISATION = {"l2": L2}
 FRAME_TOKENS = 60
 # Features that say a leg found the candidate (or how high): their coefficients stay ≥ 0.
 MONOTONE = frozenset({"vector_rank", "text_rank", "entity", "time", "episode"})
+# Coefficients held at a value rather than fitted. The text match's coverage at main's value
+# (1f4c329): fitted free beside `named`, it came out negative (-0.64), so a text match carrying
+# the message's rare words would lower a candidate's relevance, and without an embedding no text
+# match could open the block (docs/recall.md, "A bare definite reference, and a known name").
+HELD = {"coverage": 2.4375}
 
 
 @dataclass
@@ -178,16 +182,22 @@ class Rows:
     # row's features are those it had then, and a candidate only the episode leg brought
     # never opens.
     opener: np.ndarray
+    # Per question: its text and its conversation (for message-level features tried offline
+    # on saved rows).
+    texts: list[str] = field(default_factory=list)
+    stores: list[str] = field(default_factory=list)
 
 
 def rows_of(name: str, asked: list[Asked], policy: RecallPolicy, grade: float = 0.0) -> Rows:
     """Rank every question once under ``policy`` (no silence, no cut) and keep every admitted
     candidate's features: the thresholds are then swept in numpy. ``grade``: a message with a
-    bare definite reference (bench/definite_reference.py) counts as personal at least this much
-    (the ranking itself is main's: only the feature rows change)."""
+    bare definite reference (``address_policy.definite_reference``) counts as personal at
+    least this much (the ranking itself is main's: only the feature rows change)."""
     open_policy = replace(policy, open_score=0.0, relative_cut=0.0)
     x, label, keys, qid, weight, tokens, rrf, opener = [], [], [], [], [], [], [], []
     evidence, category = [], []
+    texts: list[str] = []
+    stores: list[str] = []
     legs: dict[str, list[float]] = {"text": [], "vector": []}
     for number, item in enumerate(asked):
         built, gathered, question = item.built, item.evidence, item.question
@@ -217,6 +227,8 @@ def rows_of(name: str, asked: list[Asked], policy: RecallPolicy, grade: float = 
             tokens.append(line_tokens(scored.memory))
         evidence.append(len(question.evidence))
         category.append(question.category)
+        texts.append(question.text)
+        stores.append(built.conversation.name)
         for leg in legs:
             ids = gathered.rankings.get(leg, [])[:10]
             legs[leg].append(recall_at(holds, ids, question.evidence) if question.evidence else 0.0)
@@ -224,6 +236,7 @@ def rows_of(name: str, asked: list[Asked], policy: RecallPolicy, grade: float = 
         name, np.asarray(x), np.asarray(label), np.asarray(keys), np.asarray(qid),
         np.asarray(weight), np.asarray(rrf), np.asarray(tokens), np.asarray(evidence),
         {leg: np.asarray(v) for leg, v in legs.items()}, category, np.asarray(opener, dtype=bool),
+        texts, stores,
     )  # fmt: skip
 
 
@@ -244,25 +257,30 @@ def fit(
     A leg finding a memory must never lower its score (fusion is monotone): a leg feature
     whose coefficient comes out negative is left out and the rest refitted. The features in
     ``without`` are left out from the start (0)."""
-    free = [i for i, name in enumerate(FEATURES) if name not in without]
+    held = [i for i, name in enumerate(FEATURES) if name in HELD and name not in without]
+    offset = x[:, held] @ np.asarray([HELD[FEATURES[i]] for i in held]) if held else 0.0
+    free = [i for i, name in enumerate(FEATURES) if name not in without and i not in held]
     while True:
-        bias, w = _newton(x[:, free], y, weights)
+        bias, w = _newton(x[:, free], y, weights, offset)
         negative = [i for i, c in zip(free, w, strict=True) if FEATURES[i] in MONOTONE and c < 0]
         if not negative:
             break
         free = [i for i in free if i not in negative]
     coefficients = dict.fromkeys(FEATURES, 0.0)
     coefficients.update({FEATURES[i]: round(float(c), 4) for i, c in zip(free, w, strict=True)})
+    coefficients.update({FEATURES[i]: HELD[FEATURES[i]] for i in held})
     return bias, coefficients
 
 
-def _newton(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[float, np.ndarray]:
+def _newton(
+    x: np.ndarray, y: np.ndarray, weights: np.ndarray, offset: np.ndarray | float = 0.0
+) -> tuple[float, np.ndarray]:
     design = np.hstack([np.ones((len(x), 1)), x])
     w = np.zeros(design.shape[1])
     penalty = np.eye(design.shape[1]) * REGULARISATION["l2"]
     penalty[0, 0] = 0.0
     for _ in range(40):
-        p = 1.0 / (1.0 + np.exp(-np.clip(design @ w, -60, 60)))
+        p = 1.0 / (1.0 + np.exp(-np.clip(design @ w + offset, -60, 60)))
         gradient = design.T @ (weights * (p - y)) + penalty @ w
         hessian = (design * (weights * p * (1 - p))[:, None]).T @ design + penalty
         step = np.linalg.solve(hessian, gradient)

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from memoryd.memory.model import Importance, Kind
 from memoryd.memory.promotion_policy import Outcome
 from memoryd.recall.pack_policy import LESSONS_HEADING, MEMORIES_HEADING
+from memoryd.recall.policy import RecallPolicy
 from memoryd.service import MemoryService
 
 from .conftest import Backend
@@ -321,3 +322,35 @@ def test_an_unknown_name_with_nothing_else_strong_recalls_nothing(service: Memor
 
     assert result.facts.unknown_names == ("Bartholomew",)
     assert result.packed.items == () and result.silence is not None
+
+
+def test_a_question_naming_someone_the_store_knows_reads_as_named_a_general_one_does_not(
+    service: MemoryService,
+) -> None:
+    """The relevance's `named` feature is read from the store's names: "Fahim" (or a close
+    spelling, "Faheem") is known once a memory is tagged with it; a general question names
+    nothing the store holds. The same reading carries into the item's relevance."""
+    for content in OWNER_FACTS[:20]:
+        remember(service, content)
+    memory = remember(
+        service, "Fahim said the trip to Sintra was too expensive", entities=["Fahim"]
+    )
+
+    asked = service.recall("What did Faheem say about the trip?", now=NOW)
+    general = service.recall("What is the capital of Mongolia?", now=NOW)
+
+    assert asked.facts.named and not general.facts.named
+    item = next(s for s in asked.packed.items if s.memory.id == memory.id)
+    assert item.contributions["named"] == RecallPolicy().score_weights["named"] > 0
+
+
+def test_a_bare_the_of_the_owners_world_reads_as_definite_a_fact_of_the_world_does_not(
+    service: MemoryService,
+) -> None:
+    """ "Where's the hammer?" points at one thing of its writer's world; "the capital of
+    Mongolia" at a fact of the world: the relevance's `definite` feature tells them apart."""
+    for content in OWNER_FACTS[:20]:
+        remember(service, content)
+
+    assert service.recall("Where's the hammer?", now=NOW).facts.definite
+    assert not service.recall("What is the capital of Mongolia?", now=NOW).facts.definite

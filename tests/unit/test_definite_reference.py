@@ -1,19 +1,11 @@
-"""The candidate signal measured by bench/fit_recall_score.py --definite-grade
-(bench/definite_reference.py): a bare "the …" of the writer's world, not a fact of the world."""
+"""The relevance's ``definite`` feature (recall/address_policy.py): a bare "the …" of the
+writer's world, not a fact of the world."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-_PATH = Path(__file__).resolve().parents[2] / "bench" / "definite_reference.py"
-_SPEC = importlib.util.spec_from_file_location("definite_reference", _PATH)
-assert _SPEC is not None and _SPEC.loader is not None
-_MODULE = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(_MODULE)
-definite_reference = _MODULE.definite_reference
+from memoryd.recall.address_policy import definite_reference
 
 
 @pytest.mark.parametrize(

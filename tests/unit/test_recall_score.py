@@ -209,7 +209,17 @@ _UNIT = st.floats(-1.0, 1.0, allow_nan=False)
     ),
     cosine=st.none() | _UNIT,
     coverage=st.floats(0.0, 1.0),
-    context=st.builds(Context, _UNIT, st.floats(0.0, 1.0), _UNIT, st.booleans(), _UNIT, _UNIT),
+    context=st.builds(
+        Context,
+        _UNIT,
+        st.floats(0.0, 1.0),
+        _UNIT,
+        st.booleans(),
+        _UNIT,
+        _UNIT,
+        st.booleans(),
+        st.booleans(),
+    ),
     weights=st.dictionaries(st.sampled_from(FEATURES), st.floats(-9.0, 9.0)),
     bias=st.floats(-9.0, 9.0),
 )
@@ -334,7 +344,7 @@ def test_a_message_naming_someone_unknown_needs_a_much_closer_match() -> None:
     support-group memories are related words, not an answer. An unknown name silences recall
     only when nothing else is strong."""
     unfamiliar = replace(FACTS, unknown_names=("Caroline",))
-    related = Candidate(memory("r"), {"vector": 1}, cosine=0.4)
+    related = Candidate(memory("r"), {"vector": 1}, cosine=0.5)
     close = Candidate(memory("c"), {"vector": 2}, cosine=0.65)
 
     assert opens(in_store({"r": related}))
@@ -346,13 +356,13 @@ def test_a_message_naming_someone_unknown_needs_a_much_closer_match() -> None:
 
 def test_a_question_whose_weightiest_words_no_memory_holds_needs_a_closer_match() -> None:
     """ "How do I make a roux for gravy?" of a store that talks about recipes: a recipe memory
-    at cosine 0.4 is related, not an answer, when "roux" and "gravy" appear nowhere."""
+    at cosine 0.5 is related, not an answer, when "roux" and "gravy" appear nowhere."""
     roux = QueryFacts(
         words=("make", "roux", "gravy"),
         word_frequency={"make": 84, "roux": 0, "gravy": 0},
         memory_count=700,
     )
-    recipe = Candidate(memory("r"), {"vector": 1}, cosine=0.4)
+    recipe = Candidate(memory("r"), {"vector": 1}, cosine=0.5)
 
     assert not opens(in_store({"r": recipe}), roux)
     known = replace(roux, word_frequency={"make": 84, "roux": 2, "gravy": 1})
@@ -364,10 +374,34 @@ def test_a_close_match_among_close_neighbours_opens_where_a_lone_one_does_not() 
     nothing there finds one by a shared word and little around it ("Why is the sky blue?" of
     a store that says "the owner's favourite colour is deep blue"): the same cosine is
     stronger evidence on a higher background."""
-    match = Candidate(memory("m"), {"vector": 1}, cosine=0.3)
+    match = Candidate(memory("m"), {"vector": 1}, cosine=0.4)
 
     assert not opens(in_store({"m": match}, cosine=0.16))
-    assert opens(in_store({"m": match}, cosine=0.3))
+    assert opens(in_store({"m": match}, cosine=0.4))
+
+
+def test_a_question_naming_someone_the_store_knows_opens_where_a_general_one_does_not() -> None:
+    """ "What did Caroline paint last summer?" of a chat where Caroline talks: a question about
+    someone the store knows has its answer there more often than a general question at the
+    same cosine ("Why is the sky blue?" of a chat about painting skies)."""
+    painting = Candidate(memory("p"), {"vector": 1}, cosine=0.4)
+    named = replace(FACTS, named=True)
+
+    assert not opens(in_store({"p": painting}))
+    assert opens(in_store({"p": painting}), named)
+    ranked = rank_candidates(in_store({"p": painting}), named, NOW)
+    assert ranked.items[0].contributions["named"] == POLICY.score_weights["named"] > 0
+
+
+def test_a_bare_definite_reference_to_the_owners_world_opens_a_close_paraphrase() -> None:
+    """ "Where's the hammer?" of a store that says where the toolbox is: no first person, but
+    "the hammer" is one thing of its writer's world, and a close match opens the block; the
+    same match for a message without it ("Where is a good place for a picnic?") does not."""
+    toolbox = Candidate(memory("t"), {"vector": 1}, cosine=0.45)
+    definite = replace(FACTS, definite=True)
+
+    assert not opens(in_store({"t": toolbox}))
+    assert opens(in_store({"t": toolbox}), definite)
 
 
 def test_a_question_about_the_owner_opens_on_a_paraphrase_a_general_one_does_not() -> None:

@@ -17,6 +17,13 @@ something (the "me" of a request). The reading is graded:
 
 It is a message-level signal, never a word list of topics: the legs still have to find the
 memory, and the score still weighs its cosine.
+
+A second, weaker signal is :func:`definite_reference`: a question with no first person that
+points at one thing of its writer's world with a bare "the …" ("Where's the hammer?", "Which
+school is the boy at?"), not at a fact of the world ("the capital of Mongolia", "the largest
+desert", "the Berlin Wall"). It is the relevance's ``definite`` feature, apart from
+``personal``: its coefficient is fitted on its own (docs/recall.md, "A bare definite
+reference, and a known name").
 """
 
 from __future__ import annotations
@@ -67,3 +74,54 @@ def _subject(words: list[str], index: int) -> float:
     if before in _MODAL:
         return 0.5
     return 1.0
+
+
+# A definite noun phrase followed by one of these (not stranded at the end) is a fact of the
+# world ("the capital of Mongolia", "the seasons on Earth").
+_COMPLEMENT = frozenset(
+    {"of", "in", "on", "between", "for", "from", "at", "to", "by", "with", "about", "than",
+     "into", "per", "and", "or", "vs", "versus"}
+)  # fmt: skip
+# Function words that end a noun phrase (or, right after "the", make none: "the last").
+_PHRASE_END = _COMPLEMENT | {
+    "is", "are", "was", "were", "do", "does", "did", "be", "have", "has", "had", "a", "an",
+    "the", "this", "that", "what", "which", "who", "when", "where", "why", "how", "last",
+    "next",
+}  # fmt: skip
+# Ordinals and superlatives that make "the …" one of a ranked kind ("the first emperor").
+_RANKED = frozenset({"most", "least", "first", "second", "third", "only", "same", "main"})
+_TOKENS = re.compile(r"[A-Za-z]+(?:[-'][A-Za-z0-9]+)*'?|[^\sA-Za-z]")
+
+
+def definite_reference(message: str) -> bool:
+    """Whether ``message`` points at one thing of its writer's world with a bare "the …"
+    ("Where's the hammer?", "Who in the family makes wine?") and at no fact of the world: a
+    noun phrase followed by a complement that is not stranded ("the capital of Mongolia", but
+    "Which school is the boy at?"), ranked ("the largest desert", "the first emperor") or
+    capitalised ("the Berlin Wall") makes the whole message general."""
+    tokens = _TOKENS.findall(message.replace("\u2019", "'"))
+    lower = [token.lower() for token in tokens]
+    found = False
+    for index, word in enumerate(lower):
+        if word != "the":
+            continue
+        end = index + 1
+        while end < len(tokens) and end - index <= 3 and tokens[end][0].isalpha():
+            if lower[end] in _PHRASE_END:
+                break
+            end += 1
+        phrase = tokens[index + 1 : end]
+        if not phrase:
+            continue
+        after = lower[end] if end < len(lower) else ""
+        stranded = end + 1 >= len(tokens) or tokens[end + 1] in {"?", ".", "!", ","}
+        first = phrase[0].lower()
+        if (
+            (after in _COMPLEMENT and not stranded)
+            or any(token[0].isupper() for token in phrase)
+            or first in _RANKED
+            or (first.endswith("est") and len(first) > 4)
+        ):
+            return False
+        found = True
+    return found

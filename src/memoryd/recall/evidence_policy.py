@@ -27,6 +27,12 @@ class QueryFacts:
     embedded: bool = True
     # How clearly the message is about its writer's own life (recall/address_policy.py).
     personal: float = 0.0
+    # Whether the message names someone or something the store knows (a known name or alias,
+    # or a close spelling of one; not a plain word of the store).
+    named: bool = False
+    # Whether it points at one thing of its writer's world with a bare "the …" ("Where's the
+    # hammer?"; recall/address_policy.py).
+    definite: bool = False
 
 
 @dataclass(frozen=True)

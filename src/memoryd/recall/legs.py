@@ -19,7 +19,7 @@ from memoryd.memory.entity_policy import EntityMatcher, names_within_sentences, 
 from memoryd.memory.model import Kind, Memory, Status
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.embedding_beside import embedding_begun
-from memoryd.recall.address_policy import about_owner
+from memoryd.recall.address_policy import about_owner, definite_reference
 from memoryd.recall.evidence_policy import Candidate, QueryFacts
 from memoryd.recall.read import LegPlan, NameContext, Query
 from memoryd.recall.time_window_policy import TimeWindow
@@ -370,6 +370,8 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
         window_events=len(rankings.get("time", [])),
         embedded=vector is not None,
         personal=about_owner(query.message),
+        named=names is not None and bool(names.selective | names.common),
+        definite=definite_reference(query.message),
     )
     return Evidence(candidates, facts, legs, rankings, vector)
 

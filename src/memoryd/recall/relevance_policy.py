@@ -43,6 +43,8 @@ FEATURES = (
     "unknown_name",
     "unseen_share",
     "personal",
+    "named",
+    "definite",
 )
 # Without an embedding (the route down), a candidate's cosine is unknown: it is taken as this
 # typical evidence cosine, so text and names still decide alone.
@@ -62,6 +64,10 @@ class Context:
     unseen_share: float
     # How clearly the message is about its writer's own life (recall/address_policy.py).
     personal: float = 0.0
+    # Whether the message names someone or something the store knows.
+    named: bool = False
+    # Whether it points at one thing of its writer's world with a bare "the …".
+    definite: bool = False
 
 
 def rank_feature(rank: int | None) -> float:
@@ -89,6 +95,8 @@ def features(
         "unknown_name": 1.0 if context.unknown_name else 0.0,
         "unseen_share": context.unseen_share,
         "personal": context.personal,
+        "named": 1.0 if context.named else 0.0,
+        "definite": 1.0 if context.definite else 0.0,
     }
 
 
@@ -124,8 +132,14 @@ class Model:
         self._weights = tuple(weights.get(name, 0.0) for name in FEATURES)
         self._context = context
         # The message's own features: background (when the cosine was measured), unknown
-        # name, unseen share, personal.
-        tail = (1.0 if context.unknown_name else 0.0, context.unseen_share, context.personal)
+        # name, unseen share, personal, named, definite.
+        tail = (
+            1.0 if context.unknown_name else 0.0,
+            context.unseen_share,
+            context.personal,
+            1.0 if context.named else 0.0,
+            1.0 if context.definite else 0.0,
+        )
         self._measured = (context.typical_cosine, *tail)
         self._unmeasured = (0.0, *tail)
 
@@ -136,11 +150,11 @@ class Model:
         context = self._context
         if cosine is None:
             value, gap = UNKNOWN_COSINE, 0.0
-            background, unknown, unseen, personal = self._unmeasured
+            background, unknown, unseen, personal, named, definite = self._unmeasured
         else:
             value = cosine
             gap = max(context.best_cosine, value) - value
-            background, unknown, unseen, personal = self._measured
+            background, unknown, unseen, personal, named, definite = self._measured
         vector, text = ranks.get("vector"), ranks.get("text")
         values = (
             value,
@@ -156,6 +170,8 @@ class Model:
             unknown,
             unseen,
             personal,
+            named,
+            definite,
         )
         products = list(map(mul, values, self._weights))
         return _sigmoid(self._bias + sum(products)), dict(zip(FEATURES, products, strict=True))

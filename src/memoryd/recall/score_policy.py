@@ -129,6 +129,8 @@ def measure_context(
         bool(facts.unknown_names),
         unseen_share(facts) if telling else 0.0,
         facts.personal,
+        facts.named,
+        facts.definite,
     )
 
 
