@@ -230,10 +230,18 @@ def _clean(char: str) -> str:
 
 
 def _char_style(textpage: Any, index: int) -> tuple[float, float]:
-    """The font size and weight of the character at ``index``."""
+    """The font size (as drawn, in points) and weight of the character at ``index``."""
     import pypdfium2.raw as pdfium_c
 
     size = float(pdfium_c.FPDFText_GetFontSize(textpage, index))
+    # The size a font is set at is scaled by the character's matrix: a filing that sets its
+    # text at 384 scaled by 0.021 draws it at 8 points, and the gaps between its table's
+    # columns are measured against that.
+    matrix = pdfium_c.FS_MATRIX()
+    if pdfium_c.FPDFText_GetMatrix(textpage, index, matrix):
+        scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5
+        if scale > 0:
+            size *= scale
     weight = float(pdfium_c.FPDFText_GetFontWeight(textpage, index))
     if weight <= 0:  # the standard fonts give none: the font's name says it
         weight = _named_weight(textpage, index)
