@@ -106,11 +106,11 @@ class KbSearchPolicy:
     # "both", ≥ min) under a header naming its year (kb.result_policy.row_evidence) gain
     # weight / (constant + rank), ranked by share, then ("cover, rows") by the chunk's rows
     # under that year: a whole statement before its excerpt. Chosen on the even analyst half
-    # (first 0.41 → 0.46, page in top 5 0.54 → 0.59); odd half: first 0.33 → 0.39, page 0.70
+    # (first 0.41 → 0.48, page in top 5 0.54 → 0.57); odd half: first 0.33 → 0.39, page 0.70
     # both; the 48 unchanged (at min 0.3 rank 1 fell 0.54 → 0.44; bench/README.md).
     row_evidence_weight: float = 0.2
     row_evidence_share: str = "question"
-    row_evidence_min: float = 0.4
+    row_evidence_min: float = 0.5
     row_evidence_order: str = "cover, rows"
     row_evidence_constant: int = 5
     # At most this many chunks of one document (None: no cap, only the diversity preference).
