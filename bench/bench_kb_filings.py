@@ -113,6 +113,21 @@ def library() -> list[Path]:
     return sorted(FILINGS.glob("*.pdf")) + sorted((FILINGS / "library").glob("*.pdf"))
 
 
+# The figure a quote gives ("10,708", "6.11", "164,000"): a first result in the right
+# document that shows it answers the question as a reader would accept, whichever of the
+# filing's copies of the figure (statement, MD&A, note) it is.
+FIGURE = re.compile(r"\d[\d,]*\.\d+|\d{1,3}(?:,\d{3})+|\d{3,}")
+
+
+def shows_figure(quote: str, text: str) -> bool:
+    """Whether ``text`` shows the first figure of ``quote`` (the quote itself, when it has no
+    figure)."""
+    figure = FIGURE.search(quote)
+    if figure is None:
+        return squash(quote) in squash(text)
+    return re.search(rf"(?<![\d.,]){re.escape(figure.group())}(?![\d]|[.,]\d)", text) is not None
+
+
 def score_set(
     service: MemoryService,
     documents: dict[str, Document],
@@ -121,7 +136,7 @@ def score_set(
 ) -> tuple[dict[str, float], list[str]]:
     """One question set's measures (shares 0-1) and the questions missed in the top 10."""
     hits = {k: 0 for k in KS}
-    page5 = page10 = right_first = 0
+    page5 = page10 = right_first = figure_first = 0
     by_kind: dict[str, list[int]] = {}
     misses: list[str] = []
     for question in questions:
@@ -142,6 +157,11 @@ def score_set(
             hits[k] += rank is not None and rank <= k
         by_kind.setdefault(question["kind"], []).append(rank or 0)
         right_first += bool(found) and found[0].document.id == document.id
+        figure_first += (
+            bool(found)
+            and found[0].document.id == document.id
+            and shows_figure(question["quote"], _hit_text(found[0]))
+        )
         wanted = set(question["pages"])
         cited = [hit.document.id == document.id and bool(wanted & _hit_pages(hit)) for hit in found]
         page5 += any(cited[:5])
@@ -151,6 +171,7 @@ def score_set(
     n = len(questions)
     measures = {f"hit@{k}": hits[k] / n for k in KS}
     measures["right document first"] = right_first / n
+    measures["the quote's figure first (right document)"] = figure_first / n
     measures["page hit@5"] = page5 / n
     measures["page hit@10"] = page10 / n
     for kind, ranks in sorted(by_kind.items()):

@@ -31,6 +31,15 @@ from memoryd.kb.search import KbSearchPolicy
 from memoryd.providers.embedder import LocalMiniLM
 
 BASE = KbSearchPolicy()
+# Main at 7ecd3e0: the row under the question's year ordered by its cover alone, the fusion's
+# reciprocal-rank constant (the "row and year" rows below vary this).
+MAIN_ORDER = replace(
+    BASE,
+    row_evidence_order="cover",
+    row_evidence_constant=60,
+    row_evidence_weight=0.5,
+    row_evidence_min=0.3,
+)
 # Main before a row naming the question's line item and year counted (the rows below this one).
 PAGES = replace(BASE, row_evidence_weight=0.0)
 ONE_PER_CHUNK = replace(PAGES, merge_pages=False)
@@ -65,13 +74,38 @@ VARIANTS: dict[str, KbSearchPolicy] = {
 for _share, _least in (("label", 0.5), ("label", 1.0), ("question", 0.3), ("both", 0.2)):
     for _weight in (0.5, 1.0, 2.0):
         _policy = replace(
-            BASE, row_evidence_weight=_weight, row_evidence_share=_share, row_evidence_min=_least
+            MAIN_ORDER,
+            row_evidence_weight=_weight,
+            row_evidence_share=_share,
+            row_evidence_min=_least,
         )
         _name = f"row and year: {_share} >= {_least}, weight {_weight}"
-        VARIANTS[_name + (" (the default)" if _policy == BASE else "")] = _policy
+        VARIANTS[_name + (" (main at 7ecd3e0)" if _policy == MAIN_ORDER else "")] = _policy
 # Per variant, kb.bridge_policy constants set for its run (the others keep their values).
 CONSTANTS: dict[str, dict[str, int]] = {"the same, two labels reached per word": {"MAX_REACHED": 2}}
 DEFAULTS = {"MAX_REACHED": bridge_policy.MAX_REACHED}
+# The evidence first, the statement before its excerpts (kb.result_policy.row_evidence_first):
+# the results whose row names the line item under the question's year ranked by the cover
+# ("cover"), then by how many rows of their chunk have a value under that year ("cover,
+# rows"), or by those rows alone ("rows"); the points' reciprocal-rank constant and weight;
+# the least share of the question's words a row's label holds.
+for _order, _constant, _weight, _least in (
+    *(
+        (o, c, w, 0.3)
+        for o in ("cover", "cover, rows", "rows")
+        for c, w in ((60, 0.5), (5, 0.1), (5, 0.2))
+    ),
+    *((o, 5, 0.2, m) for o in ("cover, rows", "rows") for m in (0.4, 0.5)),
+):
+    _policy = replace(
+        BASE,
+        row_evidence_order=_order,
+        row_evidence_constant=_constant,
+        row_evidence_weight=_weight,
+        row_evidence_min=_least,
+    )
+    _name = f"evidence by {_order}, constant {_constant}, weight {_weight}, question >= {_least}"
+    VARIANTS[_name + (" (the default)" if _policy == BASE else "")] = _policy
 MEASURES = ("hit@1", "hit@5", "hit@10", "right document first", "page hit@5", "page hit@10")
 
 

@@ -108,31 +108,43 @@ def statement_rows(count: int = 80) -> list[StatementRow]:
     return rows
 
 
-def write_statement(path: Path, rows: list[StatementRow]) -> None:
+def write_statement(path: Path, rows: list[StatementRow], scale: float = 1.0) -> None:
     """A consolidated balance sheet as filings set it: a bold title, the years above right-
-    aligned figure columns, a '$' set apart from its figure; long enough for several chunks."""
+    aligned figure columns, a '$' set apart from its figure; long enough for several chunks.
+    With ``scale`` below 1 every font is set ``1 / scale`` times larger and the page's matrix
+    scales it back (some filings set their text at 384 points drawn at 8): the page looks
+    the same."""
     from reportlab.lib.pagesizes import A4
     from reportlab.pdfgen import canvas
 
     pdf = canvas.Canvas(str(path), pagesize=A4)
-    pdf.setFont("Helvetica-Bold", 10)
-    pdf.drawString(40, 800, "CONSOLIDATED BALANCE SHEETS")
-    pdf.setFont("Helvetica", 8)
-    pdf.drawString(40, 784, "December 31,")
-    pdf.drawRightString(430, 784, YEARS[0])
-    pdf.drawRightString(520, 784, YEARS[1])
-    pdf.drawString(40, 772, "(In millions)")
+    pdf.scale(scale, scale)
+
+    def font(name: str, size: float) -> None:
+        pdf.setFont(name, size / scale)
+
+    def at(x: float, y: float, text: str, right: bool = False) -> None:
+        draw = pdf.drawRightString if right else pdf.drawString
+        draw(x / scale, y / scale, text)
+
+    font("Helvetica-Bold", 10)
+    at(40, 800, "CONSOLIDATED BALANCE SHEETS")
+    font("Helvetica", 8)
+    at(40, 784, "December 31,")
+    at(430, 784, YEARS[0], right=True)
+    at(520, 784, YEARS[1], right=True)
+    at(40, 772, "(In millions)")
     y = 758.0
     for row in rows:
-        pdf.drawString(40, y, row.label)
+        at(40, y, row.label)
         for right, value in zip((430, 520), row.values, strict=True):
             if value.startswith("$"):
-                pdf.drawString(right - 60, y, "$")
+                at(right - 60, y, "$")
                 value = value[1:]
-            pdf.drawRightString(right, y, value)
+            at(right, y, value, right=True)
         y -= 9
-    pdf.setFont("Helvetica", 9)
-    pdf.drawString(40, y - 20, "Refer to Notes to Consolidated Financial Statements.")
+    font("Helvetica", 9)
+    at(40, y - 20, "Refer to Notes to Consolidated Financial Statements.")
     pdf.showPage()
     pdf.save()
 
@@ -151,7 +163,8 @@ class FilingPages:
 
 
 # Cover pages, a statement, and pages known to be hard (an exhibit set in bold); of the
-# library's filings, covers only (their titles were the hard part).
+# library's filings, covers (their titles were the hard part) and statements set in fonts
+# the page's matrix scales down.
 FILING_PAGES = {
     "COCACOLA_2016_10K.pdf": ("Coca-Cola", (1, 2, 3, 77, 179, 180, 181)),
     "ORACLE_2023_10K.pdf": ("Oracle", (1, 2, 66, 67)),
@@ -160,7 +173,11 @@ FILING_PAGES = {
     "library/COCACOLA_2015_10K.pdf": ("The Coca-Cola Company", (1, 2, 3)),
     # Rules of underscores on the registrant's line.
     "library/NETFLIX_2022_10K.pdf": ("Netflix, Inc.", (1, 2)),
+    # Statements set at 384 points drawn at 8.
+    "library/APPLE_2021_10K.pdf": ("Apple Inc.", (1, 32, 34)),
 }
+# The library's filings whose cut pages hold a statement (the others: covers only).
+LIBRARY_STATEMENTS = ("library/APPLE_2021_10K.pdf",)
 # The whole title a real filing must carry, where its company alone says too little.
 REAL_TITLES = {"library/NETFLIX_2022_10K.pdf": "Netflix, Inc. — Form 10-K 2022"}
 
@@ -172,7 +189,7 @@ def filing_pages(directory: Path) -> list[FilingPages]:
         source = FILINGS / where
         name = source.name
         if source.exists():
-            statement = not where.startswith("library/")
+            statement = not where.startswith("library/") or where in LIBRARY_STATEMENTS
             title = REAL_TITLES.get(where, company)
             found.append(FilingPages(name, _cut(source, pages), title, True, statement))
         else:

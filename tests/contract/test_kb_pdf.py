@@ -183,6 +183,23 @@ def test_a_statement_keeps_each_number_on_its_labels_row_with_the_years_in_every
         assert seen.get(row.label) == list(row.values), row
 
 
+def test_a_statement_set_large_and_scaled_down_by_the_page_keeps_its_rows(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    # Apple's fiscal-2021 10-K sets its text at 384 points scaled by 0.021: the gaps between
+    # columns are a few points wide, not a few font sizes.
+    rows = statement_rows(20)
+    path = tmp_path / "scaled.pdf"
+    write_statement(path, rows, scale=1 / 48)
+    document_id = ingest_one(service, path)
+
+    cells = [row for c in chunks_of(service, document_id) for row in table_rows(c.text)]
+    assert cells[0][-2:] == list(YEARS)
+    seen = {row[0]: row[1:] for row in cells[1:]}
+    for row in rows:
+        assert seen.get(row.label) == list(row.values), row
+
+
 def test_pages_of_the_real_filings_keep_titles_tables_and_the_ceiling(
     service: MemoryService, tmp_path: Path
 ) -> None:

@@ -57,3 +57,37 @@ def test_a_row_naming_the_line_item_under_the_questions_year_comes_first(
     assert result.hits[0].document.id == document.id
     assert "(655)" in result.hits[0].text
     assert result.to_json(explain=True)["results"][0]["explain"]["row_evidence_rank"] == 1
+
+
+EXCERPT = (
+    "How much Acme spent on property and equipment in 2022: Acme's purchases of property and "
+    "equipment in 2022 grew as Acme spent on property and equipment for the new foundry.\n\n"
+    "| (in millions) | 2022 | 2021 |\n|---|---|---|\n"
+    "| Purchases of property and equipment | (655) | (410) |\n"
+)
+
+
+def test_of_two_tables_with_the_row_under_the_year_the_whole_statement_comes_first(
+    service: MemoryService,
+) -> None:
+    body = markdown_doc(
+        "Acme Pumps Inc. — Form 10-K 2022",
+        {
+            "Liquidity and Capital Resources": EXCERPT,
+            "Consolidated Statements of Cash Flows": STATEMENT,
+        },
+    )
+    only_ok(service.kb.ingest_bytes(body.encode(), "acme.md", now=NOW))
+    question = "How much did Acme spend on purchases of property and equipment in 2022?"
+
+    policy = service.kb.search_policy
+    service.kb.search_policy = replace(policy, row_evidence_order="cover")
+    by_cover = service.kb.search(question, limit=5).hits
+    service.kb.search_policy = policy
+    hits = service.kb.search(question, limit=5).hits
+
+    # Both hold the row under 2022: by the cover alone the excerpt, which repeats the
+    # question's words, stays first; the statement, with every row under 2022, goes first.
+    assert "Liquidity" in by_cover[0].chunk.breadcrumb
+    assert "Statements of Cash Flows" in hits[0].chunk.breadcrumb
+    assert "Dividends paid" in hits[0].text

@@ -89,7 +89,7 @@ def test_a_row_naming_the_line_item_under_the_years_column_goes_ahead_of_prose()
     for question, used in (
         ("... in 2019", policy),
         ("... lately", policy),
-        ("2022", KbSearchPolicy()),
+        ("2022", replace(KbSearchPolicy(), row_evidence_weight=0.0)),
     ):
         kept = row_evidence_first(results, chunks, question, terms, used)
         assert [r.key.position for r in kept] == [1, 2]
@@ -100,7 +100,9 @@ def test_a_rows_cover_is_the_share_of_its_label_or_of_the_questions_words() -> N
     words = frozenset({"purchas", "property", "revenue", "total"})
 
     # The label's words: purchases, property, equipment; two of them are the question's.
-    assert row_evidence(chunk, words, frozenset({"2022"}), "label") == pytest.approx(2 / 3)
-    assert row_evidence(chunk, words, frozenset({"2022"}), "question") == pytest.approx(2 / 4)
-    assert row_evidence(chunk, words, frozenset({"2022"}), "both") == pytest.approx(1 / 3)
-    assert row_evidence(chunk, words, frozenset({"2020"}), "label") == 0.0
+    assert row_evidence(chunk, words, frozenset({"2022"}), "label")[0] == pytest.approx(2 / 3)
+    assert row_evidence(chunk, words, frozenset({"2022"}), "question")[0] == pytest.approx(2 / 4)
+    assert row_evidence(chunk, words, frozenset({"2022"}), "both")[0] == pytest.approx(1 / 3)
+    assert row_evidence(chunk, words, frozenset({"2020"}), "label") == (0.0, 0)
+    # And how many of the chunk's rows have a value under the year (the table's one row).
+    assert row_evidence(chunk, words, frozenset({"2022"}), "label")[1] == 1

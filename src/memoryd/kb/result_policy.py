@@ -68,25 +68,34 @@ def row_evidence_first(
     policy: KbSearchPolicy,
 ) -> list[RankedChunk]:
     """``ranked`` with points for the chunks holding a table row that names what the question
-    asks in the year it names: reciprocal-rank points by :func:`row_evidence`, best first, at
-    ``row_evidence_weight``; re-sorted by score. Unchanged when the question names no year."""
+    asks in the year it names: reciprocal-rank points by :func:`row_evidence`, best first (with
+    ``row_evidence_order`` "cover, rows", of two equal covers the chunk with more rows under
+    the year: a whole statement before an excerpt of it), at ``row_evidence_weight``;
+    re-sorted by score. Unchanged when the question names no year."""
     years = frozenset(YEAR.findall(question))
     if policy.row_evidence_weight <= 0 or not years:
         return list(ranked)
     words = frozenset(stem(t) for t in terms if not t.isdigit())
     held = [
-        (row_evidence(chunks[r.key], words, years, policy.row_evidence_share), order, r)
+        (*row_evidence(chunks[r.key], words, years, policy.row_evidence_share), order, r)
         for order, r in enumerate(ranked)
         if r.key in chunks
     ]
+    order = policy.row_evidence_order  # "cover", "cover, rows" or "rows"
     strong = sorted(
-        (x for x in held if x[0] >= policy.row_evidence_min), key=lambda x: (-x[0], x[1])
+        (x for x in held if x[0] >= policy.row_evidence_min),
+        key=lambda x: (
+            0 if order == "rows" else -x[0],
+            0 if order == "cover" else -x[1],
+            x[2],
+        ),
     )
-    rank = {x[2].key: i for i, x in enumerate(strong, start=1)}
+    rank = {x[3].key: i for i, x in enumerate(strong, start=1)}
+    constant = policy.row_evidence_constant
     scored = [
         replace(
             r,
-            score=r.score + r.weight * policy.row_evidence_weight / (policy.rank_constant + k),
+            score=r.score + r.weight * policy.row_evidence_weight / (constant + k),
             row_evidence_rank=k,
         )
         if (k := rank.get(r.key))
@@ -96,15 +105,20 @@ def row_evidence_first(
     return sorted(scored, key=lambda r: -r.score)
 
 
-def row_evidence(chunk: Chunk, words: frozenset[str], years: frozenset[str], share: str) -> float:
+def row_evidence(
+    chunk: Chunk, words: frozenset[str], years: frozenset[str], share: str
+) -> tuple[float, int]:
     """The best cover between a question's stemmed ``words`` and the label of a table row of
     ``chunk`` with a value under a column header naming one of ``years`` (0: no such row):
     the share of the label's words the question holds ("label"), of the question's words the
-    label holds ("question"), or their product ("both")."""
+    label holds ("question"), or their product ("both"); and how many rows of ``chunk`` have
+    a value under such a header."""
     best = 0.0
+    rows = 0
     for label, heads in headed_rows(chunk.text, chunk.breadcrumb.rsplit(" › ", 1)[-1]):
         if not any(years.intersection(YEAR.findall(h)) for h in heads):
             continue
+        rows += 1
         named = {stem(w) for w in word_set(label) if not w.isdigit()}
         common = len(named & words)
         if not common:
@@ -112,4 +126,4 @@ def row_evidence(chunk: Chunk, words: frozenset[str], years: frozenset[str], sha
         by_label, by_question = common / len(named), common / max(len(words), 1)
         cover = {"label": by_label, "question": by_question}.get(share, by_label * by_question)
         best = max(best, cover)
-    return best
+    return best, rows

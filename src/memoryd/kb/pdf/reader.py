@@ -155,7 +155,8 @@ def _outline(document: Any) -> list[OutlineEntry]:
     return entries
 
 
-_Glyph = tuple[str, float, float, float, float, float, float]  # char, x0, x1, y0, y1, size, weight
+# char, x0, x1, y0, y1, size as drawn, weight, size as set
+_Glyph = tuple[str, float, float, float, float, float, float, float]
 
 
 def _page_lines(page: Any) -> list[Line]:
@@ -174,7 +175,7 @@ def _page_lines(page: Any) -> list[Line]:
         glyphs: list[_Glyph] = []
         # Every character of a text object shares its font, size and weight: ask once per
         # object, not once per character (two ctypes calls a character were a third of the time).
-        styles: dict[int, tuple[float, float]] = {}
+        styles: dict[int, tuple[float, float, float]] = {}
         for index in range(count):
             code = get_unicode(textpage, index)
             char = chr(code) if code else "\x00"
@@ -187,7 +188,7 @@ def _page_lines(page: Any) -> list[Line]:
             if char.isspace() or not owner:
                 if glyphs and glyphs[-1][0] != " ":
                     last = glyphs[-1]
-                    glyphs.append((" ", last[2], last[2], last[3], last[4], last[5], last[6]))
+                    glyphs.append((" ", last[2], last[2], *last[3:]))
                 continue
             cleaned = _clean(char)
             if not cleaned:
@@ -196,7 +197,7 @@ def _page_lines(page: Any) -> list[Line]:
             style = styles.get(owner)
             if style is None:
                 style = styles[owner] = _char_style(textpage, index)
-            size = style[0]
+            size = style[0] * style[2]
             if glyphs:
                 last = glyphs[-1]
                 if abs(bottom.value - last[3]) > LINE_DROP * max(size, 1.0) and (
@@ -205,7 +206,16 @@ def _page_lines(page: Any) -> list[Line]:
                     # pdfium put no break between two lines: a new line starts here.
                     _close_line(glyphs, height, lines)
             glyphs.append(
-                (cleaned, left.value, right.value, bottom.value, top.value, size, style[1])
+                (
+                    cleaned,
+                    left.value,
+                    right.value,
+                    bottom.value,
+                    top.value,
+                    size,
+                    style[1],
+                    style[0],
+                )
             )
         _close_line(glyphs, height, lines)
     finally:
@@ -229,15 +239,23 @@ def _clean(char: str) -> str:
     return clean_char(char)
 
 
-def _char_style(textpage: Any, index: int) -> tuple[float, float]:
-    """The font size and weight of the character at ``index``."""
+def _char_style(textpage: Any, index: int) -> tuple[float, float, float]:
+    """The font size as set, the weight and the scale the character's matrix draws the size
+    at, of the character at ``index``."""
     import pypdfium2.raw as pdfium_c
 
     size = float(pdfium_c.FPDFText_GetFontSize(textpage, index))
+    # A filing may set its text at 384 points and scale it by 0.021 (drawn at 8): the gaps
+    # between a table's columns and the drop to the next line are measured against the size
+    # as drawn. (The lines keep the size as set: the layout compares sizes with each other.)
+    matrix = pdfium_c.FS_MATRIX()
+    scale = 1.0
+    if pdfium_c.FPDFText_GetMatrix(textpage, index, matrix):
+        scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5 or 1.0
     weight = float(pdfium_c.FPDFText_GetFontWeight(textpage, index))
     if weight <= 0:  # the standard fonts give none: the font's name says it
         weight = _named_weight(textpage, index)
-    return size, weight
+    return size, weight, scale
 
 
 _HEAVY = (b"bold", b"black", b"heavy", b"semibold", b"demi")
@@ -276,6 +294,7 @@ def _close_line(glyphs: list[_Glyph], height: float, lines: list[Line]) -> None:
         glyphs.clear()
         return
     size = statistics.median(g[5] for g in marks)
+    set_size = statistics.median(g[7] for g in marks)
     weights: Counter[float] = Counter(g[6] for g in marks if g[0].isalpha())
     weight = weights.most_common(1)[0][0] if weights else 0.0
     spans: list[Span] = []
@@ -299,7 +318,7 @@ def _close_line(glyphs: list[_Glyph], height: float, lines: list[Line]) -> None:
     if text.strip():
         spans.append(Span(" ".join(text.split()), x0, x1))
     line_top = height - max(g[4] for g in marks)
-    lines.append(Line(line_top, tuple(spans), round(size, 1), weight))
+    lines.append(Line(line_top, tuple(spans), round(set_size, 1), weight))
     glyphs.clear()
 
 
