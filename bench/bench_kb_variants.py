@@ -81,9 +81,6 @@ for _share, _least in (("label", 0.5), ("label", 1.0), ("question", 0.3), ("both
         )
         _name = f"row and year: {_share} >= {_least}, weight {_weight}"
         VARIANTS[_name + (" (main at 7ecd3e0)" if _policy == MAIN_ORDER else "")] = _policy
-# Per variant, kb.bridge_policy constants set for its run (the others keep their values).
-CONSTANTS: dict[str, dict[str, int]] = {"the same, two labels reached per word": {"MAX_REACHED": 2}}
-DEFAULTS = {"MAX_REACHED": bridge_policy.MAX_REACHED}
 # The evidence first, the statement before its excerpts (kb.result_policy.row_evidence_first):
 # the results whose row names the line item under the question's year ranked by the cover
 # ("cover"), then by how many rows of their chunk have a value under that year ("cover,
@@ -106,6 +103,21 @@ for _order, _constant, _weight, _least in (
     )
     _name = f"evidence by {_order}, constant {_constant}, weight {_weight}, question >= {_least}"
     VARIANTS[_name + (" (the default)" if _policy == BASE else "")] = _policy
+# Words across the gap (issue 29, kbvocab9): ties by a difference of two rows, off and on.
+_DIFFERENCES = replace(BASE, bridge_differences=True)
+VARIANTS["vocabulary: no ties by differences (the default)"] = BASE
+_NEAR = "vocabulary: ties by differences of two rows, operands at 0.6 of their words"
+VARIANTS[_NEAR] = _DIFFERENCES
+VARIANTS["vocabulary: ties by differences of two rows, operands whole"] = _DIFFERENCES
+# Per variant, kb.bridge_policy constants set for its run (the others keep their values).
+CONSTANTS: dict[str, dict[str, float]] = {
+    "the same, two labels reached per word": {"MAX_REACHED": 2},
+    _NEAR: {"DIFFERENCE_SHARE": 0.6},
+}
+DEFAULTS = {
+    "MAX_REACHED": bridge_policy.MAX_REACHED,
+    "DIFFERENCE_SHARE": bridge_policy.DIFFERENCE_SHARE,
+}
 MEASURES = ("hit@1", "hit@5", "hit@10", "right document first", "page hit@5", "page hit@10")
 
 
@@ -164,7 +176,7 @@ def main() -> None:
         service.close()
 
 
-def _set_constants(values: dict[str, int]) -> None:
+def _set_constants(values: dict[str, float]) -> None:
     """kb.bridge_policy's constants as ``values`` says, the others at their defaults."""
     for constant, default in DEFAULTS.items():
         setattr(bridge_policy, constant, values.get(constant, default))

@@ -124,3 +124,39 @@ def test_a_label_naming_a_year_ties_nothing() -> None:
     )
     prose = "We repay $3,750 of principal in fiscal 2024 and $1,250 in 2028."
     assert document_ties([schedule, prose]) == []
+
+
+# A liquidity table and the balance sheet on the next chunk: working capital is current assets
+# less current liabilities in both years; goodwill matches one year's difference only.
+LIQUIDITY = [
+    "| | 2022 | 2021 |\n|---|---|---|\n| Working capital | $ 12,122 | $ 31,403 |\n",
+    "| | 2022 | 2021 |\n|---|---|---|\n| Total current assets | 31,633 | 55,567 |\n"
+    "| Total current liabilities | 19,511 | 24,164 |\n| Goodwill | 12,122 | 9,999 |\n",
+]
+
+
+def test_a_row_that_is_two_rows_difference_in_both_years_ties_to_both() -> None:
+    ties = document_ties(LIQUIDITY)
+    differences = {
+        " ".join(t.label) for t in ties if t.by_difference and t.wording == ("working", "capital")
+    }
+    assert differences == {"total current assets", "total current liabilities"}
+    # Goodwill carries 12,122 too: tied by that one shared number, not as a difference.
+    assert {" ".join(t.label) for t in ties if not t.by_difference} >= {"goodwill"}
+    assert not any("goodwill" in t.label for t in ties if t.by_difference)
+    assert not any(t.by_difference for t in document_ties(LIQUIDITY, differences=False))
+
+
+def test_the_differences_reach_the_named_labels_that_spell_the_operands_whole() -> None:
+    named = [
+        (words_of("Total current assets"), ("current", "assets")),
+        (words_of("Other current assets"), ("current", "assets")),
+        (words_of("Total current liabilities"), ("current", "liabilities")),
+    ]
+    ties = document_ties(LIQUIDITY)
+    library = label_words(" ".join(t.wording) for t in ties)
+    found = bridge(["working", "capital"], "Acme working capital 2022", named, library, ties)
+    assert {p for e in found for p in e.phrases} == {
+        "total current assets",
+        "total current liabilities",
+    }

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import pairwise
 
+import numpy as np
+
 from memoryd.kb.abbreviation_policy import CONNECTORS, Expansion, expand_names, label_names
 from memoryd.kb.rows import table_rows
 from memoryd.kb.search import stem
@@ -40,12 +42,18 @@ WINDOW = 5
 # A named document's label is reached when it holds at least this share of a tied label's words
 # and at least two of them (a one-word label, "Current", "Total", ties too loosely).
 MIN_SHARE = 0.6
+# A label tied as one of the two rows another row is the difference of is reached only by a
+# named label holding this share of its words: "Total current assets", not "Other current
+# assets" (the operands are named exactly; a near label is another quantity).
+DIFFERENCE_SHARE = 1.0
 # Labels of the named documents kept per question word.
 MAX_REACHED = 3
 # A word whose ties name more distinct labels than this is too common to bridge ("fiscal",
 # "year" stand beside every number of the prose).
 MAX_TARGETS = 8
 
+# Two values as one key (each below this): a difference of two rows in both columns.
+_SPAN = 10**9
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _DIGIT = re.compile(r"\d")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
@@ -61,6 +69,8 @@ class Tie:
     wording: tuple[str, ...]
     label: tuple[str, ...]
     context: tuple[str, ...] = ()
+    # Tied by a difference of two rows (:func:`difference_ties`), not by one shared number.
+    by_difference: bool = False
 
     @cached_property
     def stems(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
@@ -98,12 +108,16 @@ def _content(words: tuple[str, ...]) -> frozenset[str]:
     )
 
 
-def document_ties(texts: Sequence[str]) -> list[Tie]:
+def document_ties(texts: Sequence[str], differences: bool = True) -> list[Tie]:
     """The ties of one document whose chunks' texts are ``texts``: rows of distinct labels that
-    carry one distinctive number, and prose sentences that repeat a row's number."""
+    carry one distinctive number, prose sentences that repeat a row's number and, with
+    ``differences``, rows whose values are the differences of two nearby rows' values
+    (:func:`difference_ties`)."""
     labels_of: dict[str, set[tuple[str, ...]]] = {}
     context: dict[tuple[str, ...], tuple[str, ...]] = {}
+    valued: list[list[tuple[tuple[str, ...], tuple[int, int]]]] = []
     for text in texts:
+        valued.append([])
         for row in table_rows("", text):
             names = label_names(row.label)
             label = words_of(names[0]) if names else ()
@@ -112,12 +126,16 @@ def document_ties(texts: Sequence[str]) -> list[Tie]:
             if not content(label) or _LABEL_YEAR.search(names[0]):
                 continue
             context.setdefault(label, words_of(" ".join(names[1:])))
+            keys: list[int] = []
             for part in row.text.split(" | ")[1:]:
                 value = part.rsplit(": ", 1)[-1]
                 for token in _NUMBER.findall(value):
                     key = number_key(token)
                     if key is not None:
                         labels_of.setdefault(key, set()).add(label)
+                        keys.append(int(key))
+            if len(keys) >= 2 and max(keys[:2]) < _SPAN:
+                valued[-1].append((label, (keys[0], keys[1])))
     ties: set[Tie] = set()
     for labels in labels_of.values():
         if not 2 <= len(labels) <= MAX_LABELS_PER_NUMBER:
@@ -146,7 +164,44 @@ def document_ties(texts: Sequence[str]) -> list[Tie]:
                 for label in labels:
                     if wording and not content(label) <= content(wording):
                         ties.add(Tie(wording, label, context.get(label, ())))
+    if differences:
+        ties.update(difference_ties(valued, context))
     return sorted(ties, key=lambda t: (t.wording, t.label))
+
+
+def difference_ties(
+    valued: Sequence[Sequence[tuple[tuple[str, ...], tuple[int, int]]]],
+    context: dict[tuple[str, ...], tuple[str, ...]],
+) -> set[Tie]:
+    """Ties of a row to the two rows it is the difference of: ``valued`` holds, chunk by
+    chunk, each row's label and its first two distinctive values; a row whose two values are
+    both the differences of two rows of one chunk and the next (the same two columns: a
+    balance sheet's assets and liabilities may be cut in two) names them both. Oracle's
+    "Working capital $12,122 … $31,403" is its "Total current assets" less its "Total current
+    liabilities" in both years; a question's "working capital" then reaches another filing's
+    current assets and liabilities, which no number of that filing ties to the words. Both
+    columns must agree: one difference of four digits or more matches by chance."""
+    wanted: dict[int, set[tuple[str, ...]]] = {}
+    for rows in valued:
+        for label, (first, second) in rows:
+            wanted.setdefault(first * _SPAN + second, set()).add(label)
+    targets = np.fromiter(wanted, dtype=np.int64, count=len(wanted))
+    ties: set[Tie] = set()
+    for index, rows in enumerate(valued):
+        near = [*rows, *(valued[index + 1] if index + 1 < len(valued) else ())]
+        if len(rows) < 1 or len(near) < 2:
+            continue
+        values = np.array([pair for _, pair in near], dtype=np.int64)
+        apart = np.abs(values[:, None, :] - values[None, :, :])
+        keys = apart[..., 0] * _SPAN + apart[..., 1]
+        for one, other in np.argwhere(np.isin(keys, targets)):
+            if one >= other:  # the differences are symmetric: each pair once
+                continue
+            for wording in wanted[int(keys[one, other])]:
+                for operand in (near[one][0], near[other][0]):
+                    if content(operand) != content(wording):
+                        ties.add(Tie(wording, operand, context.get(operand, ()), True))
+    return ties
 
 
 @lru_cache(maxsize=65536)
@@ -224,14 +279,17 @@ def bridge(
         if usable is ties:
             lists = [index.get(s, []) for s in stems]
             usable = [ties[i] for i in min(lists, key=len)]
+        by_number: set[frozenset[str]] = set()
         for tie in usable:
             wording, target, context = tie.stems
             if (wording == stems if exact else stems <= wording) and not stems <= target:
                 support[target] += 1
                 groups.setdefault(target, set()).update(context)
+                if not tie.by_difference:
+                    by_number.add(target)
         if len(support) > MAX_TARGETS:
             continue
-        reached = _reach(support, groups, named_labels, stems)
+        reached = _reach(support, groups, named_labels, stems, set(support) - by_number)
         if reached:
             found.append(Expansion(token, tuple(reached)))
     return found
@@ -242,10 +300,13 @@ def _reach(
     groups: dict[frozenset[str], set[str]],
     named_labels: Sequence[tuple[tuple[str, ...], tuple[str, ...]]],
     stems: frozenset[str],
+    operands: set[frozenset[str]] = frozenset(),  # type: ignore[assignment]
 ) -> list[str]:
     """The named labels that hold most of a tied label's words, best first: the most ties,
     then the largest share of the tied label's words, then a group of the same words
-    ("Investing activities"), then the fewest words of their own."""
+    ("Investing activities"), then the fewest words of their own. A label tied only as one
+    of two rows a row is the difference of (``operands``) is reached only by a label that
+    holds at least ``DIFFERENCE_SHARE`` of its words."""
     scored: dict[str, tuple[int, float]] = {}
     wanted = frozenset().union(*support)
     for label, group in named_labels:
@@ -255,7 +316,8 @@ def _reach(
         for target, count in support.items():
             target_group = groups[target]
             shared = len(held & target)
-            if shared < 2 or shared / len(target) < MIN_SHARE:
+            least = DIFFERENCE_SHARE if target in operands else MIN_SHARE
+            if shared < 2 or shared / len(target) < least:
                 continue
             same_group = len(content(group) & target_group) / max(1, len(target_group))
             own = len(held - target) / len(held)

@@ -30,25 +30,32 @@ def version(document: Document) -> Version:
 
 class TieCache(dict[Version, list[Tie]]):
     """Each document version's ties, mined once, and the last library's ties with the names
-    abbreviations are spelled out from."""
+    abbreviations are spelled out from (with and without the ties by differences)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.library: Library = ((), [], [], {})
+        self.library: dict[bool, Library] = {}
 
-    def of_library(self, kb: KnowledgeStore, documents: Sequence[Document]) -> Library:
-        """The ties of ``documents``, their wordings as label names and the ties by stem, kept
-        while the same document versions are asked for."""
+    def of_library(
+        self, kb: KnowledgeStore, documents: Sequence[Document], differences: bool = True
+    ) -> Library:
+        """The ties of ``documents`` (those by a difference of two rows only with
+        ``differences``), their wordings as label names and the ties by stem, kept while the
+        same document versions are asked for."""
         versions = tuple(sorted(version(d) for d in documents))
-        if versions != self.library[0]:
-            ties = self.ties(kb, documents)
+        kept = self.library.get(differences)
+        if kept is None or versions != kept[0]:
+            ties = self.ties(kb, documents, differences)
             # Only a short wording can be spelled out whole (a prose window never is).
             names = label_words(" ".join(t.wording) for t in ties if len(t.wording) <= SHORT)
-            self.library = (versions, ties, names, postings(ties))
-        return self.library
+            kept = self.library[differences] = (versions, ties, names, postings(ties))
+        return kept
 
-    def ties(self, kb: KnowledgeStore, documents: Iterable[Document]) -> list[Tie]:
-        """The ties of ``documents``, mining those not yet kept."""
+    def ties(
+        self, kb: KnowledgeStore, documents: Iterable[Document], differences: bool = True
+    ) -> list[Tie]:
+        """The ties of ``documents``, mining those not yet kept (without the ties by a
+        difference of two rows unless ``differences``)."""
         every: list[Tie] = []
         for document in documents:
             key = version(document)
@@ -56,7 +63,7 @@ class TieCache(dict[Version, list[Tie]]):
                 while len(self) >= TIE_CACHE_DOCUMENTS:
                     del self[next(iter(self))]
                 self[key] = document_ties([c.text for c in kb.chunks(document.id)])
-            every.extend(self[key])
+            every.extend(t for t in self[key] if differences or not t.by_difference)
         return every
 
 
@@ -67,10 +74,12 @@ def bridged(
     named: Sequence[Document],
     named_labels: Sequence[str],
     cache: TieCache,
+    differences: bool = True,
 ) -> list[Expansion]:
     """The named documents' labels (``named_labels``) that the question's words reach through
     the ties of the library's newest documents and the named ones, or none. ``terms``: the
-    question's search words (its fiscal years spelled out)."""
+    question's search words (its fiscal years spelled out); ``differences``: whether ties by a
+    difference of two rows count."""
     if not named:
         return []
     naming = {s.casefold() for s in symbols(text)}
@@ -79,7 +88,7 @@ def bridged(
         naming |= ident.names | ident.title_words
     words = [w for w in terms if w not in naming and not any(ch.isdigit() for ch in w)]
     documents = list({d.id: d for d in [*named, *kb.documents(limit=LIBRARY)]}.values())
-    _, ties, library, index = cache.of_library(kb, documents)
+    _, ties, library, index = cache.of_library(kb, documents, differences)
     heads = [head for head in dict.fromkeys(label_head(label) for label in named_labels) if head[0]]
-    own = cache.ties(kb, named)
+    own = cache.ties(kb, named, differences)
     return bridge(words, text, heads, library, ties, own, index)

@@ -118,7 +118,9 @@ def spell_out(
     if policy.expand_labels and candidates(text):
         spelled = expand_names(text, [words for names in by_label.values() for words in names])
     if policy.bridge_labels:
-        spelled += bridged(kb, text, terms, named, list(by_label), cache.ties)
+        spelled += bridged(
+            kb, text, terms, named, list(by_label), cache.ties, policy.bridge_differences
+        )
     return spelled, [t for t in expanded_terms(spelled) if t not in terms]
 
 

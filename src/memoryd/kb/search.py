@@ -79,8 +79,7 @@ class KbSearchPolicy:
     row_vectors_everywhere: bool = False
     # A question's abbreviations ("EPS", "R&D", "capex") spelled out from the row labels of
     # the documents it names (:mod:`memoryd.kb.abbreviation_policy`): the phrases' words join
-    # the keyword legs and, with ``expand_label_vector``, the row-label leg compares the
-    # question with the phrases appended.
+    # the keyword legs and, with ``expand_label_vector``, the row-label leg's question too.
     expand_labels: bool = True
     # A question that names no document by name but writes a word in capitals that the first
     # page of at most three documents shows (a ticker on a filing's cover: "MSFT") names them.
@@ -89,15 +88,16 @@ class KbSearchPolicy:
     route_topic_only: bool = True
     expand_label_vector: bool = True
     # A question's words that no label of the named documents uses, carried to the labels the
-    # library's shared numbers tie them to ("capex" → Costco's "capital expenditures", $3,891
-    # → "Additions to property and equipment" → Apple's "Payments for acquisition of property,
-    # plant and equipment"; :mod:`memoryd.kb.bridge_policy`), added as the abbreviations are.
+    # library's shared numbers tie them to ("capex" → Costco's "capital expenditures", $3,891 →
+    # "Additions to property and equipment"; :mod:`memoryd.kb.bridge_policy`), as abbreviations.
     bridge_labels: bool = True
+    # Ties by a difference of two rows ("working capital"; bridge_policy.difference_ties). Off: the
+    # even analyst half's top 10 0.78 → 0.80, the odd half lost a first 0.35 → 0.33 (bench/).
+    bridge_differences: bool = False
     # Results on the same page of the same document merged into one
     # (:mod:`memoryd.kb.result_policy`): fusion ranks ``merge_depth`` times the places asked
-    # for, so merging still fills them.
-    # Why: two or three chunks of one page often held three of the top 5, so the top 5 named
-    # fewer than 5 places (bench/README.md, "One page, one result").
+    # for, so merging still fills them. Why: two or three chunks of one page often held three of
+    # the top 5, so the top 5 named fewer than 5 places (bench/README.md, "One page, one result").
     merge_pages: bool = True
     merge_depth: int = 4
     # At most this many chunks shown in one result (None: every chunk found on its pages).
