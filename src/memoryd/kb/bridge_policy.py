@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import pairwise
 
-import numpy as np
-
 from memoryd.kb.abbreviation_policy import CONNECTORS, Expansion, expand_names, label_names
 from memoryd.kb.rows import table_rows
 from memoryd.kb.search import stem
@@ -181,6 +179,8 @@ def difference_ties(
     liabilities" in both years; a question's "working capital" then reaches another filing's
     current assets and liabilities, which no number of that filing ties to the words. Both
     columns must agree: one difference of four digits or more matches by chance."""
+    import numpy as np  # here: a command that never searches the library starts without numpy
+
     wanted: dict[int, set[tuple[str, ...]]] = {}
     for rows in valued:
         for label, (first, second) in rows:
