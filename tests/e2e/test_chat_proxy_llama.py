@@ -133,5 +133,8 @@ def test_observe_against_llama_cpp_and_the_auto_fallback(llama: LlamaServer, cli
         assert "Traceback" not in done.stderr
         if done.returncode == 0:
             assert "answer json_object" in done.stdout
-        else:  # JSON mode does not bound a small model's answer: the contract may refuse it
-            assert "extraction of job" in done.stderr and "failed" in done.stderr, done.stderr
+        else:  # JSON mode does not bound a small model's answer: the contract may refuse it,
+            # or, on a busy machine, the unbounded answer outlasts the route's time limit and
+            # the job stays queued for the worker (both said on stderr; nothing is lost).
+            assert "extraction of job" in done.stderr, done.stderr
+            assert "failed" in done.stderr or "stays queued" in done.stderr, done.stderr
