@@ -105,10 +105,10 @@ for _order, _constant, _weight, _least in (
     VARIANTS[_name + (" (the default)" if _policy == BASE else "")] = _policy
 # Words across the gap (issue 29, kbvocab9): ties by a difference of two rows, off and on.
 _DIFFERENCES = replace(BASE, bridge_differences=True)
-VARIANTS["vocabulary: no ties by differences (the default)"] = BASE
+VARIANTS["vocabulary: no ties by differences"] = replace(BASE, bridge_differences=False)
 _NEAR = "vocabulary: ties by differences of two rows, operands at 0.6 of their words"
 VARIANTS[_NEAR] = _DIFFERENCES
-VARIANTS["vocabulary: ties by differences of two rows, operands whole"] = _DIFFERENCES
+VARIANTS["vocabulary: ties by differences of two rows, operands whole (the default)"] = _DIFFERENCES
 # Per variant, kb.bridge_policy constants set for its run (the others keep their values).
 CONSTANTS: dict[str, dict[str, float]] = {
     "the same, two labels reached per word": {"MAX_REACHED": 2},
