@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import pairwise
@@ -227,7 +228,7 @@ def _number_sentences(text: str) -> list[str]:
     prose = [
         line
         for line in text.split("\n")
-        if _DIGIT.search(line) and line.strip() and not line.lstrip().startswith(("|", "#", "<!--"))
+        if _DIGIT.search(line) and not line.lstrip().startswith(("|", "#", "<!--"))
     ]
     return [s for line in prose for s in re.split(r"(?<=[.;])\s+", line) if s and _DIGIT.search(s)]
 
@@ -300,7 +301,7 @@ def _reach(
     groups: dict[frozenset[str], set[str]],
     named_labels: Sequence[tuple[tuple[str, ...], tuple[str, ...]]],
     stems: frozenset[str],
-    operands: set[frozenset[str]] = frozenset(),  # type: ignore[assignment]
+    operands: AbstractSet[frozenset[str]] = frozenset(),
 ) -> list[str]:
     """The named labels that hold most of a tied label's words, best first: the most ties,
     then the largest share of the tied label's words, then a group of the same words

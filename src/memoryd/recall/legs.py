@@ -370,7 +370,7 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
         window_events=len(rankings.get("time", [])),
         embedded=vector is not None,
         personal=about_owner(query.message),
-        named=names is not None and bool(names.selective | names.common),
+        named=names is not None and bool(names.selective or names.common),
         definite=definite_reference(query.message),
     )
     return Evidence(candidates, facts, legs, rankings, vector)

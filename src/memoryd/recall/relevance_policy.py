@@ -29,6 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import mul
 
+# The message's own features, alike for every candidate of one message (:func:`message_values`).
+MESSAGE_FEATURES = ("unknown_name", "unseen_share", "personal", "named", "definite")
 FEATURES = (
     "cosine",
     "cosine_gap",
@@ -40,11 +42,7 @@ FEATURES = (
     "entity",
     "time",
     "episode",
-    "unknown_name",
-    "unseen_share",
-    "personal",
-    "named",
-    "definite",
+    *MESSAGE_FEATURES,
 )
 # Without an embedding (the route down), a candidate's cosine is unknown: it is taken as this
 # typical evidence cosine, so text and names still decide alone.
@@ -92,12 +90,19 @@ def features(
         "entity": 1.0 if "entity" in ranks else 0.0,
         "time": 1.0 if "time" in ranks else 0.0,
         "episode": 1.0 if "episode" in ranks else 0.0,
-        "unknown_name": 1.0 if context.unknown_name else 0.0,
-        "unseen_share": context.unseen_share,
-        "personal": context.personal,
-        "named": 1.0 if context.named else 0.0,
-        "definite": 1.0 if context.definite else 0.0,
+        **dict(zip(MESSAGE_FEATURES, message_values(context), strict=True)),
     }
+
+
+def message_values(context: Context) -> tuple[float, ...]:
+    """The values of :data:`MESSAGE_FEATURES` for the message ``context`` describes."""
+    return (
+        1.0 if context.unknown_name else 0.0,
+        context.unseen_share,
+        context.personal,
+        1.0 if context.named else 0.0,
+        1.0 if context.definite else 0.0,
+    )
 
 
 def contributions(values: Mapping[str, float], weights: Mapping[str, float]) -> dict[str, float]:
@@ -125,23 +130,13 @@ class Model:
     message's own features are worked out once. The same numbers, bit for bit: the same
     products, summed in the same order (a unit test compares them)."""
 
-    __slots__ = ("_bias", "_context", "_measured", "_unmeasured", "_weights")
+    __slots__ = ("_bias", "_context", "_message", "_weights")
 
     def __init__(self, weights: Mapping[str, float], bias: float, context: Context) -> None:
         self._bias = bias
         self._weights = tuple(weights.get(name, 0.0) for name in FEATURES)
         self._context = context
-        # The message's own features: background (when the cosine was measured), unknown
-        # name, unseen share, personal, named, definite.
-        tail = (
-            1.0 if context.unknown_name else 0.0,
-            context.unseen_share,
-            context.personal,
-            1.0 if context.named else 0.0,
-            1.0 if context.definite else 0.0,
-        )
-        self._measured = (context.typical_cosine, *tail)
-        self._unmeasured = (0.0, *tail)
+        self._message = message_values(context)
 
     def relevance(
         self, ranks: Mapping[str, int], cosine: float | None, coverage: float
@@ -149,12 +144,11 @@ class Model:
         """The candidate's relevance and each feature's share of its logit."""
         context = self._context
         if cosine is None:
-            value, gap = UNKNOWN_COSINE, 0.0
-            background, unknown, unseen, personal, named, definite = self._unmeasured
+            value, gap, background = UNKNOWN_COSINE, 0.0, 0.0
         else:
             value = cosine
             gap = max(context.best_cosine, value) - value
-            background, unknown, unseen, personal, named, definite = self._measured
+            background = context.typical_cosine
         vector, text = ranks.get("vector"), ranks.get("text")
         values = (
             value,
@@ -167,11 +161,7 @@ class Model:
             1.0 if "entity" in ranks else 0.0,
             1.0 if "time" in ranks else 0.0,
             1.0 if "episode" in ranks else 0.0,
-            unknown,
-            unseen,
-            personal,
-            named,
-            definite,
+            *self._message,
         )
         products = list(map(mul, values, self._weights))
         return _sigmoid(self._bias + sum(products)), dict(zip(FEATURES, products, strict=True))
