@@ -81,13 +81,54 @@ def test_of_two_tables_with_the_row_under_the_year_the_whole_statement_comes_fir
     question = "How much did Acme spend on purchases of property and equipment in 2022?"
 
     policy = service.kb.search_policy
-    service.kb.search_policy = replace(policy, row_evidence_order="cover")
+    # (The statement is also the excerpt's source, so the copy's rule is off for both.)
+    service.kb.search_policy = replace(policy, row_evidence_order="cover", row_sources_first=False)
     by_cover = service.kb.search(question, limit=5).hits
+    service.kb.search_policy = replace(policy, row_sources_first=False)
+    by_rows = service.kb.search(question, limit=5).hits
     service.kb.search_policy = policy
     hits = service.kb.search(question, limit=5).hits
 
     # Both hold the row under 2022: by the cover alone the excerpt, which repeats the
     # question's words, stays first; the statement, with every row under 2022, goes first.
     assert "Liquidity" in by_cover[0].chunk.breadcrumb
+    assert "Statements of Cash Flows" in by_rows[0].chunk.breadcrumb
     assert "Statements of Cash Flows" in hits[0].chunk.breadcrumb
     assert "Dividends paid" in hits[0].text
+
+
+COPIED = (
+    "How much Acme spent on purchases of property and equipment for the foundry in 2022: "
+    "Acme's purchases of property and equipment for the foundry grew in 2022, as Acme spent "
+    "on property and equipment for the foundry.\n\n"
+    "| (in millions) | 2022 | 2021 |\n|---|---|---|\n"
+    "| Purchases of property and equipment for the foundry | (655) | (410) |\n"
+)
+
+
+def test_a_figure_copied_from_a_statement_comes_after_the_statement(
+    service: MemoryService,
+) -> None:
+    body = markdown_doc(
+        "Acme Pumps Inc. — Form 10-K 2022",
+        {
+            "Liquidity and Capital Resources": COPIED,
+            "Consolidated Statements of Cash Flows": STATEMENT,
+        },
+    )
+    only_ok(service.kb.ingest_bytes(body.encode(), "acme.md", now=NOW))
+    question = (
+        "How much did Acme spend on purchases of property and equipment for the foundry in 2022?"
+    )
+
+    policy = service.kb.search_policy
+    service.kb.search_policy = replace(policy, row_sources_first=False)
+    copy_first = service.kb.search(question, limit=5).hits
+    service.kb.search_policy = policy
+    hits = service.kb.search(question, limit=5).hits
+
+    # The discussion's row covers more of the question and leads without the rule; its (655)
+    # under 2022 is the statement's, a table of more rows under 2022, which goes first.
+    assert "Liquidity" in copy_first[0].chunk.breadcrumb
+    assert "Statements of Cash Flows" in hits[0].chunk.breadcrumb
+    assert "Liquidity" in hits[1].chunk.breadcrumb

@@ -77,7 +77,14 @@ def headed_rows(text: str, context: str = "") -> list[tuple[str, tuple[str, ...]
     table whose header names no year (cut from its header by chunking, or set without one)
     takes, column by column, the years of the line before it or else of ``context`` (the
     chunk's headings: "Year Ended June 30, 2022 2021 2020")."""
-    found: list[tuple[str, tuple[str, ...]]] = []
+    return [(label, heads) for label, heads, _ in headed_values(text, context)]
+
+
+def headed_values(
+    text: str, context: str = ""
+) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """:func:`headed_rows` with each row's values, one under each of its headers."""
+    found: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
     for title, block in _tables(text):
         ruled = len(block) >= 2 and _is_rule(block[1])
         header, body = (block[0], block[2:]) if ruled else ([], block)
@@ -90,8 +97,9 @@ def headed_rows(text: str, context: str = "") -> list[tuple[str, tuple[str, ...]
                 continue
             if not any(YEAR.search(h) for h in header):
                 header = ["", *(YEAR.findall(title) or YEAR.findall(context))]
-            heads = tuple(header[i] for i, v in enumerate(cells) if i and v and i < len(header))
-            found.append((f"{group} {cells[0]}".strip(), heads))
+            under = [i for i, v in enumerate(cells) if i and v and i < len(header)]
+            heads, values = tuple(header[i] for i in under), tuple(cells[i] for i in under)
+            found.append((f"{group} {cells[0]}".strip(), heads, values))
     return found
 
 
