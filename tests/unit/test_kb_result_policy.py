@@ -163,3 +163,20 @@ def test_a_rows_figures_are_those_of_its_best_covering_rows_singular_or_plural()
     # Of two rows sharing words, the figures of the one covering more of the question's.
     words = frozenset({"purchas", "property", "equipment"})
     assert year_rows(chunk, words, years, "question")[2] == {"10,708"}
+
+
+def test_only_the_fullest_table_showing_the_figure_moves_not_a_fuller_copy() -> None:
+    # The MD&A's two-row copy is fuller than the note's one row, but the statement is fuller
+    # still: the statement goes first, the two copies keep their order.
+    middle = COPY + "| Payments for dividends | (14,841) | (14,467) |\n"
+    results = [ranked("a", 1, 0.05), ranked("a", 2, 0.045), ranked("a", 3, 0.04)]
+    chunks = {
+        ChunkKey("a", 1): a_chunk(1, COPY),
+        ChunkKey("a", 2): a_chunk(2, middle),
+        ChunkKey("a", 3): a_chunk(3, FULL),
+    }
+    terms = ["purchases", "property", "equipment", "2022"]
+
+    moved = sources_first(results, chunks, "capex 2022", terms, KbSearchPolicy())
+
+    assert [r.key.position for r in moved] == [3, 1, 2]

@@ -166,13 +166,13 @@ def sources_first(
     terms: Sequence[str],
     policy: KbSearchPolicy,
 ) -> list[RankedChunk]:
-    """``ranked`` with each result moved ahead of the first better result of its document
-    that it copies from: whose best rows (covering at least ``row_evidence_min`` of the
-    question's words, singular and plural alike) show a figure under the question's year that
-    its own best rows show too, in a table of fewer rows under that year. The fuller table is
-    where the figure is stated (the statement), the other its copy (a note, the MD&A); the
-    moved result takes the copy's score. Unchanged without ``row_sources_first`` or a year in
-    the question."""
+    """``ranked`` with the fullest table showing a figure moved ahead of its copies: a
+    result's figures are those its best rows (covering at least ``row_evidence_min`` of the
+    question's words, singular and plural alike) show under the question's year; a result
+    that no other result of its document showing one of them outdoes in rows under that year
+    goes ahead of the first better result showing one in fewer rows, and takes its score. The
+    fullest table is where the figure is stated (the statement), the others copy it (a note,
+    the MD&A). Unchanged without ``row_sources_first`` or a year in the question."""
     years = frozenset(YEAR.findall(question))
     if not policy.row_sources_first or not years:
         return list(ranked)
@@ -187,18 +187,16 @@ def sources_first(
     placed: list[RankedChunk] = []
     for result in ranked:
         rows, figures = held.get(result.key, (0, frozenset()))
+        holders = {
+            key: held_rows
+            for key, (held_rows, held_figures) in held.items()
+            if key.document_id == result.key.document_id and figures & held_figures
+        }
         copy = next(
-            (
-                i
-                for i, better in enumerate(placed)
-                if better.key.document_id == result.key.document_id
-                and better.key in held
-                and held[better.key][0] < rows
-                and figures & held[better.key][1]
-            ),
+            (i for i, better in enumerate(placed) if holders.get(better.key, rows) < rows),
             None,
         )
-        if copy is None:
+        if copy is None or max(holders.values()) > rows:
             placed.append(result)
         else:
             placed.insert(copy, replace(result, score=placed[copy].score))
