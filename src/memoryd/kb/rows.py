@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 # A year in a column header ("2022", "September 24, 2022", "Q1 2022").
 YEAR = re.compile(r"\b(?:19|20)\d\d\b")
@@ -29,6 +30,8 @@ MAX_TITLE_CHARS = 200
 MAX_ROW_CHARS = 600
 # A row's label text (what its vector embeds) is cut at this many characters.
 MAX_LABEL_CHARS = 300
+# Chunks whose rows with their headers and values are kept (a few MB at most).
+HEADED_CACHE = 2048
 
 
 @dataclass(frozen=True)
@@ -80,10 +83,13 @@ def headed_rows(text: str, context: str = "") -> list[tuple[str, tuple[str, ...]
     return [(label, heads) for label, heads, _ in headed_values(text, context)]
 
 
+@lru_cache(maxsize=HEADED_CACHE)
 def headed_values(
     text: str, context: str = ""
-) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
-    """:func:`headed_rows` with each row's values, one under each of its headers."""
+) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
+    """:func:`headed_rows` with each row's values, one under each of its headers (kept for
+    the last chunks asked: a search reads the same results' rows twice, and the statements
+    come back question after question)."""
     found: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
     for title, block in _tables(text):
         ruled = len(block) >= 2 and _is_rule(block[1])
@@ -100,7 +106,7 @@ def headed_values(
             under = [i for i, v in enumerate(cells) if i and v and i < len(header)]
             heads, values = tuple(header[i] for i in under), tuple(cells[i] for i in under)
             found.append((f"{group} {cells[0]}".strip(), heads, values))
-    return found
+    return tuple(found)
 
 
 def _units(breadcrumb: str, title: str, block: list[list[str]]) -> list[tuple[str, str]]:
