@@ -134,9 +134,9 @@ def test_a_copy_of_a_rows_figure_goes_after_the_fuller_table_it_is_copied_from()
         ChunkKey("a", 2): a_chunk(2, FULL),
     }
     terms = ["purchases", "property", "equipment", "2022"]
-    question = "purchases of property and equipment 2022"
+    year = frozenset({"2022"})
 
-    moved = sources_first(results, chunks, question, terms, KbSearchPolicy())
+    moved = sources_first(results, chunks, year, terms, KbSearchPolicy())
 
     # The statement of the same document goes ahead of its copy and takes its score; the
     # other document's statement, with the same figure, stays where it was.
@@ -144,12 +144,13 @@ def test_a_copy_of_a_rows_figure_goes_after_the_fuller_table_it_is_copied_from()
     assert moved[0].score == 0.05
     # Off, without a year the columns name, or with the copy's figure not the statement's.
     other = {**chunks, ChunkKey("a", 1): a_chunk(1, COPY.replace("10,708", "10,709"))}
-    for used_chunks, asked, policy in (
-        (chunks, question, replace(KbSearchPolicy(), row_sources_first=False)),
-        (chunks, "purchases of property and equipment 2020", KbSearchPolicy()),
-        (other, question, KbSearchPolicy()),
+    for used_chunks, years, policy in (
+        (chunks, year, replace(KbSearchPolicy(), row_sources_first=False)),
+        (chunks, frozenset({"2020"}), KbSearchPolicy()),
+        (chunks, frozenset(), KbSearchPolicy()),
+        (other, year, KbSearchPolicy()),
     ):
-        kept = sources_first(results, used_chunks, asked, terms, policy)
+        kept = sources_first(results, used_chunks, years, terms, policy)
         assert [r.key.position for r in kept] == [1, 2, 2]
 
 
@@ -177,6 +178,6 @@ def test_only_the_fullest_table_showing_the_figure_moves_not_a_fuller_copy() -> 
     }
     terms = ["purchases", "property", "equipment", "2022"]
 
-    moved = sources_first(results, chunks, "capex 2022", terms, KbSearchPolicy())
+    moved = sources_first(results, chunks, frozenset({"2022"}), terms, KbSearchPolicy())
 
     assert [r.key.position for r in moved] == [3, 1, 2]

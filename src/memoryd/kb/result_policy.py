@@ -75,10 +75,11 @@ def row_evidence_first(
     asks in the year it names: reciprocal-rank points by :func:`row_evidence`, best first (with
     ``row_evidence_order`` "cover, rows", of two equal covers the chunk with more rows under
     the year: a whole statement before an excerpt of it), at ``row_evidence_weight``;
-    re-sorted by score. Unchanged when the question names no year."""
+    re-sorted by score; then :func:`sources_first`. Unchanged when the question names no
+    year."""
     years = frozenset(YEAR.findall(question))
     if policy.row_evidence_weight <= 0 or not years:
-        return list(ranked)
+        return sources_first(list(ranked), chunks, years, terms, policy)
     words = frozenset(stem(t) for t in terms if not t.isdigit())
     held = [
         (*row_evidence(chunks[r.key], words, years, policy.row_evidence_share), order, r)
@@ -106,7 +107,7 @@ def row_evidence_first(
         else r
         for r in ranked
     ]
-    return sorted(scored, key=lambda r: -r.score)
+    return sources_first(sorted(scored, key=lambda r: -r.score), chunks, years, terms, policy)
 
 
 def row_evidence(
@@ -162,18 +163,18 @@ def loose_stem(word: str) -> str:
 def sources_first(
     ranked: Sequence[RankedChunk],
     chunks: Mapping[ChunkKey, Chunk],
-    question: str,
+    years: frozenset[str],
     terms: Sequence[str],
     policy: KbSearchPolicy,
 ) -> list[RankedChunk]:
     """``ranked`` with the fullest table showing a figure moved ahead of its copies: a
     result's figures are those its best rows (covering at least ``row_evidence_min`` of the
-    question's words, singular and plural alike) show under the question's year; a result
+    question's words, singular and plural alike) show under one of ``years`` (those the
+    question names); a result
     that no other result of its document showing one of them outdoes in rows under that year
     goes ahead of the first better result showing one in fewer rows, and takes its score. The
     fullest table is where the figure is stated (the statement), the others copy it (a note,
-    the MD&A). Unchanged without ``row_sources_first`` or a year in the question."""
-    years = frozenset(YEAR.findall(question))
+    the MD&A). Unchanged without ``row_sources_first`` or ``years``."""
     if not policy.row_sources_first or not years:
         return list(ranked)
     words = frozenset(loose_stem(t) for t in terms if not t.isdigit())
@@ -201,15 +202,3 @@ def sources_first(
         else:
             placed.insert(copy, replace(result, score=placed[copy].score))
     return placed
-
-
-def evidence_first(
-    ranked: Sequence[RankedChunk],
-    chunks: Mapping[ChunkKey, Chunk],
-    question: str,
-    terms: Sequence[str],
-    policy: KbSearchPolicy,
-) -> list[RankedChunk]:
-    """:func:`row_evidence_first`, then :func:`sources_first`."""
-    ordered = row_evidence_first(ranked, chunks, question, terms, policy)
-    return sources_first(ordered, chunks, question, terms, policy)

@@ -109,9 +109,9 @@ class KbSearchPolicy:
     row_evidence_min: float = 0.5
     row_evidence_order: str = "cover, rows"
     row_evidence_constant: int = 5
-    # A result showing its best row's figure under the year after its document's fuller table
-    # showing it (result_policy.sources_first). Chosen on the even analysts (first .48 → .50,
-    # page top 5 .61 → .67); odd .39 → .48, page .70 both; the 48 and SciFact unchanged.
+    # The fullest table of a document showing a best row's figure under the year ahead of its
+    # copies (result_policy.sources_first). Even analysts: first .48 → .50, page top 5 .61 →
+    # .65; odd .39 → .48, page .70 both; the 48 and SciFact's top 10 unchanged (bench/README).
     row_sources_first: bool = True
     # At most this many chunks of one document (None: no cap, only the diversity preference).
     per_document: int | None = None

@@ -29,7 +29,7 @@ from memoryd.kb.images import ImageReader
 from memoryd.kb.ingest import Ingester, IngestRequest, expand_sources
 from memoryd.kb.model import DEFAULT_COLLECTION, ChunkKey, Document, SourceType, check_collection
 from memoryd.kb.naming import LabelCache, named_documents, spell_out, topic_terms
-from memoryd.kb.result_policy import evidence_first
+from memoryd.kb.result_policy import row_evidence_first
 from memoryd.kb.results import IngestResult, KbHit, KbReadResult, KbSearchResult, assemble_hits
 from memoryd.kb.routing import Route, spell_fiscal_years
 from memoryd.kb.search import (
@@ -330,7 +330,7 @@ class KnowledgeBase:
         )
         missing = [r.key for r in ranked if r.key not in keyword_chunks]
         chunks = {**keyword_chunks, **kb.chunks_by_key(missing)}
-        ranked = evidence_first(ranked, chunks, question, topic, policy)
+        ranked = row_evidence_first(ranked, chunks, question, topic, policy)
         hits = assemble_hits(ranked, documents, chunks, wanted, policy)
         stopped = below_gates(vector_hits, keyword_hits, shared, policy, wanted)
         return KbSearchResult(text, hits, pinned, tuple(stopped), tuple(routes))
