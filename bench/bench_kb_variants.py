@@ -109,6 +109,9 @@ VARIANTS["vocabulary: no ties by differences"] = replace(BASE, bridge_difference
 _NEAR = "vocabulary: ties by differences of two rows, operands at 0.6 of their words"
 VARIANTS[_NEAR] = _DIFFERENCES
 VARIANTS["vocabulary: ties by differences of two rows, operands whole (the default)"] = _DIFFERENCES
+# A figure printed twice read where it is stated whole (kb.result_policy.sources_first).
+VARIANTS["sources: a copy's figure before its statement"] = replace(BASE, row_sources_first=False)
+VARIANTS["sources: the statement before its copy (the default)"] = BASE
 # Per variant, kb.bridge_policy constants set for its run (the others keep their values).
 CONSTANTS: dict[str, dict[str, float]] = {
     "the same, two labels reached per word": {"MAX_REACHED": 2},

@@ -5,7 +5,9 @@ once per storage backend."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
+from memoryd.kb.results import KbHit
 from memoryd.service import MemoryService
 
 from .kb_support import NOW, markdown_doc, only_ok
@@ -70,24 +72,66 @@ EXCERPT = (
 def test_of_two_tables_with_the_row_under_the_year_the_whole_statement_comes_first(
     service: MemoryService,
 ) -> None:
-    body = markdown_doc(
-        "Acme Pumps Inc. — Form 10-K 2022",
-        {
-            "Liquidity and Capital Resources": EXCERPT,
-            "Consolidated Statements of Cash Flows": STATEMENT,
-        },
-    )
-    only_ok(service.kb.ingest_bytes(body.encode(), "acme.md", now=NOW))
+    acme_filing(service, EXCERPT)
     question = "How much did Acme spend on purchases of property and equipment in 2022?"
 
-    policy = service.kb.search_policy
-    service.kb.search_policy = replace(policy, row_evidence_order="cover")
-    by_cover = service.kb.search(question, limit=5).hits
-    service.kb.search_policy = policy
+    # (The statement is also the excerpt's source, so the copy's rule is off for both.)
+    by_cover = asked(service, question, row_evidence_order="cover", row_sources_first=False)
+    by_rows = asked(service, question, row_sources_first=False)
     hits = service.kb.search(question, limit=5).hits
 
     # Both hold the row under 2022: by the cover alone the excerpt, which repeats the
     # question's words, stays first; the statement, with every row under 2022, goes first.
     assert "Liquidity" in by_cover[0].chunk.breadcrumb
+    assert "Statements of Cash Flows" in by_rows[0].chunk.breadcrumb
     assert "Statements of Cash Flows" in hits[0].chunk.breadcrumb
     assert "Dividends paid" in hits[0].text
+
+
+def acme_filing(service: MemoryService, discussion: str) -> None:
+    """Acme's 10-K: ``discussion`` under Liquidity, then the statement of cash flows."""
+    body = markdown_doc(
+        "Acme Pumps Inc. — Form 10-K 2022",
+        {
+            "Liquidity and Capital Resources": discussion,
+            "Consolidated Statements of Cash Flows": STATEMENT,
+        },
+    )
+    only_ok(service.kb.ingest_bytes(body.encode(), "acme.md", now=NOW))
+
+
+def asked(service: MemoryService, question: str, **changes: Any) -> tuple[KbHit, ...]:
+    """The top 5 for ``question`` with the search policy's ``changes``, then restored."""
+    policy = service.kb.search_policy
+    service.kb.search_policy = replace(policy, **changes)
+    try:
+        return service.kb.search(question, limit=5).hits
+    finally:
+        service.kb.search_policy = policy
+
+
+COPIED = (
+    "How much Acme spent on purchases of property and equipment for the foundry in 2022: "
+    "Acme's purchases of property and equipment for the foundry grew in 2022, as Acme spent "
+    "on property and equipment for the foundry.\n\n"
+    "| (in millions) | 2022 | 2021 |\n|---|---|---|\n"
+    "| Purchases of property and equipment for the foundry | (655) | (410) |\n"
+)
+
+
+def test_a_figure_copied_from_a_statement_comes_after_the_statement(
+    service: MemoryService,
+) -> None:
+    acme_filing(service, COPIED)
+    question = (
+        "How much did Acme spend on purchases of property and equipment for the foundry in 2022?"
+    )
+
+    copy_first = asked(service, question, row_sources_first=False)
+    hits = service.kb.search(question, limit=5).hits
+
+    # The discussion's row covers more of the question and leads without the rule; its (655)
+    # under 2022 is the statement's, a table of more rows under 2022, which goes first.
+    assert "Liquidity" in copy_first[0].chunk.breadcrumb
+    assert "Statements of Cash Flows" in hits[0].chunk.breadcrumb
+    assert "Liquidity" in hits[1].chunk.breadcrumb

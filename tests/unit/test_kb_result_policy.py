@@ -8,7 +8,14 @@ from dataclasses import replace
 import pytest
 
 from memoryd.kb.model import Chunk, ChunkKey
-from memoryd.kb.result_policy import merge_pages, row_evidence, row_evidence_first
+from memoryd.kb.result_policy import (
+    loose_stem,
+    merge_pages,
+    row_evidence,
+    row_evidence_first,
+    sources_first,
+    year_rows,
+)
 from memoryd.kb.search import KbSearchPolicy, RankedChunk
 
 
@@ -106,3 +113,71 @@ def test_a_rows_cover_is_the_share_of_its_label_or_of_the_questions_words() -> N
     assert row_evidence(chunk, words, frozenset({"2020"}), "label") == (0.0, 0)
     # And how many of the chunk's rows have a value under the year (the table's one row).
     assert row_evidence(chunk, words, frozenset({"2022"}), "label")[1] == 1
+
+
+COPY = (
+    "|  | 2022 | 2021 |\n|---|---|---|\n| Purchases of property and equipment | 10,708 | 11,085 |\n"
+)
+FULL = (
+    "|  | 2022 | 2021 |\n|---|---|---|\n"
+    "| Net income | 99,803 | 94,680 |\n"
+    "| Purchases of property and equipment | (10,708) | (11,085) |\n"
+    "| Payments for dividends | (14,841) | (14,467) |\n"
+)
+
+
+def test_a_copy_of_a_rows_figure_goes_after_the_fuller_table_it_is_copied_from() -> None:
+    results = [ranked("a", 1, 0.05), ranked("b", 2, 0.045), ranked("a", 2, 0.04)]
+    chunks = {
+        ChunkKey("a", 1): a_chunk(1, COPY),
+        ChunkKey("b", 2): Chunk("b", 2, (), "Filing", FULL, 10),
+        ChunkKey("a", 2): a_chunk(2, FULL),
+    }
+    terms = ["purchases", "property", "equipment", "2022"]
+    year = frozenset({"2022"})
+
+    moved = sources_first(results, chunks, year, terms, KbSearchPolicy())
+
+    # The statement of the same document goes ahead of its copy and takes its score; the
+    # other document's statement, with the same figure, stays where it was.
+    assert [(r.key.document_id, r.key.position) for r in moved] == [("a", 2), ("a", 1), ("b", 2)]
+    assert moved[0].score == 0.05
+    # Off, without a year the columns name, or with the copy's figure not the statement's.
+    other = {**chunks, ChunkKey("a", 1): a_chunk(1, COPY.replace("10,708", "10,709"))}
+    for used_chunks, years, policy in (
+        (chunks, year, replace(KbSearchPolicy(), row_sources_first=False)),
+        (chunks, frozenset({"2020"}), KbSearchPolicy()),
+        (chunks, frozenset(), KbSearchPolicy()),
+        (other, year, KbSearchPolicy()),
+    ):
+        kept = sources_first(results, used_chunks, years, terms, policy)
+        assert [r.key.position for r in kept] == [1, 2, 2]
+
+
+def test_a_rows_figures_are_those_of_its_best_covering_rows_singular_or_plural() -> None:
+    chunk = a_chunk(1, FULL.replace("Net income", "Revenues"))
+    years = frozenset({"2022"})
+
+    # "revenue" and "Revenues" are one word loosely stemmed, not by the keyword stem.
+    assert year_rows(chunk, frozenset({"revenu"}), years, "question", loose_stem)[2] == {"99,803"}
+    assert year_rows(chunk, frozenset({"revenue"}), years, "question")[2] == frozenset()
+    # Of two rows sharing words, the figures of the one covering more of the question's.
+    words = frozenset({"purchas", "property", "equipment"})
+    assert year_rows(chunk, words, years, "question")[2] == {"10,708"}
+
+
+def test_only_the_fullest_table_showing_the_figure_moves_not_a_fuller_copy() -> None:
+    # The MD&A's two-row copy is fuller than the note's one row, but the statement is fuller
+    # still: the statement goes first, the two copies keep their order.
+    middle = COPY + "| Payments for dividends | (14,841) | (14,467) |\n"
+    results = [ranked("a", 1, 0.05), ranked("a", 2, 0.045), ranked("a", 3, 0.04)]
+    chunks = {
+        ChunkKey("a", 1): a_chunk(1, COPY),
+        ChunkKey("a", 2): a_chunk(2, middle),
+        ChunkKey("a", 3): a_chunk(3, FULL),
+    }
+    terms = ["purchases", "property", "equipment", "2022"]
+
+    moved = sources_first(results, chunks, frozenset({"2022"}), terms, KbSearchPolicy())
+
+    assert [r.key.position for r in moved] == [3, 1, 2]

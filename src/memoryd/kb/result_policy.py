@@ -8,16 +8,20 @@ the place shows both chunks' text and cites the pages of both.
 
 Before that, a result holding a table row that names the question's line item under the year
 it names gains on one that shares the words in prose only (:func:`row_evidence_first`): the
-statement's row, not the MD&A's sentence, is the evidence.
+statement's row, not the MD&A's sentence, is the evidence. And a result whose matched row
+prints the same figure under that year as a better result's matched row, in a table of more
+rows under the year, goes ahead of it (:func:`sources_first`): a figure printed twice is read
+where it is stated whole (the statement), not in its copy (a note, the MD&A, a segment table).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from memoryd.kb.model import Chunk, ChunkKey
-from memoryd.kb.rows import YEAR, headed_rows
+from memoryd.kb.rows import YEAR, headed_values
 from memoryd.kb.search import KbSearchPolicy, RankedChunk, stem
 from memoryd.words import word_set
 
@@ -71,10 +75,11 @@ def row_evidence_first(
     asks in the year it names: reciprocal-rank points by :func:`row_evidence`, best first (with
     ``row_evidence_order`` "cover, rows", of two equal covers the chunk with more rows under
     the year: a whole statement before an excerpt of it), at ``row_evidence_weight``;
-    re-sorted by score. Unchanged when the question names no year."""
+    re-sorted by score; then :func:`sources_first`. Unchanged when the question names no
+    year."""
     years = frozenset(YEAR.findall(question))
     if policy.row_evidence_weight <= 0 or not years:
-        return list(ranked)
+        return sources_first(list(ranked), chunks, years, terms, policy)
     words = frozenset(stem(t) for t in terms if not t.isdigit())
     held = [
         (*row_evidence(chunks[r.key], words, years, policy.row_evidence_share), order, r)
@@ -102,7 +107,7 @@ def row_evidence_first(
         else r
         for r in ranked
     ]
-    return sorted(scored, key=lambda r: -r.score)
+    return sources_first(sorted(scored, key=lambda r: -r.score), chunks, years, terms, policy)
 
 
 def row_evidence(
@@ -113,17 +118,87 @@ def row_evidence(
     the share of the label's words the question holds ("label"), of the question's words the
     label holds ("question"), or their product ("both"); and how many rows of ``chunk`` have
     a value under such a header."""
+    best, rows, _ = year_rows(chunk, words, years, share)
+    return best, rows
+
+
+def year_rows(
+    chunk: Chunk,
+    words: frozenset[str],
+    years: frozenset[str],
+    share: str,
+    stemmed: Callable[[str], str] = stem,
+) -> tuple[float, int, frozenset[str]]:
+    """:func:`row_evidence`'s best cover and rows under ``years`` (labels stemmed by
+    ``stemmed``), with the figures the rows of that best cover show under such a header."""
     best = 0.0
     rows = 0
-    for label, heads in headed_rows(chunk.text, chunk.breadcrumb.rsplit(" › ", 1)[-1]):
-        if not any(years.intersection(YEAR.findall(h)) for h in heads):
+    shown: dict[float, set[str]] = {}
+    for label, heads, values in headed_values(chunk.text, chunk.breadcrumb.rsplit(" › ", 1)[-1]):
+        under = [v for h, v in zip(heads, values, strict=True) if years & set(YEAR.findall(h))]
+        if not under:
             continue
         rows += 1
-        named = {stem(w) for w in word_set(label) if not w.isdigit()}
+        named = {stemmed(w) for w in word_set(label) if not w.isdigit()}
         common = len(named & words)
         if not common:
             continue
         by_label, by_question = common / len(named), common / max(len(words), 1)
         cover = {"label": by_label, "question": by_question}.get(share, by_label * by_question)
         best = max(best, cover)
-    return best, rows
+        shown.setdefault(cover, set()).update(f.group() for v in under if (f := FIGURE.search(v)))
+    return best, rows, frozenset(shown.get(best, ()))
+
+
+# A figure in a table cell: "6.11", "(10,708)" → "10,708", "2022"; not "1" or "12".
+FIGURE = re.compile(r"\d[\d,]*\.\d+|\d{1,3}(?:,\d{3})+|\d{3,}")
+
+
+def loose_stem(word: str) -> str:
+    """:func:`stem` without a final "e": "revenue" and "revenues" ("revenu") as one."""
+    stemmed = stem(word)
+    return stemmed[:-1] if stemmed.endswith("e") and len(stemmed) > 3 else stemmed
+
+
+def sources_first(
+    ranked: Sequence[RankedChunk],
+    chunks: Mapping[ChunkKey, Chunk],
+    years: frozenset[str],
+    terms: Sequence[str],
+    policy: KbSearchPolicy,
+) -> list[RankedChunk]:
+    """``ranked`` with the fullest table showing a figure moved ahead of its copies: a
+    result's figures are those its best rows (covering at least ``row_evidence_min`` of the
+    question's words, singular and plural alike) show under one of ``years`` (those the
+    question names); a result
+    that no other result of its document showing one of them outdoes in rows under that year
+    goes ahead of the first better result showing one in fewer rows, and takes its score. The
+    fullest table is where the figure is stated (the statement), the others copy it (a note,
+    the MD&A). Unchanged without ``row_sources_first`` or ``years``."""
+    if not policy.row_sources_first or not years:
+        return list(ranked)
+    words = frozenset(loose_stem(t) for t in terms if not t.isdigit())
+    held: dict[ChunkKey, tuple[int, frozenset[str]]] = {}
+    for result in ranked:
+        if result.key in chunks:
+            cover, rows, figures = year_rows(
+                chunks[result.key], words, years, policy.row_evidence_share, loose_stem
+            )
+            held[result.key] = (rows, figures if cover >= policy.row_evidence_min else frozenset())
+    placed: list[RankedChunk] = []
+    for result in ranked:
+        rows, figures = held.get(result.key, (0, frozenset()))
+        holders = {
+            key: held_rows
+            for key, (held_rows, held_figures) in held.items()
+            if key.document_id == result.key.document_id and figures & held_figures
+        }
+        copy = next(
+            (i for i, better in enumerate(placed) if holders.get(better.key, rows) < rows),
+            None,
+        )
+        if copy is None or max(holders.values()) > rows:
+            placed.append(result)
+        else:
+            placed.insert(copy, replace(result, score=placed[copy].score))
+    return placed

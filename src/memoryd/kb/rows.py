@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 # A year in a column header ("2022", "September 24, 2022", "Q1 2022").
 YEAR = re.compile(r"\b(?:19|20)\d\d\b")
@@ -29,6 +30,8 @@ MAX_TITLE_CHARS = 200
 MAX_ROW_CHARS = 600
 # A row's label text (what its vector embeds) is cut at this many characters.
 MAX_LABEL_CHARS = 300
+# Chunks whose rows with their headers and values are kept (a few MB at most).
+HEADED_CACHE = 2048
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,17 @@ def headed_rows(text: str, context: str = "") -> list[tuple[str, tuple[str, ...]
     table whose header names no year (cut from its header by chunking, or set without one)
     takes, column by column, the years of the line before it or else of ``context`` (the
     chunk's headings: "Year Ended June 30, 2022 2021 2020")."""
-    found: list[tuple[str, tuple[str, ...]]] = []
+    return [(label, heads) for label, heads, _ in headed_values(text, context)]
+
+
+@lru_cache(maxsize=HEADED_CACHE)
+def headed_values(
+    text: str, context: str = ""
+) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
+    """:func:`headed_rows` with each row's values, one under each of its headers (kept for
+    the last chunks asked: a search reads the same results' rows twice, and the statements
+    come back question after question)."""
+    found: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = []
     for title, block in _tables(text):
         ruled = len(block) >= 2 and _is_rule(block[1])
         header, body = (block[0], block[2:]) if ruled else ([], block)
@@ -90,9 +103,10 @@ def headed_rows(text: str, context: str = "") -> list[tuple[str, tuple[str, ...]
                 continue
             if not any(YEAR.search(h) for h in header):
                 header = ["", *(YEAR.findall(title) or YEAR.findall(context))]
-            heads = tuple(header[i] for i, v in enumerate(cells) if i and v and i < len(header))
-            found.append((f"{group} {cells[0]}".strip(), heads))
-    return found
+            under = [i for i, v in enumerate(cells) if i and v and i < len(header)]
+            heads, values = tuple(header[i] for i in under), tuple(cells[i] for i in under)
+            found.append((f"{group} {cells[0]}".strip(), heads, values))
+    return tuple(found)
 
 
 def _units(breadcrumb: str, title: str, block: list[list[str]]) -> list[tuple[str, str]]:

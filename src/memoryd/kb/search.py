@@ -62,8 +62,7 @@ class KbSearchPolicy:
     # Chunks of the best rows that count (in the library, and within the named documents).
     # Why 10: with 40, statement chunks whose rows matched only a common word or two stacked
     # row points over the prose answers of the questions written from the page (hit@5 0.81 to
-    # 0.77); with the first 10 neither question set drops and the analysts' gains stay
-    # (bench/README.md).
+    # 0.77); with the first 10 neither set drops and the analysts' gains stay (bench/README).
     row_pool: int = 10
     # Table rows found by the vector of their label (:func:`memoryd.kb.rows.label_text`): a
     # vector leg of their chunks within the named documents (and with
@@ -94,25 +93,26 @@ class KbSearchPolicy:
     # Ties by a difference of two rows ("working capital"; bridge_policy.difference_ties). Chosen
     # on the even analyst half (top 10 .83 → .85); odd half top 10 .74 → .76, the 48 unchanged.
     bridge_differences: bool = True
-    # Results on the same page of the same document merged into one
-    # (:mod:`memoryd.kb.result_policy`): fusion ranks ``merge_depth`` times the places asked
-    # for, so merging still fills them. Why: two or three chunks of one page often held three of
-    # the top 5, so the top 5 named fewer than 5 places (bench/README.md, "One page, one result").
+    # Results on a page of one document merged (kb.result_policy): fusion ranks ``merge_depth``
+    # times the places asked for, so merging still fills them. Why: two or three chunks of one
+    # page often held three of the top 5 (bench/README.md, "One page, one result").
     merge_pages: bool = True
     merge_depth: int = 4
     # At most this many chunks shown in one result (None: every chunk found on its pages).
     merge_most: int | None = 3
     # Chunks with a row sharing the question's words (share of the label's, the question's or
-    # "both", ≥ min) under a header naming its year (kb.result_policy.row_evidence) gain
-    # weight / (constant + rank), ranked by share, then ("cover, rows") by the chunk's rows
-    # under that year: a whole statement before its excerpt. Chosen on the even analyst half
-    # (first 0.41 → 0.48, page in top 5 0.54 → 0.57); odd half: first 0.33 → 0.39, page 0.70
-    # both; the 48 unchanged (at min 0.3 rank 1 fell 0.54 → 0.44; bench/README.md).
+    # "both", ≥ min) under a header naming its year gain weight / (constant + rank), by share,
+    # then ("cover, rows") by rows under that year (result_policy.row_evidence). Even analysts:
+    # first .41 → .48; odd .33 → .39; the 48 unchanged (min 0.3: .54 → .44; bench/README).
     row_evidence_weight: float = 0.2
     row_evidence_share: str = "question"
     row_evidence_min: float = 0.5
     row_evidence_order: str = "cover, rows"
     row_evidence_constant: int = 5
+    # The fullest table of a document showing a best row's figure under the year ahead of its
+    # copies (result_policy.sources_first). Even analysts: first .48 → .50, page top 5 .61 →
+    # .65; odd .39 → .48, page .70 both; the 48 and SciFact's top 10 unchanged (bench/README).
+    row_sources_first: bool = True
     # At most this many chunks of one document (None: no cap, only the diversity preference).
     per_document: int | None = None
     # Why 60: the usual reciprocal-rank constant; it keeps rank 1 from dwarfing ranks 2–10.
