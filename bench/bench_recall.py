@@ -15,7 +15,10 @@ stamp writer's): on a shared machine they hold where the wall time swings with t
 ``--split`` then recalls every question once more with perf_counter hooks on each step
 (query embedding, each leg's SQL, candidate fetch, fusion, packing, tokenising, fencing, the
 stamp) and prints where the time goes; the latency table is measured before, unhooked.
-``--split-cpu`` times those steps in the process's CPU time instead.
+``--split-cpu`` times those steps in the process's CPU time instead. ``--split-slowest 0.1``
+times them separately over the slowest tenth of the messages (by the recall CPU time measured
+first) and over the rest, each message once, and prints both side by side with the slowest
+messages themselves: where the tail's time goes.
 
 The table's last column digests what came back (every block, every dropped memory with its
 reason and relevance, search_memory's ids): trees that answered alike print the same digest.
@@ -125,6 +128,7 @@ def measure(
     warm: list[str],
     split: bool,
     split_cpu: bool = False,
+    split_slowest: float = 0.0,
 ) -> dict[str, Any]:
     """Recall and search_memory timings over the store at ``path`` (each pass on a fresh,
     warmed service), with the block sizes, the store's size and, when asked, the split."""
@@ -166,6 +170,9 @@ def measure(
                 hooks.time_recall(lambda m=message, s=service: s.recall(m, now=NOW))
         service.close()
         split_rows = hooks.rows()
+    slowest: dict[str, Any] = {}
+    if split_slowest > 0:
+        slowest = split_by_speed(path, embedder, asked, warm, cpu, split_slowest, split_cpu)
     return {
         "recall": timings,
         "recall_cpu": cpu,
@@ -175,8 +182,48 @@ def measure(
         "store_mb": size_mb,
         "bit_copy_mb": copy_bytes / 1e6,
         "split": split_rows,
+        "split_slowest": slowest,
         "digest": answers.hexdigest()[:12],
     }
+
+
+def split_by_speed(
+    path: Path,
+    embedder: LocalMiniLM,
+    asked: list[str],
+    warm: list[str],
+    cpu: list[float],
+    share: float,
+    split_cpu: bool,
+) -> dict[str, Any]:
+    """The split (hooked steps, :mod:`recall_split`) over the ``share`` of ``asked`` whose
+    recall took the most CPU time (``cpu``, in the same order), and over the rest, on a fresh
+    warmed service; with the slowest messages and their CPU ms."""
+    from recall_split import hooked, side_by_side
+
+    order = sorted(range(len(asked)), key=lambda i: -cpu[i])
+    count = max(1, round(len(asked) * share))
+    groups = {"slowest": order[:count], "rest": order[count:]}
+    rows = {}
+    service = warmed(path, embedder, warm)
+    for name, indexes in groups.items():
+        with hooked(time.process_time if split_cpu else time.perf_counter) as hooks:
+            for i in indexes:
+                hooks.time_recall(lambda m=asked[i], s=service: s.recall(m, now=NOW))
+        rows[name] = hooks.rows()
+    service.close()
+    return {
+        "rows": side_by_side(rows["slowest"], rows["rest"]),
+        "messages": [(f"{cpu[i]:.1f}", asked[i]) for i in order[:count]],
+    }
+
+
+def print_slowest(size: int, slowest: dict[str, Any], unit: str) -> None:
+    """The slowest messages and the split of their steps beside the rest's."""
+    print(f"\nThe slowest {len(slowest['messages'])} messages at {size:,} (recall CPU ms)\n")
+    print_table(("recall CPU ms", "message"), slowest["messages"])
+    print(f"\nWhere their time goes, beside the other messages ({unit}, self time)\n")
+    print_table(("step", "slowest", "the rest", "difference"), slowest["rows"])
 
 
 def compare_trees(trees: dict[str, Path], rounds: int, options: list[str]) -> None:
@@ -227,9 +274,12 @@ def compare_trees(trees: dict[str, Path], rounds: int, options: list[str]) -> No
     for size in sizes:
         for name in trees:
             for round_number, result in enumerate(r[size] for r in runs[name]):
+                unit = "CPU ms per recall" if "--split-cpu" in options else "ms per recall"
+                if result.get("split_slowest"):
+                    print(f"\n{name}, round {round_number + 1}:")
+                    print_slowest(int(size), result["split_slowest"], unit)
                 if result["split"]:
                     print(f"\nSplit at {int(size):,}, {name}, round {round_number + 1}\n")
-                    unit = "CPU ms per recall" if "--split-cpu" in options else "ms per recall"
                     print_table(("step", unit, "share"), result["split"])
 
 
@@ -282,6 +332,13 @@ def main() -> int:
         help="time the split's steps in process CPU time instead of wall time",
     )
     parser.add_argument(
+        "--split-slowest",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="also split the slowest SHARE of the messages (by recall CPU) beside the rest",
+    )
+    parser.add_argument(
         "--no-query-vectors",
         action="store_true",
         help="keep no query vectors (sets memoryd.recall.legs.QUERY_VECTORS_KEPT = 0)",
@@ -300,6 +357,8 @@ def main() -> int:
                 options += [flag, str(value.resolve())]
         options += ["--split"] * args.split + ["--no-query-vectors"] * args.no_query_vectors
         options += ["--split-cpu"] * args.split_cpu
+        if args.split_slowest > 0:
+            options += ["--split-slowest", str(args.split_slowest)]
         compare_trees(trees, args.rounds, options)
         return 0
     if args.no_query_vectors:
@@ -320,7 +379,9 @@ def main() -> int:
             path = Path(tmp) / f"recall-{size}.db"
             kept = args.store_dir / f"recall-{size}.db" if args.store_dir is not None else None
             filled_store(path, kept, embedder, items[:size], vectors[:size])
-            results[size] = measure(path, embedder, asked, warm, args.split, args.split_cpu)
+            results[size] = measure(
+                path, embedder, asked, warm, args.split, args.split_cpu, args.split_slowest
+            )
             progress(f"  {size}: done")
     if args.json:
         print(json.dumps(results))
@@ -357,11 +418,13 @@ def main() -> int:
             for size, r in results.items()
         ],
     )
+    unit = "CPU ms per recall" if args.split_cpu else "ms per recall"
     for size, r in results.items():
+        if r["split_slowest"]:
+            print_slowest(size, r["split_slowest"], unit)
         if not r["split"]:
             continue
         print(f"\nWhere a warm recall's time goes at {size:,} active memories (self time)\n")
-        unit = "CPU ms per recall" if args.split_cpu else "ms per recall"
         print_table(("step", unit, "share"), r["split"])
     return 0
 

@@ -149,3 +149,18 @@ def hooked(clock: Callable[[], float] = time.perf_counter) -> Iterator[Split]:
     finally:
         for owner, attribute, original in reversed(saved):
             setattr(owner, attribute, original)
+
+
+def side_by_side(
+    slowest: list[tuple[str, str, str]], rest: list[tuple[str, str, str]]
+) -> list[tuple[str, str, str, str]]:
+    """Two splits' rows (:meth:`Split.rows`) as one table: each step's time per recall in the
+    slowest messages, in the rest, and the difference, largest difference first (the glue and
+    the total last)."""
+    times = {name: float(ms) for name, ms, _ in rest}
+    last = ("other (service, dataclasses, glue)", "**recall, total**")
+    steps = [(name, float(ms), times.get(name, 0.0)) for name, ms, _ in slowest]
+    steps.sort(key=lambda row: -(row[1] - row[2]))
+    rows = [row for row in steps if row[0] not in last]
+    rows += [row for name in last for row in steps if row[0] == name]
+    return [(name, f"{a:.2f}", f"{b:.2f}", f"{a - b:+.2f}") for name, a, b in rows]
