@@ -10,7 +10,8 @@ store), 200 and 2,000 (all pairs, the rest filler), every memory a fact kept wit
 
 Reported per store size: the paired memory in the block (block recall), in the first 10 of
 ``search_memory``, answerable questions with an empty memories section, unrelated questions
-with an empty one, and the mean block.
+with an empty one, and the mean block; then where each paired memory that missed the block was
+lost (as ``bench_beam.py``: never a candidate, gate, silenced, relative cut, budget).
 
 ``--set heldout`` measures the held-out owner set instead (its own memories and questions, general
 questions, and personal questions no memory answers: the share of those with an empty section).
@@ -34,11 +35,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from devsets import (
+    LOSS_HEADERS,
     Conversation,
     Question,
     build,
     embedder_named,
     judge,
+    loss_row,
     parse_settings,
     quiet,
     with_settings,
@@ -131,8 +134,10 @@ def measure(
     policy: RecallPolicy,
     cues: dict[str, list[str]] | None = None,
     text_only: bool = False,
+    losses: list[list] | None = None,
 ) -> list:
-    """One row: block recall, R@10 (fused), answerable empty, unrelated empty, mean tokens."""
+    """One row: block recall, R@10 (fused), answerable empty, unrelated empty, mean tokens
+    (and, into ``losses``, where the paired memories that missed the block were lost)."""
     outcomes = []
     general: list[bool] = []
     personal: list[bool] = []
@@ -148,6 +153,8 @@ def measure(
         personal.extend(quiet(built, data["personal_unanswered"], policy)[None])
         built.service.close()
     progress(f"  paraphrase: {size} done")
+    if losses is not None:
+        losses.append(loss_row(str(size), outcomes))
     return [
         size,
         len(outcomes),
@@ -199,21 +206,27 @@ def main() -> int:
         f"{args.embedder}, {with_cues}, "
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
     )
+    losses: list[list] = []
+    only_text = args.cues_text_only
     with tempfile.TemporaryDirectory() as tmp:
         rows = [
             [
                 f"{size}, {name}" if len(policies) > 1 else size,
-                *measure(data, int(size), embedder, tmp, policy, cues, args.cues_text_only)[1:],
+                *measure(data, int(size), embedder, tmp, policy, cues, only_text, losses)[1:],
             ]
             for size in args.sizes.split(",")
             for name, policy in policies.items()
         ]
+    for row, loss in zip(rows, losses, strict=True):
+        loss[0] = row[0]
     print_table(
         ("store size", "questions", "paired memory in the block", "paired memory in search top 10",
          "vector leg top 10", "text leg top 10", "answerable, empty", "unrelated, empty",
          "personal, no answer, empty", "mean block tokens"),
         rows,
     )  # fmt: skip
+    print("\nWhere the paired memories that missed the block were lost:\n")
+    print_table(("store size", *LOSS_HEADERS[1:]), losses)
     print(f"\nwall time {time.time() - started:.0f} s")
     return 0
 

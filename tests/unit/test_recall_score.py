@@ -445,28 +445,42 @@ def test_the_relative_cut_keeps_what_scores_near_the_best() -> None:
     ranking = fused({"vector": ["a", "b"], "text": ["a"], "time": ["c"]}, found)
     # a: two legs at rank 1 (2/(k+1)); c: one leg at rank 1 (1/(k+1)); b: one at rank 2
     # (1/(k+2)); each plus the same cosine term (2 × 0.9 / k).
-    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=0.65))
+    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=0.65, cut_floor_chars=0))
 
     assert [s.memory.id for s in kept] == ["a", "c", "b"] and dropped == []
-    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=0.8))
+    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=0.8, cut_floor_chars=0))
     assert [s.memory.id for s in kept] == ["a"]
     assert {d.memory_id for d in dropped} == {"b", "c"}
     assert all("far below the best" in d.reason for d in dropped)
+    # Below the cut, the next ones join while the kept memories' characters stay in the floor.
+    held = len(found["a"].content) + len(found["c"].content)
+    kept, _ = relative_cut(ranking, RecallPolicy(relative_cut=0.8, cut_floor_chars=held))
+    assert [s.memory.id for s in kept] == ["a", "c"]
 
 
 @fusion
-@given(data=st.data(), share=st.floats(0.0, 1.0))
-def test_the_cut_keeps_a_prefix_and_never_the_best_out(data: st.DataObject, share: float) -> None:
+@given(data=st.data(), share=st.floats(0.0, 1.0), chars=st.integers(0, 400))
+def test_the_cut_keeps_a_prefix_and_never_the_best_out(
+    data: st.DataObject, share: float, chars: int
+) -> None:
     found = data.draw(memory_sets(content=PLAIN, max_size=15))
     ranking = fused(data.draw(leg_rankings(sorted(found))), found)
 
-    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=share))
+    kept, dropped = relative_cut(ranking, RecallPolicy(relative_cut=share, cut_floor_chars=chars))
 
     assert kept == ranking[: len(kept)]
     assert [d.memory_id for d in dropped] == [s.memory.id for s in ranking[len(kept) :]]
     if ranking:
         assert kept[0] == ranking[0]
-        assert all(s.score >= share * ranking[0].score for s in kept)
+        near = [s for s in kept if s.score >= share * ranking[0].score]
+        held = sum(len(s.memory.content) for s in kept)
+        # What scores far below the best is kept only within the floor's characters, and
+        # packing stops at the first one that would pass it.
+        assert near == kept or held <= chars
+        if dropped:
+            after = ranking[len(kept)]
+            assert after.score < share * ranking[0].score
+            assert held + len(after.memory.content) > chars
 
 
 def test_relevance_in_one_pass_is_the_probability_and_the_contributions() -> None:

@@ -316,11 +316,19 @@ def episode_anchor(items: Sequence[Scored]) -> Memory | None:
 def relative_cut(
     items: Sequence[Scored], policy: RecallPolicy
 ) -> tuple[list[Scored], list[Dropped]]:
-    """Keep items scoring at least ``relative_cut`` × the best score; the rest are dropped."""
+    """Keep items scoring at least ``relative_cut`` × the best score, and below it the next
+    ones while the kept memories hold at most ``cut_floor_chars`` characters; the rest are
+    dropped."""
     if not items:
         return [], []
     floor = policy.relative_cut * items[0].score
     kept = [s for s in items if s.score >= floor]
+    held = sum(len(s.memory.content) for s in kept)
+    for item in items[len(kept) :]:
+        held += len(item.memory.content)
+        if held > policy.cut_floor_chars:
+            break
+        kept.append(item)
     dropped = [
         Dropped(s.memory.id, f"score {s.score:.4f} is far below the best ({items[0].score:.4f})")
         for s in items[len(kept) :]
