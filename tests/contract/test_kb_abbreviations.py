@@ -4,10 +4,19 @@ the named documents searched without the words that named them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
+import pytest
+
+from memoryd.kb import keyword_legs
+from memoryd.kb import service as kb_service
+from memoryd.kb.keyword_legs import KeywordLegs
 from memoryd.kb.model import Document
+from memoryd.kb.search import KbSearchPolicy
 from memoryd.service import MemoryService
+from memoryd.storage.kb_protocols import KnowledgeStore
 
 from .kb_support import NOW, annual_report, markdown_doc, only_ok
 
@@ -75,3 +84,41 @@ def test_a_ticker_on_the_first_page_names_the_document(service: MemoryService) -
     assert result.routes[0].reasons[0] == "its first page shows 'BRVL'"
     assert result.hits[0].document.id == borealis23.id
     assert nothing.routes == ()
+
+
+def test_keyword_legs_read_shallow_give_the_results_of_the_deep_read(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    library(service)
+    questions = [
+        "Acme FY2022 capex",  # spelled out, a named document
+        "Acme capital expenditures in 2022",  # named, searched within without "acme"
+        "Acme Pumps",  # named by every word: its candidates come from the deep read
+        "capital expenditures and revenue",  # names no document
+    ]
+    depths: list[bool] = []
+
+    def answers() -> list[list[tuple[str, int, float]]]:
+        return [
+            [(h.ranked.key.document_id, h.ranked.key.position, h.ranked.score) for h in hits]
+            for hits in (service.kb.search(q, limit=10).hits for q in questions)
+        ]
+
+    def recorded(
+        kb: KnowledgeStore, terms: Sequence[str], policy: KbSearchPolicy, deep: int, full: bool
+    ) -> KeywordLegs:
+        legs = keyword_legs.read_legs(kb, terms, policy, deep, full or every_deep)
+        depths.append(legs.deep)
+        return legs
+
+    def final(kb: KnowledgeStore, first: KeywordLegs, *args: Any) -> KeywordLegs:
+        return keyword_legs.final_legs(kb, first, *args[:-1], True)
+
+    every_deep = False
+    monkeypatch.setattr(kb_service, "read_legs", recorded)
+    shallow = answers()
+    assert False in depths  # the shallow read was taken
+    every_deep = True
+    monkeypatch.setattr(kb_service, "final_legs", final)
+
+    assert answers() == shallow

@@ -27,6 +27,7 @@ from memoryd.kb.converted import Limits
 from memoryd.kb.failures import JOB_KIND, KB_RETRY, Filing
 from memoryd.kb.images import ImageReader
 from memoryd.kb.ingest import Ingester, IngestRequest, expand_sources
+from memoryd.kb.keyword_legs import final_legs, needs_deep, read_legs
 from memoryd.kb.model import DEFAULT_COLLECTION, ChunkKey, Document, SourceType, check_collection
 from memoryd.kb.naming import LabelCache, named_documents, spell_out, topic_terms
 from memoryd.kb.result_policy import row_evidence_first
@@ -269,10 +270,9 @@ class KnowledgeBase:
         vector_deep = kb.nearest_chunks(vector, deep)
         vector_hits = vector_deep[: policy.pool]
         terms = query_terms(question := spell_fiscal_years(text))
-        keyword_deep = kb.keyword_chunks(terms, deep)
-        keyword_hits = keyword_deep[: policy.pool]
-        rows_deep = kb.keyword_rows(terms, deep) if policy.row_weight > 0 else []
-        row_hits = rows_deep[: policy.row_pool] if policy.rows_everywhere else []
+        legs = read_legs(kb, terms, policy, deep, not policy.route_topic_only)  # keyword_legs
+        keyword_hits = legs.chunks[: policy.pool]
+        row_hits = legs.rows[: policy.row_pool] if policy.rows_everywhere else []
         documents = kb.documents_by_id(
             [k.document_id for k, _ in vector_hits]
             + [k.document_id for k in [*keyword_hits, *row_hits]]
@@ -283,22 +283,20 @@ class KnowledgeBase:
             documents.update(kb.documents_by_id(sorted(named - documents.keys())))
         named_docs = [documents[i] for i in sorted(named) if i in documents]
         spelled, extra = spell_out(kb, text, named_docs, terms, policy, self._labels)
-        if extra:
-            terms = [*terms, *extra]
-            keyword_deep = kb.keyword_chunks(terms, deep)
-            keyword_hits = keyword_deep[: policy.pool]
-            rows_deep = kb.keyword_rows(terms, deep) if policy.row_weight > 0 else []
-            row_hits = rows_deep[: policy.row_pool] if policy.rows_everywhere else []
-            new_ids = {k.document_id for k in [*keyword_hits, *row_hits]} - documents.keys()
+        terms = [*terms, *extra]
+        topic = topic_terms(terms, routes, documents, text) if policy.route_topic_only else terms
+        legs = final_legs(kb, legs, terms, policy, deep, needs_deep(named, topic, terms))
+        keyword_hits = legs.chunks[: policy.pool]
+        row_hits = legs.rows[: policy.row_pool] if policy.rows_everywhere else []
+        if new_ids := {k.document_id for k in [*keyword_hits, *row_hits]} - documents.keys():
             documents.update(kb.documents_by_id(sorted(new_ids)))
         label_vector = vector
         if spelled and policy.expand_label_vector:
             phrases = "; ".join(p for e in spelled for p in e.phrases)
             label_vector = self.embedder.embed([f"{text} ({phrases})"])[0]
         routed_vector = [h for h in vector_deep if h[0].document_id in named][: policy.routed_pool]
-        routed_keyword = [k for k in keyword_deep if k.document_id in named][: policy.routed_pool]
-        routed_rows = [k for k in rows_deep if k.document_id in named][: policy.row_pool]
-        topic = topic_terms(terms, routes, documents, text) if policy.route_topic_only else terms
+        routed_keyword = [k for k in legs.chunks if k.document_id in named][: policy.routed_pool]
+        routed_rows = [k for k in legs.rows if k.document_id in named][: policy.row_pool]
         if named and topic != terms:
             routed_keyword = kb.keyword_chunks(topic, policy.routed_pool, documents=sorted(named))
             if policy.row_weight > 0:
