@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from memoryd.kb import keyword_legs
-from memoryd.kb import service as kb_service
 from memoryd.kb.keyword_legs import KeywordLegs
 from memoryd.kb.model import Document
+from memoryd.kb.naming import named_documents
+from memoryd.kb.routing import Route
 from memoryd.kb.search import KbSearchPolicy
 from memoryd.service import MemoryService
 from memoryd.storage.kb_protocols import KnowledgeStore
@@ -95,30 +96,59 @@ def test_keyword_legs_read_shallow_give_the_results_of_the_deep_read(
         "Acme capital expenditures in 2022",  # named, searched within without "acme"
         "Acme Pumps",  # named by every word: its candidates come from the deep read
         "capital expenditures and revenue",  # names no document
+        "BRVL capex",  # a word in capitals: routed after the keyword legs
     ]
     depths: list[bool] = []
+    early: list[bool] = []
+    every_deep = False
+    read, routes = keyword_legs.read_legs, keyword_legs.routes_before_legs
 
-    def answers() -> list[list[tuple[str, int, float]]]:
+    def answers() -> list[object]:
+        found = [service.kb.search(q, limit=10) for q in questions]
         return [
-            [(h.ranked.key.document_id, h.ranked.key.position, h.ranked.score) for h in hits]
-            for hits in (service.kb.search(q, limit=10).hits for q in questions)
+            (
+                [(r.document_id, r.reasons) for r in result.routes],
+                [(h.ranked.key.document_id, h.ranked.key.position, h.ranked.score) for h in hits],
+            )
+            for result, hits in ((r, r.hits) for r in found)
         ]
 
     def recorded(
         kb: KnowledgeStore, terms: Sequence[str], policy: KbSearchPolicy, deep: int, full: bool
     ) -> KeywordLegs:
-        legs = keyword_legs.read_legs(kb, terms, policy, deep, full or every_deep)
+        legs = read(kb, terms, policy, deep, full or every_deep)
         depths.append(legs.deep)
         return legs
 
-    def final(kb: KnowledgeStore, first: KeywordLegs, *args: Any) -> KeywordLegs:
-        return keyword_legs.final_legs(kb, first, *args[:-1], True)
+    def routed(*args: Any) -> list[Route] | None:
+        known = routes(*args)
+        early.append(known is not None)
+        return None if every_deep else known
 
-    every_deep = False
-    monkeypatch.setattr(kb_service, "read_legs", recorded)
+    monkeypatch.setattr(keyword_legs, "read_legs", recorded)
+    monkeypatch.setattr(keyword_legs, "routes_before_legs", routed)
     shallow = answers()
-    assert False in depths  # the shallow read was taken
-    every_deep = True
-    monkeypatch.setattr(kb_service, "final_legs", final)
+    assert False in depths and True in early and False in early  # both ways were taken
+    every_deep = True  # as before: legs read deep, the documents named after them
 
     assert answers() == shallow
+
+
+def test_routes_are_known_before_the_keyword_legs_only_when_they_cannot_add_a_named_one(
+    service: MemoryService,
+) -> None:
+    documents = library(service)
+    kb, policy = service.store.kb, service.kb.search_policy
+    acme = [documents["acme21"], documents["acme22"]]
+    every = [*acme, documents["borealis22"]]
+
+    named = keyword_legs.routes_before_legs(kb, "Acme capex in 2022", acme)
+    missing = keyword_legs.routes_before_legs(kb, "Acme capex", [documents["acme22"]])
+    capitals = keyword_legs.routes_before_legs(kb, "BRVL capex", every)
+    nothing = keyword_legs.routes_before_legs(kb, "capex in 2022", every)
+
+    assert named is not None and [r.document_id for r in named] == [documents["acme22"].id]
+    assert named == named_documents(kb, "Acme capex in 2022", every, policy)
+    assert missing is None  # Acme's 2021 filing is named too but not a candidate yet
+    assert capitals is None  # a ticker's look-up weighs every candidate
+    assert nothing is None  # nothing named: the legs' first read is the one fused

@@ -10,6 +10,10 @@ searches the legs again with the longer list, and then the first read's depth di
 at all: reading it shallow first saved ~5 ms of the row index's ~13 ms a search on the filings
 library, the same chunks in the same order (bench/README.md, "search_kb's keyword legs read as
 deep as used").
+
+When every document of the library that the question names is among the vector leg's, the
+keyword legs' documents cannot change which documents it names (:func:`routes_before_legs`):
+then the legs are read once, after the question's words are spelled out.
 """
 
 from __future__ import annotations
@@ -17,9 +21,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memoryd.kb.model import ChunkKey
+from memoryd.kb.model import ChunkKey, Document
+from memoryd.kb.naming import named_documents
+from memoryd.kb.routing import Route, identities, naming_reason, query_names, route
 from memoryd.kb.search import KbSearchPolicy
 from memoryd.storage.kb_protocols import KnowledgeStore
+
+# A library of at most this many documents is listed whole to tell whether the keyword legs
+# could add a document the question names (``routes_before_legs``).
+WHOLE_LIBRARY = 200
 
 
 @dataclass(frozen=True)
@@ -63,14 +73,62 @@ def needs_deep(named: set[str], topic: Sequence[str], terms: Sequence[str]) -> b
 
 def final_legs(
     kb: KnowledgeStore,
-    first: KeywordLegs,
+    first: KeywordLegs | None,
     terms: Sequence[str],
     policy: KbSearchPolicy,
     deep: int,
     full: bool,
 ) -> KeywordLegs:
     """The legs fusion takes: ``first`` when it was read for ``terms`` as deep as needed, else
-    read again."""
-    if first.terms == tuple(terms) and (first.deep or not full):
+    read (again)."""
+    if first is not None and first.terms == tuple(terms) and (first.deep or not full):
         return first
     return read_legs(kb, terms, policy, deep, full)
+
+
+def candidates_and_routes(
+    kb: KnowledgeStore,
+    text: str,
+    terms: Sequence[str],
+    vector_hits: Sequence[tuple[ChunkKey, float]],
+    policy: KbSearchPolicy,
+    deep: int,
+) -> tuple[KeywordLegs | None, dict[str, Document], list[Route]]:
+    """The first keyword legs (None when the routes did not need them: read them with
+    :func:`final_legs`), the candidate documents and the documents the question names among
+    them (:func:`memoryd.kb.naming.named_documents`)."""
+    found = [k.document_id for k, _ in vector_hits]
+    if policy.route_weight <= 0:
+        return None, kb.documents_by_id(found), []
+    documents = kb.documents_by_id(found)
+    early = routes_before_legs(kb, text, list(documents.values()))
+    if early is not None:
+        return None, documents, early
+    legs = read_legs(kb, terms, policy, deep, not policy.route_topic_only)
+    rows = legs.rows[: policy.row_pool] if policy.rows_everywhere else []
+    chunks = legs.chunks[: policy.pool]
+    documents = kb.documents_by_id(found + [k.document_id for k in [*chunks, *rows]])
+    return legs, documents, named_documents(kb, text, documents.values(), policy)
+
+
+def routes_before_legs(
+    kb: KnowledgeStore, text: str, candidates: Sequence[Document]
+) -> list[Route] | None:
+    """The documents the question names among ``candidates`` when more candidates (those the
+    keyword legs find) could not change them, else None: every document of the (whole, small)
+    library it names by name or title is a candidate, so more candidates add none that
+    :func:`memoryd.kb.routing.route` scores. None too when it names none of them: then no
+    word is spelled out and the first read of the legs is the one fusion takes (and a word in
+    capitals may still name a document by its first page)."""
+    named = query_names(text)
+    routes = route(named, identities((d.id, d.title, d.source_uri) for d in candidates))
+    if not routes:
+        return None
+    library = kb.documents(limit=WHOLE_LIBRARY + 1)
+    if len(library) > WHOLE_LIBRARY:
+        return None
+    have = {d.id for d in candidates}
+    every = identities((d.id, d.title, d.source_uri) for d in library)
+    if any(i.document_id not in have and naming_reason(i, named) for i in every):
+        return None
+    return routes

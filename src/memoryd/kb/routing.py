@@ -119,19 +119,11 @@ def route(named: QueryNames, identities: Sequence[Identity], most: int = 3) -> l
         return []
     scored: list[tuple[float, Identity, tuple[str, ...]]] = []
     for ident in identities:
-        reasons: list[str] = []
-        score = 0.0
-        shared = sorted(ident.names & named.words)
-        if shared and not ident.filing and len(shared) < len(ident.names):
-            shared = []
-        if shared:
-            score += 2.0
-            reasons.append("names " + ", ".join(repr(w) for w in shared))
-        elif _title_named(ident, named):
-            score += 2.0
-            reasons.append("names its title")
-        if not score:
+        naming = naming_reason(ident, named)
+        if naming is None:
             continue
+        reasons: list[str] = [naming]
+        score = 2.0
         years = ident.years & named.years
         if years:
             score += 1.0
@@ -147,6 +139,19 @@ def route(named: QueryNames, identities: Sequence[Identity], most: int = 3) -> l
     if len(chosen) > most:
         return []
     return [Route(ident.document_id, ident.title, reasons) for ident, reasons in chosen]
+
+
+def naming_reason(ident: Identity, named: QueryNames) -> str | None:
+    """Why the question names the document (its registrant's names or its title), or None: a
+    document :func:`route` can choose only if this is not None."""
+    shared = sorted(ident.names & named.words)
+    if shared and not ident.filing and len(shared) < len(ident.names):
+        shared = []
+    if shared:
+        return "names " + ", ".join(repr(w) for w in shared)
+    if _title_named(ident, named):
+        return "names its title"
+    return None
 
 
 def identities(documents: Iterable[tuple[str, str, str]]) -> list[Identity]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
@@ -27,12 +27,12 @@ from memoryd.kb.converted import Limits
 from memoryd.kb.failures import JOB_KIND, KB_RETRY, Filing
 from memoryd.kb.images import ImageReader
 from memoryd.kb.ingest import Ingester, IngestRequest, expand_sources
-from memoryd.kb.keyword_legs import final_legs, needs_deep, read_legs
+from memoryd.kb.keyword_legs import candidates_and_routes, final_legs, needs_deep
 from memoryd.kb.model import DEFAULT_COLLECTION, ChunkKey, Document, SourceType, check_collection
-from memoryd.kb.naming import LabelCache, named_documents, spell_out, topic_terms
+from memoryd.kb.naming import LabelCache, spell_out, topic_terms
 from memoryd.kb.result_policy import row_evidence_first
 from memoryd.kb.results import IngestResult, KbHit, KbReadResult, KbSearchResult, assemble_hits
-from memoryd.kb.routing import Route, spell_fiscal_years
+from memoryd.kb.routing import spell_fiscal_years
 from memoryd.kb.search import (
     READ_DEFAULT_TOKENS,
     READ_MAX_TOKENS,
@@ -270,14 +270,7 @@ class KnowledgeBase:
         vector_deep = kb.nearest_chunks(vector, deep)
         vector_hits = vector_deep[: policy.pool]
         terms = query_terms(question := spell_fiscal_years(text))
-        legs = read_legs(kb, terms, policy, deep, not policy.route_topic_only)  # keyword_legs
-        keyword_hits = legs.chunks[: policy.pool]
-        row_hits = legs.rows[: policy.row_pool] if policy.rows_everywhere else []
-        documents = kb.documents_by_id(
-            [k.document_id for k, _ in vector_hits]
-            + [k.document_id for k in [*keyword_hits, *row_hits]]
-        )
-        routes = self._routes(text, documents.values()) if policy.route_weight > 0 else []
+        first, documents, routes = candidates_and_routes(kb, text, terms, vector_hits, policy, deep)
         named = {r.document_id for r in routes}
         if named - documents.keys():  # a document named by a ticker the legs did not find
             documents.update(kb.documents_by_id(sorted(named - documents.keys())))
@@ -285,7 +278,7 @@ class KnowledgeBase:
         spelled, extra = spell_out(kb, text, named_docs, terms, policy, self._labels)
         terms = [*terms, *extra]
         topic = topic_terms(terms, routes, documents, text) if policy.route_topic_only else terms
-        legs = final_legs(kb, legs, terms, policy, deep, needs_deep(named, topic, terms))
+        legs = final_legs(kb, first, terms, policy, deep, needs_deep(named, topic, terms))
         keyword_hits = legs.chunks[: policy.pool]
         row_hits = legs.rows[: policy.row_pool] if policy.rows_everywhere else []
         if new_ids := {k.document_id for k in [*keyword_hits, *row_hits]} - documents.keys():
@@ -332,10 +325,6 @@ class KnowledgeBase:
         hits = assemble_hits(ranked, documents, chunks, wanted, policy)
         stopped = below_gates(vector_hits, keyword_hits, shared, policy, wanted)
         return KbSearchResult(text, hits, pinned, tuple(stopped), tuple(routes))
-
-    def _routes(self, text: str, candidates: Iterable[Document]) -> list[Route]:
-        """The documents among ``candidates`` (those the legs found) the question names."""
-        return named_documents(self.store.kb, text, candidates, self.search_policy)
 
     def read(
         self,
