@@ -182,9 +182,12 @@ def test_the_named_filing_is_searched_again_without_the_name_that_named_it(
 
     result = service.kb.search("Acme FY2022 purchases of property and equipment", limit=5)
 
+    # The library's row leg read twice (memoryd.kb.keyword_legs): its best rows, read shallow,
+    # hold fewer chunks than the rows that count, so it is read deep; then within the filing.
     assert sorted(legs.calls) == [
         "keyword_chunks",
         "keyword_chunks",
+        "keyword_rows",
         "keyword_rows",
         "keyword_rows",
         "nearest_chunks",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePath
 
 # Words of a company's name that name no company.
@@ -76,8 +77,11 @@ class QueryNames:
     forms: frozenset[str]
 
 
+# Why kept: a search works out the identity of every candidate document (up to 100 on SciFact,
+# 1.3 ms a search), and again when the keyword legs add candidates (bench/README.md).
+@lru_cache(maxsize=4096)
 def identity(document_id: str, title: str, source_uri: str) -> Identity:
-    """A document's identity from its title and file name."""
+    """A document's identity from its title and file name (kept: it depends on them alone)."""
     registrant, _, rest = title.partition(" — ")
     stem = PurePath(_path_of(source_uri)).stem if source_uri else ""
     stem_words = _words(stem.replace("_", " "))
@@ -119,19 +123,11 @@ def route(named: QueryNames, identities: Sequence[Identity], most: int = 3) -> l
         return []
     scored: list[tuple[float, Identity, tuple[str, ...]]] = []
     for ident in identities:
-        reasons: list[str] = []
-        score = 0.0
-        shared = sorted(ident.names & named.words)
-        if shared and not ident.filing and len(shared) < len(ident.names):
-            shared = []
-        if shared:
-            score += 2.0
-            reasons.append("names " + ", ".join(repr(w) for w in shared))
-        elif _title_named(ident, named):
-            score += 2.0
-            reasons.append("names its title")
-        if not score:
+        naming = naming_reason(ident, named)
+        if naming is None:
             continue
+        reasons: list[str] = [naming]
+        score = 2.0
         years = ident.years & named.years
         if years:
             score += 1.0
@@ -147,6 +143,19 @@ def route(named: QueryNames, identities: Sequence[Identity], most: int = 3) -> l
     if len(chosen) > most:
         return []
     return [Route(ident.document_id, ident.title, reasons) for ident, reasons in chosen]
+
+
+def naming_reason(ident: Identity, named: QueryNames) -> str | None:
+    """Why the question names the document (its registrant's names or its title), or None: a
+    document :func:`route` can choose only if this is not None."""
+    shared = sorted(ident.names & named.words)
+    if shared and not ident.filing and len(shared) < len(ident.names):
+        shared = []
+    if shared:
+        return "names " + ", ".join(repr(w) for w in shared)
+    if _title_named(ident, named):
+        return "names its title"
+    return None
 
 
 def identities(documents: Iterable[tuple[str, str, str]]) -> list[Identity]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
@@ -27,11 +27,12 @@ from memoryd.kb.converted import Limits
 from memoryd.kb.failures import JOB_KIND, KB_RETRY, Filing
 from memoryd.kb.images import ImageReader
 from memoryd.kb.ingest import Ingester, IngestRequest, expand_sources
+from memoryd.kb.keyword_legs import candidates_and_routes, final_legs, needs_deep
 from memoryd.kb.model import DEFAULT_COLLECTION, ChunkKey, Document, SourceType, check_collection
-from memoryd.kb.naming import LabelCache, named_documents, spell_out, topic_terms
+from memoryd.kb.naming import LabelCache, spell_out, topic_terms
 from memoryd.kb.result_policy import row_evidence_first
 from memoryd.kb.results import IngestResult, KbHit, KbReadResult, KbSearchResult, assemble_hits
-from memoryd.kb.routing import Route, spell_fiscal_years
+from memoryd.kb.routing import spell_fiscal_years
 from memoryd.kb.search import (
     READ_DEFAULT_TOKENS,
     READ_MAX_TOKENS,
@@ -269,36 +270,26 @@ class KnowledgeBase:
         vector_deep = kb.nearest_chunks(vector, deep)
         vector_hits = vector_deep[: policy.pool]
         terms = query_terms(question := spell_fiscal_years(text))
-        keyword_deep = kb.keyword_chunks(terms, deep)
-        keyword_hits = keyword_deep[: policy.pool]
-        rows_deep = kb.keyword_rows(terms, deep) if policy.row_weight > 0 else []
-        row_hits = rows_deep[: policy.row_pool] if policy.rows_everywhere else []
-        documents = kb.documents_by_id(
-            [k.document_id for k, _ in vector_hits]
-            + [k.document_id for k in [*keyword_hits, *row_hits]]
-        )
-        routes = self._routes(text, documents.values()) if policy.route_weight > 0 else []
+        first, documents, routes = candidates_and_routes(kb, text, terms, vector_hits, policy, deep)
         named = {r.document_id for r in routes}
         if named - documents.keys():  # a document named by a ticker the legs did not find
             documents.update(kb.documents_by_id(sorted(named - documents.keys())))
         named_docs = [documents[i] for i in sorted(named) if i in documents]
         spelled, extra = spell_out(kb, text, named_docs, terms, policy, self._labels)
-        if extra:
-            terms = [*terms, *extra]
-            keyword_deep = kb.keyword_chunks(terms, deep)
-            keyword_hits = keyword_deep[: policy.pool]
-            rows_deep = kb.keyword_rows(terms, deep) if policy.row_weight > 0 else []
-            row_hits = rows_deep[: policy.row_pool] if policy.rows_everywhere else []
-            new_ids = {k.document_id for k in [*keyword_hits, *row_hits]} - documents.keys()
+        terms = [*terms, *extra]
+        topic = topic_terms(terms, routes, documents, text) if policy.route_topic_only else terms
+        legs = final_legs(kb, first, terms, policy, deep, needs_deep(named, topic, terms))
+        keyword_hits = legs.chunks[: policy.pool]
+        row_hits = legs.rows[: policy.row_pool] if policy.rows_everywhere else []
+        if new_ids := {k.document_id for k in [*keyword_hits, *row_hits]} - documents.keys():
             documents.update(kb.documents_by_id(sorted(new_ids)))
         label_vector = vector
         if spelled and policy.expand_label_vector:
             phrases = "; ".join(p for e in spelled for p in e.phrases)
             label_vector = self.embedder.embed([f"{text} ({phrases})"])[0]
         routed_vector = [h for h in vector_deep if h[0].document_id in named][: policy.routed_pool]
-        routed_keyword = [k for k in keyword_deep if k.document_id in named][: policy.routed_pool]
-        routed_rows = [k for k in rows_deep if k.document_id in named][: policy.row_pool]
-        topic = topic_terms(terms, routes, documents, text) if policy.route_topic_only else terms
+        routed_keyword = [k for k in legs.chunks if k.document_id in named][: policy.routed_pool]
+        routed_rows = [k for k in legs.rows if k.document_id in named][: policy.row_pool]
         if named and topic != terms:
             routed_keyword = kb.keyword_chunks(topic, policy.routed_pool, documents=sorted(named))
             if policy.row_weight > 0:
@@ -334,10 +325,6 @@ class KnowledgeBase:
         hits = assemble_hits(ranked, documents, chunks, wanted, policy)
         stopped = below_gates(vector_hits, keyword_hits, shared, policy, wanted)
         return KbSearchResult(text, hits, pinned, tuple(stopped), tuple(routes))
-
-    def _routes(self, text: str, candidates: Iterable[Document]) -> list[Route]:
-        """The documents among ``candidates`` (those the legs found) the question names."""
-        return named_documents(self.store.kb, text, candidates, self.search_policy)
 
     def read(
         self,
