@@ -217,6 +217,9 @@ def test_the_vector_leg_keeps_a_name_that_tags_a_fifth_of_the_memories(
         zone=service.zone,
     )
 
-    found = retriever.evidence("What does the sync button do in Quillon?", NOW)
+    asked = "What does the sync button do in Quillon?"
+    found = retriever.evidence(asked, NOW)
+    recalled = retriever.recall(asked, None, NOW, stamp=False)
 
     assert found.rankings["vector"][0] == ids[first]
+    assert item_ids(recalled)[0] == ids[first]
