@@ -43,6 +43,8 @@ from devsets import (
     build,
     category_rows,
     embedder_named,
+    gather,
+    gathering,
     judge,
     locomo,
     loss_row,
@@ -56,6 +58,7 @@ from devsets import (
 from report import print_table, progress
 from stores import open_with_store
 
+from memoryd.recall.legs import Evidence
 from memoryd.recall.policy import RecallPolicy
 
 Variant = tuple[LegDepth, float | None, tuple[int, ...] | None, int | None, Settings | None]
@@ -112,8 +115,13 @@ def run_set(
             conversation, str(Path(tmp) / f"{name}-{number}.db"), embedder, open_with_store
         )
         for question in conversation.questions:
-            evidence = built.service.evidence(question.text, now=conversation.now)
+            # One gathering per reading of the message (a variant may change what the legs read).
+            gathered: dict[tuple[float, ...], Evidence] = {}
             for variant, policy in policies.items():
+                key = gathering(policy)
+                if key not in gathered:
+                    gathered[key] = gather(built, question.text, policy)
+                evidence = gathered[key]
                 outcome, _ = judge(built, question, truncated(evidence, variant[0]), policy)
                 results[variant][0].append(outcome)
         # The relative cut never empties a block: the general questions depend on the depth

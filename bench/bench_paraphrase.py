@@ -40,6 +40,7 @@ from devsets import (
     Question,
     build,
     embedder_named,
+    gather,
     judge,
     loss_row,
     parse_settings,
@@ -147,7 +148,7 @@ def measure(
         if cues is not None:
             give_cues(built.service, cues, text_only)
         for question in conversation.questions:
-            evidence = built.service.evidence(question.text, now=conversation.now)
+            evidence = gather(built, question.text, policy)
             outcomes.append(judge(built, question, evidence, policy)[0])
         general.extend(quiet(built, data["unrelated"], policy)[None])
         personal.extend(quiet(built, data["personal_unanswered"], policy)[None])

@@ -35,13 +35,15 @@ from stores import WrappedEmbedder
 
 from memoryd.config.settings import resolve_settings
 from memoryd.errors import InvalidInputError
+from memoryd.memory.entity_policy import EntityMatcher
 from memoryd.memory.model import Kind
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.tokenizer import O200kTokenizer
 from memoryd.recall.excerpt_policy import Focus
-from memoryd.recall.legs import Evidence
+from memoryd.recall.legs import Evidence, run_legs
 from memoryd.recall.pack_policy import Packed, pack_block
 from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.read import read_message
 from memoryd.recall.relevance_policy import FEATURES
 from memoryd.recall.score import rank
 from memoryd.recall.score_policy import Dropped, Scored, relative_cut
@@ -261,6 +263,8 @@ class Built:
     by_memory: dict[str, set[str]]
     zone: tzinfo
     missing: set[str] = field(default_factory=set)
+    # What the store's memories were embedded with (the legs embed the question with it).
+    embedder: Embedder | None = None
 
     @property
     def memory_of(self) -> dict[str, str]:
@@ -283,7 +287,7 @@ def build(
         saved = json.loads(keys.read_text())
         zone = resolve_settings(where, {}).zone
         by = {memory: set(held) for memory, held in saved["by_memory"].items()}
-        return Built(conversation, store, service, by, zone, set(saved["missing"]))
+        return Built(conversation, store, service, by, zone, set(saved["missing"]), embedder)
     store, service = opener(where, embedder=embedder, environ={})
     if isinstance(embedder, CachedEmbedder):
         embedder.warm([text for _, text, _ in conversation.items])
@@ -303,7 +307,48 @@ def build(
     if keys is not None:
         held = {memory: sorted(k) for memory, k in by_memory.items()}
         keys.write_text(json.dumps({"by_memory": held, "missing": sorted(missing)}))
-    return Built(conversation, store, service, dict(by_memory), zone, missing)
+    return Built(conversation, store, service, dict(by_memory), zone, missing, embedder)
+
+
+def gather(built: Built, text: str, policy: RecallPolicy | None = None) -> Evidence:
+    """``text``'s evidence as recall gathers it, the legs read under ``policy``'s plan (None:
+    the service's own)."""
+    now = built.conversation.now
+    if policy is None or built.embedder is None:
+        return built.service.evidence(text, now=now)
+    store = built.store
+    query = read_message(store, lambda: _matcher(store), text, now, built.zone, policy)
+    return run_legs(store, built.embedder, query)
+
+
+# The RecallPolicy numbers the read and the legs use: variants equal in these gather alike.
+GATHERING_FIELDS = (
+    "leg_depth",
+    "text_leg_depth",
+    "plain_word_ratio",
+    "entity_max_share",
+    "min_memories_for_shares",
+    "vector_name_max_share",
+    "message_head_chars",
+    "message_tail_chars",
+)
+
+
+def gathering(policy: RecallPolicy) -> tuple[float, ...]:
+    """What of ``policy`` the read and the legs use (variants equal in it gather alike)."""
+    return tuple(getattr(policy, name) for name in GATHERING_FIELDS)
+
+
+_MATCHERS: dict[int, tuple[int, EntityMatcher]] = {}
+
+
+def _matcher(store: Store) -> EntityMatcher:
+    """The store's entity matcher, built once per version of its entities."""
+    version = store.entities.version()
+    kept = _MATCHERS.get(id(store))
+    if kept is None or kept[0] != version:
+        kept = _MATCHERS[id(store)] = (version, EntityMatcher.build(store.entities.aliases()))
+    return kept[1]
 
 
 @dataclass
@@ -494,7 +539,7 @@ def quiet(
     whether the memories section stays empty under ``policy``. Each question is gathered once."""
     out: dict[LegDepth, list[bool]] = {depth: [] for depth in depths}
     for text in questions:
-        gathered = built.service.evidence(text, now=built.conversation.now)
+        gathered = gather(built, text, policy)
         for depth in depths:
             evidence = truncated(gathered, depth)
             ranking, _ = rank(built.store, evidence, built.conversation.now, policy, built.zone)

@@ -172,3 +172,54 @@ def test_each_leg_reads_as_deep_as_the_recall_policy_says(service: MemoryService
     assert {leg: len(rankings[leg]) for leg in ("vector", "text", "entity")} == dict.fromkeys(
         ("vector", "text", "entity"), 2
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Names the vector leg keeps: a project's name is its subject, the owner's is everyone's
+
+
+def _project_store(service: MemoryService) -> tuple[str, str]:
+    """45 memories: 10 about the Quillon app (22 % of them, an unselective name), a look-alike
+    about another app, and unrelated dinners; (the Quillon memory asked about, the look-alike)."""
+    notes = [
+        "Quillon app: the login screen now uses passkeys",
+        "Quillon app: fixed the crash on the settings page",
+        "Quillon app: moved the database to Postgres",
+        "Quillon app: the dark theme ships next sprint",
+        "Quillon app: onboarding has three steps now",
+        "Quillon app: push notifications go out at nine",
+        "Quillon app: the search box finds tags too",
+        "Quillon app: invoices are numbered by year",
+        "Quillon app: the beta has forty testers",
+    ]
+    for note in notes:
+        remember(service, note, entities=["Quillon"])
+    asked = remember(
+        service, "In Quillon the sync button uploads drafts to the cloud", entities=["Quillon"]
+    )
+    other = remember(service, "The sync button uploads drafts every hour")
+    for food in FOODS[:34]:
+        remember(service, f"Cooked {food} for dinner on a weeknight")
+    return asked.id, other.id
+
+
+@pytest.mark.parametrize(("share", "first"), [(RecallPolicy().vector_name_max_share, 0), (0.05, 1)])
+def test_the_vector_leg_keeps_a_name_that_tags_a_fifth_of_the_memories(
+    service: MemoryService, share: float, first: int
+) -> None:
+    ids = _project_store(service)
+    retriever = Retriever(
+        store=service.store,
+        embedder=service.embedder,
+        tokenizer=service.tokenizer,
+        policy=replace(RecallPolicy(), vector_name_max_share=share),
+        clock=lambda: NOW,
+        zone=service.zone,
+    )
+
+    asked = "What does the sync button do in Quillon?"
+    found = retriever.evidence(asked, NOW)
+    recalled = retriever.recall(asked, None, NOW, stamp=False)
+
+    assert found.rankings["vector"][0] == ids[first]
+    assert item_ids(recalled)[0] == ids[first]

@@ -11,7 +11,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
@@ -50,7 +50,7 @@ def selective_names(names: NameContext, text: TextResult | None, plan: LegPlan) 
     )
     if not plain:
         return names
-    return NameContext(names.counts, names.selective - plain, names.common, names.query, names.keys)
+    return replace(names, selective=names.selective - plain)
 
 
 def plain_word_names(
@@ -297,7 +297,7 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
     active = store.memories.count(status=Status.ACTIVE)
     # Why beside: the embedding (~6 ms, onnxruntime) and the legs' SQL both release the GIL;
     # one after the other they were a third of a recall's critical path (bench/README.md).
-    pending = _begin(embedder, query.text) if active else None
+    pending = _begin(embedder, query.vector_text) if active else None
     # Each leg's ids, or the error it failed with.
     found: dict[str, list[str] | Exception] = {}
     words = query.words

@@ -188,3 +188,14 @@ class RecallPolicy:
     # LoCoMo (fused recall@10 0.723 -> 0.730, block recall 0.781 -> 0.788 for as many
     # tokens); BEAM does not move (bench/README.md, "Excerpts, the cut, the turns around").
     episode_neighbours: int = 4
+    # The vector leg embeds the message without the names that tag more than this share of
+    # the memories; the text and entity legs leave out every name over `entity_max_share`. Why
+    # 0.35: a name that tags most memories (the owner, the other speaker: LoCoMo's speakers tag
+    # 52-83 % of their chat) pulls the embedding toward all of them, but a project's or a
+    # tool's name (BEAM's "Flask" 40 %, "API" 32 %, "Stephen" 15 %) is the message's subject,
+    # and taken out the question loses it (the vector leg read "Have I worked with routes ...").
+    # Chosen on BEAM (0.05 -> 0.2 / 0.35 / 0.5: fused recall@10 0.628 -> 0.643 / 0.644 /
+    # 0.644, block 0.690 -> 0.707 at as many tokens; 0.35 the smallest of the best), measured
+    # on LoCoMo (0.762 / 0.828, unchanged) and the owner sets (2,000 memories: block 77.0 ->
+    # 77.6 %; held-out unchanged); bench/README.md, "Names the vector leg keeps".
+    vector_name_max_share: float = 0.35

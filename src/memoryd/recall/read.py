@@ -51,8 +51,9 @@ class LegPlan:
 
 @dataclass(frozen=True)
 class NameContext:
-    """The known names a message mentions, split by how selective each is, and the message
-    with the unselective ones taken out (the query the vector and text legs use)."""
+    """The known names a message mentions, split by how selective each is, the message with
+    the unselective ones taken out (the query the text leg uses), and the message with only
+    the names that tag most memories taken out (the one the vector leg embeds)."""
 
     counts: Mapping[int, int]
     selective: frozenset[int]
@@ -61,6 +62,9 @@ class NameContext:
     # The words each mentioned entity was found by ("ana" for Ana), for telling a one-word
     # name from a plain word.
     keys: Mapping[int, str]
+    # The message without the names that tag more than ``vector_name_max_share`` of the
+    # memories: what the vector leg embeds.
+    vector_query: str
 
 
 @dataclass(frozen=True)
@@ -84,8 +88,13 @@ class Query:
 
     @property
     def text(self) -> str:
-        """What the vector and text legs search: the message without its unselective names."""
+        """What the text leg searches: the message without its unselective names."""
         return self.names.query if self.names is not None else self.read.query
+
+    @property
+    def vector_text(self) -> str:
+        """What the vector leg embeds: the message without the names that tag most memories."""
+        return self.names.vector_query if self.names is not None else self.read.query
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -148,10 +157,16 @@ def name_context(
         if entity is not None:
             keys.setdefault(entity, normalize_name(name))
     if not keys:
-        return NameContext({}, frozenset(), frozenset(), message, {})
+        return NameContext({}, frozenset(), frozenset(), message, {}, message)
     # Shares over all memories, not only active ones: close enough for telling a name that
     # tags everything from a rare one, and an index-only count.
     counts = store.entities.mention_counts(sorted(keys))
-    selective, common = split_by_selectivity(counts, store.memories.count(), policy)
+    total = store.memories.count()
+    selective, common = split_by_selectivity(counts, total, policy)
     query = without_names(message, matcher, set(common))
-    return NameContext(counts, selective, common, query, keys)
+    ambient = set(common)
+    if policy.vector_name_max_share > policy.entity_max_share:
+        limit = max(1.0, policy.vector_name_max_share * total)
+        ambient = {entity for entity in common if counts[entity] > limit}
+    vector_query = query if ambient == common else without_names(message, matcher, ambient)
+    return NameContext(counts, selective, common, query, keys, vector_query)
