@@ -21,15 +21,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memoryd.kb.bridges import LIBRARY
 from memoryd.kb.model import ChunkKey, Document
 from memoryd.kb.naming import named_documents
 from memoryd.kb.routing import Route, identities, naming_reason, query_names, route
 from memoryd.kb.search import KbSearchPolicy
 from memoryd.storage.kb_protocols import KnowledgeStore
-
-# A library of at most this many documents is listed whole to tell whether the keyword legs
-# could add a document the question names (``routes_before_legs``).
-WHOLE_LIBRARY = 200
 
 
 @dataclass(frozen=True)
@@ -98,9 +95,9 @@ def candidates_and_routes(
     :func:`final_legs`), the candidate documents and the documents the question names among
     them (:func:`memoryd.kb.naming.named_documents`)."""
     found = [k.document_id for k, _ in vector_hits]
-    if policy.route_weight <= 0:
-        return None, kb.documents_by_id(found), []
     documents = kb.documents_by_id(found)
+    if policy.route_weight <= 0:
+        return None, documents, []
     early = routes_before_legs(kb, text, list(documents.values()))
     if early is not None:
         return None, documents, early
@@ -124,8 +121,10 @@ def routes_before_legs(
     routes = route(named, identities((d.id, d.title, d.source_uri) for d in candidates))
     if not routes:
         return None
-    library = kb.documents(limit=WHOLE_LIBRARY + 1)
-    if len(library) > WHOLE_LIBRARY:
+    # The library is listed whole when it holds at most the documents whose ties a question
+    # may use (bridges.LIBRARY): past that, the legs are read first, as before.
+    library = kb.documents(limit=LIBRARY + 1)
+    if len(library) > LIBRARY:
         return None
     have = {d.id for d in candidates}
     every = identities((d.id, d.title, d.source_uri) for d in library)
