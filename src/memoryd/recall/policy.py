@@ -134,10 +134,10 @@ class RecallPolicy:
     # cosine at 1.5 (`bench_beam.py --policies`); 0.36 until doubtful text matches joined
     # (`text_doubt_cosine`: 901 tokens at 0.36, 873 at 0.37), 0.35 until `named` and
     # `definite` opened LoCoMo's silenced answerable questions (893 tokens then, 912 after;
-    # 879 at 0.36). BEAM's
-    # block recall rose as the cut fell from 0.52 (bench/README.md, "The reciprocal ranks'
-    # constant"; at k 60 the same rule gave 0.52); 0.36 costs it 0.002 against 0.35
-    # (bench/README.md, "Named and definite").
+    # 879 at 0.36). BEAM's block recall rose as the cut fell from 0.52 (bench/README.md, "The
+    # reciprocal ranks' constant"; at k 60 the same rule gave 0.52); 0.36 cost it 0.002
+    # against 0.35 (bench/README.md, "Named and definite"), 0.37 0.003 against 0.36
+    # (bench/README.md, "Gates that kept the legs' evidence out").
     # Read from the fused score, not the relevance: a cut on the relevance (a share of the
     # best, a floor, a distance in logits) holds less evidence for the same tokens on LoCoMo
     # and BEAM both.
