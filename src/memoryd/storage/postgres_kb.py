@@ -18,9 +18,9 @@ from memoryd.storage.kb_rows import (
     row_params,
 )
 from memoryd.storage.postgres_connection import (
-    EF_SEARCH,
     POSTGRES_ROWS,
     PostgresDatabase,
+    hnsw_rows,
     stored_vector,
     vector_param,
 )
@@ -145,16 +145,15 @@ class PostgresKnowledgeStore(DocumentRows):
                 (query, list(documents), int(k)),
             ).fetchall()
         else:
-            with self._database.transaction(write_lock=False):
-                self._db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, int(k) * 2)}")
-                self._db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                rows = self._db.execute(
-                    "SELECT c.document_id, c.position, c.embedding <=> %s AS distance "
-                    "FROM chunks c JOIN documents d ON d.id = c.document_id "
-                    "WHERE d.status = 'ready' AND c.embedding IS NOT NULL "
-                    "ORDER BY c.embedding <=> %s LIMIT %s",
-                    (query, query, int(k)),
-                ).fetchall()
+            rows = hnsw_rows(
+                self._database,
+                "SELECT c.document_id, c.position, c.embedding <=> %s AS distance "
+                "FROM chunks c JOIN documents d ON d.id = c.document_id "
+                "WHERE d.status = 'ready' AND c.embedding IS NOT NULL "
+                "ORDER BY c.embedding <=> %s LIMIT %s",
+                (query, query, int(k)),
+                k,
+            )
         hits = [(ChunkKey(row[0], int(row[1])), 1.0 - float(row[2])) for row in rows]
         return sorted(hits, key=lambda hit: -hit[1])
 
