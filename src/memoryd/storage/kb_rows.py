@@ -176,11 +176,12 @@ class DocumentRows:
 
     def _insert_chunk(self, chunk: Chunk, vector: Vector | None) -> Any:
         """Write one chunk's row; the cursor, for a backend that indexes it further."""
+        values = (*chunk_params(chunk), self._vector_value(vector))
         sql = (
             f"INSERT INTO chunks ({CHUNK_COLUMNS}, {self.VECTOR_COLUMN}) "
-            f"VALUES ({self._dialect.marks(9)})"
+            f"VALUES ({self._dialect.marks(len(values))})"
         )
-        return self._db.execute(sql, (*chunk_params(chunk), self._vector_value(vector)))
+        return self._db.execute(sql, values)
 
     def _insert_row(self, values: tuple[str, int, int, str, str], vector: bytes | None) -> Any:
         """Write one table row with the vector its label had (None: pending); the cursor."""

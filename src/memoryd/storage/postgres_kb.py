@@ -32,7 +32,6 @@ class PostgresKnowledgeStore(DocumentRows):
     """Documents and chunks; a chunk's tsvector and vector live in its row."""
 
     PENDING_VECTOR = "embedding IS NULL"
-
     VECTOR_COLUMN = "embedding"
     VECTORS_BY_POSITION = (
         "SELECT position, embedding FROM chunks WHERE document_id = ? AND embedding IS NOT NULL"

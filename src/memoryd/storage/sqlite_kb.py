@@ -25,7 +25,6 @@ class SqliteKnowledgeStore(DocumentRows):
     """Documents and chunks; a chunk's row, FTS entry and vector share its rowid."""
 
     PENDING_VECTOR = "embedded = 0"
-
     VECTOR_COLUMN = "embedded"
     VECTORS_BY_POSITION = (
         "SELECT c.position, v.embedding FROM chunks c JOIN chunk_vectors v "
