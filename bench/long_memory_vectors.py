@@ -12,9 +12,10 @@ things gets a vector that matches none of them well. This measures, offline, on 
   the gates read) by: ``shipped`` (the store's own leg, as gathered), ``mean`` (the stored
   vector, recomputed over every active memory: checks this script against ``shipped``),
   ``max`` (the best window's cosine), ``first`` (the first window's only), ``mean+max`` (the
-  mean of the mean-vector cosine and the best window's); and ``max 128``, ``mean+max 128``
-  (the same over windows of 128 pieces, overlapping by 32, for every memory over 128 pieces:
-  a finer best part). Memories of one window score alike in all.
+  mean of the mean-vector cosine and the best window's); and ``max 128``, ``mean+max 128``,
+  ``max 64``, ``mean+max 64`` (the same over windows of 128 or 64 pieces, overlapping by 32,
+  for every memory longer than one such window: a finer best part). Memories of one window
+  score alike in all.
 
 Every question is gathered once (the shipped policy); each variant replaces the vector leg's
 ranking (its first ``leg_depth``, over all active memories) and the cosines, then ranks, cuts
@@ -65,7 +66,16 @@ from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.score import rank
 from memoryd.recall.score_policy import relative_cut
 
-VARIANTS = ("shipped", "mean", "max", "first", "mean+max", "max 128", "mean+max 128")
+# Finer windows (word pieces) a memory's best part is also measured over.
+FINE = (128, 64)
+VARIANTS = (
+    "shipped",
+    "mean",
+    "max",
+    "first",
+    "mean+max",
+    *(f"{name} {pieces}" for pieces in FINE for name in ("max", "mean+max")),
+)
 Scores = dict[str, dict[str, float]]  # variant → memory id → cosine
 
 
@@ -109,7 +119,7 @@ class Windows:
 class StoreWindows:
     """One store's active memories: stored vectors, and window vectors of the long ones."""
 
-    def __init__(self, built: Built, windows: Windows, fine: Windows) -> None:
+    def __init__(self, built: Built, windows: Windows, *fine: Windows) -> None:
         import numpy as np
 
         self._np = np
@@ -126,12 +136,14 @@ class StoreWindows:
             for m, text in zip(memories, texts, strict=True)
             if m.id in self.long
         }
-        small = fine.count(texts)
-        self.fine = {
-            m.id: fine.vectors(text)
-            for m, text, c in zip(memories, texts, small, strict=True)
-            if c > 1
-        }
+        self.fine: dict[int, dict[str, Any]] = {}
+        for pieces, finer in zip(FINE, fine, strict=True):
+            small = finer.count(texts)
+            self.fine[pieces] = {
+                m.id: finer.vectors(text)
+                for m, text, c in zip(memories, texts, small, strict=True)
+                if c > 1
+            }
 
     def scores(self, query: Any) -> Scores:
         """Every active memory's cosine to ``query`` under each variant (not ``shipped``)."""
@@ -145,10 +157,11 @@ class StoreWindows:
             out["max"][memory_id] = best
             out["first"][memory_id] = float(cosines[0])
             out["mean+max"][memory_id] = (base[memory_id] + best) / 2
-        for memory_id, matrix in self.fine.items():
-            best = float((matrix @ q).max())
-            out["max 128"][memory_id] = best
-            out["mean+max 128"][memory_id] = (base[memory_id] + best) / 2
+        for pieces, held in self.fine.items():
+            for memory_id, matrix in held.items():
+                best = float((matrix @ q).max())
+                out[f"max {pieces}"][memory_id] = best
+                out[f"mean+max {pieces}"][memory_id] = (base[memory_id] + best) / 2
         return out
 
 
@@ -194,7 +207,7 @@ def run_set(
     conversations: Sequence[Conversation],
     embedder: CachedEmbedder,
     where: Path,
-    windows: tuple[Windows, Windows],
+    windows: Sequence[Windows],
 ) -> tuple[dict[str, list[Outcome]], dict[str, list[bool]], dict[str, float], Hits]:
     """Outcomes per variant, general-empty per variant, counts of long memories, and whether
     each evidence memory was in the vector leg's first ten, by its length."""
@@ -203,14 +216,16 @@ def run_set(
     outcomes: dict[str, list[Outcome]] = {v: [] for v in VARIANTS}
     empty: dict[str, list[bool]] = {v: [] for v in VARIANTS}
     hits: Hits = {v: defaultdict(list) for v in VARIANTS}
-    total = long = fine = evidence_long = evidence_all = 0
+    total = long = evidence_long = evidence_all = 0
+    over = dict.fromkeys(FINE, 0)
     windows_of_long: list[int] = []
     for number, conversation in enumerate(conversations):
         built = build(conversation, str(where / f"{name}-{number}.db"), embedder, open_with_store)
         held = StoreWindows(built, *windows)
         total += len(held.memories)
         long += len(held.long)
-        fine += len(held.fine)
+        for pieces, found in held.fine.items():
+            over[pieces] += len(found)
         windows_of_long.extend(held.long.values())
         memory_of = built.memory_of
         for question in conversation.questions:
@@ -233,8 +248,8 @@ def run_set(
         progress(f"  {name}: {conversation.name} done")
     counts = {
         "memories": total,
-        "over 128": fine,
         "long": long,
+        **{f"over {pieces}": over[pieces] for pieces in FINE},
         "windows per long": mean([float(n) for n in windows_of_long]),
         "evidence": evidence_all,
         "evidence long": evidence_long,
@@ -242,16 +257,14 @@ def run_set(
     return outcomes, empty, counts, hits
 
 
-def owner_counts(windows: tuple[Windows, Windows]) -> list[list[Any]]:
-    """Rows: owner set, texts, longer than 256 and 128 pieces (memories and filler, as
-    stored)."""
+def owner_counts(windows: Sequence[Windows]) -> list[list[Any]]:
+    """Rows: owner set, texts, longer than each window (memories and filler, as stored)."""
     rows = []
     for label, path in (("owner", DATA), ("owner held-out", HELDOUT)):
         data = load_owner(path)
         texts = [p["memory"] for p in data["pairs"]] + filler(data, 2000)
-        counts = windows[0].count(texts)
-        fine = windows[1].count(texts)
-        rows.append([label, len(texts), sum(c > 1 for c in fine), sum(c > 1 for c in counts)])
+        over = [sum(c > 1 for c in size.count(texts)) for size in windows]
+        rows.append([label, len(texts), *over])
     return rows
 
 
@@ -280,9 +293,10 @@ def main() -> int:
     data = {name: beam() if name == "beam" else locomo() for name in args.sets.split(",")}
     asked = [q.text for sets in data.values() for c in sets for q in c.questions]
     embedder = embedder_named("minilm", asked + offtopic_questions())
-    windows = (Windows(embedder), Windows(embedder, 128))
+    windows = (Windows(embedder), *(Windows(embedder, pieces) for pieces in FINE))
     print("Owner sets, texts longer than one window:\n")
-    print_table(("set", "texts", "over 128 pieces", "over 256 pieces"), owner_counts(windows))
+    over = tuple(f"over {pieces} pieces" for pieces in (WINDOW_PIECES, *FINE))
+    print_table(("set", "texts", *over), owner_counts(windows))
     rows, per_category, counted, lengths = [], {}, [], []
     for name, conversations in data.items():
         outcomes, empty, counts, hits = run_set(name, conversations, embedder, args.stores, windows)
@@ -299,9 +313,9 @@ def main() -> int:
     headers = (
         "set",
         "memories",
-        "over 128 pieces",
         "over 256 pieces",
-        "windows per long",
+        *(f"over {pieces} pieces" for pieces in FINE),
+        "256-piece windows per long",
         "evidence",
         "evidence long",
     )
