@@ -158,6 +158,33 @@ def test_ties_are_broken_by_sqlite_vecs_scan_order(filled: _Filled) -> None:
         )
 
 
+def test_the_re_rank_keeps_the_pools_closest_ties_in_rowid_order(filled: _Filled) -> None:
+    # Copies of a few vectors: equal cosines, so which of them make the k decides the order.
+    copied = _vectors(filled.rng, 3)
+    with filled.store.transaction():
+        for vector in copied:
+            for _ in range(40):
+                memory = Memory(
+                    id=filled.ids.new_id(NOW), kind=Kind.FACT, status=Status.ACTIVE,
+                    content="same", source=Source.OWNER, created_at=NOW,
+                    last_confirmed_at=NOW, confidence=0.9,
+                )  # fmt: skip
+                filled.store.memories.insert(memory, vector)
+                filled.vectors[memory.id] = vector
+    search = _search(filled.store)
+    rows = filled.store.memories._db.execute("SELECT rowid, id FROM memories").fetchall()
+    id_of = dict(rows)
+    for query in [*copied, *filled.queries(12)]:
+        for k in (1, 10, 50, 100):
+            pool = sorted(search._prefilter(query, [Status.ACTIVE], max(2 * k, 64), ()))
+            matrix = np.asarray([filled.vectors[id_of[rowid]] for rowid in pool])
+            cosines = matrix @ np.asarray(query, dtype=np.float32)
+            order = np.argsort(-cosines, kind="stable")[:k]
+            expected = [(id_of[pool[i]], float(cosines[i])) for i in order]
+            found = search.nearest(query, [Status.ACTIVE], k, ())
+            assert [(hit.memory_id, hit.cosine) for hit in found] == expected
+
+
 def test_another_connections_commits_are_seen(filled: _Filled, tmp_path: Path) -> None:
     _assert_same_as_sqlite_vec(filled, 6)
     other = _Filled(tmp_path / "bits.db", seed=17, initialize=False)
