@@ -22,10 +22,6 @@ if TYPE_CHECKING:
 # for the exact re-rank; measured on MiniLM vectors it recovers the float top-k almost whole.
 PREFILTER_OVERSAMPLE = 2
 PREFILTER_MIN = 64
-# The re-rank reads the candidates' vectors by rowid (in rowid order, as the IN list is walked),
-# then the ids of the ones it keeps.
-_VECTORS_BY_ROWID = "SELECT rowid, embedding FROM memory_embeddings"
-_IDS_BY_ROWID = "SELECT rowid, id FROM memories"
 
 
 class SqliteVectorSearch(MemoryVectorSearch[SqliteConnection]):
@@ -53,22 +49,20 @@ class SqliteVectorSearch(MemoryVectorSearch[SqliteConnection]):
         candidates = self._prefilter(vector, statuses, pool, kinds)
         if not candidates:
             return []
-        rowids: list[int] = []
+        ids: list[str] = []
         blobs: list[bytes] = []
-        for rowid, blob in self._db.select_in(_VECTORS_BY_ROWID, "rowid", candidates):
-            rowids.append(rowid)
-            blobs.append(blob)
+        for row in self._db.select_in(
+            "SELECT m.id, e.embedding FROM memory_embeddings e "
+            "JOIN memories m ON m.rowid = e.rowid",
+            "e.rowid",
+            candidates,
+        ):
+            ids.append(row[0])
+            blobs.append(row[1])
         matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
         cosines = matrix @ np.asarray(vector, dtype=np.float32)
         order = np.argsort(-cosines, kind="stable")[:k]
-        # Ids only for the k kept (half the pool): a join would read every candidate's row.
-        best = [rowids[i] for i in order]
-        ids = dict(self._db.select_in(_IDS_BY_ROWID, "rowid", best))
-        return [
-            VectorHit(memory_id=ids[rowids[i]], cosine=float(cosines[i]))
-            for i in order
-            if rowids[i] in ids
-        ]
+        return [VectorHit(memory_id=ids[i], cosine=float(cosines[i])) for i in order]
 
     def _prefilter(
         self, vector: Vector, statuses: Sequence[Status], pool: int, kinds: Sequence[Kind]
@@ -218,7 +212,7 @@ class SqliteTextSearch:
                     (query, *INACTIVE, k),
                 ).fetchall()
             ]
-            ids = dict(self._db.select_in(_IDS_BY_ROWID, "rowid", rowids))
+            ids = dict(self._db.select_in("SELECT rowid, id FROM memories", "rowid", rowids))
             return [(ids[rowid], rowid) for rowid in rowids if rowid in ids]
         sql = (
             "SELECT m.id, m.rowid FROM memory_fts JOIN memories m "
