@@ -97,6 +97,14 @@ def _search(store: SqliteStore) -> SqliteVectorSearch:
     return vectors
 
 
+def _fact(built: _Filled, content: str) -> Memory:
+    """A new active fact (its vector is the caller's)."""
+    return Memory(
+        id=built.ids.new_id(NOW), kind=Kind.FACT, status=Status.ACTIVE, content=content,
+        source=Source.OWNER, created_at=NOW, last_confirmed_at=NOW, confidence=0.9,
+    )  # fmt: skip
+
+
 def _not_asked(*args: object) -> list[int]:
     raise AssertionError("the prefilter fell back to sqlite-vec")
 
@@ -145,12 +153,7 @@ def test_ties_are_broken_by_sqlite_vecs_scan_order(filled: _Filled) -> None:
     vector = _vectors(filled.rng, 1)[0]
     with filled.store.transaction():
         for _ in range(150):
-            memory = Memory(
-                id=filled.ids.new_id(NOW), kind=Kind.FACT, status=Status.ACTIVE,
-                content="same", source=Source.OWNER, created_at=NOW, last_confirmed_at=NOW,
-                confidence=0.9,
-            )  # fmt: skip
-            filled.store.memories.insert(memory, vector)
+            filled.store.memories.insert(_fact(filled, "same"), vector)
     search = _search(filled.store)
     for pool in (1, 64, 149, 150, 151):
         assert search._prefilter(vector, [Status.ACTIVE], pool, ()) == (
@@ -164,11 +167,7 @@ def test_the_re_rank_keeps_the_pools_closest_ties_in_rowid_order(filled: _Filled
     with filled.store.transaction():
         for vector in copied:
             for _ in range(40):
-                memory = Memory(
-                    id=filled.ids.new_id(NOW), kind=Kind.FACT, status=Status.ACTIVE,
-                    content="same", source=Source.OWNER, created_at=NOW,
-                    last_confirmed_at=NOW, confidence=0.9,
-                )  # fmt: skip
+                memory = _fact(filled, "same")
                 filled.store.memories.insert(memory, vector)
                 filled.vectors[memory.id] = vector
     search = _search(filled.store)
@@ -253,11 +252,7 @@ def test_searches_inside_write_transactions_beside_other_searches(filled: _Fille
         try:
             for vector in _vectors(filled.rng, 30):
                 with filled.store.transaction():
-                    memory = Memory(
-                        id=filled.ids.new_id(NOW), kind=Kind.FACT, status=Status.ACTIVE,
-                        content="written", source=Source.OWNER, created_at=NOW,
-                        last_confirmed_at=NOW, confidence=0.9,
-                    )  # fmt: skip
+                    memory = _fact(filled, "written")
                     filled.store.memories.insert(memory, vector)
                     found = search.nearest(vector, [Status.ACTIVE], 1)
                     assert [hit.memory_id for hit in found] == [memory.id]
