@@ -112,6 +112,20 @@ VARIANTS["vocabulary: ties by differences of two rows, operands whole (the defau
 # A figure printed twice read where it is stated whole (kb.result_policy.sources_first).
 VARIANTS["sources: a copy's figure before its statement"] = replace(BASE, row_sources_first=False)
 VARIANTS["sources: the statement before its copy (the default)"] = BASE
+# The fusion's and the evidence order's knobs one step each side of the default, re-swept on
+# today's code (issue 29, kbpage11: the evidence page in the top 5).
+for _knob, _values in (
+    ("row_weight", (0.3, 0.7)),
+    ("row_vector_weight", (0.3, 0.7)),
+    ("route_weight", (0.7, 1.5)),
+    ("merge_most", (2, 4)),
+    ("row_evidence_weight", (0.15, 0.3)),
+    ("row_evidence_constant", (3, 10)),
+    ("rank_constant", (30, 90)),
+):
+    for _value in _values:
+        VARIANTS[f"knobs: {_knob} {_value}"] = replace(BASE, **{_knob: _value})
+VARIANTS["knobs: the default"] = BASE
 # Per variant, kb.bridge_policy constants set for its run (the others keep their values).
 CONSTANTS: dict[str, dict[str, float]] = {
     "the same, two labels reached per word": {"MAX_REACHED": 2},

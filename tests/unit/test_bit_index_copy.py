@@ -97,6 +97,14 @@ def _search(store: SqliteStore) -> SqliteVectorSearch:
     return vectors
 
 
+def _fact(built: _Filled, content: str) -> Memory:
+    """A new active fact (its vector is the caller's)."""
+    return Memory(
+        id=built.ids.new_id(NOW), kind=Kind.FACT, status=Status.ACTIVE, content=content,
+        source=Source.OWNER, created_at=NOW, last_confirmed_at=NOW, confidence=0.9,
+    )  # fmt: skip
+
+
 def _not_asked(*args: object) -> list[int]:
     raise AssertionError("the prefilter fell back to sqlite-vec")
 
@@ -145,17 +153,35 @@ def test_ties_are_broken_by_sqlite_vecs_scan_order(filled: _Filled) -> None:
     vector = _vectors(filled.rng, 1)[0]
     with filled.store.transaction():
         for _ in range(150):
-            memory = Memory(
-                id=filled.ids.new_id(NOW), kind=Kind.FACT, status=Status.ACTIVE,
-                content="same", source=Source.OWNER, created_at=NOW, last_confirmed_at=NOW,
-                confidence=0.9,
-            )  # fmt: skip
-            filled.store.memories.insert(memory, vector)
+            filled.store.memories.insert(_fact(filled, "same"), vector)
     search = _search(filled.store)
     for pool in (1, 64, 149, 150, 151):
         assert search._prefilter(vector, [Status.ACTIVE], pool, ()) == (
             search.sqlite_vec_prefilter(vector, [Status.ACTIVE], pool, ())
         )
+
+
+def test_the_re_rank_keeps_the_pools_closest_ties_in_rowid_order(filled: _Filled) -> None:
+    # Copies of a few vectors: equal cosines, so which of them make the k decides the order.
+    copied = _vectors(filled.rng, 3)
+    with filled.store.transaction():
+        for vector in copied:
+            for _ in range(40):
+                memory = _fact(filled, "same")
+                filled.store.memories.insert(memory, vector)
+                filled.vectors[memory.id] = vector
+    search = _search(filled.store)
+    rows = filled.store.memories._db.execute("SELECT rowid, id FROM memories").fetchall()
+    id_of = dict(rows)
+    for query in [*copied, *filled.queries(12)]:
+        for k in (1, 10, 50, 100):
+            pool = sorted(search._prefilter(query, [Status.ACTIVE], max(2 * k, 64), ()))
+            matrix = np.asarray([filled.vectors[id_of[rowid]] for rowid in pool])
+            cosines = matrix @ np.asarray(query, dtype=np.float32)
+            order = np.argsort(-cosines, kind="stable")[:k]
+            expected = [(id_of[pool[i]], float(cosines[i])) for i in order]
+            found = search.nearest(query, [Status.ACTIVE], k, ())
+            assert [(hit.memory_id, hit.cosine) for hit in found] == expected
 
 
 def test_another_connections_commits_are_seen(filled: _Filled, tmp_path: Path) -> None:
@@ -226,11 +252,7 @@ def test_searches_inside_write_transactions_beside_other_searches(filled: _Fille
         try:
             for vector in _vectors(filled.rng, 30):
                 with filled.store.transaction():
-                    memory = Memory(
-                        id=filled.ids.new_id(NOW), kind=Kind.FACT, status=Status.ACTIVE,
-                        content="written", source=Source.OWNER, created_at=NOW,
-                        last_confirmed_at=NOW, confidence=0.9,
-                    )  # fmt: skip
+                    memory = _fact(filled, "written")
                     filled.store.memories.insert(memory, vector)
                     found = search.nearest(vector, [Status.ACTIVE], 1)
                     assert [hit.memory_id for hit in found] == [memory.id]

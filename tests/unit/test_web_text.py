@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from memoryd.http.web_html import PendingView, memory_html, ranks_text, review_html, value_text
 from memoryd.memory.model import Actor, AuditEntry, Kind, Memory, Source, Status
-from memoryd.memory.review_policy import NO_REASON, pending_reason
+from memoryd.memory.review_policy import reason_entry
 
 AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -29,21 +29,26 @@ def test_values_read_as_words() -> None:
     assert value_text(0.9) == "0.9"
 
 
+def _why(audit: list[AuditEntry], memory_id: str) -> str | None:
+    entry = reason_entry(audit, memory_id)
+    return entry.reason if entry is not None else None
+
+
 def test_why_pending_is_the_reason_recorded_when_it_was_proposed() -> None:
     audit = [
         _entry("old", "create", Status.ACTIVE, "the owner asked to remember this"),
         _entry("new", "create", Status.PENDING, "waits for the owner: a fact never activates"),
         _entry("new", "reinforce", Status.PENDING, "seen again", was=Status.PENDING),
     ]
-    assert pending_reason(audit, "new") == "waits for the owner: a fact never activates"
-    assert pending_reason(audit, "absent") == NO_REASON
+    assert _why(audit, "new") == "waits for the owner: a fact never activates"
+    assert reason_entry(audit, "absent") is None
     # No create entry (an import): the latest entry that moved it to pending; a vouch that
     # left it pending is not why it waits.
     moved = [
         _entry("m", "import", Status.PENDING, "imported from backup.json"),
         _entry("m", "reinforce", Status.PENDING, "seen again", was=Status.PENDING),
     ]
-    assert pending_reason(moved, "m") == "imported from backup.json"
+    assert _why(moved, "m") == "imported from backup.json"
 
 
 def test_a_fact_in_another_predicates_slot_says_so_and_offers_a_split() -> None:

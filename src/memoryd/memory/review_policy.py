@@ -26,10 +26,3 @@ def reason_entry(audit: Iterable[AuditEntry], memory_id: str) -> AuditEntry | No
         if entry.to_status is Status.PENDING and entry.from_status is not Status.PENDING
     ]
     return made_pending[-1] if made_pending else created
-
-
-def pending_reason(audit: Iterable[AuditEntry], memory_id: str) -> str:
-    """Why ``memory_id`` is pending, in words for the owner (:data:`NO_REASON` when nothing
-    was recorded)."""
-    entry = reason_entry(audit, memory_id)
-    return (entry.reason if entry is not None else None) or NO_REASON

@@ -28,7 +28,6 @@ from memoryd.recall.relevance_policy import (
     UNKNOWN_COSINE,
     Context,
     Model,
-    calibrated,
     features,
 )
 
@@ -148,19 +147,6 @@ def candidate_features(
     return features(ranks, cosine, reading.coverage(words), context)
 
 
-def relevance_of(
-    candidate: Candidate,
-    facts: QueryFacts,
-    policy: RecallPolicy,
-    reading: Reading,
-    context: Context,
-    admitted: tuple[str, ...],
-) -> tuple[float, dict[str, float]]:
-    """The candidate's calibrated relevance, and each feature's share of its logit."""
-    values = candidate_features(candidate, facts, reading, context, admitted)
-    return calibrated(values, policy.score_weights, policy.score_bias)
-
-
 def rank_candidates(
     candidates: Mapping[str, Candidate],
     facts: QueryFacts,
@@ -219,7 +205,8 @@ def _judge(
     items: list[Scored] = []
     dropped: list[Dropped] = []
     best = 0.0
-    # relevance_of for each candidate, with what every candidate shares worked out once.
+    # Each candidate's calibrated relevance (relevance_policy.calibrated of its
+    # candidate_features), with what every candidate shares worked out once.
     model = Model(policy.score_weights, policy.score_bias, context)
     embedded = facts.embedded
     for memory_id, candidate in candidates.items():

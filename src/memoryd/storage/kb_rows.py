@@ -17,7 +17,7 @@ from memoryd.kb.model import (
     SourceType,
 )
 from memoryd.kb.rows import table_rows
-from memoryd.storage.row_dialect import RowDialect, SqlConnection, ids_starting
+from memoryd.storage.row_dialect import RowDialect, SqlConnection, VectorTables, ids_starting
 
 if TYPE_CHECKING:
     from memoryd.providers.embedder import Vector
@@ -127,10 +127,65 @@ class DocumentRows:
 
     # The condition that holds for a chunk still waiting for its vector (each backend's own).
     PENDING_VECTOR = ""
+    # The chunks' column a backend writes a chunk's vector state to (see _vector_value).
+    VECTOR_COLUMN = ""
+    # (position, stored vector) of a document's chunks that have their vector.
+    VECTORS_BY_POSITION = ""
 
-    def __init__(self, connection: SqlConnection, dialect: RowDialect) -> None:
+    def __init__(
+        self, connection: SqlConnection, dialect: RowDialect, vector_tables: VectorTables
+    ) -> None:
         self._db = connection
         self._dialect = dialect
+        self._vector_tables = vector_tables
+
+    def replace_chunks(
+        self, document_id: str, chunks: Sequence[Chunk], vectors: Sequence[Vector | None]
+    ) -> None:
+        """Drop the old chunks (and all indexed from them) and write the new ones with their
+        table rows; a chunk whose vector is None is stored pending. A row keeps the vector its
+        label had before."""
+        self._vector_tables.require_vectors()
+        kept = self.row_vectors_by_label(document_id)
+        self._drop_chunks(document_id)
+        for chunk, vector in zip(chunks, vectors, strict=True):
+            self._insert_chunk(chunk, vector)
+            for values in row_params(chunk):
+                self._insert_row(values, kept.get(values[4]))
+
+    def save_chunk_vectors(self, chunks: Sequence[Chunk], vectors: Sequence[Vector]) -> int:
+        """Store the vector of each chunk still stored with the same text and without one;
+        how many were stored (a chunk re-ingested or dropped meanwhile is passed over)."""
+        self._vector_tables.require_vectors()
+        return sum(
+            self._save_chunk_vector(chunk, vector)
+            for chunk, vector in zip(chunks, vectors, strict=True)
+        )
+
+    def _save_chunk_vector(self, chunk: Chunk, vector: Vector) -> bool:
+        """Store one pending chunk's vector if the chunk is stored with the same text."""
+        raise NotImplementedError
+
+    def _drop_chunks(self, document_id: str) -> None:
+        """A document's chunks and everything indexed from them (each backend's)."""
+        raise NotImplementedError
+
+    def _vector_value(self, vector: Vector | None) -> Any:
+        """What VECTOR_COLUMN holds for a chunk with this vector (None: pending)."""
+        raise NotImplementedError
+
+    def _insert_chunk(self, chunk: Chunk, vector: Vector | None) -> Any:
+        """Write one chunk's row; the cursor, for a backend that indexes it further."""
+        values = (*chunk_params(chunk), self._vector_value(vector))
+        sql = (
+            f"INSERT INTO chunks ({CHUNK_COLUMNS}, {self.VECTOR_COLUMN}) "
+            f"VALUES ({self._dialect.marks(len(values))})"
+        )
+        return self._db.execute(sql, values)
+
+    def _insert_row(self, values: tuple[str, int, int, str, str], vector: bytes | None) -> Any:
+        """Write one table row with the vector its label had (None: pending); the cursor."""
+        return self._db.execute(self._dialect.sql(INSERT_ROW), (*values, vector))
 
     def pending_chunks(self, document_id: str, limit: int) -> list[Chunk]:
         """Up to ``limit`` chunks still waiting for their vector, in position order."""
@@ -144,7 +199,15 @@ class DocumentRows:
         return [chunk_from_row(row) for row in rows]
 
     def vectors_by_position(self, document_id: str) -> dict[int, Vector]:
-        """Chunk vectors by position (pending chunks absent): each backend reads its own."""
+        """Chunk vectors by position (pending chunks absent)."""
+        if not self._vector_tables.has_vectors():
+            return {}
+        sql = self._dialect.sql(self.VECTORS_BY_POSITION)
+        rows = self._db.execute(sql, (document_id,)).fetchall()
+        return {int(row[0]): self._stored_vector(row[1]) for row in rows}
+
+    def _stored_vector(self, value: Any) -> Vector:
+        """A stored chunk vector as float32 numpy (each backend's storage)."""
         raise NotImplementedError
 
     def chunk_vectors(self, document_id: str) -> list[Vector]:

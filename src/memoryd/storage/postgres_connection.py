@@ -276,6 +276,16 @@ def vector_param(vector: Vector) -> Any:
     return np.asarray(vector, dtype=np.float32)
 
 
+def hnsw_rows(db: PostgresDatabase, sql: str, params: Sequence[Any], k: int) -> list[Any]:
+    """The rows of an HNSW nearest-``k`` query: the index examines at least EF_SEARCH
+    candidates and scans on (iterative, relaxed order) while filters leave fewer than k, so
+    the caller sorts the rows by distance again (near-ties may come slightly out of order)."""
+    with db.transaction(write_lock=False):
+        db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, int(k) * 2)}")
+        db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        return list(db.execute(sql, params).fetchall())
+
+
 def _same(value: Any) -> Any:
     """PostgreSQL hands back and takes aware datetimes as they are."""
     return value

@@ -9,18 +9,15 @@ from typing import TYPE_CHECKING, Any
 from memoryd.kb.model import Chunk, ChunkKey
 from memoryd.storage.kb_rows import (
     CHUNK_COLUMNS,
-    INSERT_ROW,
     ROWS_PER_CHUNK,
     DocumentRows,
-    chunk_params,
     chunks_by_key,
     first_chunks,
-    row_params,
 )
 from memoryd.storage.postgres_connection import (
-    EF_SEARCH,
     POSTGRES_ROWS,
     PostgresDatabase,
+    hnsw_rows,
     stored_vector,
     vector_param,
 )
@@ -35,30 +32,28 @@ class PostgresKnowledgeStore(DocumentRows):
     """Documents and chunks; a chunk's tsvector and vector live in its row."""
 
     PENDING_VECTOR = "embedding IS NULL"
+    VECTOR_COLUMN = "embedding"
+    VECTORS_BY_POSITION = (
+        "SELECT position, embedding FROM chunks WHERE document_id = ? AND embedding IS NOT NULL"
+    )
 
     def __init__(
         self, db: PostgresDatabase, vector_tables: VectorTables, *, idf_weighting: bool = True
     ) -> None:
-        super().__init__(db, POSTGRES_ROWS)
+        super().__init__(db, POSTGRES_ROWS, vector_tables)
         self._database = db
-        self._vector_tables = vector_tables
         self._idf_weighting = idf_weighting
 
-    def replace_chunks(
-        self, document_id: str, chunks: Sequence[Chunk], vectors: Sequence[Vector | None]
-    ) -> None:
-        """Drop the old chunks and write the new ones with their vectors (NULL: pending)."""
-        self._vector_tables.require_vectors()
-        kept = self.row_vectors_by_label(document_id)
+    def _drop_chunks(self, document_id: str) -> None:
+        """The chunks; their table rows go with them (a cascading key)."""
         self._db.execute("DELETE FROM chunks WHERE document_id = %s", (document_id,))
-        for chunk, vector in zip(chunks, vectors, strict=True):
-            self._db.execute(
-                f"INSERT INTO chunks ({CHUNK_COLUMNS}, embedding) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (*chunk_params(chunk), None if vector is None else vector_param(vector)),
-            )
-            for values in row_params(chunk):
-                self._db.execute(self._dialect.sql(INSERT_ROW), (*values, kept.get(values[4])))
+
+    def _vector_value(self, vector: Vector | None) -> Any:
+        """The vector in the chunk's row (NULL: pending)."""
+        return None if vector is None else vector_param(vector)
+
+    def _stored_vector(self, value: Any) -> Vector:
+        return stored_vector(value)
 
     def pending_chunks(self, document_id: str, limit: int) -> list[Chunk]:
         """Up to ``limit`` chunks whose vector is NULL (every chunk before the store has its
@@ -67,24 +62,13 @@ class PostgresKnowledgeStore(DocumentRows):
             return self.chunks(document_id)[: max(limit, 0)]
         return super().pending_chunks(document_id, limit)
 
-    def save_chunk_vectors(self, chunks: Sequence[Chunk], vectors: Sequence[Vector]) -> int:
-        """Set the vector of each chunk still stored with the same text and without one."""
-        self._vector_tables.require_vectors()
-        stored = 0
-        for chunk, vector in zip(chunks, vectors, strict=True):
-            cursor = self._db.execute(
-                "UPDATE chunks SET embedding = %s WHERE document_id = %s AND position = %s "
-                "AND breadcrumb = %s AND text = %s AND embedding IS NULL",
-                (
-                    vector_param(vector),
-                    chunk.document_id,
-                    chunk.position,
-                    chunk.breadcrumb,
-                    chunk.text,
-                ),
-            )
-            stored += max(int(cursor.rowcount), 0)
-        return stored
+    def _save_chunk_vector(self, chunk: Chunk, vector: Vector) -> bool:
+        cursor = self._db.execute(
+            "UPDATE chunks SET embedding = %s WHERE document_id = %s AND position = %s "
+            "AND breadcrumb = %s AND text = %s AND embedding IS NULL",
+            (vector_param(vector), chunk.document_id, chunk.position, chunk.breadcrumb, chunk.text),
+        )
+        return int(cursor.rowcount) > 0
 
     def vector_counts(self, document_ids: Sequence[str]) -> dict[str, int]:
         """Chunks with a vector, per document that has chunks."""
@@ -98,20 +82,9 @@ class PostgresKnowledgeStore(DocumentRows):
         ).fetchall()
         return {str(row[0]): int(row[1]) for row in rows}
 
-    def vectors_by_position(self, document_id: str) -> dict[int, Vector]:
-        """Chunk vectors by position (pending chunks absent)."""
-        if not self._vector_tables.has_vectors():
-            return {}
-        rows = self._db.execute(
-            "SELECT position, embedding FROM chunks WHERE document_id = %s "
-            "AND embedding IS NOT NULL",
-            (document_id,),
-        ).fetchall()
-        return {int(row[0]): stored_vector(row[1]) for row in rows}
-
     def delete_document(self, document_id: str) -> None:
         """The document and its chunks."""
-        self._db.execute("DELETE FROM chunks WHERE document_id = %s", (document_id,))
+        self._drop_chunks(document_id)
         self._db.execute("DELETE FROM documents WHERE id = %s", (document_id,))
 
     def chunks_by_key(self, keys: Sequence[ChunkKey]) -> dict[ChunkKey, Chunk]:
@@ -145,16 +118,15 @@ class PostgresKnowledgeStore(DocumentRows):
                 (query, list(documents), int(k)),
             ).fetchall()
         else:
-            with self._database.transaction(write_lock=False):
-                self._db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, int(k) * 2)}")
-                self._db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                rows = self._db.execute(
-                    "SELECT c.document_id, c.position, c.embedding <=> %s AS distance "
-                    "FROM chunks c JOIN documents d ON d.id = c.document_id "
-                    "WHERE d.status = 'ready' AND c.embedding IS NOT NULL "
-                    "ORDER BY c.embedding <=> %s LIMIT %s",
-                    (query, query, int(k)),
-                ).fetchall()
+            rows = hnsw_rows(
+                self._database,
+                "SELECT c.document_id, c.position, c.embedding <=> %s AS distance "
+                "FROM chunks c JOIN documents d ON d.id = c.document_id "
+                "WHERE d.status = 'ready' AND c.embedding IS NOT NULL "
+                "ORDER BY c.embedding <=> %s LIMIT %s",
+                (query, query, int(k)),
+                k,
+            )
         hits = [(ChunkKey(row[0], int(row[1])), 1.0 - float(row[2])) for row in rows]
         return sorted(hits, key=lambda hit: -hit[1])
 

@@ -17,9 +17,9 @@ from memoryd.storage.memory_rows import (
     memory_params,
 )
 from memoryd.storage.postgres_connection import (
-    EF_SEARCH,
     POSTGRES_ROWS,
     PostgresDatabase,
+    hnsw_rows,
     stored_vector,
     vector_param,
 )
@@ -118,12 +118,8 @@ class PostgresVectorSearch(MemoryVectorSearch[PostgresDatabase]):
             params.append([k.value for k in kinds])
         sql += " ORDER BY embedding <=> %s LIMIT %s"
         params += [query, int(k)]
-        with self._db.transaction(write_lock=False):
-            self._db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, int(k) * 2)}")
-            self._db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            rows = self._db.execute(sql, params).fetchall()
+        rows = hnsw_rows(self._db, sql, params, k)
         hits = [VectorHit(memory_id=row[0], cosine=1.0 - float(row[1])) for row in rows]
-        # relaxed_order may return near-ties slightly out of order: restore exact order.
         return sorted(hits, key=lambda hit: -hit.cosine)
 
 

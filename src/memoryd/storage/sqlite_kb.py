@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memoryd.kb.model import Chunk, ChunkKey
 from memoryd.storage.kb_rows import (
     CHUNK_COLUMNS,
-    INSERT_ROW,
     ROWS_PER_CHUNK,
     DocumentRows,
-    chunk_params,
     chunks_by_key,
     first_chunks,
-    row_params,
 )
 from memoryd.storage.protocols import chunks as id_groups
 from memoryd.storage.row_dialect import VectorTables
@@ -28,61 +25,62 @@ class SqliteKnowledgeStore(DocumentRows):
     """Documents and chunks; a chunk's row, FTS entry and vector share its rowid."""
 
     PENDING_VECTOR = "embedded = 0"
+    VECTOR_COLUMN = "embedded"
+    VECTORS_BY_POSITION = (
+        "SELECT c.position, v.embedding FROM chunks c JOIN chunk_vectors v "
+        "ON v.rowid = c.rowid WHERE c.document_id = ?"
+    )
 
     def __init__(self, connection: SqliteConnection, vector_tables: VectorTables) -> None:
-        super().__init__(connection, SQLITE_ROWS)
-        self._vector_tables = vector_tables
+        super().__init__(connection, SQLITE_ROWS, vector_tables)
 
-    def replace_chunks(
-        self, document_id: str, chunks: Sequence[Chunk], vectors: Sequence[Vector | None]
-    ) -> None:
-        """Drop the old chunks (rows, FTS, vectors) and write the new ones; a chunk whose
-        vector is None gets no vector row (pending)."""
-        self._vector_tables.require_vectors()
-        kept = self.row_vectors_by_label(document_id)
-        self._drop_chunks(document_id)
-        for chunk, vector in zip(chunks, vectors, strict=True):
-            cursor = self._db.execute(
-                f"INSERT INTO chunks ({CHUNK_COLUMNS}, embedded) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*chunk_params(chunk), int(vector is not None)),
-            )
-            rowid = cursor.lastrowid
-            self._db.execute(
-                "INSERT INTO chunk_fts(rowid, breadcrumb, text) VALUES (?, ?, ?)",
-                (rowid, chunk.breadcrumb, chunk.text),
-            )
-            if vector is not None:
-                self._db.execute(
-                    "INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)",
-                    (rowid, vector_blob(vector)),
-                )
-            for values in row_params(chunk):
-                row = self._db.execute(INSERT_ROW, (*values, kept.get(values[4])))
-                self._db.execute(
-                    "INSERT INTO chunk_row_fts(rowid, text) VALUES (?, ?)",
-                    (row.lastrowid, values[3]),
-                )
+    def _vector_value(self, vector: Vector | None) -> int:
+        """1 once the chunk's vector row exists, 0 while it waits for it."""
+        return int(vector is not None)
 
-    def save_chunk_vectors(self, chunks: Sequence[Chunk], vectors: Sequence[Vector]) -> int:
-        """A vector row for each chunk still stored with the same text and without one."""
-        self._vector_tables.require_vectors()
-        stored = 0
-        for chunk, vector in zip(chunks, vectors, strict=True):
-            row = self._db.execute(
-                "SELECT rowid FROM chunks WHERE document_id = ? AND position = ? "
-                "AND breadcrumb = ? AND text = ? AND embedded = 0",
-                (chunk.document_id, chunk.position, chunk.breadcrumb, chunk.text),
-            ).fetchone()
-            if row is None:
-                continue
+    def _insert_chunk(self, chunk: Chunk, vector: Vector | None) -> Any:
+        """The chunk's row, then its FTS entry and its vector row under the same rowid."""
+        cursor = super()._insert_chunk(chunk, vector)
+        rowid = cursor.lastrowid
+        self._db.execute(
+            "INSERT INTO chunk_fts(rowid, breadcrumb, text) VALUES (?, ?, ?)",
+            (rowid, chunk.breadcrumb, chunk.text),
+        )
+        if vector is not None:
             self._db.execute(
                 "INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)",
-                (int(row[0]), vector_blob(vector)),
+                (rowid, vector_blob(vector)),
             )
-            self._db.execute("UPDATE chunks SET embedded = 1 WHERE rowid = ?", (int(row[0]),))
-            stored += 1
-        return stored
+        return cursor
+
+    def _insert_row(self, values: tuple[str, int, int, str, str], vector: bytes | None) -> Any:
+        """The table row, then its FTS entry under the same rowid."""
+        cursor = super()._insert_row(values, vector)
+        self._db.execute(
+            "INSERT INTO chunk_row_fts(rowid, text) VALUES (?, ?)", (cursor.lastrowid, values[3])
+        )
+        return cursor
+
+    def _stored_vector(self, value: Any) -> Vector:
+        import numpy as np
+
+        return np.frombuffer(value, dtype=np.float32).copy()
+
+    def _save_chunk_vector(self, chunk: Chunk, vector: Vector) -> bool:
+        """A vector row under the chunk's rowid, and the chunk no longer pending."""
+        row = self._db.execute(
+            "SELECT rowid FROM chunks WHERE document_id = ? AND position = ? "
+            "AND breadcrumb = ? AND text = ? AND embedded = 0",
+            (chunk.document_id, chunk.position, chunk.breadcrumb, chunk.text),
+        ).fetchone()
+        if row is None:
+            return False
+        self._db.execute(
+            "INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)",
+            (int(row[0]), vector_blob(vector)),
+        )
+        self._db.execute("UPDATE chunks SET embedded = 1 WHERE rowid = ?", (int(row[0]),))
+        return True
 
     def vector_counts(self, document_ids: Sequence[str]) -> dict[str, int]:
         """Chunks with a vector row, per document that has chunks."""
@@ -96,19 +94,6 @@ class SqliteKnowledgeStore(DocumentRows):
             ).fetchall()
             counts.update({str(row[0]): int(row[1]) for row in rows})
         return counts
-
-    def vectors_by_position(self, document_id: str) -> dict[int, Vector]:
-        """Chunk vectors by position (pending chunks absent)."""
-        import numpy as np
-
-        if not self._vector_tables.has_vectors():
-            return {}
-        rows = self._db.execute(
-            "SELECT c.position, v.embedding FROM chunks c JOIN chunk_vectors v "
-            "ON v.rowid = c.rowid WHERE c.document_id = ?",
-            (document_id,),
-        ).fetchall()
-        return {int(row[0]): np.frombuffer(row[1], dtype=np.float32).copy() for row in rows}
 
     def delete_document(self, document_id: str) -> None:
         """The document and everything indexed from it."""

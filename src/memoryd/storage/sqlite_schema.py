@@ -2,58 +2,20 @@
 
 from __future__ import annotations
 
+from memoryd.storage import schema_tables as tables
+
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     (
         "0001_memories",
-        """
-        CREATE TABLE meta (
-            key TEXT PRIMARY KEY,
-            value TEXT NOT NULL
+        tables.filled(
+            "sqlite", tables.META, "\n        CREATE TABLE memories (", tables.MEMORY_COLUMNS
+        )
+        + """
         );
-        CREATE TABLE memories (
-            id TEXT PRIMARY KEY,
-            kind TEXT NOT NULL CHECK (kind IN ('fact', 'event', 'lesson', 'inference')),
-            status TEXT NOT NULL
-                CHECK (status IN ('pending', 'active', 'rejected', 'archived')),
-            content TEXT NOT NULL,
-            subject TEXT,
-            predicate TEXT,
-            object TEXT,
-            slot TEXT,
-            entities TEXT NOT NULL DEFAULT '[]',
-            confidence REAL NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
-            importance TEXT CHECK (importance IN ('low', 'medium', 'high', 'critical')),
-            changes_behavior INTEGER NOT NULL DEFAULT 0,
-            occurred_at TEXT,
-            source TEXT NOT NULL,
-            source_ref TEXT,
-            extractor_model TEXT,
-            prompt_version TEXT,
-            created_at TEXT NOT NULL,
-            last_confirmed_at TEXT NOT NULL,
-            last_retrieved_at TEXT,
-            retrieval_hits INTEGER NOT NULL DEFAULT 0,
-            supersedes TEXT REFERENCES memories(id),
-            superseded_by TEXT REFERENCES memories(id),
-            purged_at TEXT
-        );
-        -- The database itself guarantees one active memory per fact slot.
-        CREATE UNIQUE INDEX memories_one_active_per_slot
-            ON memories(slot) WHERE status = 'active' AND slot IS NOT NULL;
-        CREATE INDEX memories_by_status_kind ON memories(status, kind, id);
-        CREATE INDEX memories_by_slot ON memories(slot, status);
-        CREATE TABLE audit_log (
-            id INTEGER PRIMARY KEY,
-            memory_id TEXT NOT NULL REFERENCES memories(id),
-            at TEXT NOT NULL,
-            actor TEXT NOT NULL,
-            rule TEXT,
-            action TEXT NOT NULL,
-            from_status TEXT,
-            to_status TEXT NOT NULL,
-            reason TEXT NOT NULL
-        );
-        CREATE INDEX audit_by_memory ON audit_log(memory_id, id);
+        -- The database itself guarantees one active memory per fact slot."""
+        + tables.MEMORY_INDEXES
+        + tables.filled("sqlite", tables.AUDIT_LOG)
+        + """
         -- Full-precision vectors, rowid = memories.rowid: the exact re-ranking after the
         -- binary prefilter, and the source of the prefilter's bits.
         CREATE TABLE memory_embeddings (
@@ -68,52 +30,24 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ),
     (
         "0002_entities_and_recall",
-        """
-        CREATE TABLE entities (
-            id INTEGER PRIMARY KEY,
-            name TEXT NOT NULL,
-            key TEXT NOT NULL UNIQUE
-        );
+        tables.filled("sqlite", tables.ENTITIES)
+        + """
         CREATE TABLE entity_aliases (
             key TEXT PRIMARY KEY,
             alias TEXT NOT NULL,
             entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE
-        );
-        CREATE TABLE memory_entities (
-            memory_id TEXT NOT NULL REFERENCES memories(id),
-            entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
-            PRIMARY KEY (memory_id, entity_id)
-        );
-        CREATE INDEX memory_entities_by_entity ON memory_entities(entity_id, memory_id);
+        );"""
+        + tables.filled("sqlite", tables.MEMORY_ENTITIES)
+        + """
         CREATE INDEX memories_events_by_time ON memories(status, kind, occurred_at);
         """,
     ),
-    (
-        "0003_jobs",
-        """
-        CREATE TABLE jobs (
-            id TEXT PRIMARY KEY,
-            kind TEXT NOT NULL,
-            payload TEXT NOT NULL,
-            status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
-            attempts INTEGER NOT NULL DEFAULT 0,
-            next_attempt_at TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            claimed_at TEXT,
-            finished_at TEXT,
-            last_error TEXT,
-            result TEXT
-        );
-        CREATE INDEX jobs_due ON jobs(status, next_attempt_at);
-        """,
-    ),
+    ("0003_jobs", tables.filled("sqlite", tables.JOBS)),
     (
         "0004_recall_indexes",
         """
-        -- Standing lessons are read on every recall; keep them one index probe away.
-        CREATE INDEX memories_standing_lessons ON memories(importance, id)
-            WHERE status = 'active' AND kind = 'lesson';
-        """,
+        -- Standing lessons are read on every recall; keep them one index probe away."""
+        + tables.STANDING_LESSONS,
     ),
     (
         "0005_memory_counts",
@@ -143,44 +77,18 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     (
         "0006_locks",
         """
-        -- Named leases: only one holder at a time, and a crashed holder's lease runs out.
-        CREATE TABLE locks (
-            name TEXT PRIMARY KEY,
-            holder TEXT NOT NULL,
-            expires_at TEXT NOT NULL
-        );
-        """,
+        -- Named leases: only one holder at a time, and a crashed holder's lease runs out."""
+        + tables.filled("sqlite", tables.LOCKS),
     ),
     (
         "0007_knowledge_base",
-        """
-        CREATE TABLE documents (
-            id TEXT PRIMARY KEY,
-            source_uri TEXT NOT NULL UNIQUE,
-            collection TEXT NOT NULL,
-            source_type TEXT NOT NULL CHECK (source_type IN ('curated', 'mission', 'web')),
-            title TEXT NOT NULL,
-            status TEXT NOT NULL CHECK (status IN ('queued', 'ready', 'failed')),
-            content_hash TEXT,
-            document_type TEXT,
-            error TEXT,
-            chunk_count INTEGER NOT NULL DEFAULT 0,
-            token_count INTEGER NOT NULL DEFAULT 0,
-            images_read INTEGER NOT NULL DEFAULT 0,
-            byte_size INTEGER NOT NULL DEFAULT 0,
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL
-        );
-        CREATE INDEX documents_by_collection ON documents(collection, id);
+        tables.filled("sqlite", tables.DOCUMENTS)
+        + """
         CREATE TABLE chunks (
             rowid INTEGER PRIMARY KEY,
-            document_id TEXT NOT NULL REFERENCES documents(id),
-            position INTEGER NOT NULL,
-            headings TEXT NOT NULL,
-            breadcrumb TEXT NOT NULL,
-            text TEXT NOT NULL,
-            tokens INTEGER NOT NULL,
-            overlap_chars INTEGER NOT NULL DEFAULT 0,
+            document_id TEXT NOT NULL REFERENCES documents(id),"""
+        + tables.filled("sqlite", tables.CHUNK_COLUMNS)
+        + """
             UNIQUE (document_id, position)
         );
         -- rowid = chunks.rowid; the breadcrumb is searchable with the text.
@@ -191,9 +99,8 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ),
     (
         "0008_fact_predicates_searchable",
-        """
-        -- A fact's predicate joins its indexed text (memoryd.memory.model.indexed_text): questions
-        -- use the slot's word ("my job") where the content words it otherwise.
+        tables.FACT_PREDICATES_NOTE
+        + """
         DELETE FROM memory_fts WHERE rowid IN (
             SELECT rowid FROM memories WHERE predicate IS NOT NULL AND purged_at IS NULL
         );
@@ -205,13 +112,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             FROM memories m WHERE m.predicate IS NOT NULL AND m.purged_at IS NULL;
         """,
     ),
-    (
-        "0009_chunk_pages",
-        """
-        -- Where pages begin in each chunk: JSON [[page, character offset], ...].
-        ALTER TABLE chunks ADD COLUMN pages TEXT NOT NULL DEFAULT '[]';
-        """,
-    ),
+    ("0009_chunk_pages", tables.CHUNK_PAGES),
     (
         "0010_chunks_pending_vectors",
         """
@@ -238,49 +139,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
-    (
-        "0012_fact_slot_vocabulary",
-        """
-        -- A fact's canonical subject (memoryd.memory.slot_policy.canonical_subject), so the
-        -- predicates a
-        -- subject already has are one index probe away; and, when the fact joined another
-        -- predicate's slot through that vocabulary, the predicate it joined. Both are filled
-        -- by the re-slot that runs once when the store is next opened (slot_scheme in meta).
-        ALTER TABLE memories ADD COLUMN same_slot_as TEXT;
-        ALTER TABLE memories ADD COLUMN subject_key TEXT;
-        CREATE INDEX memories_by_subject_key ON memories(subject_key, status)
-            WHERE subject_key IS NOT NULL;
-        """,
-    ),
-    (
-        "0013_eval_cases",
-        """
-        -- The owner's evaluation set (`memoryd eval`): a question, the memory ids recall
-        -- should find for it and those it should not show (JSON lists).
-        CREATE TABLE eval_cases (
-            id TEXT PRIMARY KEY,
-            question TEXT NOT NULL UNIQUE,
-            expected TEXT NOT NULL DEFAULT '[]',
-            noise TEXT NOT NULL DEFAULT '[]',
-            created_at TEXT NOT NULL
-        );
-        """,
-    ),
-    (
-        "0014_imported_chats",
-        """
-        -- The conversation messages `memoryd import-chats` queued (by the exporting service,
-        -- the conversation's id and the owner message's id), so importing again queues nothing.
-        CREATE TABLE imported_chats (
-            source TEXT NOT NULL,
-            conversation_id TEXT NOT NULL,
-            message_id TEXT NOT NULL,
-            job_id TEXT NOT NULL,
-            imported_at TEXT NOT NULL,
-            PRIMARY KEY (source, conversation_id, message_id)
-        );
-        """,
-    ),
+    ("0012_fact_slot_vocabulary", tables.FACT_SLOT_VOCABULARY),
+    ("0013_eval_cases", tables.filled("sqlite", tables.EVAL_CASES)),
+    ("0014_imported_chats", tables.filled("sqlite", tables.IMPORTED_CHATS)),
     (
         "0015_chunk_fts_secure_delete",
         """
@@ -291,25 +152,11 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         INSERT INTO chunk_fts(chunk_fts) VALUES ('optimize');
         """,
     ),
-    (
-        "0016_memory_cues",
-        """
-        -- The words a person would use when asking about a memory later (a JSON list the
-        -- extraction model or consolidation writes): indexed with it, never shown as content.
-        ALTER TABLE memories ADD COLUMN cues TEXT NOT NULL DEFAULT '[]';
-        """,
-    ),
+    ("0016_memory_cues", tables.filled("sqlite", tables.MEMORY_CUES)),
     (
         "0017_kb_rows",
-        """
-        -- Each table row of a chunk, indexed alone with its table's title, its column headers
-        -- and its label (memoryd.kb.rows); a row found leads to its chunk. Written with the
-        -- chunks: documents stored before this migration get theirs when ingested again.
-        CREATE TABLE chunk_rows (
-            document_id TEXT NOT NULL,
-            position INTEGER NOT NULL,
-            row_index INTEGER NOT NULL,
-            text TEXT NOT NULL,
+        tables.CHUNK_ROWS
+        + """
             PRIMARY KEY (document_id, position, row_index)
         );
         -- rowid = chunk_rows.rowid.
@@ -317,63 +164,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         INSERT INTO chunk_row_fts(chunk_row_fts, rank) VALUES ('secure-delete', 1);
         """,
     ),
-    (
-        "0018_document_redactions",
-        """
-        -- How many secrets (keys, tokens, private keys, passwords) were redacted from a
-        -- document's text at ingest: the owner sees the count, never the secret.
-        ALTER TABLE documents ADD COLUMN redactions INTEGER NOT NULL DEFAULT 0;
-        """,
-    ),
-    (
-        "0019_synced_sources",
-        """
-        -- What a document says about itself (a Markdown note's front matter, tags, links).
-        ALTER TABLE documents ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}';
-        -- Folders, files and URLs the service keeps current (`memoryd kb sync`), and the
-        -- state of each of their files: what was last read from it (hash, size, mtime) and
-        -- the document it became.
-        CREATE TABLE sync_sources (
-            id TEXT PRIMARY KEY,
-            location TEXT NOT NULL UNIQUE,
-            kind TEXT NOT NULL CHECK (kind IN ('folder', 'file', 'url')),
-            collection TEXT NOT NULL,
-            ignore_patterns TEXT NOT NULL DEFAULT '[]',
-            include_hidden INTEGER NOT NULL DEFAULT 0,
-            max_bytes INTEGER NOT NULL,
-            every_seconds INTEGER NOT NULL,
-            created_at TEXT NOT NULL,
-            last_looked_at TEXT,
-            last_error TEXT
-        );
-        CREATE TABLE sync_files (
-            source_id TEXT NOT NULL REFERENCES sync_sources(id),
-            path TEXT NOT NULL,
-            state TEXT NOT NULL
-                CHECK (state IN ('queued', 'current', 'failed', 'skipped', 'erased')),
-            reason TEXT,
-            document_id TEXT,
-            content_hash TEXT,
-            size INTEGER NOT NULL DEFAULT 0,
-            mtime_ns INTEGER NOT NULL DEFAULT 0,
-            updated_at TEXT NOT NULL,
-            PRIMARY KEY (source_id, path)
-        );
-        CREATE INDEX sync_files_by_document ON sync_files(document_id)
-            WHERE document_id IS NOT NULL;
-        """,
-    ),
-    (
-        "0020_kb_row_vectors",
-        """
-        -- Each table row's label text (memoryd.kb.rows.label_text) and its vector (float32
-        -- bytes, NULL until the vector fill reaches it): a question near a row's label finds
-        -- the row whatever its words. Rows stored before this migration have no label and get
-        -- one when their document is ingested again.
-        ALTER TABLE chunk_rows ADD COLUMN label TEXT NOT NULL DEFAULT '';
-        ALTER TABLE chunk_rows ADD COLUMN embedding BLOB;
-        """,
-    ),
+    ("0018_document_redactions", tables.DOCUMENT_REDACTIONS),
+    ("0019_synced_sources", tables.filled("sqlite", tables.SYNCED_SOURCES)),
+    ("0020_kb_row_vectors", tables.filled("sqlite", tables.KB_ROW_VECTORS)),
 )
 
 
