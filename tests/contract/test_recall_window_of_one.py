@@ -7,27 +7,11 @@ storage backend.
 from __future__ import annotations
 
 from memoryd.recall.policy import RecallPolicy
-from memoryd.recall.run import Retriever
 from memoryd.service import MemoryService
 
-from .recall_support import NOW, event, item_ids, november
+from .recall_support import NOW, event, item_ids, november, recall_under
 
 QUESTION = "How many days after I started limiting work emails did I block time on Tuesday?"
-
-
-def _recalled(service: MemoryService, policy: RecallPolicy) -> list[str]:
-    retriever = Retriever(
-        store=service.store,
-        embedder=service.embedder,
-        tokenizer=service.tokenizer,
-        policy=policy,
-        clock=lambda: NOW,
-        zone=service.zone,
-    )
-    try:
-        return item_ids(retriever.recall(QUESTION, None, NOW, stamp=False))
-    finally:
-        retriever.close()
 
 
 def test_a_window_of_one_event_keeps_the_memory_the_question_is_about(
@@ -39,7 +23,7 @@ def test_a_window_of_one_event_keeps_the_memory_the_question_is_about(
     event(service, "Had dinner with colleagues at a ramen bar", november(19, 20))
 
     result = service.recall(QUESTION, now=NOW)
-    bounded = _recalled(service, RecallPolicy(window_min_events=1))
+    bounded = item_ids(recall_under(service, RecallPolicy(window_min_events=1), QUESTION))
 
     assert result.window is not None and result.window.start.date() == tuesday.occurred_at.date()
     assert {emails.id, tuesday.id} <= set(item_ids(result))
