@@ -10,9 +10,11 @@ share: the gates lost it, not the fusion.
 
 ``--policies`` also prints the fused recall@10 under other ``RecallPolicy`` numbers (as
 ``bench_beam.py --policies``), from the same gathering. Stores are kept in ``--stores``.
+``--misses`` lists, question by question, every evidence memory a leg's first ten holds and the
+fused ten lacks, and where it went (the gate that stopped it, or its place in the fused ranking).
 
     .venv/bin/python bench/fusion_legs.py [--sets beam,locomo,owner] \
-        [--policies fused_vector_margin=0] [--stores /tmp/fusion-legs]
+        [--policies fused_vector_margin=0] [--stores /tmp/fusion-legs] [--misses]
 """
 
 from __future__ import annotations
@@ -39,10 +41,13 @@ from devsets import (
 from report import mean, print_table, progress
 from stores import open_with_store
 
+from memoryd.recall.legs import Evidence
 from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.score import rank
+from memoryd.recall.score_policy import Ranking
 
 LEGS = ("text", "vector")
+Keys = frozenset[str]
 
 
 def share(held: set[str], evidence: frozenset[str]) -> float:
@@ -60,12 +65,39 @@ def why_stopped(reason: str) -> str:
     return "vector gate" if "vector: cosine" in reason else "other gate"
 
 
+def print_misses(
+    title: str, evidence: Evidence, ranking: Ranking, by_memory: dict[str, set[str]], keys: Keys
+) -> None:
+    """The evidence memories in a leg's first ten that the fused ten lacks, and where each went."""
+    place = {s.memory.id: n for n, s in enumerate(ranking.items, start=1)}
+    reasons = {d.memory_id: d.reason for d in ranking.dropped}
+    lines = []
+    for memory_id in sorted({i for i in by_memory if by_memory[i] & keys}):
+        found = {leg: evidence.rankings.get(leg, []) for leg in LEGS}
+        ranks = {leg: ids.index(memory_id) + 1 for leg, ids in found.items() if memory_id in ids}
+        if min(ranks.values(), default=11) > 10 or place.get(memory_id, 11) <= 10:
+            continue
+        where = (
+            f"fused #{place[memory_id]}"
+            if memory_id in place
+            else f"stopped: {why_stopped(reasons.get(memory_id, ''))}"
+        )
+        legs = ", ".join(f"{leg} #{n}" for leg, n in ranks.items())
+        cosine = evidence.candidates[memory_id].cosine or 0.0
+        lines.append(
+            f"    {'/'.join(sorted(by_memory[memory_id]))}: {legs}, cosine {cosine:.3f}: {where}"
+        )
+    if lines:
+        print(title, *lines, sep="\n")
+
+
 def measure(
     name: str,
     conversations: Sequence[Conversation],
     where: Path,
     policies: dict[str, RecallPolicy],
     stopped: Counter[str],
+    misses: bool = False,
 ) -> list[tuple[str, dict[str, float]]]:
     """(category, measures) for every question; measures as the module says. ``stopped``
     counts the evidence memories in a leg's first ten that the gates did not admit, by gate."""
@@ -98,6 +130,9 @@ def measure(
                         stopped[why_stopped(reasons[memory_id])] += 1
                 best = sorted(keys, key=lambda k: -len(k & question.evidence))[:10]
                 found["ceiling"] = share(set().union(*best), question.evidence)
+                if misses and found[f"fused, {label}"] < max(found[leg] for leg in LEGS):
+                    title = f"{name} {number}, {question.category}: {question.text[:100]!r}"
+                    print_misses(title, evidence, ranking, built.by_memory, question.evidence)
             out.append((question.category, found))
         built.service.close()
         progress(f"  {name}: {conversation.name} done")
@@ -109,6 +144,7 @@ def main() -> int:
     parser.add_argument("--sets", default="beam,locomo,owner")
     parser.add_argument("--policies", default="", help="as bench_beam.py --policies")
     parser.add_argument("--stores", type=Path, default=Path("/tmp/fusion-legs"))
+    parser.add_argument("--misses", action="store_true", help="list the fused ten's misses")
     args = parser.parse_args()
     args.stores.mkdir(parents=True, exist_ok=True)
     policies = {"shipped": RecallPolicy()}
@@ -120,7 +156,7 @@ def main() -> int:
         data = {"beam": beam, "locomo": locomo}.get(name)
         conversations = data() if data else owner_stores(load_owner(), 200)
         stopped: Counter[str] = Counter()
-        measured = measure(name, conversations, args.stores, policies, stopped)
+        measured = measure(name, conversations, args.stores, policies, stopped, args.misses)
         groups: dict[str, list[dict[str, float]]] = defaultdict(list)
         for category, found in measured:
             groups[category].append(found)

@@ -11,6 +11,8 @@ from memoryd.errors import EmbeddingUnavailableError
 from memoryd.memory.model import Kind, Memory
 from memoryd.memory.promotion_policy import Outcome
 from memoryd.providers.embedder import LOCAL_DIMENSION, LOCAL_MODEL_ID, Matrix
+from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.run import Retriever
 from memoryd.service import MemoryService, RecallResult
 
 # A Sunday: "last week" is Monday 16 to Sunday 22 November.
@@ -44,6 +46,23 @@ def remember(service: MemoryService, content: str, **options: Any) -> Memory:
 def event(service: MemoryService, content: str, occurred_at: datetime) -> Memory:
     """An event the owner told about when it happened."""
     return remember(service, content, kind=Kind.EVENT, occurred_at=occurred_at, now=occurred_at)
+
+
+def recall_under(service: MemoryService, policy: RecallPolicy, message: str) -> RecallResult:
+    """``message`` recalled at NOW from the service's store under another ``policy``
+    (unstamped)."""
+    retriever = Retriever(
+        store=service.store,
+        embedder=service.embedder,
+        tokenizer=service.tokenizer,
+        policy=policy,
+        clock=lambda: NOW,
+        zone=service.zone,
+    )
+    try:
+        return retriever.recall(message, None, NOW, stamp=False)
+    finally:
+        retriever.close()
 
 
 def packed_ids(result: RecallResult) -> list[str]:

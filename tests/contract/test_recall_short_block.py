@@ -8,10 +8,9 @@ Once per storage backend.
 from __future__ import annotations
 
 from memoryd.recall.policy import RecallPolicy
-from memoryd.recall.run import Retriever
 from memoryd.service import MemoryService
 
-from .recall_support import NOW, remember
+from .recall_support import NOW, recall_under, remember
 
 FAMILY = (
     "The owner meditates for ten minutes before bed",
@@ -45,18 +44,7 @@ ANSWER = "The owner's daughter hates mushrooms"
 
 
 def _recalled(service: MemoryService, policy: RecallPolicy) -> list[str]:
-    retriever = Retriever(
-        store=service.store,
-        embedder=service.embedder,
-        tokenizer=service.tokenizer,
-        policy=policy,
-        clock=lambda: NOW,
-        zone=service.zone,
-    )
-    try:
-        result = retriever.recall(QUESTION, None, NOW, stamp=False)
-    finally:
-        retriever.close()
+    result = recall_under(service, policy, QUESTION)
     return [item.memory.content for item in result.packed.items]
 
 

@@ -20,10 +20,20 @@ from memoryd.recall.policy import RecallPolicy
 
 @dataclass(frozen=True)
 class Gate:
-    """Which legs' gates a candidate passed, and which stopped it and why."""
+    """Which legs' gates a candidate passed, and which stopped it and why. ``doubtful``: the
+    admitted legs whose evidence the meaning doubts (a text match whose cosine is between
+    ``text_doubt_cosine`` and ``text_min_cosine``): they rank the candidate, but like the
+    episode leg's they never open the block nor move what the others are measured against."""
 
     admitted: tuple[str, ...]
     stopped: Mapping[str, str]
+    doubtful: tuple[str, ...] = ()
+
+    @property
+    def opens(self) -> bool:
+        """Whether a leg passed that may open the block: the episode leg joins an open block,
+        and what it alone or a doubtful match alone brings never opens one."""
+        return any(leg != "episode" and leg not in self.doubtful for leg in self.admitted)
 
 
 def selective_words(
@@ -118,13 +128,14 @@ def gate(
     cosine = candidate.cosine if facts.embedded else None
     admitted: list[str] = []
     stopped: dict[str, str] = {}
+    doubtful: tuple[str, ...] = ()
     ranks = candidate.ranks
     when = candidate.memory.occurred_at
     window = facts.window
     if (
         policy.window_bounds_events
         and window is not None
-        and facts.window_events
+        and facts.window_events >= max(1, policy.window_min_events)
         and when is not None
         and not window.contains(when)
     ):
@@ -143,10 +154,15 @@ def gate(
             common = ", ".join(sorted(candidate.words)) or "none"
             stopped["text"] = f"matched only common words ({common})"
         elif cosine is not None and cosine < policy.text_min_cosine:
-            stopped["text"] = (
-                f"the words match ({', '.join(sorted(matched))}) but the meaning does not "
-                f"(cosine {cosine:.2f} < {policy.text_min_cosine:.2f})"
-            )
+            floor = min(policy.text_doubt_cosine, policy.text_min_cosine)
+            if cosine >= floor:
+                admitted.append("text")
+                doubtful = ("text",)
+            else:
+                stopped["text"] = (
+                    f"the words match ({', '.join(sorted(matched))}) but the meaning does not "
+                    f"(cosine {cosine:.2f} < {floor:.2f})"
+                )
         else:
             admitted.append("text")
     # A selective name and an explicit time window are gates of their own.
@@ -156,4 +172,4 @@ def gate(
             admitted.append("episode")
         else:
             stopped["episode"] = f"cosine {cosine:.2f} < {policy.episode_min_cosine:.2f}"
-    return Gate(tuple(admitted), MappingProxyType(stopped))
+    return Gate(tuple(admitted), MappingProxyType(stopped), doubtful)

@@ -129,17 +129,19 @@ class RecallPolicy:
     episode_depth: int = 10
     episode_min_cosine: float = 0.1
     # Packing stops below this share of the best item's fused score: a sharp question gets a
-    # short block, and the budget is a ceiling, not a target. Why 0.36: the smallest cut (in
+    # short block, and the budget is a ceiling, not a target. Why 0.37: the smallest cut (in
     # steps of 0.01) that keeps LoCoMo's mean block within 900 tokens at `rrf_k` 5 and the
-    # cosine at 1.5 (`bench_beam.py --policies`); 0.35 until `named` and `definite` opened
-    # LoCoMo's silenced answerable questions (893 tokens then, 912 after; 879 at 0.36). BEAM's
-    # block recall rose as the cut fell from 0.52 (bench/README.md, "The reciprocal ranks'
-    # constant"; at k 60 the same rule gave 0.52); 0.36 costs it 0.002 against 0.35
-    # (bench/README.md, "Named and definite").
+    # cosine at 1.5 (`bench_beam.py --policies`); 0.36 until doubtful text matches joined
+    # (`text_doubt_cosine`: 901 tokens at 0.36, 873 at 0.37), 0.35 until `named` and
+    # `definite` opened LoCoMo's silenced answerable questions (893 tokens then, 912 after;
+    # 879 at 0.36). BEAM's block recall rose as the cut fell from 0.52 (bench/README.md, "The
+    # reciprocal ranks' constant"; at k 60 the same rule gave 0.52); 0.36 cost it 0.002
+    # against 0.35 (bench/README.md, "Named and definite"), 0.37 0.003 against 0.36
+    # (bench/README.md, "Gates that kept the legs' evidence out").
     # Read from the fused score, not the relevance: a cut on the relevance (a share of the
     # best, a floor, a distance in logits) holds less evidence for the same tokens on LoCoMo
     # and BEAM both.
-    relative_cut: float = 0.36
+    relative_cut: float = 0.37
     # A short block is not cut short: below the relative cut, the next memories still join
     # while the kept ones hold at most this many characters (0: the cut alone decides). The
     # cut saves tokens, and a block of a few short facts costs few: an owner's paraphrase
@@ -199,3 +201,24 @@ class RecallPolicy:
     # on LoCoMo (0.762 / 0.828, unchanged) and the owner sets (2,000 memories: block 77.0 ->
     # 77.6 %; held-out unchanged); bench/README.md, "Names the vector leg keeps".
     vector_name_max_share: float = 0.35
+    # Two gates that stopped evidence the legs had found (issue 28, session 10;
+    # bench/README.md, "Gates that kept the legs' evidence out"). Both chosen on BEAM, measured
+    # on LoCoMo and the owner sets.
+    # A time window the message names bounds events (`window_bounds_events`) only when it holds
+    # at least this many: a window that holds one event is as likely a date the message quotes
+    # ("until April 9", "on Tuesday and Thursday mornings") as the time it asks about, and
+    # bounding it left the one event and cut the legs' best matches. BEAM (one session a day,
+    # 1.35 user messages a day): 2-20 alike, fused recall@10 0.644 -> 0.654, block 0.707 ->
+    # 0.718 (temporal reasoning 0.938 -> 0.963, multi-session 0.644 -> 0.682); 2 the smallest.
+    # LoCoMo's windows hold 14 events or more: unchanged up to 10 (at 20 fused 0.762 -> 0.759).
+    window_min_events: int = 2
+    # A text match whose cosine is under `text_min_cosine` but at least this is admitted as
+    # doubtful (gate_policy.Gate.doubtful): it ranks the candidate, and like the episode leg
+    # it never opens the block nor moves what the others are measured against (admitted as
+    # any match, it opened a LoCoMo general question). The text leg's first match was often
+    # the evidence at a cosine of 0.07-0.096 ("When did Melanie get hurt?"); a homonym sits
+    # lower ("race condition" against a charity race, 0.02). Chosen on BEAM (0.09 / 0.08 /
+    # 0.07 / 0.06 / 0.05 / 0.03: fused 0.647 / 0.647 / 0.647 / 0.648 / 0.648 / 0.648; 0.06 the
+    # largest of the best), measured on LoCoMo (0.762 -> 0.763, block 0.830 -> 0.833 at 901
+    # tokens: the relative cut went 0.36 -> 0.37 for it); general questions as quiet.
+    text_doubt_cosine: float = 0.06

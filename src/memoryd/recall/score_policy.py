@@ -110,12 +110,10 @@ def measure_context(
     says (an unknown name, unseen words). ``verdicts`` are the candidates' gates, when the
     caller has them already."""
     # Measured over what the first legs found and the gates admitted: the episode leg's late
-    # joiners and the candidates no gate admits change nothing (ranking in two steps equals
-    # ranking at once, and a stray match never moves the others).
+    # joiners, doubtful text matches and the candidates no gate admits change nothing (ranking
+    # in two steps equals ranking at once, and a stray match never moves the others).
     verdicts = verdicts or {i: gate(c, facts, policy, reading) for i, c in candidates.items()}
-    found = [
-        c for i, c in candidates.items() if any(leg != "episode" for leg in verdicts[i].admitted)
-    ]
+    found = [c for i, c in candidates.items() if verdicts[i].opens]
     cosines = [c.cosine for c in found if c.cosine is not None]
     coverages = [reading.coverage(c.words) for c in found]
     # In a small store every word is new to it: unseen words only tell from 40 memories on.
@@ -214,7 +212,10 @@ def _judge(
     for memory_id, candidate in candidates.items():
         known = verdicts.get(memory_id) if verdicts is not None else None
         verdict = known or gate(candidate, facts, policy, reading)
-        found_by = verdict.admitted or tuple(candidate.ranks)
+        # Its relevance reads the legs the meaning does not doubt (all of them when it has no
+        # other): a doubtful match ranks the candidate, and never lifts it to open the block.
+        sure = tuple(leg for leg in verdict.admitted if leg not in verdict.doubtful)
+        found_by = sure or verdict.admitted or tuple(candidate.ranks)
         relevance, shares = model.relevance(
             {leg: rank for leg, rank in candidate.ranks.items() if leg in found_by},
             candidate.cosine if embedded else None,
@@ -224,8 +225,7 @@ def _judge(
             reasons = "; ".join(f"{leg}: {why}" for leg, why in verdict.stopped.items())
             dropped.append(Dropped(memory_id, f"no gate passed ({reasons})", relevance, shares))
             continue
-        if verdict.admitted != ("episode",):
-            # The episode leg joins an open block; what it alone brings never opens one.
+        if verdict.opens:
             best = max(best, relevance)
         ranks = {leg: candidate.ranks[leg] for leg in verdict.admitted}
         rrf = sum(1.0 / (policy.rrf_k + rank) for rank in ranks.values())
