@@ -72,7 +72,8 @@ def excerpt(content: str, focus: Focus | None) -> str | None:
     stems: dict[str, float] = {}
     for word, weight in focus.weights.items():
         stems[_stem(word)] = max(stems.get(_stem(word), 0.0), weight)
-    scores = [sum(stems.get(_stem(w), 0.0) for w in word_set(s)) for s in sentences]
+    # fsum: a set iterates in an order that differs between processes (string hashing).
+    scores = [math.fsum(stems.get(_stem(w), 0.0) for w in word_set(s)) for s in sentences]
     best = max(range(len(sentences)), key=lambda i: (scores[i], -i))
     limit = focus.chars
     start = end = best
@@ -119,4 +120,7 @@ def _window(sentence: str, stems: Mapping[str, float], limit: int) -> tuple[str,
 
 def _stem_of(token: str) -> str:
     found = word_set(token)
-    return _stem(next(iter(found))) if found else ""
+    # The token's first word ("e-mail": "e"), not whichever the set yields first: a set's order
+    # follows string hashing, which differs from process to process.
+    lowered = token.lower()
+    return _stem(min(found, key=lambda w: (lowered.find(w), w))) if found else ""

@@ -81,7 +81,9 @@ def is_quantity(word: str) -> bool:
 def text_coverage(words: frozenset[str], facts: QueryFacts) -> float:
     """The share of the query words' weight that ``words`` carry."""
     whole = sum(word_weight(w, facts) for w in facts.words)
-    return sum(word_weight(w, facts) for w in words) / whole if whole else 0.0
+    # fsum: a set's order follows string hashing, which differs from process to process, and a
+    # plain float sum in another order can differ in its last bit (and so cross a threshold).
+    return math.fsum(word_weight(w, facts) for w in words) / whole if whole else 0.0
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,8 @@ class Reading:
         numbers and units)."""
         if not self.whole or (self.quantities and words <= self.quantities):
             return 0.0
-        return sum(self.weights.get(w, 0.0) for w in words) / self.whole
+        # fsum, as in text_coverage: the same share whatever order the set iterates in.
+        return math.fsum(self.weights.get(w, 0.0) for w in words) / self.whole
 
 
 def read_query(facts: QueryFacts, policy: RecallPolicy) -> Reading:
