@@ -56,6 +56,9 @@ def test_a_doubted_text_match_joins_an_open_block() -> None:
 
     assert [s.memory.id for s in ranking.items] == ["close", "hurt"]
     assert ranking.items[1].gates == ("text",)
+    # --explain says the match was doubted.
+    assert ranking.items[1].gate_labels() == ("text (doubtful)",)
+    assert ranking.items[0].gate_labels() == ("vector",)
     assert [s.memory.id for s in before.items] == ["close"]
     assert "the meaning does not" in before.dropped[0].reason
 

@@ -152,7 +152,7 @@ def _echo_explain(result: RecallResult) -> None:
         click.echo(
             f"{item.memory.id:<26}  {item.memory.kind.value:<9} {item.score:>7.4f} {cosine:>6} "
             f"{ranks} {item.recency:>7.3f} {item.weight:>6.2f}  "
-            f"{'+'.join(item.gates)} · {item.memory.content}"
+            f"{'+'.join(item.gate_labels())} · {item.memory.content}"
         )
         click.echo(f"{'':<28}{_relevance(item.relevance, item.contributions)}")
     if result.dropped:

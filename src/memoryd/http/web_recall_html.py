@@ -74,7 +74,7 @@ def recall_html(
             s.memory.kind.value,
             escape(s.memory.content),
             f"{s.score:.4f}",
-            escape(", ".join(s.gates)),
+            escape(", ".join(s.gate_labels())),
             escape(ranks_text(s.ranks)),
             "" if s.cosine is None else f"{s.cosine:.2f}",
             f"{s.recency:.2f}",

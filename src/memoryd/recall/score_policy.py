@@ -53,6 +53,13 @@ class Scored:
     # The calibrated relevance (0-1) and each feature's share of its logit.
     relevance: float = 0.0
     contributions: Mapping[str, float] = field(default_factory=dict)
+    # The gates whose match the meaning only doubts (gate_policy.Gate.doubtful): they ranked
+    # the item and did not open the block.
+    doubtful: tuple[str, ...] = ()
+
+    def gate_labels(self) -> tuple[str, ...]:
+        """The gates as ``--explain`` shows them: "text (doubtful)" for a doubted match."""
+        return tuple(f"{g} (doubtful)" if g in self.doubtful else g for g in self.gates)
 
 
 @dataclass(frozen=True)
@@ -246,6 +253,7 @@ def _judge(
                 candidate.cosine,
                 relevance,
                 MappingProxyType(shares),
+                verdict.doubtful,
             )
         )
     return items, dropped, best
