@@ -221,7 +221,12 @@ def _judge(
         verdict = known or gate(candidate, facts, policy, reading)
         # Its relevance reads the legs the meaning does not doubt (all of them when it has no
         # other): a doubtful match ranks the candidate, and never lifts it to open the block.
-        sure = tuple(leg for leg in verdict.admitted if leg not in verdict.doubtful)
+        doubtful = verdict.doubtful
+        sure = (
+            tuple(leg for leg in verdict.admitted if leg not in doubtful)
+            if doubtful
+            else verdict.admitted
+        )
         found_by = sure or verdict.admitted or tuple(candidate.ranks)
         relevance, shares = model.relevance(
             {leg: rank for leg, rank in candidate.ranks.items() if leg in found_by},

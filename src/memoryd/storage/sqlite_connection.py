@@ -271,6 +271,13 @@ def vector_blob(vector: Vector) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
+def stored_vector(blob: bytes) -> Vector:
+    """A float32 blob (:func:`vector_blob`) as a float32 numpy vector of its own."""
+    import numpy as np
+
+    return np.frombuffer(blob, dtype=np.float32).copy()
+
+
 # Recall reads the same memories' names again and again (a few hundred rows a message): the
 # parsed tuples of recent name lists are kept (~2 µs of JSON each otherwise).
 @functools.lru_cache(maxsize=4096)

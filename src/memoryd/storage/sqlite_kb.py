@@ -15,7 +15,12 @@ from memoryd.storage.kb_rows import (
 )
 from memoryd.storage.protocols import chunks as id_groups
 from memoryd.storage.row_dialect import VectorTables
-from memoryd.storage.sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
+from memoryd.storage.sqlite_connection import (
+    SQLITE_ROWS,
+    SqliteConnection,
+    stored_vector,
+    vector_blob,
+)
 
 if TYPE_CHECKING:
     from memoryd.providers.embedder import Vector
@@ -62,9 +67,7 @@ class SqliteKnowledgeStore(DocumentRows):
         return cursor
 
     def _stored_vector(self, value: Any) -> Vector:
-        import numpy as np
-
-        return np.frombuffer(value, dtype=np.float32).copy()
+        return stored_vector(value)
 
     def _save_chunk_vector(self, chunk: Chunk, vector: Vector) -> bool:
         """A vector row under the chunk's rowid, and the chunk no longer pending."""

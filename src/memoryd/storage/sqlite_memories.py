@@ -23,7 +23,12 @@ from memoryd.storage.memory_rows import (
 from memoryd.storage.protocols import chunks
 from memoryd.storage.row_dialect import SqlConnection
 from memoryd.storage.row_keys import RowKeys
-from memoryd.storage.sqlite_connection import SQLITE_ROWS, SqliteConnection, vector_blob
+from memoryd.storage.sqlite_connection import (
+    SQLITE_ROWS,
+    SqliteConnection,
+    stored_vector,
+    vector_blob,
+)
 from memoryd.storage.sqlite_search import INACTIVE, few_inactive, inactive_select
 
 if TYPE_CHECKING:
@@ -145,10 +150,8 @@ class SqliteMemoryRecords(MemoryRows):
 
     def vectors(self, memory_ids: Sequence[str]) -> dict[str, Vector]:
         """Stored vectors by memory id (memories without one are absent)."""
-        import numpy as np
-
         rows = self._db.select_in(_SELECT_VECTORS, "m.id", memory_ids)
-        return {row[0]: np.frombuffer(row[1], dtype=np.float32).copy() for row in rows}
+        return {row[0]: stored_vector(row[1]) for row in rows}
 
     def stamp_retrieved(self, memory_ids: Sequence[str], at: datetime) -> None:
         """Record that recall packed these memories."""
