@@ -163,12 +163,9 @@ class Memories:
         return resolve_prefix(
             memory_id,
             ("memory", "memories"),
-            exists=lambda whole: memories.get(whole) is not None,
+            get=memories.get,
             starting=memories.ids_starting,
-            labels=lambda ids: {
-                i: "[purged]" if m.purged_at else m.content
-                for i, m in memories.get_many(ids).items()
-            },
+            label=lambda memory: "[purged]" if memory.purged_at else memory.content,
             not_found=MemoryNotFoundError,
         )
 
