@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime
+from typing import TypeVar
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+R = TypeVar("R")
 
 
 class IdGenerator:
@@ -103,20 +106,20 @@ def resolve_prefix(
     text: str,
     what: tuple[str, str],
     *,
-    exists: Callable[[str], bool],
+    get: Callable[[str], R | None],
     starting: Callable[[str, int], list[str]],
-    labels: Callable[[list[str]], Mapping[str, str]],
+    label: Callable[[R], str],
     not_found: Callable[[str], Exception],
 ) -> str:
-    """The whole id ``text`` names: itself when a record has it, else the one id that starts
-    with it (at least MIN_ID_PREFIX characters, as git takes commits). ``what`` is the record's
-    name, singular and plural; ``starting(prefix, limit)`` lists ids in order and ``labels``
-    says a few words of each. Raises ``not_found(message)`` when none, AmbiguousIdError
-    (listing them) when several."""
+    """The whole id ``text`` names: itself when ``get`` finds a record by it, else the one id
+    that starts with it (at least MIN_ID_PREFIX characters, as git takes commits). ``what`` is
+    the record's name, singular and plural; ``starting(prefix, limit)`` lists ids in order and
+    ``label`` says a few words of a record. Raises ``not_found(message)`` when none,
+    AmbiguousIdError (listing them) when several."""
     from memoryd.errors import AmbiguousIdError
 
     wanted = text.strip()
-    if exists(wanted):
+    if get(wanted) is not None:
         return wanted
     prefix = id_prefix(wanted)
     found = starting(prefix, SHOWN_CANDIDATES + 1) if prefix else []
@@ -124,7 +127,7 @@ def resolve_prefix(
         raise not_found(unknown_id_message(what[0], text))
     if len(found) == 1:
         return found[0]
-    shown = labels(found[:SHOWN_CANDIDATES])
+    shown = {i: label(record) for i in found[:SHOWN_CANDIDATES] if (record := get(i)) is not None}
     raise AmbiguousIdError(
         ambiguous_id_message(what[1], text, sorted(shown.items()), len(found) > len(shown))
     )

@@ -115,9 +115,9 @@ class OwnerEval:
             whole = resolve_prefix(
                 case_id,
                 ("evaluation case", "evaluation cases"),
-                exists=lambda i: evals.get(i) is not None,
+                get=evals.get,
                 starting=evals.ids_starting,
-                labels=lambda ids: {i: c.question for i in ids if (c := evals.get(i))},
+                label=lambda case: case.question,
                 not_found=EvalCaseNotFoundError,
             )
             case = evals.get(whole)

@@ -376,9 +376,9 @@ class KnowledgeBase:
         return resolve_prefix(
             document_id,
             ("document", "documents"),
-            exists=lambda whole: kb.get_document(whole) is not None,
+            get=kb.get_document,
             starting=kb.document_ids_starting,
-            labels=lambda ids: {i: d.title for i, d in kb.documents_by_id(ids).items()},
+            label=lambda document: document.title,
             not_found=DocumentNotFoundError,
         )
 

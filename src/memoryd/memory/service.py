@@ -18,8 +18,6 @@ from memoryd.memory.forget import Forgetting
 from memoryd.memory.forget_policy import ForgetResult
 from memoryd.memory.lookups import require_memory
 from memoryd.memory.model import (
-    Actor,
-    Importance,
     Kind,
     Memory,
     Proposal,
@@ -30,7 +28,7 @@ from memoryd.memory.model import (
 )
 from memoryd.memory.proposal_policy import parse_batch, parse_batch_text
 from memoryd.memory.review import OwnerReview
-from memoryd.memory.writes import MemoryWriter, RememberRequest
+from memoryd.memory.writes import MemoryWriter
 from memoryd.results import WriteResult
 from memoryd.storage.protocols import Store
 
@@ -54,34 +52,10 @@ class Memories:
         self._settle = settle
 
     # --------------------------------------------------------------------- writes
+    remember = Forward("_writer", MemoryWriter.remember)
+    edit = Forward("_writer", MemoryWriter.edit)
     purge = Forward("_writer", MemoryWriter.purge)
     add_alias = Forward("_writer", MemoryWriter.add_alias)
-
-    def remember(
-        self,
-        content: str,
-        *,
-        kind: Kind = Kind.FACT,
-        subject: str | None = None,
-        predicate: str | None = None,
-        object: str | None = None,
-        entities: Sequence[str] = (),
-        importance: Importance | None = None,
-        changes_behavior: bool = False,
-        occurred_at: datetime | None = None,
-        confidence: float = 1.0,
-        actor: Actor = Actor.OWNER,
-        now: datetime | None = None,
-        tainted_by: str | None = None,
-    ) -> WriteResult:
-        """Keep something the owner asked for. The owner's own call is active at once; a
-        model's tool call is too, unless the content could change behaviour, or
-        ``tainted_by`` says the model read untrusted content first (then pending).
-        Credentials are refused whoever asks."""
-        asked = RememberRequest(content, kind, subject, predicate, object, entities, importance,
-                                changes_behavior, occurred_at, confidence, actor,
-                                tainted_by)  # fmt: skip
-        return self._writer.remember(asked, now)
 
     def propose(
         self,
@@ -105,18 +79,6 @@ class Memories:
             proposals = tuple(batch)
         provenance = Provenance(source, source_ref, extractor_model, prompt_version)
         return self._writer.propose(proposals, provenance, now or self._clock(), tainted_by)
-
-    def edit(
-        self,
-        memory_id: str,
-        content: str,
-        *,
-        object: str | None = None,
-        now: datetime | None = None,
-    ) -> Memory:
-        """Owner action: supersede a memory with corrected text. The new row is active (the
-        owner wrote it); the old one is archived and points at it."""
-        return self._writer.edit(memory_id, content, object, now)
 
     def forget(
         self,
@@ -163,12 +125,9 @@ class Memories:
         return resolve_prefix(
             memory_id,
             ("memory", "memories"),
-            exists=lambda whole: memories.get(whole) is not None,
+            get=memories.get,
             starting=memories.ids_starting,
-            labels=lambda ids: {
-                i: "[purged]" if m.purged_at else m.content
-                for i, m in memories.get_many(ids).items()
-            },
+            label=lambda memory: "[purged]" if memory.purged_at else memory.content,
             not_found=MemoryNotFoundError,
         )
 

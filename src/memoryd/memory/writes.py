@@ -5,7 +5,7 @@ transaction."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -56,25 +56,6 @@ if TYPE_CHECKING:
     from memoryd.storage.protocols import Store
 
 
-@dataclass(frozen=True)
-class RememberRequest:
-    """What the owner (or a model's tool call) asked to keep, as given."""
-
-    content: str
-    kind: Kind
-    subject: str | None
-    predicate: str | None
-    object: str | None
-    entities: Sequence[str]
-    importance: Importance | None
-    changes_behavior: bool
-    occurred_at: datetime | None
-    confidence: float
-    actor: Actor
-    # Why a model's call is suspect (it read untrusted content first); see plan_remember.
-    tainted_by: str | None = None
-
-
 Propose = Callable[[Sequence[Proposal], Provenance, datetime, str | None], list[WriteResult]]
 """The writer's ``propose`` as its callers see it: (proposals, provenance, at, tainted_by)."""
 
@@ -99,39 +80,56 @@ class MemoryWriter:
         self.store, self.embedder, self.policy, self.slots = store, embedder, policy, slots
         self.clock, self.ids, self.ledger = clock, ids, ledger
 
-    def remember(self, asked: RememberRequest, now: datetime | None) -> WriteResult:
-        """See :meth:`memoryd.service.MemoryService.remember`."""
+    def remember(
+        self,
+        content: str,
+        *,
+        kind: Kind = Kind.FACT,
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,
+        entities: Sequence[str] = (),
+        importance: Importance | None = None,
+        changes_behavior: bool = False,
+        occurred_at: datetime | None = None,
+        confidence: float = 1.0,
+        actor: Actor = Actor.OWNER,
+        now: datetime | None = None,
+        tainted_by: str | None = None,
+    ) -> WriteResult:
+        """Keep something the owner asked for. The owner's own call is active at once; a
+        model's tool call is too, unless the content could change behaviour, or
+        ``tainted_by`` says the model read untrusted content first (then pending).
+        Credentials are refused whoever asks."""
         at = now or self.clock()
-        content = clean_text(asked.content, "memory text")
-        if (asked.subject is None) != (asked.predicate is None):
+        content = clean_text(content, "memory text")
+        if (subject is None) != (predicate is None):
             raise InvalidInputError(
                 "a fact slot needs both a subject and a predicate, or neither",
                 fields=("subject", "predicate"),
             )
-        kind = asked.kind
         proposal = Proposal(
             kind=kind,
             content=content,
-            confidence=asked.confidence,
-            changes_behavior=asked.changes_behavior,
-            subject=_stripped(asked.subject),
-            predicate=_stripped(asked.predicate),
-            object=_stripped(asked.object),
+            confidence=confidence,
+            changes_behavior=changes_behavior,
+            subject=_stripped(subject),
+            predicate=_stripped(predicate),
+            object=_stripped(object),
             entities=tuple(
-                dict.fromkeys(n for n in (strip_controls(e).strip() for e in asked.entities) if n)
+                dict.fromkeys(n for n in (strip_controls(e).strip() for e in entities) if n)
             )
             or extract_entities(content),
-            occurred_at=asked.occurred_at or (at if kind is Kind.EVENT else None),
-            importance=asked.importance or (Importance.MEDIUM if kind is Kind.LESSON else None),
+            occurred_at=occurred_at or (at if kind is Kind.EVENT else None),
+            importance=importance or (Importance.MEDIUM if kind is Kind.LESSON else None),
         )
-        actor = asked.actor
         source = Source.OWNER if actor is Actor.OWNER else Source.REMEMBER
         provenance = Provenance(source=source)
         vector = embed_texts(self.embedder, [content])[0]
         with self.store.transaction():
             proposal = self.slots.place(proposal)
             neighbors = self._neighbors(proposal, vector, actor)
-            decision = plan_remember(proposal, actor, neighbors, self.policy, asked.tainted_by)
+            decision = plan_remember(proposal, actor, neighbors, self.policy, tainted_by)
             if decision.rule == CREDENTIAL_RULE:
                 # Whoever asked, a credential is refused loudly, not dropped quietly.
                 raise CredentialRefusedError(
@@ -169,9 +167,15 @@ class MemoryWriter:
         return results
 
     def edit(
-        self, memory_id: str, content: str, object: str | None, now: datetime | None
+        self,
+        memory_id: str,
+        content: str,
+        *,
+        object: str | None = None,
+        now: datetime | None = None,
     ) -> Memory:
-        """See :meth:`memoryd.service.MemoryService.edit`."""
+        """Owner action: supersede a memory with corrected text. The new row is active (the
+        owner wrote it); the old one is archived and points at it."""
         at = now or self.clock()
         content = clean_text(content, "new text")
         credential = find_credential(content + "\n" + (object or ""))

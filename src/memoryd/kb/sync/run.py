@@ -163,11 +163,11 @@ class FolderSync:
         whole = resolve_prefix(
             text,
             ("synced source", "synced sources"),
-            exists=lambda i: i in sources,
+            get=sources.get,
             starting=lambda prefix, limit: [i for i in sorted(sources) if i.startswith(prefix)][
                 :limit
             ],
-            labels=lambda ids: {i: sources[i].location for i in ids},
+            label=lambda source: source.location,
             not_found=SyncSourceNotFoundError,
         )
         return sources[whole]

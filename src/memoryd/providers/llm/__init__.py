@@ -7,19 +7,14 @@ Keys are read from the environment or a file and never appear in reprs, logs or 
 
 ``types`` says what a route and a message are, ``routes`` reads the routes from the settings,
 ``clients`` speaks to the two APIs, and ``gateway`` holds the routes and builds each client on
-first use; callers name everything from here.
+first use; callers name what they use from here (the clients' protocols and limits, which only
+this package uses, from ``types`` and ``clients``).
 """
 
 from __future__ import annotations
 
 from memoryd.config.settings import OPERATIONS
-from memoryd.providers.llm.clients import (
-    MAX_ANSWER_BYTES,
-    AnthropicChat,
-    OpenAIChat,
-    route_limits,
-    unreachable_hint,
-)
+from memoryd.providers.llm.clients import AnthropicChat, OpenAIChat
 from memoryd.providers.llm.gateway import Gateway, off_notice
 from memoryd.providers.llm.routes import (
     chat_route,
@@ -31,25 +26,19 @@ from memoryd.providers.llm.routes import (
 from memoryd.providers.llm.types import (
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
-    Answer,
-    ChatClient,
     LLMConfigError,
     LLMUnavailableError,
     Message,
     Provider,
     Route,
-    SchemaChatClient,
     Structured,
 )
 
 __all__ = [
     "DEFAULT_RETRIES",
     "DEFAULT_TIMEOUT",
-    "MAX_ANSWER_BYTES",
     "OPERATIONS",
-    "Answer",
     "AnthropicChat",
-    "ChatClient",
     "Gateway",
     "LLMConfigError",
     "LLMUnavailableError",
@@ -57,14 +46,11 @@ __all__ = [
     "OpenAIChat",
     "Provider",
     "Route",
-    "SchemaChatClient",
     "Structured",
     "chat_route",
     "load_routes",
     "off_notice",
     "route_key_setting",
-    "route_limits",
     "route_setting",
     "routes_of",
-    "unreachable_hint",
 ]
