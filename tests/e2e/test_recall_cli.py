@@ -273,11 +273,15 @@ def test_until_a_date_asks_about_everything_before_it(cli: Cli, seeded: Callable
             for day, km in ((3, 5), (12, 10), (20, 8), (25, 12))
         }
 
-    result = cli.json("recall", "How far did I run until November 12?", "--now", NOW)
+    message = "How far did I run until November 12?"
+
+    result = cli.json("recall", message, "--now", NOW)
+    explained = cli.ok("recall", message, "--now", NOW, "--explain")
 
     recalled = {i["id"] for i in result["items"]}
     assert recalled == {runs[3], runs[12]}
     assert result["time_window"]["end"].startswith("2026-11-13")
+    assert "time window: 'until november 12' = up to 2026-11-13 (exclusive)" in explained
 
 
 def test_a_weekday_that_recurs_names_no_day(cli: Cli, seeded: Callable[[], Any]) -> None:

@@ -80,6 +80,7 @@ def test_windows_are_half_open() -> None:
     assert not window.contains(datetime(2026, 11, 29, 0, 0, tzinfo=UTC))
     assert not window.contains(datetime(2026, 11, 27, 23, 59, 59, tzinfo=UTC))
     assert window.middle == window.focus == datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
+    assert not window.open_start
 
 
 def test_now_in_another_offset_is_read_in_utc_by_default() -> None:
@@ -240,7 +241,7 @@ def test_a_date_that_ends_a_span_covers_everything_up_to_it(
     assert window.contains(datetime(1990, 1, 1, tzinfo=UTC))
     assert not window.contains(datetime.combine(after, datetime.min.time(), tzinfo=UTC))
     # The time leg ranks the last days before the edge first, not the middle of the ages.
-    assert window.focus == window.end
+    assert window.open_start and window.focus == window.end
 
 
 def test_an_open_start_is_an_instant_in_every_time_zone() -> None:

@@ -64,11 +64,16 @@ class TimeWindow:
         return self.start + (self.end - self.start) / 2
 
     @property
+    def open_start(self) -> bool:
+        """Whether the window is a span with no start ("until April 9": all before it)."""
+        return self.start.date() <= _EARLIEST
+
+    @property
     def focus(self) -> datetime:
         """The instant events are ranked by closeness to: the centre, or the end of a span
         with no start ("until April 9", "as of May 2023": the last days before it say most
         of how things stood)."""
-        return self.end if self.start.date() <= _EARLIEST else self.middle
+        return self.end if self.open_start else self.middle
 
 
 @dataclass(frozen=True)
