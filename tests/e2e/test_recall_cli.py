@@ -238,3 +238,67 @@ def test_the_readmes_first_example_recalls_as_printed(cli: Cli) -> None:
 
     assert expected == ["- [fact] The owner is allergic to penicillin"]
     assert [line for line in printed.splitlines() if line.startswith("- [")] == expected
+
+
+def test_a_day_to_come_does_not_bound_the_plans_made_for_it(
+    cli: Cli, seeded: Callable[[], Any]
+) -> None:
+    """ "Next Saturday" is the Saturday to come (5 December; now is Sunday the 29th), not the
+    one just gone: the booking made for it is recalled, though yesterday holds an event."""
+    with seeded() as service:
+        booking = service.remember(
+            "Booked the bike shop for Saturday at 4 PM to replace the chain",
+            kind=Kind.EVENT,
+            occurred_at=at(27),
+            now=at(27),
+        ).memory
+        service.remember(
+            "Washed the car on the driveway", kind=Kind.EVENT, occurred_at=at(28), now=at(28)
+        )
+
+    result = cli.json("recall", "What time is the bike shop next Saturday?", "--now", NOW)
+
+    assert result["items"][0]["id"] == booking.id
+    assert result["time_window"]["start"].startswith("2026-12-05")
+
+
+def test_until_a_date_asks_about_everything_before_it(cli: Cli, seeded: Callable[[], Any]) -> None:
+    """ "Until 12 November" ends a span: the runs on the 3rd and the 12th are both in it, the
+    later ones are not (read as that one day, it kept only the 12th's)."""
+    with seeded() as service:
+        runs = {
+            day: service.remember(
+                f"Ran {km} km along the river", kind=Kind.EVENT, occurred_at=at(day), now=at(day)
+            ).memory.id
+            for day, km in ((3, 5), (12, 10), (20, 8), (25, 12))
+        }
+
+    message = "How far did I run until November 12?"
+
+    result = cli.json("recall", message, "--now", NOW)
+    explained = cli.ok("recall", message, "--now", NOW, "--explain")
+
+    recalled = {i["id"] for i in result["items"]}
+    assert recalled == {runs[3], runs[12]}
+    assert result["time_window"]["end"].startswith("2026-11-13")
+    assert "time window: 'until november 12' = up to 2026-11-13 (exclusive)" in explained
+
+
+def test_a_weekday_that_recurs_names_no_day(cli: Cli, seeded: Callable[[], Any]) -> None:
+    """ "On Tuesday and Thursday mornings" is a habit, not last Tuesday: the event that set the
+    habit up is recalled, not bounded out by the one event of last Tuesday."""
+    with seeded() as service:
+        habit = service.remember(
+            "Started keeping Tuesday and Thursday mornings free for swimming lessons",
+            kind=Kind.EVENT,
+            occurred_at=at(5),
+            now=at(5),
+        ).memory
+        service.remember(
+            "Had a filling at the dentist", kind=Kind.EVENT, occurred_at=at(24), now=at(24)
+        )
+
+    result = cli.json("recall", "What do I do on Tuesday and Thursday mornings?", "--now", NOW)
+
+    assert result["items"][0]["id"] == habit.id
+    assert result["time_window"] is None

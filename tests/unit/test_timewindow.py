@@ -79,7 +79,8 @@ def test_windows_are_half_open() -> None:
     assert window.contains(datetime(2026, 11, 28, 23, 59, 59, tzinfo=UTC))
     assert not window.contains(datetime(2026, 11, 29, 0, 0, tzinfo=UTC))
     assert not window.contains(datetime(2026, 11, 27, 23, 59, 59, tzinfo=UTC))
-    assert window.middle == datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
+    assert window.middle == window.focus == datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
+    assert not window.open_start
 
 
 def test_now_in_another_offset_is_read_in_utc_by_default() -> None:
@@ -201,3 +202,83 @@ def test_a_range_between_two_dates_covers_both_ends(message: str, first: date, a
 
     assert days(window) == (first, after)
     assert window is not None and window.phrase.startswith(("between", "from"))
+
+
+@pytest.mark.parametrize(
+    ("message", "first", "after"),
+    [
+        # NOW is a Sunday: "next Saturday" is six days on, "next Sunday" a week on.
+        ("What time should I visit the shop next Saturday?", date(2026, 12, 5), date(2026, 12, 6)),
+        ("dinner next Sunday", date(2026, 12, 6), date(2026, 12, 7)),
+        ("What did I do on Saturday?", date(2026, 11, 28), date(2026, 11, 29)),
+    ],
+)
+def test_next_names_a_day_to_come(message: str, first: date, after: date) -> None:
+    """A day to come holds no event yet: read as the day just gone, it bounded recall to an
+    event that has nothing to do with the plan asked about."""
+    assert days(find_time_window(message, NOW)) == (first, after)
+
+
+@pytest.mark.parametrize(
+    ("message", "after", "phrase"),
+    [
+        ("How much had I saved until April 9?", date(2026, 4, 10), "until april 9"),
+        ("How many tournaments had Nate won by July 10, 2022?", date(2022, 7, 11), "by july 10"),
+        ("What was Jolene working on as of 1 February, 2023?", date(2023, 2, 2), "as of 1 feb"),
+        ("How long had he played, as of December 2023?", date(2024, 1, 1), "as of december"),
+        ("What did I own as of 2022?", date(2023, 1, 1), "as of 2022"),
+        ("What did I do before 3 May?", date(2026, 5, 3), "before 3 may"),
+    ],
+)
+def test_a_date_that_ends_a_span_covers_everything_up_to_it(
+    message: str, after: date, phrase: str
+) -> None:
+    """ "Until April 9" asks about all that came before, not about the one day."""
+    window = find_time_window(message, NOW)
+
+    assert window is not None and window.phrase.startswith(phrase)
+    assert window.end.date() == after
+    assert window.contains(datetime(1990, 1, 1, tzinfo=UTC))
+    assert not window.contains(datetime.combine(after, datetime.min.time(), tzinfo=UTC))
+    # The time leg ranks the last days before the edge first, not the middle of the ages.
+    assert window.open_start and window.focus == window.end
+
+
+def test_an_open_start_is_an_instant_in_every_time_zone() -> None:
+    for zone in (timezone(timedelta(hours=14)), timezone(timedelta(hours=-12))):
+        window = find_time_window("until 3 May 2023", NOW, zone)
+
+        assert window is not None
+        assert window.start.astimezone(UTC) < window.end.astimezone(UTC)
+
+
+@pytest.mark.parametrize(
+    ("message", "first"),
+    [
+        ("What have I done since 3 May?", date(2026, 5, 3)),
+        ("What have I done after 3 May?", date(2026, 5, 4)),
+    ],
+)
+def test_a_date_that_opens_a_span_covers_it_to_today(message: str, first: date) -> None:
+    assert days(find_time_window(message, NOW)) == (first, date(2026, 11, 30))
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "What do I do on Tuesday and Thursday mornings?",
+        "I swim every Tuesday",
+        "Who do I call each Friday?",
+        "my Saturday mornings are for the market",
+        "every other Monday, or Wednesday evenings",
+    ],
+)
+def test_a_weekday_that_recurs_names_no_window(message: str) -> None:
+    """A habit or a schedule is not last Tuesday."""
+    assert find_time_window(message, NOW) is None
+
+
+def test_a_recurring_weekday_leaves_the_next_phrase_to_be_read() -> None:
+    window = find_time_window("Since I swim every Tuesday, what did I eat yesterday?", NOW)
+
+    assert window is not None and window.phrase == "yesterday"

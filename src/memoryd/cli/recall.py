@@ -122,10 +122,9 @@ def _echo_explain(result: RecallResult) -> None:
             click.echo(f"question searched: {result.read.question!r}")
     click.echo("legs: " + ", ".join(f"{leg} {state}" for leg, state in result.legs.items()))
     if result.window is not None:
-        click.echo(
-            f"time window: {result.window.phrase!r} = {result.window.start.date()} .. "
-            f"{result.window.end.date()} (exclusive)"
-        )
+        window = result.window
+        start = "up to" if window.open_start else f"{window.start.date()} .."
+        click.echo(f"time window: {window.phrase!r} = {start} {window.end.date()} (exclusive)")
     facts = result.facts
     if facts.words:
         words = ", ".join(f"{w} ({facts.word_frequency.get(w, '?')})" for w in facts.words)

@@ -95,7 +95,8 @@ def recall_html(
     )
     window = (
         f"<p class=muted>time window: {escape(result.window.phrase)} "
-        f"({result.window.start.date().isoformat()} to {_last_day(result.window.end)})"
+        f"({'up' if result.window.open_start else result.window.start.date().isoformat()} "
+        f"to {_last_day(result.window.end)})"
         "</p>"
         if result.window
         else ""

@@ -198,11 +198,12 @@ def entity_leg(store: Store, names: NameContext, depth: int) -> list[str]:
 
 
 def time_leg(store: Store, window: TimeWindow, depth: int) -> list[str]:
-    """Active events inside the window, closest to its middle first. Their times are read
+    """Active events inside the window, closest to its focus first (its middle, or the end of
+    a span with no start: ``TimeWindow.focus``). Their times are read
     and ranked; the rows kept are read with the other candidates'."""
-    middle = window.middle
+    focus = window.focus
     events = store.memories.event_times_between(window.start, window.end, max(depth * 4, depth))
-    events.sort(key=lambda event: abs((event[1] - middle).total_seconds()))
+    events.sort(key=lambda event: abs((event[1] - focus).total_seconds()))
     return [memory_id for memory_id, _ in events[:depth]]
 
 

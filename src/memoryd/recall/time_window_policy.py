@@ -1,11 +1,13 @@
 """Time expressions in a message → a window of time (pure).
 
 Explicit dates win: "on 16 June, 2023", "April 10, 2023", "in August 2023", "in 2022", "on
-2026-08-27", and phrases anchored on them ("the weekend before April 10, 2023", "two weeks
-after 3 May 2023"). Without one, relative phrases count from now: "yesterday", "last week",
-"in August", "3 days ago", "last Monday", … Days are the owner's: windows are computed in the
-time zone passed in (UTC by default). Weeks start on Monday. Windows are half-open:
-start ≤ t < end.
+2026-08-27", phrases anchored on them ("the weekend before April 10, 2023", "two weeks
+after 3 May 2023"), and dates that end or open a span ("until April 9", "by 7 November, 2022",
+"since 3 May"). Without one, relative phrases count from now: "yesterday", "last week",
+"in August", "3 days ago", "last Monday", "next Saturday" (a day to come), … A weekday that
+recurs ("every Tuesday", "on Tuesday and Thursday mornings") names no window. Days are the
+owner's: windows are computed in the time zone passed in (UTC by default). Weeks start on
+Monday. Windows are half-open: start ≤ t < end.
 """
 
 from __future__ import annotations
@@ -31,6 +33,17 @@ _WEEKDAY = "|".join(_WEEKDAYS)
 _DAY_LEAD = re.compile(r"\b(on|by|since|until|till|from|to|before|after|the|of|between|and)\s+$")
 _YEAR_DIGITS = r"(?:19|20)\d\d"
 _YEAR = rf"({_YEAR_DIGITS})"
+# A date after one of these ends or opens a span of time, not a day: "until April 9", "by 7
+# November, 2022", "as of May 2023" (up to it, its last day included), "before 3 May" (up to
+# it), "since 3 May", "after 3 May" (from it, or the day after, to today).
+_SPAN_EDGE = re.compile(r"\b(until|till|by|as of|up to|before|since|after)\s+(?:the\s+)?$")
+# Where a span with no start begins: a day after the calendar's first, so that the window's
+# start stays a valid instant in any time zone.
+_EARLIEST = date.min + timedelta(days=1)
+# A weekday said with these recurs ("every Tuesday", "on Tuesday and Thursday mornings"): a
+# habit or a schedule, not one day.
+_EVERY = ("every", "each")
+_PARTS_OF_DAY = r"(?:mornings|afternoons|evenings|nights)"
 
 
 @dataclass(frozen=True)
@@ -47,8 +60,20 @@ class TimeWindow:
 
     @property
     def middle(self) -> datetime:
-        """The centre, used to rank events by closeness."""
+        """The centre of the window."""
         return self.start + (self.end - self.start) / 2
+
+    @property
+    def open_start(self) -> bool:
+        """Whether the window is a span with no start ("until April 9": all before it)."""
+        return self.start.date() <= _EARLIEST
+
+    @property
+    def focus(self) -> datetime:
+        """The instant events are ranked by closeness to: the centre, or the end of a span
+        with no start ("until April 9", "as of May 2023": the last days before it say most
+        of how things stood)."""
+        return self.end if self.open_start else self.middle
 
 
 @dataclass(frozen=True)
@@ -70,7 +95,12 @@ def find_time_window(message: str, now: datetime, zone: tzinfo = UTC) -> TimeWin
     today = now.astimezone(zone).date()
     explicit = _explicit_date(text, today)
     if explicit is not None:
-        span = _between(text, explicit, today) or _anchored(text, explicit) or explicit
+        span = (
+            _between(text, explicit, today)
+            or _anchored(text, explicit)
+            or _span_edge(text, explicit, today)
+            or explicit
+        )
         return _window(span, text, zone)
     for finder in (_relative_day, _ago, _relative_span, _weekday, _month_name):
         found = finder(text, today)
@@ -171,13 +201,16 @@ def _month_year(text: str, today: date) -> _Span | None:
 
 
 def _year(text: str, today: date) -> _Span | None:
-    """ "in 2022", "during 2023", "since 2021" (to now): a bare number is not a year."""
-    match = re.search(rf"\b(in|during|since|of)\s+{_YEAR}\b(?!\s*(?:-|%|percent))", text)
+    """ "in 2022", "during 2023", "since 2021" (to now), "as of 2022" (up to its end): a bare
+    number is not a year."""
+    match = re.search(rf"\b(in|during|since|as of|of)\s+{_YEAR}\b(?!\s*(?:-|%|percent))", text)
     if match is None:
         return None
     first = date(int(match[2]), 1, 1)
     if match[1] == "since":
         return _Span(first, max(today + timedelta(days=1), first), match.start(), match.end())
+    if match[1] == "as of":
+        return _Span(_EARLIEST, date(first.year + 1, 1, 1), match.start(), match.end())
     return _Span(first, date(first.year + 1, 1, 1), match.start(), match.end())
 
 
@@ -239,6 +272,20 @@ def _anchored(text: str, anchor: _Span) -> _Span | None:
         return _Span(monday, monday + timedelta(weeks=1), match.start(), anchor.end)
     first = _add_months(reference.replace(day=1), step * count)
     return _Span(first, _next_month(first), match.start(), anchor.end)
+
+
+def _span_edge(text: str, edge: _Span, today: date) -> _Span | None:
+    """A date that ends or opens a span (see ``_SPAN_EDGE``): "until April 9" asks about
+    everything up to that day, not about what happened on it."""
+    match = _SPAN_EDGE.search(text[: edge.begin])
+    if match is None:
+        return None
+    word = match[1]
+    if word in ("since", "after"):
+        first = edge.first if word == "since" else edge.after
+        return _Span(first, max(today + timedelta(days=1), first), match.start(), edge.end)
+    last = edge.first if word == "before" else edge.after
+    return _Span(_EARLIEST, last, match.start(), edge.end)
 
 
 # ---------------------------------------------------------------------------- relative phrases
@@ -310,15 +357,28 @@ def _relative_span(text: str, today: date) -> _Span | None:
 
 
 def _weekday(text: str, today: date) -> _Span | None:
-    match = re.search(rf"\b(?:(last|this|on)\s+)?({_WEEKDAY})\b", text)
-    if not match:
-        return None
-    target = _WEEKDAYS[match[2]]
-    back = (today.weekday() - target) % 7
-    if back == 0 and match[1] == "last":
-        back = 7
-    day = today - timedelta(days=back)
-    return _Span(day, day + timedelta(days=1), match.start(), match.end())
+    """ "last Monday", "on Friday" (the most recent, today included), "next Saturday" (the
+    first to come); a weekday that recurs (see ``_EVERY``) is skipped."""
+    run = rf"(?:{_WEEKDAY})(?:\s*(?:,|\band\b|\bor\b)\s*(?:{_WEEKDAY}))*"
+    pattern = (
+        rf"\b(?:(last|this|on|next|every|each)\s+(?:other\s+)?)?({run})\b(\s+{_PARTS_OF_DAY}\b)?"
+    )
+    for match in re.finditer(pattern, text):
+        if match[1] in _EVERY or match[3]:
+            continue
+        first = re.match(_WEEKDAY, match[2])
+        assert first is not None
+        target = _WEEKDAYS[first[0]]
+        if match[1] == "next":
+            day = today + timedelta(days=(target - today.weekday()) % 7 or 7)
+        else:
+            back = (today.weekday() - target) % 7
+            if back == 0 and match[1] == "last":
+                back = 7
+            day = today - timedelta(days=back)
+        end = match.start(2) + first.end()
+        return _Span(day, day + timedelta(days=1), match.start(), end)
+    return None
 
 
 def _month_name(text: str, today: date) -> _Span | None:
