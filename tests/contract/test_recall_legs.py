@@ -232,7 +232,7 @@ def test_an_event_below_the_time_legs_bound_stays_when_another_leg_finds_it(
     assert "text" in found.candidates[dentist.id].ranks
     assert len(found.candidates) == 3
     assert {m.id for m in events} & set(found.candidates)
-    assert item_ids(result)[0] == dentist.id
+    assert dentist.id in item_ids(result)
 
 
 def test_an_event_held_back_by_the_time_leg_joins_its_days_episode_as_if_handed_on(
