@@ -325,6 +325,8 @@ def gather(built: Built, text: str, policy: RecallPolicy | None = None) -> Evide
 GATHERING_FIELDS = (
     "leg_depth",
     "text_leg_depth",
+    "time_leg_depth",
+    "entity_leg_depth",
     "plain_word_ratio",
     "entity_max_share",
     "min_memories_for_shares",

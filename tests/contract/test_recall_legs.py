@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from memoryd.memory.model import Memory
 from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.run import Retriever
 from memoryd.service import MemoryService
@@ -172,6 +173,95 @@ def test_each_leg_reads_as_deep_as_the_recall_policy_says(service: MemoryService
     assert {leg: len(rankings[leg]) for leg in ("vector", "text", "entity")} == dict.fromkeys(
         ("vector", "text", "entity"), 2
     )
+
+
+def _bounded_time_leg(service: MemoryService, bound: int) -> Retriever:
+    """A retriever whose time leg hands on ``bound`` events alone, the embedding route down
+    (so the vector leg finds nothing to agree with)."""
+    return Retriever(
+        store=service.store,
+        embedder=BrokenEmbedder(),
+        tokenizer=service.tokenizer,
+        policy=replace(RecallPolicy(), time_leg_depth=bound),
+        clock=lambda: NOW,
+        zone=service.zone,
+    )
+
+
+def _last_week(service: MemoryService) -> list[Memory]:
+    """Five events of last week (Monday 16 to Sunday 22 November), no two as far from the
+    week's middle."""
+    times = ((16, 9), (18, 7), (19, 15), (21, 6), (22, 20))
+    return [
+        event(service, f"Went to the market on the {day}th", november(day, hour))
+        for day, hour in times
+    ]
+
+
+def test_the_time_leg_hands_on_the_events_closest_to_the_windows_middle(
+    service: MemoryService,
+) -> None:
+    events = _last_week(service)
+
+    found = _bounded_time_leg(service, 2).evidence("What did I do last week?", NOW)
+    shipped, _ = service.leg_rankings("What did I do last week?", now=NOW)
+
+    assert found.facts.window is not None
+    middle = found.facts.window.middle
+    closest = sorted(events, key=lambda m: abs((m.occurred_at or NOW) - middle))
+    assert found.rankings["time"] == [m.id for m in closest[:2]]
+    assert set(found.candidates) == {m.id for m in closest[:2]}
+    assert found.facts.window_events == 5
+    assert set(shipped["time"]) == {m.id for m in events}
+
+
+def test_an_event_below_the_time_legs_bound_stays_when_another_leg_finds_it(
+    service: MemoryService,
+) -> None:
+    events = _last_week(service)
+    dentist = event(service, "Had a filling at the dentist", november(16, 7))
+
+    found = _bounded_time_leg(service, 2).evidence("Did I see the dentist last week?", NOW)
+    shipped, _ = service.leg_rankings("Did I see the dentist last week?", now=NOW)
+    result = _bounded_time_leg(service, 2).recall("Did I see the dentist last week?", None, NOW)
+
+    assert found.rankings["time"][2:] == [dentist.id]
+    # Its rank is where the time leg read it, as when nothing is bounded.
+    rank = shipped["time"].index(dentist.id) + 1
+    assert rank > 2 and found.candidates[dentist.id].ranks["time"] == rank
+    assert "text" in found.candidates[dentist.id].ranks
+    assert len(found.candidates) == 3
+    assert {m.id for m in events} & set(found.candidates)
+    assert dentist.id in item_ids(result)
+
+
+def test_an_event_held_back_by_the_time_leg_joins_its_days_episode_as_if_handed_on(
+    service: MemoryService,
+) -> None:
+    _last_week(service)
+    dentist = event(service, "Had a filling at the dentist", november(16, 7))
+    drive = event(service, "Drove to the clinic in the rain and waited an hour", november(16, 6))
+    message = "Did I see the dentist last week?"
+
+    found = _bounded_time_leg(service, 2).evidence(message, NOW)
+    held = _bounded_time_leg(service, 2).recall(message, None, NOW, stamp=False)
+    shipped = _bounded_time_leg(service, 100).recall(message, None, NOW, stamp=False)
+    shipped_ranks, _ = service.leg_rankings(message, now=NOW)
+
+    assert drive.id not in found.candidates and drive.id in found.held_back
+    assert item_ids(held)[0] == item_ids(shipped)[0] == dentist.id
+    # It regains the time leg's rank: the same score as when every event is handed on.
+    joined = {s.memory.id: s for s in held.packed.items}[drive.id]
+    same = {s.memory.id: s for s in shipped.packed.items}[drive.id]
+    assert (
+        dict(joined.ranks)
+        == dict(same.ranks)
+        == {
+            "time": shipped_ranks["time"].index(drive.id) + 1,
+            "episode": 1,
+        }
+    )
+    assert joined.score == same.score
 
 
 # ---------------------------------------------------------------------------------------------

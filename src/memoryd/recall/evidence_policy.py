@@ -3,7 +3,7 @@ it, and what recall knows about the message itself."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memoryd.memory.model import Memory
@@ -44,3 +44,21 @@ class Candidate:
     cosine: float | None = None
     # The query words it holds (text leg).
     words: frozenset[str] = frozenset()
+
+
+def handed_on(
+    rankings: Mapping[str, Sequence[str]], bounds: Mapping[str, int]
+) -> dict[str, list[str]]:
+    """Each leg's ranking as it is handed on: a leg with a bound in ``bounds`` keeps its first
+    that many, and below them only the memories another leg found too (two legs agreeing
+    are evidence whatever the rank; a name that tags hundreds of memories, or a month's
+    worth of events, is not)."""
+    kept: dict[str, list[str]] = {}
+    for leg, ranked in rankings.items():
+        bound = bounds.get(leg)
+        if bound is None or len(ranked) <= bound:
+            kept[leg] = list(ranked)
+            continue
+        others = {i for other, found in rankings.items() if other != leg for i in found}
+        kept[leg] = [*ranked[:bound], *(i for i in ranked[bound:] if i in others)]
+    return kept

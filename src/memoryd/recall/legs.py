@@ -11,7 +11,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
@@ -20,7 +20,7 @@ from memoryd.memory.model import Kind, Memory, Status
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.embedding_beside import embedding_begun
 from memoryd.recall.address_policy import about_owner, definite_reference
-from memoryd.recall.evidence_policy import Candidate, QueryFacts
+from memoryd.recall.evidence_policy import Candidate, QueryFacts, handed_on
 from memoryd.recall.read import LegPlan, NameContext, Query
 from memoryd.recall.time_window_policy import TimeWindow
 from memoryd.storage.protocols import Store, TextResult, VectorHit
@@ -284,6 +284,9 @@ class Evidence:
     legs: dict[str, str]
     rankings: dict[str, list[str]]
     vector: Vector | None
+    # The legs' ranks of the memories a leg read but did not hand on (RecallPolicy's
+    # entity_leg_depth, time_leg_depth): one the episode leg brings regains them.
+    held_back: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
@@ -319,8 +322,11 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
             found["time"] = time_leg(store, query.window, depth)
         except Exception as error:
             found["time"] = error
-    # Still beside the embedding: the rows of what the other legs found.
-    early = sorted({i for ids in found.values() if not isinstance(ids, Exception) for i in ids})
+    # Still beside the embedding: the rows of what the other legs hand on so far (a deep
+    # name or time hit the vector leg also finds is read after it).
+    bounds = plan.bounds
+    so_far = {leg: ids for leg, ids in found.items() if not isinstance(ids, Exception)}
+    early = sorted({i for ids in handed_on(so_far, bounds).values() for i in ids})
     fetched = store.memories.get_many(early)
     vector: Vector | None = None
     cosines: dict[str, float] = {}
@@ -343,6 +349,10 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
             rankings[leg] = outcome
     for leg, ids in rankings.items():
         legs[leg] = "ok" if ids else "empty"
+    # Every leg's own ranks; the entity and time legs hand on their first few and, below
+    # them, only what another leg found too (RecallPolicy.entity_leg_depth, time_leg_depth).
+    read = rankings
+    rankings = handed_on(read, bounds)
 
     ids = sorted({i for ranked in rankings.values() for i in ranked})
     fetched.update(store.memories.get_many([i for i in ids if i not in fetched]))
@@ -352,9 +362,11 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
         cosines = cosines_of(store, vector, [hit.memory_id for hit in text.hits], cosines)
     held = {hit.memory_id: hit.terms for hit in text.hits} if text is not None else {}
     ranks: dict[str, dict[str, int]] = {}
-    for leg, ranked in rankings.items():
+    held_back: dict[str, dict[str, int]] = {}
+    for leg, ranked in read.items():
         for position, memory_id in enumerate(ranked, start=1):
-            ranks.setdefault(memory_id, {}).setdefault(leg, position)
+            into = ranks if memory_id in memories else held_back
+            into.setdefault(memory_id, {}).setdefault(leg, position)
     candidates = {
         memory_id: Candidate(
             memory, ranks[memory_id], cosines.get(memory_id), held.get(memory_id, frozenset())
@@ -368,13 +380,13 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
         memory_count=active,
         unknown_names=unknown_names(query.message, known, text) if known is not None else (),
         window=query.window,
-        window_events=len(rankings.get("time", [])),
+        window_events=len(read.get("time", [])),
         embedded=vector is not None,
         personal=about_owner(query.message),
         named=names is not None and bool(names.selective or names.common),
         definite=definite_reference(query.message),
     )
-    return Evidence(candidates, facts, legs, rankings, vector)
+    return Evidence(candidates, facts, legs, rankings, vector, held_back)
 
 
 def leg_failed(legs: dict[str, str], leg: str, error: Exception) -> None:

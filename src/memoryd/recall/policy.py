@@ -91,6 +91,16 @@ class RecallPolicy:
     # of LoCoMo and BEAM fused recall@10 rises by 0.002 on each, block recall holds for its
     # tokens, and a recall costs about 12 % less CPU (bench/README.md, "Leg depth").
     text_leg_depth: int = 50
+    # The entity and time legs read `leg_depth` memories (the time leg finds its events among
+    # 4 × that many) and hand on their first this many, and below them only what another leg
+    # found too (evidence_policy.handed_on; one the episode leg brings regains its ranks). A
+    # place that tags 450 of 10,000 memories, or "in August", handed on 100 each, most found
+    # by nothing else. Why 30: the smallest that changes no block of bench_recall's 200
+    # messages (15 changes 3); on LoCoMo, BEAM and both owner sets 30 and 15 change no recall
+    # figure but LoCoMo's tokens (873 → 872 / 870), and the slowest recalls' CPU falls (p95
+    # of the main thread −13 %; bench/README.md, "The legs' sole hits").
+    entity_leg_depth: int = 30
+    time_leg_depth: int = 30
     # Why 5 %: names that tag most memories (the owner, the other speaker) match nearly every
     # message and drown the fusion in noise; only selective names help. The same share tells
     # a selective query word from a common one.

@@ -30,13 +30,26 @@ log = logging.getLogger("memoryd")
 @dataclass(frozen=True)
 class LegPlan:
     """What the legs take from the policy: how many candidates each leg reads (the text leg
-    its own number), when a one-word name is a plain word of the store, and which kinds of
-    memory are searched (all: none)."""
+    its own number) and hands on, when a one-word name is a plain word of the store, and which
+    kinds of memory are searched (all: none)."""
 
     depth: int
     plain_word_ratio: float
     kinds: tuple[Kind, ...] = ()
     text_depth: int | None = None
+    # How many of its memories the entity and the time leg each hands on without another
+    # leg finding them too (evidence_policy.handed_on); None: all it reads.
+    entity_bound: int | None = None
+    time_bound: int | None = None
+
+    @property
+    def bounds(self) -> dict[str, int]:
+        """The legs' bounds by leg, for :func:`~memoryd.recall.evidence_policy.handed_on`."""
+        return {
+            leg: bound
+            for leg, bound in (("entity", self.entity_bound), ("time", self.time_bound))
+            if bound is not None
+        }
 
     @classmethod
     def of(cls, policy: RecallPolicy, kinds: Sequence[Kind] = ()) -> LegPlan:
@@ -46,6 +59,8 @@ class LegPlan:
             policy.plain_word_ratio,
             tuple(kinds),
             min(policy.leg_depth, policy.text_leg_depth),
+            policy.entity_leg_depth,
+            policy.time_leg_depth,
         )
 
 

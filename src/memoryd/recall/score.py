@@ -52,8 +52,8 @@ def rank(
 def _episode(
     store: Store, evidence: Evidence, anchor: Memory, zone: tzinfo, policy: RecallPolicy
 ) -> dict[str, Candidate]:
-    """The episode leg's candidates, best first: new ones, and known ones with the episode
-    rank added."""
+    """The episode leg's candidates, best first: new ones (with the ranks a leg found them at
+    when it held them back), and known ones with the episode rank added."""
     known = {i: c.cosine for i, c in evidence.candidates.items() if c.cosine is not None}
     events, cosines = episode_leg(
         store,
@@ -66,8 +66,11 @@ def _episode(
     )
     joined: dict[str, Candidate] = {}
     for position, memory in enumerate(events, start=1):
+        held = evidence.held_back.get(memory.id)
+        # One a leg held back joins as it would have been judged had it been handed on: with
+        # that leg's rank and, found by a name or a time alone, no cosine of its own.
         current = evidence.candidates.get(memory.id) or Candidate(
-            memory, {}, cosines.get(memory.id)
+            memory, held or {}, None if held else cosines.get(memory.id)
         )
         joined[memory.id] = replace(current, ranks={**current.ranks, "episode": position})
     return joined
