@@ -126,6 +126,10 @@ for _knob, _values in (
     for _value in _values:
         VARIANTS[f"knobs: {_knob} {_value}"] = replace(BASE, **{_knob: _value})
 VARIANTS["knobs: the default"] = BASE
+# The question's words the chunk's heading holds counted for its rows (issue 29, first48:
+# "In its 2016 cash flow statement, how much ..." names the table by its heading).
+VARIANTS["heading: the label's words alone"] = replace(BASE, row_evidence_share="question")
+VARIANTS["heading: the label's or the heading's words (the default)"] = BASE
 # Per variant, kb.bridge_policy constants set for its run (the others keep their values).
 CONSTANTS: dict[str, dict[str, float]] = {
     "the same, two labels reached per word": {"MAX_REACHED": 2},

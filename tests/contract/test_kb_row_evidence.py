@@ -135,3 +135,69 @@ def test_a_figure_copied_from_a_statement_comes_after_the_statement(
     assert "Liquidity" in copy_first[0].chunk.breadcrumb
     assert "Statements of Cash Flows" in hits[0].chunk.breadcrumb
     assert "Liquidity" in hits[1].chunk.breadcrumb
+
+
+ADD_BACK_ROWS = [
+    "Net income",
+    "Depreciation and amortization",
+    "Stock-based compensation expense",
+    "Deferred income taxes",
+    "Equity income — net of dividends",
+    "Foreign currency adjustments",
+    "Significant (gains) losses on sales of assets — net",
+    "Other operating charges",
+    "Other items",
+    "Net change in operating assets and liabilities",
+    "Net cash provided by operating activities",
+    "Purchases of investments",
+    "Proceeds from disposals of investments",
+    "Acquisitions of businesses",
+    "Purchases of property, plant and equipment",
+    "Proceeds from disposals of property, plant and equipment",
+    "Other investing activities",
+    "Net cash used in investing activities",
+    "Issuances of debt",
+    "Payments of debt",
+    "Issuances of stock",
+    "Purchases of stock for treasury",
+    "Dividends",
+    "Other financing activities",
+    "Net cash used in financing activities",
+]
+ADD_BACKS = "| (in millions) | 2022 | 2021 |\n|---|---|---|\n" + "".join(
+    f"| {label} | {100 + 7 * n:,} | {90 + 5 * n:,} |\n" for n, label in enumerate(ADD_BACK_ROWS)
+)
+SALES_NOTE = (
+    "In 2022 Acme sold its foundry and recorded losses on these significant asset sales.\n\n"
+    "| (in millions) | 2022 | 2021 |\n|---|---|---|\n"
+    "| Losses on significant asset sales added back to net income | 151 | 40 |\n"
+    "| Proceeds from the sales | 410 | 95 |\n"
+)
+
+
+def test_a_question_naming_the_statement_finds_the_row_its_heading_and_label_name(
+    service: MemoryService,
+) -> None:
+    body = markdown_doc(
+        "Acme Pumps Inc. — Form 10-K 2022",
+        {
+            "Note 4: Divestitures": SALES_NOTE,
+            "Consolidated Statements of Cash Flows": ADD_BACKS,
+        },
+    )
+    only_ok(service.kb.ingest_bytes(body.encode(), "acme.md", now=NOW))
+    question = (
+        "In its 2022 cash flow statement, how much did Acme add back for net losses on "
+        "significant asset sales?"
+    )
+
+    label_only = asked(service, question, row_evidence_share="question")
+    result = service.kb.search(question, limit=5)
+
+    # The statement's row holds five of the question's eleven words, under the half the points
+    # need, and the note's row seven: by the label alone the note leads. The statement's
+    # heading holds "cash flow statement": its row covers eight of eleven and goes first.
+    assert "Divestitures" in label_only[0].chunk.breadcrumb
+    assert "Statements of Cash Flows" in result.hits[0].chunk.breadcrumb
+    assert "| 142 |" in result.hits[0].text
+    assert result.to_json(explain=True)["results"][0]["explain"]["row_evidence_rank"] == 1

@@ -100,12 +100,12 @@ class KbSearchPolicy:
     merge_depth: int = 4
     # At most this many chunks shown in one result (None: every chunk found on its pages).
     merge_most: int | None = 3
-    # Chunks with a row sharing the question's words (share of the label's, the question's or
-    # "both", ≥ min) under a header naming its year gain weight / (constant + rank), by share,
-    # then ("cover, rows") by rows under that year (result_policy.row_evidence). Even analysts:
-    # first .41 → .48; odd .33 → .39; the 48 unchanged (min 0.3: .54 → .44; bench/README).
+    # Chunks with a row sharing the question's words (share of the label's, the question's, with
+    # "question, heading" those the chunk's heading holds too, or "both", ≥ min) under a header
+    # naming its year gain weight / (constant + rank), by share, then ("cover, rows") by rows
+    # under that year (result_policy.row_evidence and heading_words; numbers in bench/README).
     row_evidence_weight: float = 0.2
-    row_evidence_share: str = "question"
+    row_evidence_share: str = "question, heading"
     row_evidence_min: float = 0.5
     row_evidence_order: str = "cover, rows"
     row_evidence_constant: int = 5
