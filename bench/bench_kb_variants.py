@@ -130,6 +130,9 @@ VARIANTS["knobs: the default"] = BASE
 # "In its 2016 cash flow statement, how much ..." names the table by its heading).
 VARIANTS["heading: the label's words alone"] = replace(BASE, row_evidence_share="question")
 VARIANTS["heading: the label's or the heading's words (the default)"] = BASE
+# A fiscal year at most three filings end names them when nothing else does (first48).
+VARIANTS["year: a year alone names no filing"] = replace(BASE, route_by_year=False)
+VARIANTS["year: a year at most three filings end names them (the default)"] = BASE
 # Per variant, kb.bridge_policy constants set for its run (the others keep their values).
 CONSTANTS: dict[str, dict[str, float]] = {
     "the same, two labels reached per word": {"MAX_REACHED": 2},

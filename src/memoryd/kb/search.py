@@ -65,14 +65,12 @@ class KbSearchPolicy:
     # 0.77); with the first 10 neither set drops and the analysts' gains stay (bench/README).
     row_pool: int = 10
     # Table rows found by the vector of their label (:func:`memoryd.kb.rows.label_text`): a
-    # vector leg of their chunks within the named documents (and with
-    # ``row_vectors_everywhere`` over the whole library too), counting the ``row_pool`` best
-    # rows at or above ``row_min_cosine``: a question near a label reaches the row without a
-    # shared word. Why half a leg, named documents only: on both question sets it gave the
-    # same gains as the whole library at 0.3 or 0.5 (analysts' first answers 0.22 → 0.24,
-    # evidence page in the top 5 0.38 → 0.41; the 48 from the page hit@5 0.81 → 0.83) for no
-    # search time, where comparing every row of the library cost 1.4x; at 1.0 the 48 lose
-    # rank 1 (0.50 → 0.44) (bench/README.md).
+    # vector leg of their chunks within the named documents (``row_vectors_everywhere``: the
+    # library too), the ``row_pool`` best rows at or above ``row_min_cosine``: a question near a
+    # label reaches the row without a shared word. Why half a leg, named documents only: the
+    # same gains as the library at 0.3 or 0.5 (analysts' first 0.22 → 0.24, page in the top 5
+    # 0.38 → 0.41; the 48's hit@5 0.81 → 0.83) for no search time (the library's rows: 1.4x);
+    # at 1.0 the 48 lose rank 1 (0.50 → 0.44) (bench/README.md).
     row_vector_weight: float = 0.5
     row_min_cosine: float = 0.3
     row_vectors_everywhere: bool = False
@@ -81,8 +79,10 @@ class KbSearchPolicy:
     # the keyword legs and, with ``expand_label_vector``, the row-label leg's question too.
     expand_labels: bool = True
     # A question that names no document by name but writes a word in capitals that the first
-    # page of at most three documents shows (a ticker on a filing's cover: "MSFT") names them.
+    # page of at most three documents shows (a ticker on a filing's cover: "MSFT") names them;
+    # with ``route_by_year``, failing that, a fiscal year at most three filings end names them.
     route_by_symbols: bool = True
+    route_by_year: bool = True
     # Within the named documents the keyword legs leave out the words that named them.
     route_topic_only: bool = True
     expand_label_vector: bool = True
