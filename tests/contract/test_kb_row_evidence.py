@@ -5,12 +5,10 @@ once per storage backend."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
-from memoryd.kb.results import KbHit
 from memoryd.service import MemoryService
 
-from .kb_support import NOW, markdown_doc, only_ok
+from .kb_support import NOW, markdown_doc, only_ok, search_under
 
 DISCUSSION = (
     "How much Acme spent in 2022: Acme's purchases of property and equipment in 2022 grew as "
@@ -76,8 +74,10 @@ def test_of_two_tables_with_the_row_under_the_year_the_whole_statement_comes_fir
     question = "How much did Acme spend on purchases of property and equipment in 2022?"
 
     # (The statement is also the excerpt's source, so the copy's rule is off for both.)
-    by_cover = asked(service, question, row_evidence_order="cover", row_sources_first=False)
-    by_rows = asked(service, question, row_sources_first=False)
+    by_cover = search_under(
+        service, question, row_evidence_order="cover", row_sources_first=False
+    ).hits
+    by_rows = search_under(service, question, row_sources_first=False).hits
     hits = service.kb.search(question, limit=5).hits
 
     # Both hold the row under 2022: by the cover alone the excerpt, which repeats the
@@ -90,24 +90,19 @@ def test_of_two_tables_with_the_row_under_the_year_the_whole_statement_comes_fir
 
 def acme_filing(service: MemoryService, discussion: str) -> None:
     """Acme's 10-K: ``discussion`` under Liquidity, then the statement of cash flows."""
-    body = markdown_doc(
-        "Acme Pumps Inc. — Form 10-K 2022",
+    acme_sections(
+        service,
         {
             "Liquidity and Capital Resources": discussion,
             "Consolidated Statements of Cash Flows": STATEMENT,
         },
     )
+
+
+def acme_sections(service: MemoryService, sections: dict[str, str]) -> None:
+    """Acme's 10-K of fiscal 2022 holding ``sections`` (heading: text), in that order."""
+    body = markdown_doc("Acme Pumps Inc. — Form 10-K 2022", sections)
     only_ok(service.kb.ingest_bytes(body.encode(), "acme.md", now=NOW))
-
-
-def asked(service: MemoryService, question: str, **changes: Any) -> tuple[KbHit, ...]:
-    """The top 5 for ``question`` with the search policy's ``changes``, then restored."""
-    policy = service.kb.search_policy
-    service.kb.search_policy = replace(policy, **changes)
-    try:
-        return service.kb.search(question, limit=5).hits
-    finally:
-        service.kb.search_policy = policy
 
 
 COPIED = (
@@ -127,7 +122,7 @@ def test_a_figure_copied_from_a_statement_comes_after_the_statement(
         "How much did Acme spend on purchases of property and equipment for the foundry in 2022?"
     )
 
-    copy_first = asked(service, question, row_sources_first=False)
+    copy_first = search_under(service, question, row_sources_first=False).hits
     hits = service.kb.search(question, limit=5).hits
 
     # The discussion's row covers more of the question and leads without the rule; its (655)
@@ -178,20 +173,16 @@ SALES_NOTE = (
 def test_a_question_naming_the_statement_finds_the_row_its_heading_and_label_name(
     service: MemoryService,
 ) -> None:
-    body = markdown_doc(
-        "Acme Pumps Inc. — Form 10-K 2022",
-        {
-            "Note 4: Divestitures": SALES_NOTE,
-            "Consolidated Statements of Cash Flows": ADD_BACKS,
-        },
+    acme_sections(
+        service,
+        {"Note 4: Divestitures": SALES_NOTE, "Consolidated Statements of Cash Flows": ADD_BACKS},
     )
-    only_ok(service.kb.ingest_bytes(body.encode(), "acme.md", now=NOW))
     question = (
         "In its 2022 cash flow statement, how much did Acme add back for net losses on "
         "significant asset sales?"
     )
 
-    label_only = asked(service, question, row_evidence_share="question")
+    label_only = search_under(service, question, row_evidence_share="question").hits
     result = service.kb.search(question, limit=5)
 
     # The statement's row holds five of the question's eleven words, under the half the points
