@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from memoryd.service import MemoryService
 
-from .kb_support import NOW, markdown_doc, only_ok, search_under
+from .kb_support import NOW, annual_report, markdown_doc, only_ok, search_under
 
 DISCUSSION = (
     "How much Acme spent in 2022: Acme's purchases of property and equipment in 2022 grew as "
@@ -192,3 +192,31 @@ def test_a_question_naming_the_statement_finds_the_row_its_heading_and_label_nam
     assert "Statements of Cash Flows" in result.hits[0].chunk.breadcrumb
     assert "| 142 |" in result.hits[0].text
     assert result.to_json(explain=True)["results"][0]["explain"]["row_evidence_rank"] == 1
+
+
+def test_another_companys_row_is_no_evidence_for_a_question_naming_a_company(
+    service: MemoryService,
+) -> None:
+    made = {
+        "acme": annual_report("Acme Pumps Inc.", 2022, "655"),
+        "borealis": annual_report(
+            "Borealis Valve Corporation", 2022, "77", capex_label="Capital expenditures"
+        ),
+    }
+    documents = {
+        name: only_ok(service.kb.ingest_bytes(body, f"{name}.md", now=NOW))
+        for name, body in made.items()
+    }
+    question = "What were Acme's capital expenditures in 2022?"
+
+    everywhere = search_under(service, question, row_evidence_named=False)
+    result = service.kb.search(question, limit=5)
+
+    # Borealis' row says "Capital expenditures" under 2022, Acme's "Purchases of property and
+    # equipment": counted as evidence, Borealis' statement is second for a question naming
+    # Acme; counted only in the named filing, Acme's three sections come first.
+    assert [r.document_id for r in result.routes] == [documents["acme"].id]
+    assert everywhere.hits[1].document.id == documents["borealis"].id
+    assert everywhere.hits[1].ranked.row_evidence_rank == 1
+    assert [h.document.id for h in result.hits[:3]] == [documents["acme"].id] * 3
+    assert all(h.ranked.row_evidence_rank is None for h in result.hits)

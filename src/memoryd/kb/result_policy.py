@@ -70,13 +70,18 @@ def row_evidence_first(
     question: str,
     terms: Sequence[str],
     policy: KbSearchPolicy,
+    named: frozenset[str] = frozenset(),
 ) -> list[RankedChunk]:
     """``ranked`` with points for the chunks holding a table row that names what the question
     asks in the year it names: reciprocal-rank points by :func:`row_evidence`, best first (with
     ``row_evidence_order`` "cover, rows", of two equal covers the chunk with more rows under
     the year: a whole statement before an excerpt of it), at ``row_evidence_weight``;
     re-sorted by score; then :func:`sources_first`. Unchanged when the question names no
-    year."""
+    year. With ``row_evidence_named`` and documents ``named`` (those the question names), only
+    their chunks' rows count: "AMD gross margin in 2021" is not answered by Apple's or Costco's
+    gross margin table under 2021, which the points had put ahead of AMD's statement."""
+    if named and policy.row_evidence_named:
+        chunks = {key: chunk for key, chunk in chunks.items() if key.document_id in named}
     years = frozenset(YEAR.findall(question))
     if policy.row_evidence_weight <= 0 or not years:
         return sources_first(list(ranked), chunks, years, terms, policy)

@@ -43,8 +43,7 @@ class KbSearchPolicy:
     keyword_weight: float = 1.0
     pinned_boost: float = 1.5
     # Each leg's candidates of the documents a question names (its company, period, form or
-    # title), ranked among themselves: their reciprocal-rank points are added at this weight
-    # (0: no routing).
+    # title), ranked among themselves: their points are added at this weight (0: no routing).
     route_weight: float = 1.0
     # Table rows searched alone (:mod:`memoryd.kb.rows`), a keyword leg of their chunks: within
     # the named documents, and with ``rows_everywhere`` over the whole library too. Why half:
@@ -59,10 +58,9 @@ class KbSearchPolicy:
     # and gave the same answers (bench/README.md).
     deep_pool: int = 400
     routed_pool: int = 40
-    # Chunks of the best rows that count (in the library, and within the named documents).
-    # Why 10: with 40, statement chunks whose rows matched only a common word or two stacked
-    # row points over the prose answers of the questions written from the page (hit@5 0.81 to
-    # 0.77); with the first 10 neither set drops and the analysts' gains stay (bench/README).
+    # Chunks of the best rows that count (in the library, and within the named documents). Why
+    # 10: with 40, statement chunks whose rows matched a common word or two stacked row points
+    # over the 48's prose answers (hit@5 0.81 to 0.77); at 10 neither set drops (bench/README).
     row_pool: int = 10
     # Table rows found by the vector of their label (:func:`memoryd.kb.rows.label_text`): a
     # vector leg of their chunks within the named documents (``row_vectors_everywhere``: the
@@ -109,6 +107,8 @@ class KbSearchPolicy:
     row_evidence_min: float = 0.5
     row_evidence_order: str = "cover, rows"
     row_evidence_constant: int = 5
+    # Only the named documents' rows are evidence when the question names any (bench/README).
+    row_evidence_named: bool = True
     # The fullest table of a document showing a best row's figure under the year ahead of its
     # copies (result_policy.sources_first). Even analysts: first .48 → .50, page top 5 .61 →
     # .65; odd .39 → .48, page .70 both; the 48 and SciFact's top 10 unchanged (bench/README).
