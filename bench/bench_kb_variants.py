@@ -126,6 +126,16 @@ for _knob, _values in (
     for _value in _values:
         VARIANTS[f"knobs: {_knob} {_value}"] = replace(BASE, **{_knob: _value})
 VARIANTS["knobs: the default"] = BASE
+# The question's words the chunk's heading holds counted for its rows (issue 29, first48:
+# "In its 2016 cash flow statement, how much ..." names the table by its heading).
+VARIANTS["heading: the label's words alone"] = replace(BASE, row_evidence_share="question")
+VARIANTS["heading: the label's or the heading's words (the default)"] = BASE
+# A fiscal year at most three filings end names them when nothing else does (first48).
+VARIANTS["year: a year alone names no filing"] = replace(BASE, route_by_year=False)
+VARIANTS["year: a year at most three filings end names them (the default)"] = BASE
+# Row-and-year evidence only in the documents a question names, when it names any (first48).
+VARIANTS["named: every document's rows are evidence"] = replace(BASE, row_evidence_named=False)
+VARIANTS["named: only the named documents' rows (the default)"] = BASE
 # Per variant, kb.bridge_policy constants set for its run (the others keep their values).
 CONSTANTS: dict[str, dict[str, float]] = {
     "the same, two labels reached per word": {"MAX_REACHED": 2},

@@ -4,11 +4,13 @@ are compared and found among hits, and the fence checks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from memoryd.kb.chunking import BREADCRUMB_SEPARATOR
 from memoryd.kb.model import Document
+from memoryd.kb.results import KbSearchResult
 from memoryd.kb.service import IngestResult, KbHit
 from memoryd.service import MemoryService
 from memoryd.trust.fence import contains_fence_tag
@@ -57,6 +59,17 @@ def only_ok(result: IngestResult) -> Document:
 def markdown_doc(title: str, sections: dict[str, str]) -> str:
     body = "\n\n".join(f"## {heading}\n\n{text}" for heading, text in sections.items())
     return f"# {title}\n\n{body}\n"
+
+
+def search_under(service: MemoryService, question: str, **changes: Any) -> KbSearchResult:
+    """search_kb's answer (top 5) for ``question`` with the search policy's ``changes``, the
+    policy restored after."""
+    policy = service.kb.search_policy
+    service.kb.search_policy = replace(policy, **changes)
+    try:
+        return service.kb.search(question, limit=5)
+    finally:
+        service.kb.search_policy = policy
 
 
 def assert_fenced_once(fenced: str) -> str:

@@ -11,7 +11,7 @@ import pytest
 from memoryd.kb.model import Document
 from memoryd.service import MemoryService
 
-from .kb_support import NOW, annual_report, only_ok
+from .kb_support import NOW, annual_report, only_ok, search_under
 
 
 def library(service: MemoryService) -> dict[str, Document]:
@@ -66,6 +66,26 @@ def test_the_other_year_and_the_other_company_are_found_by_naming_them(
     assert older.hits[0].document.id == documents["acme21"].id
     assert other.hits[0].document.id == documents["borealis22"].id
     assert unnamed.routes == ()
+
+
+def test_a_year_that_one_filing_ends_names_it_when_the_question_names_no_company(
+    service: MemoryService,
+) -> None:
+    documents = library(service)
+
+    result = service.kb.search("purchases of property and equipment in fiscal 2021", limit=5)
+    unrouted = search_under(service, result.query, route_by_year=False)
+    both = service.kb.search("purchases of property and equipment in fiscal 2022", limit=5)
+
+    # One filing of the library ends fiscal 2021: the question names it, and says so.
+    assert [r.document_id for r in result.routes] == [documents["acme21"].id]
+    assert result.to_json(explain=True)["routed_to"][0]["because"] == ["fiscal 2021 alone"]
+    assert result.hits[0].document.id == documents["acme21"].id
+    assert unrouted.routes == ()
+    # Two filings end 2022 (Acme's and Borealis'): both named, the other year's not.
+    assert sorted(r.document_id for r in both.routes) == sorted(
+        [documents["acme22"].id, documents["borealis22"].id]
+    )
 
 
 def test_the_legs_search_within_the_named_documents_only(service: MemoryService) -> None:

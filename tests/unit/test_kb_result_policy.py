@@ -181,3 +181,24 @@ def test_only_the_fullest_table_showing_the_figure_moves_not_a_fuller_copy() -> 
     moved = sources_first(results, chunks, frozenset({"2022"}), terms, KbSearchPolicy())
 
     assert [r.key.position for r in moved] == [3, 1, 2]
+
+
+def test_the_questions_words_the_tables_heading_holds_count_for_its_rows() -> None:
+    heading = "Filing › Consolidated Statements of Cash Flows"
+    chunk = a_chunk(1, STATEMENT_ROWS, heading)
+    # "cash flow statement" names the table; "purchases", "property" name the row.
+    words = frozenset({"cash", "flow", "statement", "purchas", "property", "much", "add"})
+    year = frozenset({"2022"})
+
+    assert row_evidence(chunk, words, year, "question")[0] == pytest.approx(2 / 7)
+    assert row_evidence(chunk, words, year, "question, heading")[0] == pytest.approx(5 / 7)
+    # The heading's words alone make no row evidence: the label must hold one of the words.
+    assert row_evidence(chunk, words - {"purchas", "property"}, year, "question, heading") == (
+        0.0,
+        1,
+    )
+    # Under another heading (a note's), only the label's words count.
+    note = a_chunk(1, STATEMENT_ROWS, "Filing › Note 7: Property and Equipment")
+    assert row_evidence(note, words, year, "question, heading")[0] == pytest.approx(2 / 7)
+    # The label's share and the product are the label's alone.
+    assert row_evidence(chunk, words, year, "label")[0] == pytest.approx(2 / 3)

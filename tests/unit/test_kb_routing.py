@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 
 from memoryd.kb.model import ChunkKey, SourceType
-from memoryd.kb.routing import identities, identity, query_names, route, spell_fiscal_years
+from memoryd.kb.routing import (
+    identities,
+    identity,
+    query_names,
+    route,
+    spell_fiscal_years,
+    year_routes,
+)
 from memoryd.kb.search import DocumentWeighting, KbSearchPolicy, fuse
 
 LIBRARY = identities(
@@ -61,6 +68,33 @@ def test_a_question_naming_a_company_and_a_fiscal_year_routes_to_that_filing(
 )
 def test_a_question_that_names_no_document_routes_nowhere(question: str) -> None:
     assert routed(question) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "documents", "year"),
+    [
+        ("KO diluted EPS for 2016", ["ko16"], 2016),  # one filing of the library ends 2016
+        ("Coke operating margin in FY15", ["ko15"], 2015),
+        ("gross margin in fiscal 2021", ["apple21"], 2021),
+        ("what was capex in fiscal 2022?", ["apple22", "jpm", "msft"], 2022),  # three: all
+        ("diluted earnings per share", [], None),  # no year at all
+        ("capex in 2019", [], None),  # no filing of that year
+    ],
+)
+def test_a_year_alone_names_the_filings_that_end_it_when_few_do(
+    question: str, documents: list[str], year: int | None
+) -> None:
+    found = year_routes(query_names(question), LIBRARY)
+
+    assert sorted(r.document_id for r in found) == documents
+    assert all(r.reasons == (f"fiscal {year} alone",) for r in found)
+
+
+def test_a_year_that_many_filings_end_names_none() -> None:
+    costco = identity("costco", "Costco Wholesale Corporation — Form 10-K 2022", "/f/COSTCO.pdf")
+
+    assert year_routes(query_names("capex in fiscal 2022"), [*LIBRARY, costco]) == []
+    assert len(year_routes(query_names("capex in fiscal 2022"), LIBRARY)) == 3
 
 
 def test_the_route_says_why() -> None:

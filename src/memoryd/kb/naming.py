@@ -4,7 +4,9 @@ it writes in capitals that a document's first page shows (a ticker on a filing's
 
 "MSFT EPS for fiscal 2022" holds no word of "Microsoft Corporation", but Microsoft's cover
 page shows "MSFT"; a word the first page of at most three documents shows stands for their
-names, and the fiscal year then picks among them as it does for a name.
+names, and the fiscal year then picks among them as it does for a name. Failing that, a fiscal
+year at most three of the library's filings end names them ("KO diluted EPS for 2016": no page
+of Coca-Cola's filings shows "KO", one filing ends fiscal 2016).
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from memoryd.kb.abbreviation_policy import (
     expanded_terms,
     label_words,
 )
-from memoryd.kb.bridges import TieCache, bridged
+from memoryd.kb.bridges import LIBRARY, TieCache, bridged
 from memoryd.kb.model import Document
 from memoryd.kb.routing import (
     MAX_SYMBOL_DOCUMENTS,
     SYMBOL_POOL,
+    QueryNames,
     Route,
     identities,
     identity,
@@ -30,6 +33,7 @@ from memoryd.kb.routing import (
     route,
     symbols,
     with_names,
+    year_routes,
 )
 from memoryd.kb.search import KbSearchPolicy
 from memoryd.storage.kb_protocols import KnowledgeStore
@@ -59,7 +63,7 @@ def named_documents(
         if 0 < len(firsts) <= MAX_SYMBOL_DOCUMENTS:
             shown.update(dict.fromkeys(firsts - shown.keys(), symbol))
     if not shown:
-        return []
+        return by_years(kb, named) if policy.route_by_year else []
     holders = kb.documents_by_id(sorted(shown))
     every = {
         i.document_id: i
@@ -76,6 +80,18 @@ def named_documents(
         else r
         for r in route(with_names(named, aliases), list(every.values()))
     ]
+
+
+def by_years(kb: KnowledgeStore, named: QueryNames) -> list[Route]:
+    """The filings of a fiscal year the question names, when at most three of the library's
+    filings end it (:func:`memoryd.kb.routing.year_routes`); none in a library of more than
+    ``bridges.LIBRARY`` documents, which is not listed whole."""
+    if not named.years:
+        return []
+    library = kb.documents(limit=LIBRARY + 1)
+    if len(library) > LIBRARY:
+        return []
+    return year_routes(named, identities((d.id, d.title, d.source_uri) for d in library))
 
 
 # Label names kept per document version (id, content hash, update time), at most this many.

@@ -70,13 +70,18 @@ def row_evidence_first(
     question: str,
     terms: Sequence[str],
     policy: KbSearchPolicy,
+    named: frozenset[str] = frozenset(),
 ) -> list[RankedChunk]:
     """``ranked`` with points for the chunks holding a table row that names what the question
     asks in the year it names: reciprocal-rank points by :func:`row_evidence`, best first (with
     ``row_evidence_order`` "cover, rows", of two equal covers the chunk with more rows under
     the year: a whole statement before an excerpt of it), at ``row_evidence_weight``;
     re-sorted by score; then :func:`sources_first`. Unchanged when the question names no
-    year."""
+    year. With ``row_evidence_named`` and documents ``named`` (those the question names), only
+    their chunks' rows count: "AMD gross margin in 2021" is not answered by Apple's or Costco's
+    gross margin table under 2021, which the points had put ahead of AMD's statement."""
+    if named and policy.row_evidence_named:
+        chunks = {key: chunk for key, chunk in chunks.items() if key.document_id in named}
     years = frozenset(YEAR.findall(question))
     if policy.row_evidence_weight <= 0 or not years:
         return sources_first(list(ranked), chunks, years, terms, policy)
@@ -116,8 +121,9 @@ def row_evidence(
     """The best cover between a question's stemmed ``words`` and the label of a table row of
     ``chunk`` with a value under a column header naming one of ``years`` (0: no such row):
     the share of the label's words the question holds ("label"), of the question's words the
-    label holds ("question"), or their product ("both"); and how many rows of ``chunk`` have
-    a value under such a header."""
+    label holds ("question"; "question, heading": the label or the chunk's heading), or the
+    product of the first two ("both"); and how many rows of ``chunk`` have a value under such
+    a header."""
     best, rows, _ = year_rows(chunk, words, years, share)
     return best, rows
 
@@ -130,24 +136,40 @@ def year_rows(
     stemmed: Callable[[str], str] = stem,
 ) -> tuple[float, int, frozenset[str]]:
     """:func:`row_evidence`'s best cover and rows under ``years`` (labels stemmed by
-    ``stemmed``), with the figures the rows of that best cover show under such a header."""
+    ``stemmed``), with the figures the rows of that best cover show under such a header.
+    With ``share`` "question, heading" the question's words that the chunk's heading holds
+    count as held by each of its rows (:func:`heading_words`)."""
     best = 0.0
     rows = 0
     shown: dict[float, set[str]] = {}
-    for label, heads, values in headed_values(chunk.text, chunk.breadcrumb.rsplit(" › ", 1)[-1]):
+    heading = chunk.breadcrumb.rsplit(" › ", 1)[-1]
+    above = heading_words(heading, words, stemmed) if share == "question, heading" else set()
+    for label, heads, values in headed_values(chunk.text, heading):
         under = [v for h, v in zip(heads, values, strict=True) if years & set(YEAR.findall(h))]
         if not under:
             continue
         rows += 1
         named = {stemmed(w) for w in word_set(label) if not w.isdigit()}
-        common = len(named & words)
-        if not common:
+        held = named & words
+        if not held:
             continue
-        by_label, by_question = common / len(named), common / max(len(words), 1)
-        cover = {"label": by_label, "question": by_question}.get(share, by_label * by_question)
+        by_label, by_question = len(held) / len(named), len(held | above) / max(len(words), 1)
+        cover = {"label": by_label, "both": by_label * by_question}.get(share, by_question)
         best = max(best, cover)
         shown.setdefault(cover, set()).update(f.group() for v in under if (f := FIGURE.search(v)))
     return best, rows, frozenset(shown.get(best, ()))
+
+
+def heading_words(heading: str, words: frozenset[str], stemmed: Callable[[str], str]) -> set[str]:
+    """The question's ``words`` that a chunk's ``heading`` holds (stemmed by ``stemmed``). A
+    question names a figure by its row and by the table it is in ("in its 2016 cash flow
+    statement, how much ... for net losses on significant asset sales"); the table's heading
+    ("Consolidated Statements of Cash Flows") says the second, so those words are not asked of
+    the row's label. Why the nearest heading: with the line over the table as well, the even
+    analyst half (where it was chosen) lost the first answer the heading alone gains; the
+    chunk's every heading gave what the nearest gives (bench/README.md, "The table's
+    heading")."""
+    return {stemmed(w) for w in word_set(heading) if not w.isdigit()} & words
 
 
 # A figure in a table cell: "6.11", "(10,708)" → "10,708", "2022"; not "1" or "12".

@@ -210,6 +210,21 @@ SYMBOL_POOL = 30
 _SYMBOL = re.compile(r"(?<![\w&])[A-Z]{2,5}(?![\w&])")
 
 
+def year_routes(
+    named: QueryNames, identities: Sequence[Identity], most: int = MAX_SYMBOL_DOCUMENTS
+) -> list[Route]:
+    """The filings among ``identities`` (a whole library) of a fiscal year the question names,
+    when at most ``most`` are: "KO diluted EPS for 2016" names no registrant ("KO" is on no
+    page of Coca-Cola's filings), but one filing of the library ends fiscal 2016. None when
+    more end it (a year that many filings share says nothing of which)."""
+    held = [i for i in identities if i.filing and i.years & named.years]
+    if not held or len(held) > most:
+        return []
+    return [
+        Route(i.document_id, i.title, (f"fiscal {min(i.years & named.years)} alone",)) for i in held
+    ]
+
+
 def symbols(query: str) -> list[str]:
     """The words of 2-5 capital letters in ``query`` ("MSFT", "NFLX"), first seen first."""
     return list(dict.fromkeys(_SYMBOL.findall(query)))

@@ -43,8 +43,7 @@ class KbSearchPolicy:
     keyword_weight: float = 1.0
     pinned_boost: float = 1.5
     # Each leg's candidates of the documents a question names (its company, period, form or
-    # title), ranked among themselves: their reciprocal-rank points are added at this weight
-    # (0: no routing).
+    # title), ranked among themselves: their points are added at this weight (0: no routing).
     route_weight: float = 1.0
     # Table rows searched alone (:mod:`memoryd.kb.rows`), a keyword leg of their chunks: within
     # the named documents, and with ``rows_everywhere`` over the whole library too. Why half:
@@ -59,20 +58,17 @@ class KbSearchPolicy:
     # and gave the same answers (bench/README.md).
     deep_pool: int = 400
     routed_pool: int = 40
-    # Chunks of the best rows that count (in the library, and within the named documents).
-    # Why 10: with 40, statement chunks whose rows matched only a common word or two stacked
-    # row points over the prose answers of the questions written from the page (hit@5 0.81 to
-    # 0.77); with the first 10 neither set drops and the analysts' gains stay (bench/README).
+    # Chunks of the best rows that count (in the library, and within the named documents). Why
+    # 10: with 40, statement chunks whose rows matched a common word or two stacked row points
+    # over the 48's prose answers (hit@5 0.81 to 0.77); at 10 neither set drops (bench/README).
     row_pool: int = 10
     # Table rows found by the vector of their label (:func:`memoryd.kb.rows.label_text`): a
-    # vector leg of their chunks within the named documents (and with
-    # ``row_vectors_everywhere`` over the whole library too), counting the ``row_pool`` best
-    # rows at or above ``row_min_cosine``: a question near a label reaches the row without a
-    # shared word. Why half a leg, named documents only: on both question sets it gave the
-    # same gains as the whole library at 0.3 or 0.5 (analysts' first answers 0.22 → 0.24,
-    # evidence page in the top 5 0.38 → 0.41; the 48 from the page hit@5 0.81 → 0.83) for no
-    # search time, where comparing every row of the library cost 1.4x; at 1.0 the 48 lose
-    # rank 1 (0.50 → 0.44) (bench/README.md).
+    # vector leg of their chunks within the named documents (``row_vectors_everywhere``: the
+    # library too), the ``row_pool`` best rows at or above ``row_min_cosine``: a question near a
+    # label reaches the row without a shared word. Why half a leg, named documents only: the
+    # same gains as the library at 0.3 or 0.5 (analysts' first 0.22 → 0.24, page in the top 5
+    # 0.38 → 0.41; the 48's hit@5 0.81 → 0.83) for no search time (the library's rows: 1.4x);
+    # at 1.0 the 48 lose rank 1 (0.50 → 0.44) (bench/README.md).
     row_vector_weight: float = 0.5
     row_min_cosine: float = 0.3
     row_vectors_everywhere: bool = False
@@ -81,8 +77,10 @@ class KbSearchPolicy:
     # the keyword legs and, with ``expand_label_vector``, the row-label leg's question too.
     expand_labels: bool = True
     # A question that names no document by name but writes a word in capitals that the first
-    # page of at most three documents shows (a ticker on a filing's cover: "MSFT") names them.
+    # page of at most three documents shows (a ticker on a filing's cover: "MSFT") names them;
+    # with ``route_by_year``, failing that, a fiscal year at most three filings end names them.
     route_by_symbols: bool = True
+    route_by_year: bool = True
     # Within the named documents the keyword legs leave out the words that named them.
     route_topic_only: bool = True
     expand_label_vector: bool = True
@@ -100,15 +98,17 @@ class KbSearchPolicy:
     merge_depth: int = 4
     # At most this many chunks shown in one result (None: every chunk found on its pages).
     merge_most: int | None = 3
-    # Chunks with a row sharing the question's words (share of the label's, the question's or
-    # "both", ≥ min) under a header naming its year gain weight / (constant + rank), by share,
-    # then ("cover, rows") by rows under that year (result_policy.row_evidence). Even analysts:
-    # first .41 → .48; odd .33 → .39; the 48 unchanged (min 0.3: .54 → .44; bench/README).
+    # Chunks with a row sharing the question's words (share of the label's, the question's, with
+    # "question, heading" those the chunk's heading holds too, or "both", ≥ min) under a header
+    # naming its year gain weight / (constant + rank), by share, then ("cover, rows") by rows
+    # under that year (result_policy.row_evidence and heading_words; numbers in bench/README).
     row_evidence_weight: float = 0.2
-    row_evidence_share: str = "question"
+    row_evidence_share: str = "question, heading"
     row_evidence_min: float = 0.5
     row_evidence_order: str = "cover, rows"
     row_evidence_constant: int = 5
+    # Only the named documents' rows are evidence when the question names any (bench/README).
+    row_evidence_named: bool = True
     # The fullest table of a document showing a best row's figure under the year ahead of its
     # copies (result_policy.sources_first). Even analysts: first .48 → .50, page top 5 .61 →
     # .65; odd .39 → .48, page .70 both; the 48 and SciFact's top 10 unchanged (bench/README).

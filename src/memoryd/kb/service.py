@@ -321,7 +321,7 @@ class KnowledgeBase:
         )
         missing = [r.key for r in ranked if r.key not in keyword_chunks]
         chunks = {**keyword_chunks, **kb.chunks_by_key(missing)}
-        ranked = row_evidence_first(ranked, chunks, question, topic, policy)
+        ranked = row_evidence_first(ranked, chunks, question, topic, policy, frozenset(named))
         hits = assemble_hits(ranked, documents, chunks, wanted, policy)
         stopped = below_gates(vector_hits, keyword_hits, shared, policy, wanted)
         return KbSearchResult(text, hits, pinned, tuple(stopped), tuple(routes))
