@@ -11,6 +11,18 @@ answer's words in the block, and where the evidence was lost.
   very strong first item no longer cuts the rest).
 - ``days``: recall's cut, the kept items reordered to spread the block over more days.
 - ``density``: recall's cut, the kept items after the best ordered by score per length.
+- ``nocut``: every ranked item offered to packing (the budget alone decides: the cut's ceiling).
+- ``items5``, ``items10``: recall's cut, but never fewer than 5 / 10 items (a question whose
+  answer is spread over several messages).
+- ``mean3``: the relative cut read against the mean of the first three scores (one very strong
+  first item no longer cuts the rest; the second-best rule smoothed).
+- ``smooth``: recall's cut, and below it the next items while each scores at least 0.9 of the
+  one before it (no cliff: a run of near-equal scores is kept or cut together); ``smooth95``
+  at 0.95.
+
+Besides the tables per variant, it prints where the evidence the shipped relative cut removes
+sits in the fused ranking, and why it falls there: its score against the best, its length, and
+whether its question has other evidence kept above the cut.
 
 Each variant also takes RecallPolicy numbers after a colon (``downgrade:excerpt_chars=300``),
 as ``bench_beam.py --policies`` does.
@@ -111,6 +123,49 @@ def cut_by_density(
     return kept[:1] + rest, dropped
 
 
+def cut_none(items: Sequence[Scored], policy: RecallPolicy) -> tuple[list[Scored], list[Dropped]]:
+    """No cut: the budget alone decides."""
+    return list(items), []
+
+
+def cut_keeping(least: int) -> Cut:
+    """Recall's cut, never keeping fewer than ``least`` items."""
+
+    def cut(items: Sequence[Scored], policy: RecallPolicy) -> tuple[list[Scored], list[Dropped]]:
+        kept, dropped = relative_cut(items, policy)
+        if len(kept) >= least:
+            return kept, dropped
+        return list(items[:least]), dropped[least - len(kept) :]
+
+    return cut
+
+
+def cut_from_mean3(
+    items: Sequence[Scored], policy: RecallPolicy
+) -> tuple[list[Scored], list[Dropped]]:
+    """The relative cut against the mean of the first three scores."""
+    if not items:
+        return [], []
+    head = [s.score for s in items[:3]]
+    floor = policy.relative_cut * sum(head) / len(head)
+    kept = [s for s in items if s.score >= floor]
+    return kept, [Dropped(s.memory.id, "cut") for s in items[len(kept) :]]
+
+
+def cut_smooth(ratio: float) -> Cut:
+    """Recall's cut, then the next items while each holds ``ratio`` of the score before it."""
+
+    def cut(items: Sequence[Scored], policy: RecallPolicy) -> tuple[list[Scored], list[Dropped]]:
+        kept, _ = relative_cut(items, policy)
+        for item in items[len(kept) :]:
+            if not kept or item.score < ratio * kept[-1].score:
+                break
+            kept.append(item)
+        return kept, [Dropped(s.memory.id, "cut") for s in items[len(kept) :]]
+
+    return cut
+
+
 def frame(counter: TokenCounter) -> int:
     """What the block costs around its lines (fence, preamble, heading)."""
     line = counter.count(render_item(_PLACEHOLDER) + "\n")
@@ -190,6 +245,12 @@ VARIANTS: dict[str, tuple[Cut, Pack]] = {
     "second": (cut_from_second, pack_block),
     "days": (cut_by_days, pack_block),
     "density": (cut_by_density, pack_block),
+    "nocut": (cut_none, pack_block),
+    "items5": (cut_keeping(5), pack_block),
+    "items10": (cut_keeping(10), pack_block),
+    "mean3": (cut_from_mean3, pack_block),
+    "smooth": (cut_smooth(0.9), pack_block),
+    "smooth95": (cut_smooth(0.95), pack_block),
 }
 
 
@@ -217,6 +278,9 @@ def main() -> int:
     results: dict[str, list[Outcome]] = {}
     # Where in the fused ranking the evidence that the shipped relative cut removed sits.
     places: dict[str, Counter[str]] = {}
+    # Why they fall there: the evidence memory's score against the best, its length, and
+    # whether its question has other evidence kept above the cut.
+    why: dict[str, Counter[str]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         tmp = args.stores or scratch
         for name, conversations in data.items():
@@ -235,11 +299,29 @@ def main() -> int:
                     kept, _ = relative_cut(ranking.items, RecallPolicy())
                     place = {s.memory.id: i for i, s in enumerate(ranking.items)}
                     memory_of = built.memory_of
+                    kept_ids = {s.memory.id for s in kept}
+                    held = {memory_of.get(k) for k in question.evidence} & kept_ids
                     for key in question.evidence:
                         found = place.get(memory_of.get(key, ""))
                         if found is not None and found >= len(kept):
                             depth = next(b for b in RANK_BUCKETS if found < b[1])[0]
                             places.setdefault(name, Counter())[depth] += 1
+                            item = ranking.items[found]
+                            share = item.score / ranking.items[0].score
+                            tally = why.setdefault(name, Counter())
+                            tally[
+                                "score ≥ 0.3 of best"
+                                if share >= 0.3
+                                else "0.2-0.3"
+                                if share >= 0.2
+                                else "< 0.2"
+                            ] += 1
+                            tally[
+                                "over 400 chars"
+                                if len(item.memory.content) > 400
+                                else "400 chars or fewer"
+                            ] += 1
+                            tally["other evidence kept" if held else "none kept"] += 1
                 built.service.close()
                 progress(f"  {name}: {conversation.name} done")
     # The cut never empties a block: general questions are as bench_beam.py measures them.
@@ -254,6 +336,9 @@ def main() -> int:
     print_table(
         ("set", *buckets), [[n, *(c.get(b, 0) for b in buckets)] for n, c in places.items()]
     )
+    print("\nThe evidence lost at the shipped relative cut, by its score, length, question:\n")
+    keys = sorted({k for c in why.values() for k in c})
+    print_table(("set", *keys), [[n, *(c.get(k, 0) for k in keys)] for n, c in why.items()])
     for name, outcomes in results.items():
         print(f"\n{name}, per category:\n")
         print_table(CATEGORY_HEADERS, category_rows(outcomes))
