@@ -223,7 +223,7 @@ class RecallPolicy:
     # event is as often the answer: "What did I eat yesterday?" then recalled the day before's
     # dinner beside yesterday's lunch (tests/e2e/test_recall_cli.py). Helping one set and
     # hurting what a user asks, 2 is not shipped (bench/README.md, "Gates that kept the legs'
-    # evidence out"). Session 12 found why a one-event window cost BEAM evidence: each of the
+    # evidence out"). Session 11 found why a one-event window cost BEAM evidence: each of the
     # four such questions was a misread time phrase (a span's end, "until April 9"; a day to
     # come, "next Saturday"; a weekday that recurs, "on Tuesday and Thursday mornings"), now
     # read as meant (time_window_policy); that got BEAM 0.648 -> 0.657 of 2's 0.659 at 1
