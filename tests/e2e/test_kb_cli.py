@@ -175,6 +175,11 @@ def test_explain_says_which_documents_the_query_names(cli: Cli, tmp_path: Path) 
         "the question names: Acme Pumps Inc. — Form 10-K 2022 (names 'acme', fiscal 2022)"
     )
     assert "within named documents: vector rank 1" in text
+    # Every rank after "within named documents:" is theirs; the library's come before it.
+    for line in (x for x in text.splitlines() if x.startswith("score ")):
+        library, named = line.split("within named documents:")
+        assert "table row rank" in library and "row label rank" in library
+        assert "table row" not in named
     first = text.index("<untrusted_content")
     assert "(655)" in text[first : text.index("</untrusted_content>")]
     plain = cli.ok("kb", "search", "purchases of property and equipment", "--explain")

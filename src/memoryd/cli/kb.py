@@ -147,14 +147,16 @@ def search(
     for hit in result.hits:
         if explain:
             parts = hit.explained()
+            # The whole library's ranks first, then those within the named documents: the
+            # table-row ranks followed the named documents' and read as theirs.
             click.echo(
                 f"score {hit.ranked.score:.5f}  cosine {parts['cosine']}  vector rank "
-                f"{parts['vector_rank']}  keyword rank {parts['keyword_rank']}  shared words "
+                f"{parts['vector_rank']}  keyword rank {parts['keyword_rank']}  table row rank "
+                f"{parts['row_rank']}  row label rank {parts['row_vector_rank']}  shared words "
                 f"{parts['shared_words']}  weight {parts['weight']}  within named documents: "
                 f"vector rank {parts['routed_vector_rank']}, keyword rank "
                 f"{parts['routed_keyword_rank']}, row rank {parts['routed_row_rank']}, row "
-                f"label rank {parts['routed_row_vector_rank']}  table row rank "
-                f"{parts['row_rank']}, row label rank {parts['row_vector_rank']}"
+                f"label rank {parts['routed_row_vector_rank']}"
             )
         click.echo(hit.fenced + "\n")
 
