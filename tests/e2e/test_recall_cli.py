@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memoryd.memory.model import Importance, Kind
+from memoryd.memory.model import Importance, Kind, Memory
 from memoryd.providers.tokenizer import O200kTokenizer
 from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.relevance_policy import FEATURES
@@ -24,6 +24,14 @@ ITEM_KEYS = {"id", "kind", "content", "score", "legs"}
 
 def at(day: int, hour: int = 12) -> datetime:
     return datetime(2026, 11, day, hour, 0, tzinfo=UTC)
+
+
+def lived(service: Any, text: str, day: int) -> Memory:
+    """An event remembered as it happened, at noon on ``day`` of November 2026."""
+    memory: Memory = service.remember(
+        text, kind=Kind.EVENT, occurred_at=at(day), now=at(day)
+    ).memory
+    return memory
 
 
 def test_recall_json_budget_and_explain(cli: Cli, seeded: Callable[[], Any]) -> None:
@@ -116,12 +124,8 @@ def test_recall_json_budget_and_explain(cli: Cli, seeded: Callable[[], Any]) -> 
 
 def test_now_moves_the_time_window(cli: Cli, seeded: Callable[[], Any]) -> None:
     with seeded() as service:
-        museum = service.remember(
-            "Visited the tile museum with Bruno", kind=Kind.EVENT, occurred_at=at(20), now=at(20)
-        ).memory
-        market = service.remember(
-            "Visited the flea market with Bruno", kind=Kind.EVENT, occurred_at=at(28), now=at(28)
-        ).memory
+        museum = lived(service, "Visited the tile museum with Bruno", 20)
+        market = lived(service, "Visited the flea market with Bruno", 28)
     message = "What did I visit yesterday?"
 
     on_29th = cli.json("recall", message, "--now", NOW)
@@ -140,12 +144,8 @@ def test_now_moves_the_time_window(cli: Cli, seeded: Callable[[], Any]) -> None:
 def test_search_lists_scored_memories_and_filters(cli: Cli, seeded: Callable[[], Any]) -> None:
     with seeded() as service:
         fact = service.remember("Owner drinks coffee black", now=at(2)).memory
-        grinder = service.remember(
-            "Bought a new coffee grinder", kind=Kind.EVENT, occurred_at=at(10), now=at(10)
-        ).memory
-        tasting = service.remember(
-            "Went to a coffee tasting", kind=Kind.EVENT, occurred_at=at(20), now=at(20)
-        ).memory
+        grinder = lived(service, "Bought a new coffee grinder", 10)
+        tasting = lived(service, "Went to a coffee tasting", 20)
 
     everything = cli.json("search", "coffee", "--now", NOW)
     events = cli.json("search", "coffee", "--kind", "episodic", "--now", NOW)
@@ -246,15 +246,10 @@ def test_a_day_to_come_does_not_bound_the_plans_made_for_it(
     """ "Next Saturday" is the Saturday to come (5 December; now is Sunday the 29th), not the
     one just gone: the booking made for it is recalled, though yesterday holds an event."""
     with seeded() as service:
-        booking = service.remember(
-            "Booked the bike shop for Saturday at 4 PM to replace the chain",
-            kind=Kind.EVENT,
-            occurred_at=at(27),
-            now=at(27),
-        ).memory
-        service.remember(
-            "Washed the car on the driveway", kind=Kind.EVENT, occurred_at=at(28), now=at(28)
+        booking = lived(
+            service, "Booked the bike shop for Saturday at 4 PM to replace the chain", 27
         )
+        lived(service, "Washed the car on the driveway", 28)
 
     result = cli.json("recall", "What time is the bike shop next Saturday?", "--now", NOW)
 
@@ -267,9 +262,7 @@ def test_until_a_date_asks_about_everything_before_it(cli: Cli, seeded: Callable
     later ones are not (read as that one day, it kept only the 12th's)."""
     with seeded() as service:
         runs = {
-            day: service.remember(
-                f"Ran {km} km along the river", kind=Kind.EVENT, occurred_at=at(day), now=at(day)
-            ).memory.id
+            day: lived(service, f"Ran {km} km along the river", day).id
             for day, km in ((3, 5), (12, 10), (20, 8), (25, 12))
         }
 
@@ -288,15 +281,10 @@ def test_a_weekday_that_recurs_names_no_day(cli: Cli, seeded: Callable[[], Any])
     """ "On Tuesday and Thursday mornings" is a habit, not last Tuesday: the event that set the
     habit up is recalled, not bounded out by the one event of last Tuesday."""
     with seeded() as service:
-        habit = service.remember(
-            "Started keeping Tuesday and Thursday mornings free for swimming lessons",
-            kind=Kind.EVENT,
-            occurred_at=at(5),
-            now=at(5),
-        ).memory
-        service.remember(
-            "Had a filling at the dentist", kind=Kind.EVENT, occurred_at=at(24), now=at(24)
+        habit = lived(
+            service, "Started keeping Tuesday and Thursday mornings free for swimming lessons", 5
         )
+        lived(service, "Had a filling at the dentist", 24)
 
     result = cli.json("recall", "What do I do on Tuesday and Thursday mornings?", "--now", NOW)
 

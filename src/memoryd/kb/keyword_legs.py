@@ -21,9 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memoryd.kb.bridges import LIBRARY
 from memoryd.kb.model import ChunkKey, Document
-from memoryd.kb.naming import named_documents
+from memoryd.kb.naming import named_documents, small_library
 from memoryd.kb.routing import Route, identities, naming_reason, query_names, route
 from memoryd.kb.search import KbSearchPolicy
 from memoryd.storage.kb_protocols import KnowledgeStore
@@ -121,13 +120,11 @@ def routes_before_legs(
     routes = route(named, identities((d.id, d.title, d.source_uri) for d in candidates))
     if not routes:
         return None
-    # The library is listed whole when it holds at most the documents whose ties a question
-    # may use (bridges.LIBRARY): past that, the legs are read first, as before.
-    library = kb.documents(limit=LIBRARY + 1)
-    if len(library) > LIBRARY:
+    # Past a small library (naming.small_library), the legs are read first, as before.
+    every = small_library(kb)
+    if every is None:
         return None
     have = {d.id for d in candidates}
-    every = identities((d.id, d.title, d.source_uri) for d in library)
     if any(i.document_id not in have and naming_reason(i, named) for i in every):
         return None
     return routes

@@ -25,6 +25,7 @@ from memoryd.kb.model import Document
 from memoryd.kb.routing import (
     MAX_SYMBOL_DOCUMENTS,
     SYMBOL_POOL,
+    Identity,
     QueryNames,
     Route,
     identities,
@@ -88,10 +89,17 @@ def by_years(kb: KnowledgeStore, named: QueryNames) -> list[Route]:
     ``bridges.LIBRARY`` documents, which is not listed whole."""
     if not named.years:
         return []
+    library = small_library(kb)
+    return year_routes(named, library) if library is not None else []
+
+
+def small_library(kb: KnowledgeStore) -> list[Identity] | None:
+    """Every document's identity when the library holds at most the documents whose ties a
+    question may use (``bridges.LIBRARY``), else None: a larger one is not listed whole."""
     library = kb.documents(limit=LIBRARY + 1)
     if len(library) > LIBRARY:
-        return []
-    return year_routes(named, identities((d.id, d.title, d.source_uri) for d in library))
+        return None
+    return identities((d.id, d.title, d.source_uri) for d in library)
 
 
 # Label names kept per document version (id, content hash, update time), at most this many.
