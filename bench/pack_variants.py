@@ -19,10 +19,15 @@ answer's words in the block, and where the evidence was lost.
 - ``smooth``: recall's cut, and below it the next items while each scores at least 0.9 of the
   one before it (no cliff: a run of near-equal scores is kept or cut together); ``smooth95``
   at 0.95.
+- ``yield70``, ``yield80``, ``yield90``, ``yield95``: recall's cut keeps as many items, but an
+  item whose vector is within cosine 0.7 / 0.8 / 0.9 / 0.95 of an item already in the block,
+  and that holds no query word the block does not, yields its place to the next one (a
+  near-duplicate spends no budget; the best stays first).
 
 Besides the tables per variant, it prints where the evidence the shipped relative cut removes
 sits in the fused ranking, and why it falls there: its score against the best, its length, and
-whether its question has other evidence kept above the cut.
+whether its question has other evidence kept above the cut; and how alike the fused ranking's
+places 2-30 are (each item's highest cosine to a better one), evidence or not, kept or cut.
 
 Each variant also takes RecallPolicy numbers after a colon (``downgrade:excerpt_chars=300``),
 as ``bench_beam.py --policies`` does.
@@ -39,6 +44,9 @@ import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -166,6 +174,59 @@ def cut_smooth(ratio: float) -> Cut:
     return cut
 
 
+class Question:
+    """The question being judged: its store and its candidates' query words (the yield
+    variants read the memories' vectors and words)."""
+
+    store: Any = None
+    words: dict[str, frozenset[str]] = {}  # noqa: RUF012 (one question at a time)
+
+
+def cut_yielding(cosine: float) -> Cut:
+    """Recall's cut's number of items, a near-duplicate (within ``cosine`` of an item already
+    kept, no query word of its own) passed over for the next item."""
+
+    def cut(items: Sequence[Scored], policy: RecallPolicy) -> tuple[list[Scored], list[Dropped]]:
+        shipped, _ = relative_cut(items, policy)
+        ids = [s.memory.id for s in items[: 3 * len(shipped) + 10]]
+        stored = Question.store.memories.vectors(ids) if shipped else {}
+        unit = {i: np.asarray(v) / np.linalg.norm(v) for i, v in stored.items()}
+        kept: list[Scored] = []
+        held: set[str] = set()
+        for item in items:
+            if len(kept) == len(shipped):
+                break
+            vector = unit.get(item.memory.id)
+            words = Question.words.get(item.memory.id, frozenset())
+            close = vector is not None and any(
+                float(vector @ unit[k.memory.id]) >= cosine for k in kept if k.memory.id in unit
+            )
+            if close and words <= held:
+                continue
+            kept.append(item)
+            held |= words
+        chosen = {s.memory.id for s in kept}
+        return kept, [Dropped(s.memory.id, "cut") for s in items if s.memory.id not in chosen]
+
+    return cut
+
+
+def likeness(
+    store: Any, items: Sequence[Scored], kept: int, evidence: set[str], into: dict[str, list[float]]
+) -> None:
+    """Each of places 2-30's highest cosine to a better item, by evidence or not, kept or cut."""
+    ids = [s.memory.id for s in items[:30]]
+    stored = store.memories.vectors(ids)
+    unit = np.zeros((len(ids), len(next(iter(stored.values())))) if stored else (0, 0))
+    for i, memory_id in enumerate(ids):
+        if memory_id in stored:
+            unit[i] = np.asarray(stored[memory_id]) / np.linalg.norm(stored[memory_id])
+    for place in range(1, len(ids) if stored else 0):
+        group = "evidence" if ids[place] in evidence else "other"
+        group += ", kept" if place < kept else ", cut"
+        into.setdefault(group, []).append(float((unit[:place] @ unit[place]).max()))
+
+
 def frame(counter: TokenCounter) -> int:
     """What the block costs around its lines (fence, preamble, heading)."""
     line = counter.count(render_item(_PLACEHOLDER) + "\n")
@@ -251,6 +312,10 @@ VARIANTS: dict[str, tuple[Cut, Pack]] = {
     "mean3": (cut_from_mean3, pack_block),
     "smooth": (cut_smooth(0.9), pack_block),
     "smooth95": (cut_smooth(0.95), pack_block),
+    "yield70": (cut_yielding(0.7), pack_block),
+    "yield80": (cut_yielding(0.8), pack_block),
+    "yield90": (cut_yielding(0.9), pack_block),
+    "yield95": (cut_yielding(0.95), pack_block),
 }
 
 
@@ -281,6 +346,8 @@ def main() -> int:
     # Why they fall there: the evidence memory's score against the best, its length, and
     # whether its question has other evidence kept above the cut.
     why: dict[str, Counter[str]] = {}
+    # How alike the fused places 2-30 are (highest cosine to a better item), per set and group.
+    alike: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         tmp = args.stores or scratch
         for name, conversations in data.items():
@@ -290,6 +357,8 @@ def main() -> int:
                 )
                 for question in conversation.questions:
                     evidence = built.service.evidence(question.text, now=conversation.now)
+                    Question.store = built.store
+                    Question.words = {i: c.words for i, c in evidence.candidates.items()}
                     for spec, policy, cut_by, pack_by in variants:
                         outcome, _ = judge(built, question, evidence, policy, cut_by, pack_by)
                         results.setdefault(f"{name}, {spec}", []).append(outcome)
@@ -300,6 +369,10 @@ def main() -> int:
                     place = {s.memory.id: i for i, s in enumerate(ranking.items)}
                     memory_of = built.memory_of
                     kept_ids = {s.memory.id for s in kept}
+                    asked = {memory_of.get(k, "") for k in question.evidence}
+                    likeness(
+                        built.store, ranking.items, len(kept), asked, alike.setdefault(name, {})
+                    )
                     held = {memory_of.get(k) for k in question.evidence} & kept_ids
                     for key in question.evidence:
                         found = place.get(memory_of.get(key, ""))
@@ -339,6 +412,18 @@ def main() -> int:
     print("\nThe evidence lost at the shipped relative cut, by its score, length, question:\n")
     keys = sorted({k for c in why.values() for k in c})
     print_table(("set", *keys), [[n, *(c.get(k, 0) for k in keys)] for n, c in why.items()])
+    print(
+        "\nFused places 2-30 under the shipped policy: each one's highest cosine to a better one\n"
+    )
+    print_table(
+        ("set, items", "n", "mean", "≥ 0.6", "≥ 0.8", "≥ 0.9"),
+        [
+            [f"{n}, {g}", len(v), f"{np.mean(v):.3f}"]
+            + [f"{np.mean(np.asarray(v) >= t):.3f}" for t in (0.6, 0.8, 0.9)]
+            for n, groups in alike.items()
+            for g, v in sorted(groups.items())
+        ],
+    )
     for name, outcomes in results.items():
         print(f"\n{name}, per category:\n")
         print_table(CATEGORY_HEADERS, category_rows(outcomes))

@@ -239,3 +239,18 @@ class RecallPolicy:
     # largest of the best), measured on LoCoMo (0.762 -> 0.763, block 0.830 -> 0.833 at 901
     # tokens: the relative cut went 0.36 -> 0.37 for it); general questions as quiet.
     text_doubt_cosine: float = 0.06
+    # Diversity (maximal marginal relevance, issue 28, session 13; score_policy.diversify):
+    # among the first `diversity_depth` of the fused ranking, each item after the best is
+    # chosen by its score less `diversity_weight` × the best score × (its highest cosine to an
+    # item already chosen − `diversity_floor`, when above it), and that is the score the
+    # relative cut reads (recall and search alike). Why off (0): the evidence is as like the
+    # better items as the rest is (BEAM's places 2-30: mean highest cosine 0.593 against
+    # 0.604), so it is lowered as often as what it was to clear away. Plain MMR (0.2, floor 0)
+    # costs BEAM fused 0.657 -> 0.655 and block 0.718 -> 0.676 for 273 fewer tokens, and a
+    # cut lowered to spend them back at best returns to the cut's own line; close pairs only
+    # (floor 0.6-0.85) lie within 0.003 of that line on LoCoMo and BEAM, leave-one-set-out
+    # +0.002 to +0.004 of block recall (a BEAM question is 0.003), +6 % of a recall's CPU
+    # (bench/README.md, "Diversity in the block"). Depth 30: 10 and 100 measured alike.
+    diversity_weight: float = 0.0
+    diversity_floor: float = 0.0
+    diversity_depth: int = 30

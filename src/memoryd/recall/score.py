@@ -14,7 +14,13 @@ from memoryd.memory.model import Memory
 from memoryd.recall.evidence_policy import Candidate
 from memoryd.recall.legs import Evidence, episode_leg, leg_failed
 from memoryd.recall.policy import RecallPolicy
-from memoryd.recall.score_policy import Ranking, episode_anchor, extend_ranking, rank_candidates
+from memoryd.recall.score_policy import (
+    Ranking,
+    diversify,
+    episode_anchor,
+    extend_ranking,
+    rank_candidates,
+)
 from memoryd.storage.protocols import Store
 
 
@@ -31,13 +37,13 @@ def rank(
     ranking = rank_candidates(_kept(evidence.candidates, keep), evidence.facts, now, policy)
     anchor = episode_anchor(ranking.items)
     if anchor is None or policy.episode_depth <= 0:
-        return ranking, evidence
+        return _diverse(store, ranking, policy), evidence
     try:
         joined = _episode(store, evidence, anchor, zone, policy)
     except Exception as error:  # the episode leg may fail alone too
         legs = {**evidence.legs}
         leg_failed(legs, "episode", error)
-        return ranking, replace(evidence, legs=legs)
+        return _diverse(store, ranking, policy), replace(evidence, legs=legs)
     candidates = {**evidence.candidates, **joined}
     evidence = replace(
         evidence,
@@ -46,7 +52,17 @@ def rank(
         rankings={**evidence.rankings, "episode": list(joined)},
     )
     extended = extend_ranking(ranking, _kept(joined, keep), evidence.facts, now, policy)
-    return extended, evidence
+    return _diverse(store, extended, policy), evidence
+
+
+def _diverse(store: Store, ranking: Ranking, policy: RecallPolicy) -> Ranking:
+    """``ranking`` with its first items chosen for diversity (score_policy.diversify), their
+    vectors read from the store; as it is when diversity is off."""
+    if policy.diversity_weight <= 0 or len(ranking.items) < 2:
+        return ranking
+    top = [s.memory.id for s in ranking.items[: policy.diversity_depth]]
+    vectors = store.memories.vectors(top)
+    return replace(ranking, items=diversify(ranking.items, vectors, policy))
 
 
 def _episode(

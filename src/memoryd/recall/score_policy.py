@@ -9,6 +9,7 @@ reaches ``open_score`` (hysteresis: a strong threshold to open, a weaker one to 
 fused score ((reciprocal ranks + the cosine) × kind × recency) orders the block and the
 relative cut reads it: cut on the relevance instead, the block holds less evidence for the same
 tokens on LoCoMo and BEAM both.
+Diversity (``diversify``, off as shipped) lowers an item by its closeness to better ones.
 The coefficients and both thresholds are fitted on LoCoMo, BEAM and the owner paraphrase set
 by ``bench/fit_recall_score.py``; docs/recall.md gives the out-of-set numbers.
 """
@@ -16,9 +17,10 @@ by ``bench/fit_recall_score.py``; docs/recall.md gives the out-of-set numbers.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from memoryd.memory.model import Kind, Memory
 from memoryd.recall.evidence_policy import Candidate, QueryFacts
@@ -30,6 +32,9 @@ from memoryd.recall.relevance_policy import (
     Model,
     features,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 # Recall's shipped settings, for callers that rank under them.
 DEFAULT_POLICY = RecallPolicy()
@@ -56,6 +61,9 @@ class Scored:
     # The gates whose match the meaning only doubts (gate_policy.Gate.doubtful): they ranked
     # the item and did not open the block.
     doubtful: tuple[str, ...] = ()
+    # Its highest cosine to a better item, when diversity lowered its score by it
+    # (diversify).
+    similar: float | None = None
 
     def gate_labels(self) -> tuple[str, ...]:
         """The gates as ``--explain`` shows them: "text (doubtful)" for a doubted match."""
@@ -334,3 +342,47 @@ def relative_cut(
         for s in items[len(kept) :]
     ]
     return kept, dropped
+
+
+def diversify(
+    items: Sequence[Scored], vectors: Mapping[str, ArrayLike], policy: RecallPolicy
+) -> tuple[Scored, ...]:
+    """``items`` (best first) with the first ``diversity_depth`` chosen one by one by their
+    marginal score: the fused score less ``diversity_weight`` × the best score × (the highest
+    cosine to an item chosen before it − ``diversity_floor``, when above it). Each keeps that
+    score (what the relative cut reads) and that cosine (``similar``); the best stays first,
+    an item without a vector is never lowered, and the rest follow by score."""
+    weight = policy.diversity_weight
+    depth = min(policy.diversity_depth, len(items))
+    if weight <= 0 or depth < 2 or items[0].score <= 0 or not vectors:
+        return tuple(items)
+    import numpy as np
+
+    top = list(items[:depth])
+    held = [i for i, s in enumerate(top) if s.memory.id in vectors]
+    matrix = np.zeros((depth, np.asarray(next(iter(vectors.values()))).size), dtype=np.float32)
+    for i in held:
+        vector = np.asarray(vectors[top[i].memory.id], dtype=np.float32)
+        norm = float(np.linalg.norm(vector))
+        if norm > 0:
+            matrix[i] = vector / norm
+    # Rows of zeros (no vector) have cosine 0 to everything: never lowered, never lowering.
+    similar = matrix @ matrix.T
+    scores = np.array([s.score for s in top], dtype=np.float64)
+    floor = policy.diversity_floor
+    penalty = weight * top[0].score
+    closest = similar[0].astype(np.float64)
+    chosen = [0]
+    marginal: dict[int, tuple[float, float | None]] = {0: (top[0].score, None)}
+    left = list(range(1, depth))
+    while left:
+        values = scores[left] - penalty * np.maximum(0.0, closest[left] - floor)
+        pick = int(np.argmax(values))
+        index = left.pop(pick)
+        marginal[index] = (float(values[pick]), float(closest[index]))
+        chosen.append(index)
+        closest = np.maximum(closest, similar[index])
+    lowered = [replace(top[i], score=marginal[i][0], similar=marginal[i][1]) for i in chosen]
+    rest = list(items[depth:])
+    # Stable: the chosen order holds among equal scores, and the rest join where they score.
+    return tuple(sorted([*lowered, *rest], key=lambda s: -s.score))
