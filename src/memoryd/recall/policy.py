@@ -250,7 +250,8 @@ class RecallPolicy:
     # 0.625-0.647, LoCoMo 0.763 -> 0.721-0.749: it ranks the first memories' neighbours in
     # topic, not the question's other evidence); weighed at 0.05-0.1 it moves BEAM by +0.001
     # and holds less block for the tokens; the text variant (`feedback_terms`) gains LoCoMo
-    # (block 0.829 @ 874 -> 0.834 @ 883 tokens) and costs BEAM (fused 0.649, block 0.716).
+    # (block 0.829 @ 874 -> 0.834 @ 883 tokens) and costs BEAM (fused 0.649; block 0.719 @
+    # 1,228 tokens, under the shipped cut's own 0.721 @ 1,227).
     feedback_depth: int = 0
     feedback_top: int = 3
     feedback_beta: float = 1.0
