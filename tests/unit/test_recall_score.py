@@ -436,6 +436,22 @@ def test_the_episode_leg_admits_only_what_is_not_far_off_in_meaning() -> None:
     assert gate(far, FACTS, POLICY).admitted == ()
 
 
+def test_the_feedback_leg_admits_by_the_messages_own_cosine_and_never_opens() -> None:
+    near = Candidate(memory("n"), {"feedback": 1}, cosine=0.2)
+    far = Candidate(memory("f"), {"feedback": 2}, cosine=0.05)
+    # Found by the message's vector too: that leg opens, the feedback leg adds its rank.
+    both = Candidate(memory("b"), {"vector": 3, "feedback": 1}, cosine=0.5)
+
+    assert gate(near, FACTS, POLICY).admitted == ("feedback",)
+    assert not gate(near, FACTS, POLICY).opens
+    assert gate(far, FACTS, POLICY).admitted == ()
+    assert gate(both, FACTS, POLICY).opens
+    weighed = replace(POLICY, feedback_weight=0.25)
+    scored = rank_candidates({"b": both}, FACTS, NOW, weighed).items[0]
+    cosine_term = POLICY.fused_cosine_weight * 0.5 / K
+    assert scored.rrf == pytest.approx(1 / (K + 3) + 0.25 / (K + 1) + cosine_term)
+
+
 # ---------------------------------------------------------------------------------------------
 # The relative cut
 

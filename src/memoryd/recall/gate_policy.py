@@ -17,6 +17,9 @@ from types import MappingProxyType
 from memoryd.recall.evidence_policy import Candidate, QueryFacts
 from memoryd.recall.policy import RecallPolicy
 
+# The legs that join a ranking already opened (from its best items): they never open one.
+LATE_LEGS = ("episode", "feedback")
+
 
 @dataclass(frozen=True)
 class Gate:
@@ -33,7 +36,7 @@ class Gate:
     def opens(self) -> bool:
         """Whether a leg passed that may open the block: the episode leg joins an open block,
         and what it alone or a doubtful match alone brings never opens one."""
-        return any(leg != "episode" and leg not in self.doubtful for leg in self.admitted)
+        return any(leg not in LATE_LEGS and leg not in self.doubtful for leg in self.admitted)
 
 
 def selective_words(
@@ -175,4 +178,9 @@ def gate(
             admitted.append("episode")
         else:
             stopped["episode"] = f"cosine {cosine:.2f} < {policy.episode_min_cosine:.2f}"
+    if "feedback" in ranks:
+        if cosine is None or cosine >= policy.feedback_min_cosine:
+            admitted.append("feedback")
+        else:
+            stopped["feedback"] = f"cosine {cosine:.2f} < {policy.feedback_min_cosine:.2f}"
     return Gate(tuple(admitted), MappingProxyType(stopped), doubtful)

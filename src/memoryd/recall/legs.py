@@ -240,6 +240,47 @@ def episode_leg(
     return events[:depth], cosines
 
 
+def feedback_leg(
+    store: Store, vector: Vector, top: Sequence[str], beta: float, depth: int
+) -> list[VectorHit]:
+    """Active memories closest to the message's vector moved toward the mean of the ``top``
+    ranked memories' vectors (Rocchio: q/|q| + ``beta`` × their mean), with their cosines to
+    that vector; none when no top memory has a vector."""
+    import numpy as np
+
+    stored = store.memories.vectors(list(top))
+    if not stored:
+        return []
+    query = np.asarray(vector, dtype=np.float32)
+    centroid = np.mean(np.asarray([stored[i] for i in top if i in stored]), axis=0)
+    moved = query / max(float(np.linalg.norm(query)), 1e-12) + beta * centroid
+    moved /= max(float(np.linalg.norm(moved)), 1e-12)
+    return store.vectors.nearest(moved.astype(np.float32), [Status.ACTIVE], depth)
+
+
+def expansion_terms(
+    store: Store, top: Sequence[Memory], words: Sequence[str], count: int, most: float
+) -> list[str]:
+    """Up to ``count`` words the ``top`` memories hold and the message does not, most
+    telling first (how many of them hold it × its inverse document frequency); words held by
+    more than ``most`` active memories are left out."""
+    import math
+    from collections import Counter
+
+    held = Counter(w for m in top for w in set(query_terms(m.content)) if w not in words)
+    shared = [w for w, n in held.most_common() if n >= min(2, len(top))][: 4 * count]
+    if not shared:
+        return []
+    frequency = store.text.search(shared, 0).document_frequency
+    total = max(1, store.memories.count(status=Status.ACTIVE))
+    scored = {
+        w: held[w] * math.log(1.0 + total / (frequency[w] + 0.5))
+        for w in shared
+        if 0 < frequency.get(w, 0) <= most
+    }
+    return sorted(scored, key=lambda w: -scored[w])[:count]
+
+
 def _adjacent(anchor: Memory, events: Sequence[Memory], within: int) -> dict[str, int]:
     """The events made up to ``within`` places before or after ``anchor`` (ids sort in the
     order memories were made), by id, with their distance."""

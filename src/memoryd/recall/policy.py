@@ -254,3 +254,28 @@ class RecallPolicy:
     diversity_weight: float = 0.0
     diversity_floor: float = 0.0
     diversity_depth: int = 30
+    # Pseudo-relevance feedback (issue 28, session 13): once the block has opened, a second
+    # vector query, the message's vector plus `feedback_beta` times the mean of the first
+    # `feedback_top` ranked memories' vectors (Rocchio), reads `feedback_depth` memories; their
+    # ranks join as the feedback leg. Like the episode leg it never opens the block nor moves
+    # what the others are measured against, and it admits only what is close enough to the
+    # message itself (`feedback_min_cosine`, the original query's cosine). 0 depth: off.
+    # Why off: measured on BEAM and LoCoMo (bench/README.md, "Pseudo-relevance feedback"), no
+    # variant holds on both. As a full leg it lowers fused recall@10 on both (BEAM 0.657 ->
+    # 0.625-0.647, LoCoMo 0.763 -> 0.721-0.749: it ranks the first memories' neighbours in
+    # topic, not the question's other evidence); weighed at 0.05-0.1 it moves BEAM by +0.001
+    # and holds less block for the tokens; the text variant (`feedback_terms`) gains LoCoMo
+    # (block 0.829 @ 874 -> 0.834 @ 883 tokens) and costs BEAM (fused 0.649; block 0.719 @
+    # 1,228 tokens, under the shipped cut's own 0.721 @ 1,227).
+    feedback_depth: int = 0
+    feedback_top: int = 3
+    feedback_beta: float = 1.0
+    feedback_min_cosine: float = 0.15
+    # Whether the feedback leg leaves out the top memories it was moved toward (it is there
+    # to find the others; ranked again, the first ones only climb further).
+    feedback_skips_top: bool = False
+    # What the feedback leg's reciprocal rank weighs in the fused score (every other leg 1).
+    feedback_weight: float = 1.0
+    # When over 0: the feedback leg is the text leg's search again, the message's words with
+    # this many words of the first `feedback_top` memories added (RM3-like), not a vector.
+    feedback_terms: int = 0

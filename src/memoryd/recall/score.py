@@ -12,7 +12,15 @@ from datetime import datetime, tzinfo
 
 from memoryd.memory.model import Memory
 from memoryd.recall.evidence_policy import Candidate
-from memoryd.recall.legs import Evidence, episode_leg, leg_failed
+from memoryd.recall.legs import (
+    Evidence,
+    cosines_of,
+    episode_leg,
+    expansion_terms,
+    feedback_leg,
+    leg_failed,
+    text_leg,
+)
 from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.score_policy import (
     Ranking,
@@ -32,9 +40,12 @@ def rank(
     zone: tzinfo,
     keep: Callable[[Candidate], bool] | None = None,
 ) -> tuple[Ranking, Evidence]:
-    """Gate and rank the gathered candidates (those ``keep`` accepts), then let the best
-    event's day join through the episode leg and rank again."""
+    """Gate and rank the gathered candidates (those ``keep`` accepts); when the block opened
+    and ``feedback_depth`` is set (off as shipped), let the feedback leg join; then let the
+    best event's day join through the episode leg and rank again."""
     ranking = rank_candidates(_kept(evidence.candidates, keep), evidence.facts, now, policy)
+    if ranking.items and evidence.vector is not None and policy.feedback_depth > 0:
+        ranking, evidence = _with_feedback(store, evidence, ranking, now, policy, keep)
     anchor = episode_anchor(ranking.items)
     if anchor is None or policy.episode_depth <= 0:
         return _diverse(store, ranking, policy), evidence
@@ -63,6 +74,66 @@ def _diverse(store: Store, ranking: Ranking, policy: RecallPolicy) -> Ranking:
     top = [s.memory.id for s in ranking.items[: policy.diversity_depth]]
     vectors = store.memories.vectors(top)
     return replace(ranking, items=diversify(ranking.items, vectors, policy))
+
+
+def _with_feedback(
+    store: Store,
+    evidence: Evidence,
+    ranking: Ranking,
+    now: datetime,
+    policy: RecallPolicy,
+    keep: Callable[[Candidate], bool] | None,
+) -> tuple[Ranking, Evidence]:
+    """The feedback leg joined to an open ranking: its memories judged against the same
+    context, by their cosine to the message itself (new ones read here)."""
+    assert evidence.vector is not None
+    top = [s.memory.id for s in ranking.items[: policy.feedback_top]]
+    try:
+        if policy.feedback_terms > 0:
+            facts = evidence.facts
+            words = facts.words
+            firsts = [s.memory for s in ranking.items[: policy.feedback_top]]
+            # Selective words only (every word, in a small store), as the text gate reads them.
+            most = facts.memory_count
+            if most >= policy.min_memories_for_shares:
+                most = max(1, int(policy.word_max_share * most))
+            more = expansion_terms(store, firsts, words, policy.feedback_terms, most)
+            found = (
+                [h.memory_id for h in text_leg(store, [*words, *more], policy.feedback_depth).hits]
+                if more
+                else []
+            )
+        else:
+            hits = feedback_leg(
+                store, evidence.vector, top, policy.feedback_beta, policy.feedback_depth
+            )
+            found = [hit.memory_id for hit in hits]
+        skipped = set(top) if policy.feedback_skips_top else set()
+        ids = [memory_id for memory_id in found if memory_id not in skipped]
+        known = {i: c.cosine for i, c in evidence.candidates.items() if c.cosine is not None}
+        cosines = cosines_of(store, evidence.vector, ids, known)
+        fetched = store.memories.get_many([i for i in ids if i not in evidence.candidates])
+    except Exception as error:  # the feedback leg may fail alone too
+        legs = {**evidence.legs}
+        leg_failed(legs, "feedback", error)
+        return ranking, replace(evidence, legs=legs)
+    joined: dict[str, Candidate] = {}
+    for position, memory_id in enumerate(ids, start=1):
+        current = evidence.candidates.get(memory_id)
+        if current is None:
+            memory = fetched.get(memory_id)
+            if memory is None:
+                continue
+            current = Candidate(memory, {}, cosines.get(memory_id))
+        joined[memory_id] = replace(current, ranks={**current.ranks, "feedback": position})
+    evidence = replace(
+        evidence,
+        candidates={**evidence.candidates, **joined},
+        legs={**evidence.legs, "feedback": "ok" if joined else "empty"},
+        rankings={**evidence.rankings, "feedback": list(joined)},
+    )
+    extended = extend_ranking(ranking, _kept(joined, keep), evidence.facts, now, policy)
+    return extended, evidence
 
 
 def _episode(

@@ -249,6 +249,8 @@ def _judge(
             best = max(best, relevance)
         ranks = {leg: candidate.ranks[leg] for leg in verdict.admitted}
         rrf = sum(1.0 / (policy.rrf_k + rank) for rank in ranks.values())
+        if "feedback" in ranks:  # the feedback leg weighs `feedback_weight`, not 1
+            rrf += (policy.feedback_weight - 1.0) / (policy.rrf_k + ranks["feedback"])
         rrf += policy.fused_cosine_weight * fused_cosine(candidate, facts) / policy.rrf_k
         age = age_days(candidate.memory, now)
         fresh = recency(age, policy)
