@@ -326,6 +326,7 @@ GATHERING_FIELDS = (
     "leg_depth",
     "text_leg_depth",
     "time_leg_depth",
+    "named_day_window_days",
     "entity_leg_depth",
     "plain_word_ratio",
     "entity_max_share",

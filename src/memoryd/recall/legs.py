@@ -20,6 +20,7 @@ from memoryd.memory.model import Kind, Memory, Status
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.embedding_beside import embedding_begun
 from memoryd.recall.address_policy import about_owner, definite_reference
+from memoryd.recall.dates_policy import day_words, names_day_within
 from memoryd.recall.evidence_policy import Candidate, QueryFacts, handed_on
 from memoryd.recall.read import LegPlan, NameContext, Query
 from memoryd.recall.time_window_policy import TimeWindow
@@ -207,6 +208,34 @@ def time_leg(store: Store, window: TimeWindow, depth: int) -> list[str]:
     return [memory_id for memory_id, _ in events[:depth]]
 
 
+def named_day_leg(
+    store: Store, window: TimeWindow, depth: int, longest: int, kinds: Sequence[Kind] = ()
+) -> list[str]:
+    """Active memories whose text names a day inside the window ("my appointment is on March
+    15", whenever it was written), closest to its focus first; none for a window of more than
+    ``longest`` days or with no start. The text index finds those holding the days' month
+    names and numbers; each one's text is then read for the dates it names, a date without a
+    year being the one nearest the day it was written (dates_policy.named_days)."""
+    first, after = window.start.date(), window.end.date()
+    if window.open_start or not 0 < (after - first).days <= longest:
+        return []
+    found = store.text.search(day_words(first, after), depth, kinds)
+    memories = store.memories.get_many([hit.memory_id for hit in found.hits])
+    zone = window.start.tzinfo
+    named: list[tuple[float, str]] = []
+    for hit in found.hits:
+        memory = memories.get(hit.memory_id)
+        if memory is None:
+            continue
+        written = (memory.occurred_at or memory.created_at).astimezone(zone).date()
+        day = names_day_within(memory.content, written, first, after)
+        if day is not None:
+            middle = datetime.combine(day, datetime.min.time(), tzinfo=zone) + timedelta(hours=12)
+            named.append((abs((middle - window.focus).total_seconds()), memory.id))
+    named.sort(key=lambda pair: pair[0])
+    return [memory_id for _, memory_id in named]
+
+
 def episode_leg(
     store: Store,
     anchor: Memory,
@@ -358,9 +387,14 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
             found["entity"] = entity_leg(store, names, depth)
         except Exception as error:
             found["entity"] = error
+    named: list[str] = []
+    inside: list[str] = []
     if query.window is not None:
         try:
-            found["time"] = time_leg(store, query.window, depth)
+            # Memories naming a day of the window first, then the events inside it.
+            named = named_day_leg(store, query.window, depth, plan.named_day_window_days, kinds)
+            inside = time_leg(store, query.window, depth)
+            found["time"] = [*named, *(i for i in inside if i not in set(named))][:depth]
         except Exception as error:
             found["time"] = error
     # Still beside the embedding: the rows of what the other legs hand on so far (a deep
@@ -421,7 +455,10 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
         memory_count=active,
         unknown_names=unknown_names(query.message, known, text) if known is not None else (),
         window=query.window,
-        window_events=len(read.get("time", [])),
+        # The window's own events: a memory that only names one of its days joins the time
+        # leg but does not make an empty window bound the others.
+        window_events=len(inside),
+        window_named=frozenset(named),
         embedded=vector is not None,
         personal=about_owner(query.message),
         named=names is not None and bool(names.selective or names.common),
