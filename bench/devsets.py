@@ -337,9 +337,10 @@ GATHERING_FIELDS = (
 )
 
 
-def gathering(policy: RecallPolicy) -> tuple[float, ...]:
+def gathering(policy: RecallPolicy) -> tuple[float | None, ...]:
     """What of ``policy`` the read and the legs use (variants equal in it gather alike)."""
-    return tuple(getattr(policy, name) for name in GATHERING_FIELDS)
+    # None for a field an older tree's policy lacks (the same script measures both trees).
+    return tuple(getattr(policy, name, None) for name in GATHERING_FIELDS)
 
 
 _MATCHERS: dict[int, tuple[int, EntityMatcher]] = {}

@@ -7,10 +7,11 @@ is the time leg as the SPEC first wrote it.
 
 from __future__ import annotations
 
+from memoryd.memory.model import Kind
 from memoryd.recall.policy import RecallPolicy
 from memoryd.service import MemoryService
 
-from .recall_support import NOW, event, item_ids, november, recall_under
+from .recall_support import NOW, event, item_ids, november, recall_under, remember
 
 QUESTION = "What did I have on November 15?"
 
@@ -31,3 +32,17 @@ def test_a_memory_naming_the_asked_day_joins_the_time_leg(service: MemoryService
     assert first.ranks.get("time") == 1
     # Without it, the 15th's own event bounds the booking out: it was made on the 2nd.
     assert item_ids(as_first_written) == [errand.id]
+
+
+def test_the_text_index_finds_words_in_a_row_not_scattered(service: MemoryService) -> None:
+    """``TextSearch.holding``: "november 15" is the two words in a row, in either backend."""
+    booked = event(service, "Booked the dentist for November 15 at 9 am", november(2))
+    event(service, "15 people came to the November market", november(8))
+    fact = remember(service, "The car's insurance renews on 15 November every year")
+
+    held = service.store.text.holding(["november 15", "15 november"], 10)
+    events_only = service.store.text.holding(["november 15", "15 november"], 10, [Kind.EVENT])
+
+    assert set(held) == {booked.id, fact.id}
+    assert events_only == [booked.id]
+    assert service.store.text.holding(["november 15"], 0) == []

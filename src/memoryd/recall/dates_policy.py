@@ -85,17 +85,29 @@ def names_day_within(text: str, written: date, first: date, after: date) -> date
     return min(days, default=None)
 
 
-def day_words(first: date, after: date) -> list[str]:
-    """The words a text naming a day in [first, after) holds: each month's name and short
-    name, each day's number and ordinal ("april", "apr", "6", "6th")."""
-    words: dict[str, None] = {}
+def day_phrases(first: date, after: date) -> list[str]:
+    """How a text names a day in [first, after), as words in a row: "april 6", "6 april",
+    "april 6th", "6th april", "6th of april", with the month's name and its short name (a run
+    of days, "April 6-7", holds "april 6" too)."""
+    phrases: dict[str, None] = {}
     day = first
     while day < after:
-        words.update(dict.fromkeys((calendar.month_name[day.month].lower(),)))
-        words.update(dict.fromkeys((calendar.month_abbr[day.month].lower(),)))
-        words.update(dict.fromkeys((str(day.day), f"{day.day}{_ordinal(day.day)}")))
+        number, ordinal = str(day.day), f"{day.day}{_ordinal(day.day)}"
+        for month in (calendar.month_name[day.month], calendar.month_abbr[day.month]):
+            month = month.lower()
+            phrases.update(
+                dict.fromkeys(
+                    (
+                        f"{month} {number}",
+                        f"{number} {month}",
+                        f"{month} {ordinal}",
+                        f"{ordinal} {month}",
+                        f"{ordinal} of {month}",
+                    )
+                )
+            )
         day += timedelta(days=1)
-    return list(words)
+    return list(phrases)
 
 
 def _ordinal(day: int) -> str:

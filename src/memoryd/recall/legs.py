@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
@@ -20,7 +20,7 @@ from memoryd.memory.model import Kind, Memory, Status
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.embedding_beside import embedding_begun
 from memoryd.recall.address_policy import about_owner, definite_reference
-from memoryd.recall.dates_policy import day_words, names_day_within
+from memoryd.recall.dates_policy import day_phrases, names_day_within
 from memoryd.recall.evidence_policy import Candidate, QueryFacts, handed_on
 from memoryd.recall.read import LegPlan, NameContext, Query
 from memoryd.recall.time_window_policy import TimeWindow
@@ -209,22 +209,30 @@ def time_leg(store: Store, window: TimeWindow, depth: int) -> list[str]:
 
 
 def named_day_leg(
-    store: Store, window: TimeWindow, depth: int, longest: int, kinds: Sequence[Kind] = ()
+    store: Store,
+    window: TimeWindow,
+    depth: int,
+    longest: int,
+    inside: Collection[str] = (),
+    kinds: Sequence[Kind] = (),
 ) -> list[str]:
     """Active memories whose text names a day inside the window ("my appointment is on March
     15", whenever it was written), closest to its focus first; none for a window of more than
-    ``longest`` days or with no start. The text index finds those holding the days' month
-    names and numbers; each one's text is then read for the dates it names, a date without a
-    year being the one nearest the day it was written (dates_policy.named_days)."""
+    ``longest`` days or with no start. The text index finds those holding a day's written
+    forms ("march 15", "15th of march"); each one's text is then read for the dates it names,
+    a date without a year being the one nearest the day it was written
+    (dates_policy.named_days). The window's own events (``inside``) are not read again."""
     first, after = window.start.date(), window.end.date()
     if window.open_start or not 0 < (after - first).days <= longest:
         return []
-    found = store.text.search(day_words(first, after), depth, kinds)
-    memories = store.memories.get_many([hit.memory_id for hit in found.hits])
+    held = [
+        i for i in store.text.holding(day_phrases(first, after), depth, kinds) if i not in inside
+    ]
+    memories = store.memories.get_many(held)
     zone = window.start.tzinfo
     named: list[tuple[float, str]] = []
-    for hit in found.hits:
-        memory = memories.get(hit.memory_id)
+    for memory_id in held:
+        memory = memories.get(memory_id)
         if memory is None:
             continue
         written = (memory.occurred_at or memory.created_at).astimezone(zone).date()
@@ -392,9 +400,10 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
     if query.window is not None:
         try:
             # Memories naming a day of the window first, then the events inside it.
-            named = named_day_leg(store, query.window, depth, plan.named_day_window_days, kinds)
             inside = time_leg(store, query.window, depth)
-            found["time"] = [*named, *(i for i in inside if i not in set(named))][:depth]
+            longest = plan.named_day_window_days
+            named = named_day_leg(store, query.window, depth, longest, set(inside), kinds)
+            found["time"] = [*named, *inside][:depth]
         except Exception as error:
             found["time"] = error
     # Still beside the embedding: the rows of what the other legs hand on so far (a deep
