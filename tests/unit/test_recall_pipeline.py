@@ -13,7 +13,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("policy",),  # the settings every stage reads
     # read the message
     ("bounds_policy", "dates_policy", "time_window_policy", "address_policy", "read"),
-    ("evidence_policy", "legs"),  # run the legs
+    ("evidence_policy", "time_legs", "legs"),  # run the legs
     ("gate_policy", "relevance_policy", "score_policy", "score"),  # score and gate
     ("excerpt_policy", "pack_policy"),  # pack
     ("context_policy", "context_pack_policy"),  # the context pack's score and packing

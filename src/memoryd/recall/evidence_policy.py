@@ -24,7 +24,7 @@ class QueryFacts:
     # How many events the time leg found inside the window (a memory that only names one of
     # its days is not one).
     window_events: int = 0
-    # The memories whose text names a day inside the window (legs.named_day_leg): no window
+    # The memories whose text names a day inside the window (time_legs.named_day_leg): no window
     # bounds them out, whenever they happened.
     window_named: frozenset[str] = frozenset()
     # Whether cosines could be measured (the embedding route answered).

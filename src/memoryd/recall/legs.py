@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
@@ -20,10 +20,9 @@ from memoryd.memory.model import Kind, Memory, Status
 from memoryd.providers.embedder import Embedder
 from memoryd.providers.embedding_beside import embedding_begun
 from memoryd.recall.address_policy import about_owner, definite_reference
-from memoryd.recall.dates_policy import day_phrases, names_day_within
 from memoryd.recall.evidence_policy import Candidate, QueryFacts, handed_on
 from memoryd.recall.read import LegPlan, NameContext, Query
-from memoryd.recall.time_window_policy import TimeWindow
+from memoryd.recall.time_legs import WindowLeg, window_leg
 from memoryd.storage.protocols import Store, TextResult, VectorHit
 from memoryd.words import query_terms
 
@@ -198,52 +197,6 @@ def entity_leg(store: Store, names: NameContext, depth: int) -> list[str]:
     return store.entities.rank_by_entities(weights, depth)
 
 
-def time_leg(store: Store, window: TimeWindow, depth: int) -> list[str]:
-    """Active events inside the window, closest to its focus first (its middle, or the end of
-    a span with no start: ``TimeWindow.focus``). Their times are read
-    and ranked; the rows kept are read with the other candidates'."""
-    focus = window.focus
-    events = store.memories.event_times_between(window.start, window.end, max(depth * 4, depth))
-    events.sort(key=lambda event: abs((event[1] - focus).total_seconds()))
-    return [memory_id for memory_id, _ in events[:depth]]
-
-
-def named_day_leg(
-    store: Store,
-    window: TimeWindow,
-    depth: int,
-    longest: int,
-    inside: Collection[str] = (),
-    kinds: Sequence[Kind] = (),
-) -> list[str]:
-    """Active memories whose text names a day inside the window ("my appointment is on March
-    15", whenever it was written), closest to its focus first; none for a window of more than
-    ``longest`` days or with no start. The text index finds those holding a day's written
-    forms ("march 15", "15th of march"); each one's text is then read for the dates it names,
-    a date without a year being the one nearest the day it was written
-    (dates_policy.named_days). The window's own events (``inside``) are not read again."""
-    first, after = window.start.date(), window.end.date()
-    if window.open_start or not 0 < (after - first).days <= longest:
-        return []
-    held = [
-        i for i in store.text.holding(day_phrases(first, after), depth, kinds) if i not in inside
-    ]
-    memories = store.memories.get_many(held)
-    zone = window.start.tzinfo
-    named: list[tuple[float, str]] = []
-    for memory_id in held:
-        memory = memories.get(memory_id)
-        if memory is None:
-            continue
-        written = (memory.occurred_at or memory.created_at).astimezone(zone).date()
-        day = names_day_within(memory.content, written, first, after)
-        if day is not None:
-            middle = datetime.combine(day, datetime.min.time(), tzinfo=zone) + timedelta(hours=12)
-            named.append((abs((middle - window.focus).total_seconds()), memory.id))
-    named.sort(key=lambda pair: pair[0])
-    return [memory_id for _, memory_id in named]
-
-
 def episode_leg(
     store: Store,
     anchor: Memory,
@@ -395,15 +348,11 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
             found["entity"] = entity_leg(store, names, depth)
         except Exception as error:
             found["entity"] = error
-    named: list[str] = []
-    inside: list[str] = []
+    window = WindowLeg()
     if query.window is not None:
         try:
-            # Memories naming a day of the window first, then the events inside it.
-            inside = time_leg(store, query.window, depth)
-            longest = plan.named_day_window_days
-            named = named_day_leg(store, query.window, depth, longest, set(inside), kinds)
-            found["time"] = [*named, *inside][:depth]
+            window = window_leg(store, query.window, depth, plan.named_day_window_days, kinds)
+            found["time"] = list(window.ranked)
         except Exception as error:
             found["time"] = error
     # Still beside the embedding: the rows of what the other legs hand on so far (a deep
@@ -466,8 +415,8 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
         window=query.window,
         # The window's own events: a memory that only names one of its days joins the time
         # leg but does not make an empty window bound the others.
-        window_events=len(inside),
-        window_named=frozenset(named),
+        window_events=window.events,
+        window_named=frozenset(window.named),
         embedded=vector is not None,
         personal=about_owner(query.message),
         named=names is not None and bool(names.selective or names.common),

@@ -231,7 +231,7 @@ class RecallPolicy:
     window_min_events: int = 1
     # A memory whose text names a day inside the message's window ("my dentist appointment is
     # on March 15", written on 2 March, for "What's on for March 15?") joins the time leg,
-    # first, and no window bounds it out (legs.named_day_leg; SPEC §4 extended, docs/recall.md,
+    # first, and no window bounds it out (time_legs.named_day_leg; SPEC §4 extended, docs/recall.md,
     # "Days a memory names"), for windows of at most this many days (0: none). The text index
     # finds the days' written forms ("march 15", "15th of march"), then each memory's text says
     # which days it names. Why 7 (a day, a run of days, a week, not a month): BEAM gains its
