@@ -326,6 +326,7 @@ GATHERING_FIELDS = (
     "leg_depth",
     "text_leg_depth",
     "time_leg_depth",
+    "named_day_window_days",
     "entity_leg_depth",
     "plain_word_ratio",
     "entity_max_share",
@@ -336,9 +337,10 @@ GATHERING_FIELDS = (
 )
 
 
-def gathering(policy: RecallPolicy) -> tuple[float, ...]:
+def gathering(policy: RecallPolicy) -> tuple[float | None, ...]:
     """What of ``policy`` the read and the legs use (variants equal in it gather alike)."""
-    return tuple(getattr(policy, name) for name in GATHERING_FIELDS)
+    # None for a field an older tree's policy lacks (the same script measures both trees).
+    return tuple(getattr(policy, name, None) for name in GATHERING_FIELDS)
 
 
 _MATCHERS: dict[int, tuple[int, EntityMatcher]] = {}

@@ -277,6 +277,59 @@ def test_until_a_date_asks_about_everything_before_it(cli: Cli, seeded: Callable
     assert "time window: 'until november 12' = up to 2026-11-13 (exclusive)" in explained
 
 
+def test_a_run_of_days_is_one_window_of_those_days(cli: Cli, seeded: Callable[[], Any]) -> None:
+    """ "November 6-7" names both days: the films of the 6th and the 7th are recalled, the one
+    of the 20th is bounded out (the run was not read as a date: the 20th's came too)."""
+    with seeded() as service:
+        weekend = {
+            lived(service, "Watched Jaws with the kids for the family movie weekend", 6).id,
+            lived(service, "Watched Alien with the kids for the family movie weekend", 7).id,
+        }
+        later = lived(service, "Watched Heat with the kids for the family movie night", 20)
+
+    result = cli.json("recall", "Which films did the kids watch November 6-7?", "--now", NOW)
+
+    recalled = {i["id"] for i in result["items"]}
+    assert recalled >= weekend and later.id not in recalled
+    assert result["time_window"]["start"].startswith("2026-11-06")
+    assert result["time_window"]["end"].startswith("2026-11-08")
+
+
+def test_a_memory_naming_the_asked_day_is_in_its_window(
+    cli: Cli, seeded: Callable[[], Any]
+) -> None:
+    """The dentist was booked on the 2nd for the 15th: asked what the 15th held, recall gives
+    the booking beside the 15th's own event, not bounded out for being made on the 2nd."""
+    with seeded() as service:
+        booking = lived(service, "Booked a check-up with Dr Okafor on November 15 at 9 am", 2)
+        errand = lived(service, "Picked up the suits from the dry cleaner", 15)
+        lived(service, "Repotted the basil on the balcony", 16)
+
+    result = cli.json("recall", "What did I have on November 15?", "--now", NOW)
+    explained = cli.ok("recall", "What did I have on November 15?", "--now", NOW, "--explain")
+
+    assert {i["id"] for i in result["items"]} == {booking.id, errand.id}
+    [named] = [i for i in result["items"] if i["id"] == booking.id]
+    assert named["legs"]["time"] == 1
+    assert "outside the time window" not in explained.split(booking.id[:8], 1)[-1].split("\n")[0]
+
+
+def test_a_plan_asked_about_before_its_day_is_found_by_that_day(
+    cli: Cli, seeded: Callable[[], Any]
+) -> None:
+    """Asked on the 10th what is on for November 15 (no year): this year's 15th, to come, not
+    last year's; the memory that names it is recalled first."""
+    with seeded() as service:
+        booking = lived(service, "Booked a check-up with Dr Okafor on November 15 at 9 am", 2)
+        lived(service, "Picked up the suits from the dry cleaner", 9)
+    asked = "2026-11-10T12:00:00+00:00"
+
+    result = cli.json("recall", "What's on for November 15?", "--now", asked)
+
+    assert result["time_window"]["start"].startswith("2026-11-15")
+    assert result["items"][0]["id"] == booking.id
+
+
 def test_a_weekday_that_recurs_names_no_day(cli: Cli, seeded: Callable[[], Any]) -> None:
     """ "On Tuesday and Thursday mornings" is a habit, not last Tuesday: the event that set the
     habit up is recalled, not bounded out by the one event of last Tuesday."""

@@ -282,3 +282,62 @@ def test_a_recurring_weekday_leaves_the_next_phrase_to_be_read() -> None:
     window = find_time_window("Since I swim every Tuesday, what did I eat yesterday?", NOW)
 
     assert window is not None and window.phrase == "yesterday"
+
+
+@pytest.mark.parametrize(
+    ("message", "first", "after"),
+    [
+        ("the titles I mentioned for April 6-7", date(2026, 4, 6), date(2026, 4, 8)),
+        ("Who came over 6–7 April?", date(2026, 4, 6), date(2026, 4, 8)),
+        ("What did we do April 6 to 7?", date(2026, 4, 6), date(2026, 4, 8)),
+        ("between April 6 and April 9", date(2026, 4, 6), date(2026, 4, 10)),
+        ("from April 6 to April 9", date(2026, 4, 6), date(2026, 4, 10)),
+        ("on the 6th and 7th of April", date(2026, 4, 6), date(2026, 4, 8)),
+        ("the 6th to the 9th of April", date(2026, 4, 6), date(2026, 4, 10)),
+        ("the marathon on April 6th-7th, 2024", date(2024, 4, 6), date(2024, 4, 8)),
+        ("April 30 - May 2", date(2026, 4, 30), date(2026, 5, 3)),
+        ("over December 30 to January 2", date(2025, 12, 30), date(2026, 1, 3)),
+        ("the movies for April 6-7 and April 8", date(2026, 4, 6), date(2026, 4, 9)),
+        ("on May 3rd, May 5th and May 9th", date(2026, 5, 3), date(2026, 5, 10)),
+    ],
+)
+def test_a_run_of_days_covers_every_day_of_it(message: str, first: date, after: date) -> None:
+    """ "April 6-7" is both days (it was not read at all, or read as April 6 alone)."""
+    assert days(find_time_window(message, NOW)) == (first, after)
+
+
+@pytest.mark.parametrize(
+    ("message", "phrase"),
+    [
+        ("I scored 6-7 in April", "in april"),  # a score, then the month
+        ("on April 6 from 6 to 7 pm", "april 6"),  # a time of day, not a run of days
+        ("we march 5 to 6 miles on 3 May", "3 may"),  # "march" the verb
+        ("on April 6 and 2023 was the year", "april 6"),  # a year is no day of a list
+    ],
+)
+def test_numbers_beside_a_month_are_not_always_a_run_of_days(message: str, phrase: str) -> None:
+    window = find_time_window(message, NOW)
+
+    assert window is not None and window.phrase == phrase
+
+
+def test_a_day_and_month_in_figures_names_no_window() -> None:
+    """ "6-7/4" is April in Europe and June or July in the US: which is the writer's custom."""
+    assert find_time_window("what did we do 6-7/4?", NOW) is None
+
+
+@pytest.mark.parametrize(
+    ("message", "first"),
+    [
+        ("What's on for March 15?", date(2027, 3, 15)),
+        ("What did I plan for March 15?", date(2027, 3, 15)),
+        ("Will the plumber come on March 12?", date(2027, 3, 12)),
+        ("What did I do on March 15?", date(2026, 3, 15)),  # the past: last year's
+        ("What did I plan for March 2?", date(2027, 3, 2)),  # nearest, a week ago
+    ],
+)
+def test_a_day_without_a_year_said_of_what_is_to_come_is_the_nearest(
+    message: str, first: date
+) -> None:
+    """Asked on 10 March, "March 15" of a plan is this year's, days ahead, not last year's."""
+    assert days(find_time_window(message, IN_MARCH))[0] == first

@@ -21,8 +21,12 @@ class QueryFacts:
     # Names in the message that no memory holds.
     unknown_names: tuple[str, ...] = ()
     window: TimeWindow | None = None
-    # How many events the time leg found in the window.
+    # How many events the time leg found inside the window (a memory that only names one of
+    # its days is not one).
     window_events: int = 0
+    # The memories whose text names a day inside the window (time_legs.named_day_leg): no window
+    # bounds them out, whenever they happened.
+    window_named: frozenset[str] = frozenset()
     # Whether cosines could be measured (the embedding route answered).
     embedded: bool = True
     # How clearly the message is about its writer's own life (recall/address_policy.py).

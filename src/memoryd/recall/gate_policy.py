@@ -4,7 +4,7 @@ the message's words (how selective each is, how much of the message's weight it 
 Each leg that found a candidate passes it through its own gate: a vector match needs a
 cosine, a text match selective words and a meaning that does not contradict them, a selective
 name and an explicit time window are gates of their own, and an event dated outside the
-message's window is admitted by none.
+message's window is admitted by none (unless its text names a day inside it).
 """
 
 from __future__ import annotations
@@ -144,6 +144,7 @@ def gate(
         and facts.window_events >= max(1, policy.window_min_events)
         and when is not None
         and not window.contains(when)
+        and candidate.memory.id not in facts.window_named
     ):
         outside = f"happened {when.date().isoformat()}, outside the time window {window.phrase!r}"
         return Gate((), MappingProxyType(dict.fromkeys(ranks, outside)))

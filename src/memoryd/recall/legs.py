@@ -22,7 +22,7 @@ from memoryd.providers.embedding_beside import embedding_begun
 from memoryd.recall.address_policy import about_owner, definite_reference
 from memoryd.recall.evidence_policy import Candidate, QueryFacts, handed_on
 from memoryd.recall.read import LegPlan, NameContext, Query
-from memoryd.recall.time_window_policy import TimeWindow
+from memoryd.recall.time_legs import WindowLeg, window_leg
 from memoryd.storage.protocols import Store, TextResult, VectorHit
 from memoryd.words import query_terms
 
@@ -197,16 +197,6 @@ def entity_leg(store: Store, names: NameContext, depth: int) -> list[str]:
     return store.entities.rank_by_entities(weights, depth)
 
 
-def time_leg(store: Store, window: TimeWindow, depth: int) -> list[str]:
-    """Active events inside the window, closest to its focus first (its middle, or the end of
-    a span with no start: ``TimeWindow.focus``). Their times are read
-    and ranked; the rows kept are read with the other candidates'."""
-    focus = window.focus
-    events = store.memories.event_times_between(window.start, window.end, max(depth * 4, depth))
-    events.sort(key=lambda event: abs((event[1] - focus).total_seconds()))
-    return [memory_id for memory_id, _ in events[:depth]]
-
-
 def episode_leg(
     store: Store,
     anchor: Memory,
@@ -358,9 +348,11 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
             found["entity"] = entity_leg(store, names, depth)
         except Exception as error:
             found["entity"] = error
+    window = WindowLeg()
     if query.window is not None:
         try:
-            found["time"] = time_leg(store, query.window, depth)
+            window = window_leg(store, query.window, depth, plan.named_day_window_days, kinds)
+            found["time"] = list(window.ranked)
         except Exception as error:
             found["time"] = error
     # Still beside the embedding: the rows of what the other legs hand on so far (a deep
@@ -421,7 +413,10 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
         memory_count=active,
         unknown_names=unknown_names(query.message, known, text) if known is not None else (),
         window=query.window,
-        window_events=len(read.get("time", [])),
+        # The window's own events: a memory that only names one of its days joins the time
+        # leg but does not make an empty window bound the others.
+        window_events=window.events,
+        window_named=frozenset(window.named),
         embedded=vector is not None,
         personal=about_owner(query.message),
         named=names is not None and bool(names.selective or names.common),

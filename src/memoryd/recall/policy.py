@@ -229,6 +229,16 @@ class RecallPolicy:
     # read as meant (time_window_policy); that got BEAM 0.648 -> 0.657 of 2's 0.659 at 1
     # (bench/README.md, "A one-event window, told apart").
     window_min_events: int = 1
+    # A memory whose text names a day inside the message's window ("my dentist appointment is
+    # on March 15", written on 2 March, for "What's on for March 15?") joins the time leg,
+    # first, and no window bounds it out (time_legs.named_day_leg; SPEC §4 extended, docs/recall.md,
+    # "Days a memory names"), for windows of at most this many days (0: none). The text index
+    # finds the days' written forms ("march 15", "15th of march"), then each memory's text says
+    # which days it names. Why 7 (a day, a run of days, a week, not a month): BEAM gains its
+    # "for April 6-7 and April 8" question at 7 and 31 alike (fused recall@10 0 -> 0.5), LoCoMo
+    # moves at neither; but a month is 310 phrases, 15 ms a message at 10,000 memories against
+    # 0.4-4 ms for a day or a week (bench/README.md, "Dates as people write them").
+    named_day_window_days: int = 7
     # A text match whose cosine is under `text_min_cosine` but at least this is admitted as
     # doubtful (gate_policy.Gate.doubtful): it ranks the candidate, and like the episode leg
     # it never opens the block nor moves what the others are measured against (admitted as

@@ -41,6 +41,8 @@ class LegPlan:
     # leg finding them too (evidence_policy.handed_on); None: all it reads.
     entity_bound: int | None = None
     time_bound: int | None = None
+    # The longest window whose days the time leg looks for in memories' text (0: none).
+    named_day_window_days: int = 0
 
     @property
     def bounds(self) -> dict[str, int]:
@@ -61,6 +63,7 @@ class LegPlan:
             min(policy.leg_depth, policy.text_leg_depth),
             policy.entity_leg_depth,
             policy.time_leg_depth,
+            policy.named_day_window_days,
         )
 
 

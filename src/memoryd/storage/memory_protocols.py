@@ -178,6 +178,11 @@ class TextSearch(Protocol):
         with the terms it contains; and, for every term, how many active memories contain it."""
         ...
 
+    def holding(self, phrases: Sequence[str], k: int, kinds: Sequence[Kind] = ()) -> list[str]:
+        """Up to ``k`` active memories (of ``kinds``, when given) whose text holds any of
+        ``phrases`` (words in a row, as the index splits them: "november 15"), newest first."""
+        ...
+
 
 class EntityIndex(Protocol):
     """Entity names and aliases and the active memories tagged with them."""

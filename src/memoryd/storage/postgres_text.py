@@ -67,6 +67,20 @@ class PostgresTextSearch:
         )
         return TextResult(hits, frequency)
 
+    def holding(self, phrases: Sequence[str], k: int, kinds: Sequence[Kind] = ()) -> list[str]:
+        """Up to ``k`` active memories holding any of ``phrases`` (``phraseto_tsquery``),
+        newest first."""
+        if not phrases or k <= 0:
+            return []
+        union = " || ".join("phraseto_tsquery('english', %s)" for _ in phrases)
+        sql = f"SELECT id FROM memories WHERE status = 'active' AND fts @@ ({union})"
+        params: list[Any] = list(phrases)
+        if kinds:
+            sql += " AND kind = ANY(%s)"
+            params.append([kind.value for kind in kinds])
+        rows = self._db.execute(sql + " ORDER BY created_at DESC, id DESC LIMIT %s", (*params, k))
+        return [row[0] for row in rows.fetchall()]
+
 
 def idf_ranked_sql(
     *,

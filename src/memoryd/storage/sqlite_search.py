@@ -198,6 +198,23 @@ class SqliteTextSearch:
             frequency,
         )
 
+    def holding(self, phrases: Sequence[str], k: int, kinds: Sequence[Kind] = ()) -> list[str]:
+        """Up to ``k`` active memories holding any of ``phrases``, newest first: one FTS5
+        query of quoted phrases, unranked."""
+        if not phrases or k <= 0:
+            return []
+        query = " OR ".join('"' + phrase.replace('"', '""') + '"' for phrase in phrases)
+        sql = (
+            "SELECT m.id FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid "
+            "WHERE memory_fts MATCH ? AND m.status = 'active'"
+        )
+        params: list[Any] = [query]
+        if kinds:
+            sql += f" AND m.kind IN ({SQLITE_ROWS.marks(len(kinds))})"
+            params.extend(kind.value for kind in kinds)
+        rows = self._db.execute(sql + " ORDER BY memory_fts.rowid DESC LIMIT ?", (*params, k))
+        return [row[0] for row in rows.fetchall()]
+
     def _hits(
         self, phrases: list[str], k: int, kinds: Sequence[Kind], by_set: bool
     ) -> list[tuple[str, int]]:
