@@ -254,3 +254,11 @@ class RecallPolicy:
     diversity_weight: float = 0.0
     diversity_floor: float = 0.0
     diversity_depth: int = 30
+    # A yes/no question wants both sides (issue 28, session 13; recall/sides_policy.py): when
+    # the fused first ten hold a memory denying what the question asks ("I've never completed
+    # a first draft") and none stating it, the best memory within the first
+    # `other_side_depth` that holds at least `other_side_share` of the question's words the
+    # denial holds (two at least), undenied, joins the ten at the tenth's place and score
+    # (0: off). Measured in bench/README.md, "Both sides of a yes/no question".
+    other_side_depth: int = 30
+    other_side_share: float = 0.7
