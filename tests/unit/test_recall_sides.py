@@ -68,7 +68,17 @@ def test_a_denial_is_a_negation_just_before_the_question_s_words() -> None:
 def test_the_memory_that_says_otherwise_is_found_below_the_ten() -> None:
     contents = [DENIAL, *SAME_SUBJECT[:11], SAID_OTHERWISE, *SAME_SUBJECT[11:]]
 
+    # The denial holds completed, first, draft, screenplay; the same-subject memories hold half
+    # of them (draft, screenplay), the one saying otherwise three: most of them.
     assert other_side(contents, ASKED, POLICY) == 12
+
+
+def test_a_memory_holding_half_the_denied_words_is_no_other_side() -> None:
+    half = "I completed the outline of the screenplay on Friday."  # completed, screenplay
+    contents = [DENIAL, *SAME_SUBJECT[:11], half, SAID_OTHERWISE]
+
+    assert other_side(contents, ASKED, POLICY) == 13
+    assert other_side([DENIAL, *SAME_SUBJECT[:11], half], ASKED, POLICY) is None
 
 
 def test_nothing_moves_when_the_ten_hold_both_sides_or_no_denial() -> None:

@@ -12,16 +12,15 @@ The reading is grammar, not a word list of topics:
   most :data:`NEGATION_REACH` words before one of the question's content words ("I've never
   completed a first draft");
 - when the fused first ten hold a denial but no memory that states the denied thing without
-  denying it (holding at least ``other_side_share`` of the question's words the denial holds,
-  two at least), the best such memory within the first ``other_side_depth`` joins the ten at
-  the tenth's place and score (what the relative cut reads); the rest move down one.
+  denying it (holding more than half of the question's words the denial holds, two at least),
+  the best such memory within the first ``other_side_depth`` joins the ten at the tenth's
+  place and score (what the relative cut reads); the rest move down one.
 
 Nothing changes for any other message, nor when the ten already hold both sides.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Sequence
 
@@ -100,7 +99,7 @@ def other_side(contents: Sequence[str], asked: frozenset[str], policy: RecallPol
     if first is None:
         return None
     held = read[first][1]
-    needed = max(2, math.ceil(policy.other_side_share * len(held)))
+    needed = max(2, len(held) // 2 + 1)  # a majority of what the denial holds
 
     def states(denies: frozenset[str], holds: frozenset[str]) -> bool:
         return not denies and len(held & holds) >= needed
