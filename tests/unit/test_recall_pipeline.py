@@ -11,8 +11,15 @@ from .import_graph_support import import_graph
 # In pipeline order; a module may import its own stage and the ones above it.
 STAGES: tuple[tuple[str, ...], ...] = (
     ("policy",),  # the settings every stage reads
-    # read the message
-    ("bounds_policy", "dates_policy", "time_window_policy", "address_policy", "read"),
+    # read the message (sides_policy: whether it asks yes or no, and the rule its ranking reads)
+    (
+        "bounds_policy",
+        "dates_policy",
+        "time_window_policy",
+        "address_policy",
+        "sides_policy",
+        "read",
+    ),
     ("evidence_policy", "time_legs", "legs"),  # run the legs
     ("gate_policy", "relevance_policy", "score_policy", "score"),  # score and gate
     ("excerpt_policy", "pack_policy"),  # pack

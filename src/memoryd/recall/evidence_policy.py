@@ -37,6 +37,9 @@ class QueryFacts:
     # Whether it points at one thing of its writer's world with a bare "the …" ("Where's the
     # hammer?"; recall/address_policy.py).
     definite: bool = False
+    # The content words of a yes/no question ("Have I ever …?", "Did Caroline …?"), none for
+    # any other message (recall/sides_policy.py: its ten should hold both sides).
+    yes_or_no: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

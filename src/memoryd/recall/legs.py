@@ -22,6 +22,7 @@ from memoryd.providers.embedding_beside import embedding_begun
 from memoryd.recall.address_policy import about_owner, definite_reference
 from memoryd.recall.evidence_policy import Candidate, QueryFacts, handed_on
 from memoryd.recall.read import LegPlan, NameContext, Query
+from memoryd.recall.sides_policy import yes_or_no_words
 from memoryd.recall.time_legs import WindowLeg, window_leg
 from memoryd.storage.protocols import Store, TextResult, VectorHit
 from memoryd.words import query_terms
@@ -421,6 +422,7 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
         personal=about_owner(query.message),
         named=names is not None and bool(names.selective or names.common),
         definite=definite_reference(query.message),
+        yes_or_no=yes_or_no_words(query.message),
     )
     return Evidence(candidates, facts, legs, rankings, vector, held_back)
 

@@ -289,3 +289,11 @@ class RecallPolicy:
     # When over 0: the feedback leg is the text leg's search again, the message's words with
     # this many words of the first `feedback_top` memories added (RM3-like), not a vector.
     feedback_terms: int = 0
+    # A yes/no question wants both sides (issue 28, session 13; recall/sides_policy.py): when
+    # the fused first ten hold a memory denying what the question asks ("I've never completed
+    # a first draft") and none stating it, the best memory within the first
+    # `other_side_depth` that holds most of the question's words the denial holds (two at
+    # least), undenied, joins the ten at the tenth's place and score (0: off). BEAM fused
+    # 0.657 -> 0.659 (one contradiction question), LoCoMo and the owner sets as before; 20 and
+    # 50 measure as 30 (bench/README.md, "Both sides of a yes/no question").
+    other_side_depth: int = 30

@@ -29,6 +29,7 @@ from memoryd.recall.score_policy import (
     extend_ranking,
     rank_candidates,
 )
+from memoryd.recall.sides_policy import FIRST, other_side
 from memoryd.storage.protocols import Store
 
 
@@ -48,13 +49,15 @@ def rank(
         ranking, evidence = _with_feedback(store, evidence, ranking, now, policy, keep)
     anchor = episode_anchor(ranking.items)
     if anchor is None or policy.episode_depth <= 0:
-        return _diverse(store, ranking, policy), evidence
+        return _diverse(store, ranking, policy, evidence.facts.yes_or_no), evidence
     try:
         joined = _episode(store, evidence, anchor, zone, policy)
     except Exception as error:  # the episode leg may fail alone too
         legs = {**evidence.legs}
         leg_failed(legs, "episode", error)
-        return _diverse(store, ranking, policy), replace(evidence, legs=legs)
+        return _diverse(store, ranking, policy, evidence.facts.yes_or_no), replace(
+            evidence, legs=legs
+        )
     candidates = {**evidence.candidates, **joined}
     evidence = replace(
         evidence,
@@ -63,17 +66,35 @@ def rank(
         rankings={**evidence.rankings, "episode": list(joined)},
     )
     extended = extend_ranking(ranking, _kept(joined, keep), evidence.facts, now, policy)
-    return _diverse(store, extended, policy), evidence
+    return _diverse(store, extended, policy, evidence.facts.yes_or_no), evidence
 
 
-def _diverse(store: Store, ranking: Ranking, policy: RecallPolicy) -> Ranking:
+def _diverse(
+    store: Store, ranking: Ranking, policy: RecallPolicy, asked: frozenset[str]
+) -> Ranking:
     """``ranking`` with its first items chosen for diversity (score_policy.diversify), their
-    vectors read from the store; as it is when diversity is off."""
-    if policy.diversity_weight <= 0 or len(ranking.items) < 2:
+    vectors read from the store, then both sides of a yes/no question in its first ten
+    (sides_policy.other_side); as it is when neither applies."""
+    if policy.diversity_weight > 0 and len(ranking.items) >= 2:
+        top = [s.memory.id for s in ranking.items[: policy.diversity_depth]]
+        vectors = store.memories.vectors(top)
+        ranking = replace(ranking, items=diversify(ranking.items, vectors, policy))
+    return _both_sides(ranking, policy, asked)
+
+
+def _both_sides(ranking: Ranking, policy: RecallPolicy, asked: frozenset[str]) -> Ranking:
+    """``ranking`` with the memory that says otherwise moved to the tenth place, at the
+    tenth's score (the relative cut reads scores), when sides_policy.other_side finds one."""
+    items = ranking.items
+    if not asked:
         return ranking
-    top = [s.memory.id for s in ranking.items[: policy.diversity_depth]]
-    vectors = store.memories.vectors(top)
-    return replace(ranking, items=diversify(ranking.items, vectors, policy))
+    depth = policy.other_side_depth
+    found = other_side([s.memory.content for s in items[:depth]], asked, policy)
+    if found is None:
+        return ranking
+    lifted = replace(items[found], score=items[FIRST - 1].score)
+    rest = [s for at, s in enumerate(items) if at != found]
+    return replace(ranking, items=(*rest[: FIRST - 1], lifted, *rest[FIRST - 1 :]))
 
 
 def _with_feedback(
