@@ -27,6 +27,7 @@ from memoryd.recall.score_policy import (
     diversify,
     episode_anchor,
     extend_ranking,
+    lift_novel,
     rank_candidates,
 )
 from memoryd.storage.protocols import Store
@@ -48,13 +49,13 @@ def rank(
         ranking, evidence = _with_feedback(store, evidence, ranking, now, policy, keep)
     anchor = episode_anchor(ranking.items)
     if anchor is None or policy.episode_depth <= 0:
-        return _diverse(store, ranking, policy), evidence
+        return _diverse(store, ranking, evidence, policy), evidence
     try:
         joined = _episode(store, evidence, anchor, zone, policy)
     except Exception as error:  # the episode leg may fail alone too
         legs = {**evidence.legs}
         leg_failed(legs, "episode", error)
-        return _diverse(store, ranking, policy), replace(evidence, legs=legs)
+        return _diverse(store, ranking, evidence, policy), replace(evidence, legs=legs)
     candidates = {**evidence.candidates, **joined}
     evidence = replace(
         evidence,
@@ -63,12 +64,18 @@ def rank(
         rankings={**evidence.rankings, "episode": list(joined)},
     )
     extended = extend_ranking(ranking, _kept(joined, keep), evidence.facts, now, policy)
-    return _diverse(store, extended, policy), evidence
+    return _diverse(store, extended, evidence, policy), evidence
 
 
-def _diverse(store: Store, ranking: Ranking, policy: RecallPolicy) -> Ranking:
-    """``ranking`` with its first items chosen for diversity (score_policy.diversify), their
-    vectors read from the store; as it is when diversity is off."""
+def _diverse(store: Store, ranking: Ranking, evidence: Evidence, policy: RecallPolicy) -> Ranking:
+    """``ranking`` with its first items raised for a query word no better one holds
+    (score_policy.lift_novel), then chosen for diversity (score_policy.diversify, their
+    vectors read from the store); as it is when both are off."""
+    if policy.novelty_bonus > 0 and len(ranking.items) > 1:
+        known = evidence.candidates
+        first = [s.memory.id for s in ranking.items[: policy.novelty_depth]]
+        held = {i: known[i].words for i in first if i in known}
+        ranking = replace(ranking, items=lift_novel(ranking.items, held, policy))
     if policy.diversity_weight <= 0 or len(ranking.items) < 2:
         return ranking
     top = [s.memory.id for s in ranking.items[: policy.diversity_depth]]
