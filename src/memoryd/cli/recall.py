@@ -154,6 +154,11 @@ def _echo_explain(result: RecallResult) -> None:
             f"{'+'.join(item.gate_labels())} · {item.memory.content}"
         )
         click.echo(f"{'':<28}{_relevance(item.relevance, item.contributions)}")
+        if item.novel:
+            words = ", ".join(item.novel)
+            click.echo(
+                f"{'':<28}lifted +{item.lifted:.4f}: holds {words}, which no better item holds"
+            )
     if result.dropped:
         click.echo("\ndropped:")
         for dropped in result.dropped:

@@ -27,6 +27,7 @@ from memoryd.recall.score_policy import (
     diversify,
     episode_anchor,
     extend_ranking,
+    lift_novel,
     rank_candidates,
 )
 from memoryd.recall.sides_policy import FIRST, other_side
@@ -49,15 +50,13 @@ def rank(
         ranking, evidence = _with_feedback(store, evidence, ranking, now, policy, keep)
     anchor = episode_anchor(ranking.items)
     if anchor is None or policy.episode_depth <= 0:
-        return _diverse(store, ranking, policy, evidence.facts.yes_or_no), evidence
+        return _reranked(store, ranking, evidence, policy), evidence
     try:
         joined = _episode(store, evidence, anchor, zone, policy)
     except Exception as error:  # the episode leg may fail alone too
         legs = {**evidence.legs}
         leg_failed(legs, "episode", error)
-        return _diverse(store, ranking, policy, evidence.facts.yes_or_no), replace(
-            evidence, legs=legs
-        )
+        return _reranked(store, ranking, evidence, policy), replace(evidence, legs=legs)
     candidates = {**evidence.candidates, **joined}
     evidence = replace(
         evidence,
@@ -66,20 +65,24 @@ def rank(
         rankings={**evidence.rankings, "episode": list(joined)},
     )
     extended = extend_ranking(ranking, _kept(joined, keep), evidence.facts, now, policy)
-    return _diverse(store, extended, policy, evidence.facts.yes_or_no), evidence
+    return _reranked(store, extended, evidence, policy), evidence
 
 
-def _diverse(
-    store: Store, ranking: Ranking, policy: RecallPolicy, asked: frozenset[str]
-) -> Ranking:
-    """``ranking`` with its first items chosen for diversity (score_policy.diversify), their
-    vectors read from the store, then both sides of a yes/no question in its first ten
-    (sides_policy.other_side); as it is when neither applies."""
+def _reranked(store: Store, ranking: Ranking, evidence: Evidence, policy: RecallPolicy) -> Ranking:
+    """``ranking`` with its first items raised for a query word no better one holds
+    (score_policy.lift_novel), then chosen for diversity (score_policy.diversify, their
+    vectors read from the store), then both sides of a yes/no question in its first ten
+    (sides_policy.other_side); as it is when none applies."""
+    if policy.novelty_bonus > 0 and len(ranking.items) > 1:
+        known = evidence.candidates
+        first = [s.memory.id for s in ranking.items[: policy.novelty_depth]]
+        held = {i: known[i].words for i in first if i in known}
+        ranking = replace(ranking, items=lift_novel(ranking.items, held, policy))
     if policy.diversity_weight > 0 and len(ranking.items) >= 2:
         top = [s.memory.id for s in ranking.items[: policy.diversity_depth]]
         vectors = store.memories.vectors(top)
         ranking = replace(ranking, items=diversify(ranking.items, vectors, policy))
-    return _both_sides(ranking, policy, asked)
+    return _both_sides(ranking, policy, evidence.facts.yes_or_no)
 
 
 def _both_sides(ranking: Ranking, policy: RecallPolicy, asked: frozenset[str]) -> Ranking:

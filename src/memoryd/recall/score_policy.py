@@ -10,6 +10,8 @@ fused score ((reciprocal ranks + the cosine) × kind × recency) orders the bloc
 relative cut reads it: cut on the relevance instead, the block holds less evidence for the same
 tokens on LoCoMo and BEAM both.
 Diversity (``diversify``, off as shipped) lowers an item by its closeness to better ones.
+A new word (``lift_novel``, off as shipped) raises an item holding a query word no better one
+holds.
 The coefficients and both thresholds are fitted on LoCoMo, BEAM and the owner paraphrase set
 by ``bench/fit_recall_score.py``; docs/recall.md gives the out-of-set numbers.
 """
@@ -64,6 +66,10 @@ class Scored:
     # Its highest cosine to a better item, when diversity lowered its score by it
     # (diversify).
     similar: float | None = None
+    # The query words it holds that no better item holds, and what its score was raised by
+    # for them (lift_novel).
+    novel: tuple[str, ...] = ()
+    lifted: float = 0.0
 
     def gate_labels(self) -> tuple[str, ...]:
         """The gates as ``--explain`` shows them: "text (doubtful)" for a doubted match."""
@@ -388,3 +394,36 @@ def diversify(
     rest = list(items[depth:])
     # Stable: the chosen order holds among equal scores, and the rest join where they score.
     return tuple(sorted([*lowered, *rest], key=lambda s: -s.score))
+
+
+def lift_novel(
+    items: Sequence[Scored], words: Mapping[str, frozenset[str]], policy: RecallPolicy
+) -> tuple[Scored, ...]:
+    """``items`` (best first) with the first ``novelty_depth`` chosen one by one by their
+    score, raised by ``novelty_bonus`` × the best score (never above it) when they hold a query
+    word (``words``, by memory id) that no item chosen before holds. Each keeps that score
+    (what the relative cut reads) and the words that raised it (``novel``); the best stays
+    first, no item is lowered, and the rest follow by score."""
+    depth = min(policy.novelty_depth, len(items))
+    if policy.novelty_bonus <= 0 or depth < 2 or items[0].score <= 0:
+        return tuple(items)
+    best = items[0].score
+    lift = policy.novelty_bonus * best
+    top = list(items[:depth])
+    held = [words.get(s.memory.id, frozenset()) for s in top]
+    seen = set(held[0])
+    chosen = [top[0]]
+    left = list(range(1, depth))
+    while left:
+        values = [min(best, top[i].score + lift) if held[i] - seen else top[i].score for i in left]
+        pick = max(range(len(left)), key=values.__getitem__)  # the first of equals
+        index = left.pop(pick)
+        item = top[index]
+        if values[pick] > item.score:
+            new = tuple(sorted(held[index] - seen))
+            item = replace(item, score=values[pick], novel=new, lifted=values[pick] - item.score)
+        chosen.append(item)
+        seen |= held[index]
+    # Each pick scores no more than the one before (a word once held lifts no one again), so
+    # sorting keeps the chosen order; the rest, no higher than the last of them, follow.
+    return tuple(sorted([*chosen, *items[depth:]], key=lambda s: -s.score))
