@@ -204,16 +204,8 @@ class SqliteTextSearch:
         if not phrases or k <= 0:
             return []
         query = " OR ".join('"' + phrase.replace('"', '""') + '"' for phrase in phrases)
-        sql = (
-            "SELECT m.id FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid "
-            "WHERE memory_fts MATCH ? AND m.status = 'active'"
-        )
-        params: list[Any] = [query]
-        if kinds:
-            sql += f" AND m.kind IN ({SQLITE_ROWS.marks(len(kinds))})"
-            params.extend(kind.value for kind in kinds)
-        rows = self._db.execute(sql + " ORDER BY memory_fts.rowid DESC LIMIT ?", (*params, k))
-        return [row[0] for row in rows.fetchall()]
+        rows = self._active_matches(query, kinds, "memory_fts.rowid DESC", k)
+        return [row[0] for row in rows]
 
     def _hits(
         self, phrases: list[str], k: int, kinds: Sequence[Kind], by_set: bool
@@ -231,6 +223,15 @@ class SqliteTextSearch:
             ]
             ids = dict(self._db.select_in("SELECT rowid, id FROM memories", "rowid", rowids))
             return [(ids[rowid], rowid) for rowid in rowids if rowid in ids]
+        return [
+            (row[0], row[1]) for row in self._active_matches(query, kinds, "bm25(memory_fts)", k)
+        ]
+
+    def _active_matches(
+        self, query: str, kinds: Sequence[Kind], order: str, k: int
+    ) -> list[tuple[str, int]]:
+        """(memory id, rowid) of the first ``k`` active memories (of ``kinds``, if any) that
+        match the FTS5 ``query``, in ``order``, joined through the memories table."""
         sql = (
             "SELECT m.id, m.rowid FROM memory_fts JOIN memories m "
             "ON m.rowid = memory_fts.rowid WHERE memory_fts MATCH ? AND m.status = 'active'"
@@ -239,7 +240,7 @@ class SqliteTextSearch:
         if kinds:
             sql += f" AND m.kind IN ({SQLITE_ROWS.marks(len(kinds))})"
             params.extend(kind.value for kind in kinds)
-        rows = self._db.execute(sql + " ORDER BY bm25(memory_fts) LIMIT ?", (*params, k))
+        rows = self._db.execute(sql + f" ORDER BY {order} LIMIT ?", (*params, k))
         return [(row[0], row[1]) for row in rows.fetchall()]
 
     def _few_inactive(self) -> bool:
