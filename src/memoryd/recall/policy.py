@@ -249,7 +249,7 @@ class RecallPolicy:
     # largest of the best), measured on LoCoMo (0.762 -> 0.763, block 0.830 -> 0.833 at 901
     # tokens: the relative cut went 0.36 -> 0.37 for it); general questions as quiet.
     text_doubt_cosine: float = 0.06
-    # Diversity (maximal marginal relevance, issue 28, session 13; score_policy.diversify):
+    # Diversity (maximal marginal relevance, issue 28, session 12; score_policy.diversify):
     # among the first `diversity_depth` of the fused ranking, each item after the best is
     # chosen by its score less `diversity_weight` × the best score × (its highest cosine to an
     # item already chosen − `diversity_floor`, when above it), and that is the score the
@@ -264,7 +264,7 @@ class RecallPolicy:
     diversity_weight: float = 0.0
     diversity_floor: float = 0.0
     diversity_depth: int = 30
-    # A word of the message not yet covered (issue 28, session 13; score_policy.lift_novel):
+    # A word of the message not yet covered (issue 28, session 12; score_policy.lift_novel):
     # among the first `novelty_depth` of the fused ranking, each item after the best is chosen
     # by its score raised by `novelty_bonus` × the best score when it holds a query word (its
     # text match's words) that no item chosen before it holds, never above the best; that is
@@ -279,7 +279,7 @@ class RecallPolicy:
     # covered"). Depth 50: 20 and 100 measured alike.
     novelty_bonus: float = 0.0
     novelty_depth: int = 50
-    # Pseudo-relevance feedback (issue 28, session 13): once the block has opened, a second
+    # Pseudo-relevance feedback (issue 28, session 12): once the block has opened, a second
     # vector query, the message's vector plus `feedback_beta` times the mean of the first
     # `feedback_top` ranked memories' vectors (Rocchio), reads `feedback_depth` memories; their
     # ranks join as the feedback leg. Like the episode leg it never opens the block nor moves
@@ -304,7 +304,7 @@ class RecallPolicy:
     # When over 0: the feedback leg is the text leg's search again, the message's words with
     # this many words of the first `feedback_top` memories added (RM3-like), not a vector.
     feedback_terms: int = 0
-    # A yes/no question wants both sides (issue 28, session 13; recall/sides_policy.py): when
+    # A yes/no question wants both sides (issue 28, session 12; recall/sides_policy.py): when
     # the fused first ten hold a memory denying what the question asks ("I've never completed
     # a first draft") and none stating it, the best memory within the first
     # `other_side_depth` that holds most of the question's words the denial holds (two at
