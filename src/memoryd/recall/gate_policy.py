@@ -44,10 +44,16 @@ def selective_words(
 ) -> frozenset[str]:
     """Query words held by at most ``share`` (default ``word_max_share``) of the active
     memories (every word, in a small store)."""
-    if facts.memory_count < policy.min_memories_for_shares:
-        return frozenset(facts.words)
-    limit = max(1.0, (policy.word_max_share if share is None else share) * facts.memory_count)
+    limit = most_holding(facts, policy, share)
     return frozenset(w for w in facts.words if facts.word_frequency.get(w, 0) <= limit)
+
+
+def most_holding(facts: QueryFacts, policy: RecallPolicy, share: float | None = None) -> float:
+    """How many active memories a selective word may be held by: ``share`` (default
+    ``word_max_share``) of them, at least one; no limit in a small store."""
+    if facts.memory_count < policy.min_memories_for_shares:
+        return math.inf
+    return max(1.0, (policy.word_max_share if share is None else share) * facts.memory_count)
 
 
 def word_weight(word: str, facts: QueryFacts) -> float:

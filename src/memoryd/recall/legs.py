@@ -7,8 +7,9 @@ event (:mod:`memoryd.recall.score`)."""
 from __future__ import annotations
 
 import logging
+import math
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
@@ -250,20 +251,22 @@ def feedback_leg(
 
 
 def expansion_terms(
-    store: Store, top: Sequence[Memory], words: Sequence[str], count: int, most: float
+    store: Store,
+    top: Sequence[Memory],
+    words: Sequence[str],
+    count: int,
+    most: float,
+    active: int,
 ) -> list[str]:
     """Up to ``count`` words the ``top`` memories hold and the message does not, most
-    telling first (how many of them hold it × its inverse document frequency); words held by
-    more than ``most`` active memories are left out."""
-    import math
-    from collections import Counter
-
+    telling first (how many of them hold it × its inverse document frequency among the
+    ``active`` memories); words held by more than ``most`` active memories are left out."""
     held = Counter(w for m in top for w in set(query_terms(m.content)) if w not in words)
     shared = [w for w, n in held.most_common() if n >= min(2, len(top))][: 4 * count]
     if not shared:
         return []
     frequency = store.text.search(shared, 0).document_frequency
-    total = max(1, store.memories.count(status=Status.ACTIVE))
+    total = max(1, active)
     scored = {
         w: held[w] * math.log(1.0 + total / (frequency[w] + 0.5))
         for w in shared
@@ -361,7 +364,8 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
     bounds = plan.bounds
     so_far = {leg: ids for leg, ids in found.items() if not isinstance(ids, Exception)}
     early = sorted({i for ids in handed_on(so_far, bounds).values() for i in ids})
-    fetched = store.memories.get_many(early)
+    fetched = {i: window.read[i] for i in early if i in window.read}
+    fetched.update(store.memories.get_many([i for i in early if i not in fetched]))
     vector: Vector | None = None
     cosines: dict[str, float] = {}
     try:

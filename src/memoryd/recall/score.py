@@ -12,6 +12,7 @@ from datetime import datetime, tzinfo
 
 from memoryd.memory.model import Memory
 from memoryd.recall.evidence_policy import Candidate
+from memoryd.recall.gate_policy import most_holding
 from memoryd.recall.legs import (
     Evidence,
     cosines_of,
@@ -118,10 +119,10 @@ def _with_feedback(
             words = facts.words
             firsts = [s.memory for s in ranking.items[: policy.feedback_top]]
             # Selective words only (every word, in a small store), as the text gate reads them.
-            most = facts.memory_count
-            if most >= policy.min_memories_for_shares:
-                most = max(1, int(policy.word_max_share * most))
-            more = expansion_terms(store, firsts, words, policy.feedback_terms, most)
+            most = most_holding(facts, policy)
+            more = expansion_terms(
+                store, firsts, words, policy.feedback_terms, most, facts.memory_count
+            )
             found = (
                 [h.memory_id for h in text_leg(store, [*words, *more], policy.feedback_depth).hits]
                 if more

@@ -5,11 +5,11 @@ memories whose text names one of its days ("Booked a check-up on November 15", m
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from memoryd.memory.model import Kind
+from memoryd.memory.model import Kind, Memory
 from memoryd.recall.dates_policy import day_phrases, names_day_within
 from memoryd.recall.time_window_policy import TimeWindow
 from memoryd.storage.protocols import Store
@@ -24,6 +24,8 @@ class WindowLeg:
     ranked: tuple[str, ...] = ()
     named: tuple[str, ...] = ()
     events: int = 0
+    # The memories read to find the named ones, by id (the candidates' read reuses them).
+    read: Mapping[str, Memory] = field(default_factory=dict)
 
 
 def window_leg(
@@ -32,8 +34,8 @@ def window_leg(
     """The memories naming a day of the window (for a window of at most ``longest`` days),
     then the events inside it, ``depth`` in all."""
     inside = time_leg(store, window, depth)
-    named = named_day_leg(store, window, depth, longest, set(inside), kinds)
-    return WindowLeg(tuple([*named, *inside][:depth]), tuple(named), len(inside))
+    named, read = named_day_leg(store, window, depth, longest, set(inside), kinds)
+    return WindowLeg(tuple([*named, *inside][:depth]), tuple(named), len(inside), read)
 
 
 def time_leg(store: Store, window: TimeWindow, depth: int) -> list[str]:
@@ -53,16 +55,17 @@ def named_day_leg(
     longest: int,
     inside: Collection[str] = (),
     kinds: Sequence[Kind] = (),
-) -> list[str]:
+) -> tuple[list[str], dict[str, Memory]]:
     """Active memories whose text names a day inside the window ("my appointment is on March
-    15", whenever it was written), closest to its focus first; none for a window of more than
-    ``longest`` days or with no start. The text index finds those holding a day's written
-    forms ("march 15", "15th of march"); each one's text is then read for the dates it names,
-    a date without a year being the one nearest the day it was written
-    (dates_policy.named_days). The window's own events (``inside``) are not read again."""
+    15", whenever it was written), closest to its focus first, and the memories read to find
+    them; none for a window of more than ``longest`` days or with no start. The text index
+    finds those holding a day's written forms ("march 15", "15th of march"); each one's text is
+    then read for the dates it names, a date without a year being the one nearest the day it
+    was written (dates_policy.named_days). The window's own events (``inside``) are not read
+    again."""
     first, after = window.start.date(), window.end.date()
     if window.open_start or not 0 < (after - first).days <= longest:
-        return []
+        return [], {}
     held = [
         i for i in store.text.holding(day_phrases(first, after), depth, kinds) if i not in inside
     ]
@@ -79,4 +82,4 @@ def named_day_leg(
             middle = datetime.combine(day, datetime.min.time(), tzinfo=zone) + timedelta(hours=12)
             named.append((abs((middle - window.focus).total_seconds()), memory.id))
     named.sort(key=lambda pair: pair[0])
-    return [memory_id for _, memory_id in named]
+    return [memory_id for _, memory_id in named], memories
