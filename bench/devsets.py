@@ -21,6 +21,7 @@ import random
 import re
 import sqlite3
 import sys
+import weakref
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -349,15 +350,18 @@ def gathering(policy: RecallPolicy) -> tuple[float | None, ...]:
     return tuple(getattr(policy, name, None) for name in GATHERING_FIELDS)
 
 
-_MATCHERS: dict[int, tuple[int, EntityMatcher]] = {}
+# By the store object itself (weakly): keyed by id(), a store opened after another was closed
+# could take its id and, with the same entity version, its matcher (another conversation's names).
+_MATCHERS: weakref.WeakKeyDictionary[Store, tuple[Any, EntityMatcher]]
+_MATCHERS = weakref.WeakKeyDictionary()
 
 
 def _matcher(store: Store) -> EntityMatcher:
     """The store's entity matcher, built once per version of its entities."""
     version = store.entities.version()
-    kept = _MATCHERS.get(id(store))
+    kept = _MATCHERS.get(store)
     if kept is None or kept[0] != version:
-        kept = _MATCHERS[id(store)] = (version, EntityMatcher.build(store.entities.aliases()))
+        kept = _MATCHERS[store] = (version, EntityMatcher.build(store.entities.aliases()))
     return kept[1]
 
 
