@@ -162,12 +162,15 @@ def _iso_months(text: str, today: date, nearest: bool) -> Iterator[DaySpan]:
 # longer run of numbers ("1/2/3", "3.4.5"), nor "24/7" (all the time).
 _SLASHED = re.compile(r"(?<![\w/.-])(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?![\w/]|\.\d)")
 _DOTTED = re.compile(r"(?<![\w/.])(\d{1,2})\.(\d{1,2})\.(?:(\d{4})\b|(?![\w.]))")
+_FIGURES = re.compile(r"\d[/.]\d")
 _YEAR_SLASHED = re.compile(r"(?<![\w/.-])(\d{4})/(\d{1,2})/(\d{1,2})(?![\w/])")
 
 
 def numeric_days(text: str, today: date, nearest: bool) -> Iterator[DaySpan]:
     """Every day written in numbers whose order the text makes plain (see ``_SLASHED``); a day
     without a year is resolved as a named one is (``nearest``, or the most recent)."""
+    if not _FIGURES.search(text):  # most texts hold none: one quick look first
+        return
     for match in _SLASHED.finditer(text):
         if match[0] == "24/7":
             continue
