@@ -118,3 +118,14 @@ def test_words_naming_a_day_are_read_only_from_memories_written_near_it(
     assert set(held) == {near.id, fact.id}
     assert events_only == [near.id]
     assert both == [fact.id]
+
+
+def test_a_window_at_the_calendars_end_reads_no_day_beyond_it(service: MemoryService) -> None:
+    """The days around a window at the calendar's ends stop at them: recall answers."""
+    booked = event(service, "Booked the time capsule opening for 9999-12-28", november(2))
+
+    last = service.recall("What happens on 9999-12-28?", now=november(3))
+    first = service.recall("What happened on 0001-01-03?", now=november(3))
+
+    assert item_ids(last) == [booked.id]
+    assert first.window is not None and first.window.start.year == 1

@@ -153,3 +153,8 @@ def test_each_day_is_looked_for_in_the_numbers_it_is_read_from() -> None:
     assert {"15/11", "11/15", "15.11.", "05.11.", "2026-11-05", "2026/11/15"} <= set(phrases)
     assert "5/11" not in phrases and "11/5" not in phrases  # never read, so never looked for
     assert all(named_days(f"on {p}", MONDAY) for p in phrases)
+
+
+def test_words_naming_a_day_past_the_calendars_end_name_none() -> None:
+    assert list(written_days("tomorrow, on friday, in two days, the 15th", date.max)) == []
+    assert [s.first for s in written_days("yesterday, last friday", date.min)] == []

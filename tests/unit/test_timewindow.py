@@ -371,3 +371,18 @@ def test_days_as_people_ask_about_them(message: str, first: date) -> None:
 )
 def test_a_day_the_message_does_not_make_plain_names_no_window(message: str) -> None:
     assert find_time_window(message, ON_THE_10TH) is None
+
+
+@pytest.mark.parametrize(
+    ("message", "now"),
+    [
+        ("Anything tomorrow?", datetime(9999, 12, 31, 12, tzinfo=UTC)),
+        ("What did I do today?", datetime(9999, 12, 31, 12, tzinfo=UTC)),
+        ("What do I have on Friday?", datetime(9999, 12, 31, 12, tzinfo=UTC)),
+        ("What did I do yesterday?", datetime(1, 1, 1, 12, tzinfo=UTC)),
+    ],
+)
+def test_a_day_past_the_calendars_end_names_no_window(message: str, now: datetime) -> None:
+    """At the calendar's ends a relative day may have no day to name (or none after it):
+    no window, not an error."""
+    assert find_time_window(message, now) is None

@@ -76,23 +76,26 @@ def relative_day_within(text: str, written: date, first: date, after: date) -> d
 
 def written_days(text: str, written: date) -> Iterator[DaySpan]:
     """The days the (lower-cased, spaces joined) text names relative to ``written``, the day
-    it was written (see the module's docstring)."""
+    it was written (see the module's docstring); none past the calendar's ends."""
+    offsets: list[tuple[int, re.Match[str]]] = []
     for pattern, offset in _RELATIVE:
-        for match in pattern.finditer(text):
-            yield _day(written + timedelta(days=offset), match)
+        offsets += [(offset, match) for match in pattern.finditer(text)]
     for match in _IN_DAYS.finditer(text):
         count = int(match[1]) if match[1] else _NUMBERS[match[2]]
         if 0 < count <= LONGEST_AHEAD:
-            yield _day(written + timedelta(days=count), match)
+            offsets.append((count, match))
     for match in _ON_WEEKDAY.finditer(text):
         if text[: match.start()].endswith(("every ", "each ")):
             continue
         target = WEEKDAYS[match[2]]
         if match[1] == "last":
-            day = written - timedelta(days=(written.weekday() - target) % 7 or 7)
+            offsets.append((-((written.weekday() - target) % 7 or 7), match))
         else:
-            day = written + timedelta(days=(target - written.weekday()) % 7 or 7)
-        yield _day(day, match)
+            offsets.append(((target - written.weekday()) % 7 or 7, match))
+    for offset, match in offsets:
+        span = _day(written, offset, match)
+        if span is not None:
+            yield span
     yield from month_days(text, written, ahead=True)
 
 
@@ -101,8 +104,9 @@ def month_days(text: str, today: date, *, ahead: bool) -> Iterator[DaySpan]:
     one (``ahead``, today included) or the most recent one (today included)."""
     for match in _ORDINAL.finditer(text):
         day = month_day(text, match, today, ahead=ahead)
-        if day is not None:
-            yield _day(day, match)
+        span = None if day is None else _day(day, 0, match)
+        if span is not None:
+            yield span
 
 
 def month_day(text: str, match: re.Match[str], today: date, *, ahead: bool) -> date | None:
@@ -119,6 +123,8 @@ def month_day(text: str, match: re.Match[str], today: date, *, ahead: bool) -> d
         day = valid_date(month.year, month.month, number)
         if day is not None and (day >= today if ahead else day <= today):
             return day
+        if not date.min.year < month.year < date.max.year:
+            return None  # the calendar's first or last year: no month beyond it
         month = add_months(month, step)
     return None
 
@@ -140,5 +146,11 @@ def ordinal_phrases(first: date, after: date) -> list[str]:
     return [f"{n}{ordinal_suffix(n)}" for n in numbers]
 
 
-def _day(day: date, match: re.Match[str]) -> DaySpan:
-    return DaySpan(day, day + timedelta(days=1), match.start(), match.end())
+def _day(written: date, offset: int, match: re.Match[str]) -> DaySpan | None:
+    """The day ``offset`` days from ``written``, named at ``match``; None past the calendar's
+    ends (a day must have a day after it)."""
+    try:
+        day = written + timedelta(days=offset)
+        return DaySpan(day, day + timedelta(days=1), match.start(), match.end())
+    except OverflowError:
+        return None

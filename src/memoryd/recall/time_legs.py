@@ -20,11 +20,10 @@ from memoryd.recall.day_words_policy import (
 from memoryd.recall.time_window_policy import TimeWindow
 from memoryd.storage.protocols import PhrasesWritten, Store
 
-_DAY = timedelta(days=1)
 # How a memory's text is read for a day in [first, after), given the day it was written.
 Reading = Callable[[str, date, date, date], date | None]
 # "The 15th" names a day up to this far after it was written (the 31st, over a short month).
-_MONTH_DAY_AHEAD = timedelta(days=62)
+_MONTH_DAY_AHEAD = 62
 
 
 @dataclass(frozen=True)
@@ -117,17 +116,26 @@ def written_near(window: TimeWindow) -> list[PhrasesWritten]:
     it, "yesterday" the day or two after, a weekday's name the week before or after ("on
     Friday", "last Friday"; for a window shorter than a week), "days" the fortnight before
     ("in two days"), "the 15th" the two months before."""
-    start, end = window.start, window.end
-    first, after = start.date(), end.date()
+    ws, we = window.start, window.end
+    first, after = ws.date(), we.date()
     today = ("today", "tonight", "this morning", "this afternoon", "this evening")
     # Asked about a whole week, every weekday's name is in it: the fortnight's memories naming
     # any weekday, read for little (a week's window reads the week's own events already).
     weekdays = weekday_phrases(first, after) if (after - first).days < 7 else []
     return [
-        PhrasesWritten(("tomorrow",), start - 2 * _DAY, end - _DAY),
-        PhrasesWritten(today, start, end),
-        PhrasesWritten(("yesterday",), start + _DAY, end + 2 * _DAY),
-        PhrasesWritten(tuple(weekdays), start - 7 * _DAY, end + 7 * _DAY),
-        PhrasesWritten(("days",), start - LONGEST_AHEAD * _DAY, end - _DAY),
-        PhrasesWritten(tuple(ordinal_phrases(first, after)), start - _MONTH_DAY_AHEAD, end),
+        PhrasesWritten(("tomorrow",), _moved(ws, -2), _moved(we, -1)),
+        PhrasesWritten(today, ws, we),
+        PhrasesWritten(("yesterday",), _moved(ws, 1), _moved(we, 2)),
+        PhrasesWritten(tuple(weekdays), _moved(ws, -7), _moved(we, 7)),
+        PhrasesWritten(("days",), _moved(ws, -LONGEST_AHEAD), _moved(we, -1)),
+        PhrasesWritten(tuple(ordinal_phrases(first, after)), _moved(ws, -_MONTH_DAY_AHEAD), we),
     ]
+
+
+def _moved(instant: datetime, days: int) -> datetime:
+    """``instant`` moved by ``days``, stopping at the calendar's first or last day."""
+    try:
+        return instant + timedelta(days=days)
+    except OverflowError:
+        edge = datetime.min if days < 0 else datetime.max
+        return edge.replace(tzinfo=instant.tzinfo)

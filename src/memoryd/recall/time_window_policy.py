@@ -115,9 +115,12 @@ def find_time_window(message: str, now: datetime, zone: tzinfo = UTC) -> TimeWin
         _month_name,
     )
     for finder in finders:
-        found = finder(text, today)
-        if found is not None:
-            return _window(found, text, zone)
+        try:
+            found = finder(text, today)
+            if found is not None:
+                return _window(found, text, zone)
+        except OverflowError:  # a day before the calendar's first or after its last
+            continue
     return None
 
 
