@@ -131,9 +131,8 @@ def month_day(text: str, match: re.Match[str], today: date, *, ahead: bool) -> d
 
 def weekday_phrases(first: date, after: date) -> list[str]:
     """The weekday names of the days in [first, after)."""
-    names = {calendar.day_name[(first + timedelta(days=n)).weekday()].lower(): None for n in
-             range(min((after - first).days, 7))}  # fmt: skip
-    return list(names)
+    days = (first + timedelta(days=n) for n in range(min((after - first).days, 7)))
+    return [calendar.day_name[day.weekday()].lower() for day in days]
 
 
 def ordinal_phrases(first: date, after: date) -> list[str]:

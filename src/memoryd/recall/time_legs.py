@@ -116,19 +116,19 @@ def written_near(window: TimeWindow) -> list[PhrasesWritten]:
     it, "yesterday" the day or two after, a weekday's name the week before or after ("on
     Friday", "last Friday"; for a window shorter than a week), "days" the fortnight before
     ("in two days"), "the 15th" the two months before."""
-    ws, we = window.start, window.end
-    first, after = ws.date(), we.date()
+    start, end = window.start, window.end
+    first, after = start.date(), end.date()
     today = ("today", "tonight", "this morning", "this afternoon", "this evening")
     # Asked about a whole week, every weekday's name is in it: the fortnight's memories naming
     # any weekday, read for little (a week's window reads the week's own events already).
     weekdays = weekday_phrases(first, after) if (after - first).days < 7 else []
     return [
-        PhrasesWritten(("tomorrow",), _moved(ws, -2), _moved(we, -1)),
-        PhrasesWritten(today, ws, we),
-        PhrasesWritten(("yesterday",), _moved(ws, 1), _moved(we, 2)),
-        PhrasesWritten(tuple(weekdays), _moved(ws, -7), _moved(we, 7)),
-        PhrasesWritten(("days",), _moved(ws, -LONGEST_AHEAD), _moved(we, -1)),
-        PhrasesWritten(tuple(ordinal_phrases(first, after)), _moved(ws, -_MONTH_DAY_AHEAD), we),
+        PhrasesWritten(("tomorrow",), _moved(start, -2), _moved(end, -1)),
+        PhrasesWritten(today, start, end),
+        PhrasesWritten(("yesterday",), _moved(start, 1), _moved(end, 2)),
+        PhrasesWritten(tuple(weekdays), _moved(start, -7), _moved(end, 7)),
+        PhrasesWritten(("days",), _moved(start, -LONGEST_AHEAD), _moved(end, -1)),
+        PhrasesWritten(tuple(ordinal_phrases(first, after)), _moved(start, -_MONTH_DAY_AHEAD), end),
     ]
 
 
