@@ -7,8 +7,12 @@ is the time leg as the SPEC first wrote it.
 
 from __future__ import annotations
 
+from zoneinfo import ZoneInfo
+
 from memoryd.memory.model import Kind
 from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.time_legs import named_day_leg
+from memoryd.recall.time_window_policy import find_time_window
 from memoryd.service import MemoryService
 from memoryd.storage.protocols import PhrasesWritten
 
@@ -129,3 +133,10 @@ def test_a_window_at_the_calendars_end_reads_no_day_beyond_it(service: MemorySer
 
     assert item_ids(last) == [booked.id]
     assert first.window is not None and first.window.start.year == 1
+    # In an owner's zone either side of UTC too, whose calendar ends are past the stores'.
+    for zone in (ZoneInfo("America/New_York"), ZoneInfo("Asia/Tokyo")):
+        for message in ("What happens on 9999-12-28?", "What happened on 0001-01-05?"):
+            window = find_time_window(message, november(3), zone)
+            assert window is not None
+            named, _ = named_day_leg(service.store, window, 50, 7)
+            assert named == ([booked.id] if window.start.year == 9999 else [])

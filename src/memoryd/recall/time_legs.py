@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from memoryd.memory.model import Kind, Memory
 from memoryd.recall.dates_policy import day_phrases, names_day_within, numeric_phrases
@@ -137,5 +137,5 @@ def _moved(instant: datetime, days: int) -> datetime:
     try:
         return instant + timedelta(days=days)
     except OverflowError:
-        edge = datetime.min if days < 0 else datetime.max
-        return edge.replace(tzinfo=instant.tzinfo)
+        # In UTC, where the stores keep their times: the edge in another zone is past them.
+        return (datetime.min if days < 0 else datetime.max).replace(tzinfo=UTC)
