@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import re
 import sqlite3
 import sys
@@ -35,6 +36,7 @@ from stores import WrappedEmbedder
 
 from memoryd.config.settings import resolve_settings
 from memoryd.errors import InvalidInputError
+from memoryd.ids import IdGenerator
 from memoryd.memory.entity_policy import EntityMatcher
 from memoryd.memory.model import Kind
 from memoryd.providers.embedder import Embedder
@@ -288,7 +290,11 @@ def build(
         zone = resolve_settings(where, {}).zone
         by = {memory: set(held) for memory, held in saved["by_memory"].items()}
         return Built(conversation, store, service, by, zone, set(saved["missing"]), embedder)
-    store, service = opener(where, embedder=embedder, environ={})
+    # Ids drawn from a source seeded by the conversation's name: a store built twice holds the
+    # same ids, so the same excerpt labels, the same token counts and the same blocks.
+    seeded = random.Random(f"memoryd bench {conversation.name}")
+    ids = IdGenerator(random_bytes=seeded.randbytes)
+    store, service = opener(where, embedder=embedder, environ={}, ids=ids)
     if isinstance(embedder, CachedEmbedder):
         embedder.warm([text for _, text, _ in conversation.items])
     by_memory: dict[str, set[str]] = defaultdict(set)

@@ -42,8 +42,13 @@ owner set's memories (its stores are then kept apart, under ``DIR/cued``).
 definite reference (``address_policy.definite_reference``, also the ``definite`` feature) as
 personal at grade G in the rows as well (measured, not shipped).
 
+``--extra`` (with ``--rows``) fits with two candidate flags beside the shipped features, each
+kept monotone as a leg's: ``named_day`` (the memory names a day of the message's window,
+time_legs.named_day_leg) and ``other_side`` (the memory the yes/no rule moved into the first
+ten, sides_policy.other_side); the shipped coefficients give them 0 (measured, not shipped).
+
     .venv/bin/python bench/fit_recall_score.py [--stores DIR] [--cues F] [--save-rows F | --rows F]
-        [--l2 X] [--definite-grade G]
+        [--l2 X] [--definite-grade G] [--extra]
 """
 
 from __future__ import annotations
@@ -84,6 +89,7 @@ from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.relevance_policy import FEATURES, as_row
 from memoryd.recall.score import rank
 from memoryd.recall.score_policy import candidate_features, measure_context
+from memoryd.recall.sides_policy import other_side
 
 TOKENIZER = O200kTokenizer()
 # The share of general questions that must get an empty memories section, per set (the
@@ -94,21 +100,16 @@ FITTING = ("locomo", "beam", "owner", "owner20")
 SMALL = {"owner20": "owner", "heldout20": "heldout"}
 # The message-level features that say it is about its writer (recall/address_policy.py).
 PERSONAL = frozenset({"personal"})
-# What main shipped (7ecd3e0), measured on the same rows.
+# What main ships (RecallPolicy's defaults), measured on the same rows.
+SHIPPED = RecallPolicy()
 BEFORE = (
-    -4.8586,
-    {
-        "cosine": 8.8744, "cosine_gap": 0.0116, "background": 6.6825, "vector_rank": 0.0,
-        "text_rank": 0.0, "coverage": 2.4375, "coverage_gap": 2.5731, "entity": 0.115,
-        "time": 5.3767, "episode": 0.0, "unknown_name": -1.0347, "unseen_share": -2.2638,
-        "personal": 5.0206, "named": 0.0, "definite": 0.0,
-    },
-    0.3715, 0.35, 0.3715,
+    SHIPPED.score_bias, dict(SHIPPED.score_weights), SHIPPED.open_score, SHIPPED.relative_cut,
+    SHIPPED.small_store_open_score,
 )  # fmt: skip
-BEFORE_LABEL = "before (main, 7ecd3e0)"
+BEFORE_LABEL = "before (main as shipped)"
 REOPENED = "main's coefficients, open scores chosen again"
 TOKEN_CEILING = 900
-CUT_GRID = (0.3, 0.35, 0.4, 0.45, 0.5, 0.52, 0.55, 0.6, 0.7)
+CUT_GRID = (0.3, 0.35, 0.36, 0.37, 0.38, 0.4, 0.45, 0.5, 0.52, 0.55, 0.6, 0.7)
 FIT_ROUNDS = 4
 LAST = "**fit on all three**"
 L2 = 1.0
@@ -186,6 +187,8 @@ class Rows:
     # on saved rows).
     texts: list[str] = field(default_factory=list)
     stores: list[str] = field(default_factory=list)
+    # Per row, flags not among the shipped features (``EXTRA``, tried with ``--extra``).
+    extra: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def rows_of(name: str, asked: list[Asked], policy: RecallPolicy, grade: float = 0.0) -> Rows:
@@ -199,6 +202,7 @@ def rows_of(name: str, asked: list[Asked], policy: RecallPolicy, grade: float = 
     texts: list[str] = []
     stores: list[str] = []
     legs: dict[str, list[float]] = {"text": [], "vector": []}
+    extra: dict[str, list[float]] = {name: [] for name in EXTRA}
     for number, item in enumerate(asked):
         built, gathered, question = item.built, item.evidence, item.question
         ranking, ranked = rank(
@@ -209,6 +213,7 @@ def rows_of(name: str, asked: list[Asked], policy: RecallPolicy, grade: float = 
             gathered.candidates, gathered.facts, open_policy, reading
         )
         holds = built.by_memory
+        moved = moved_side(built, gathered, open_policy)
         for scored in ranking.items:
             candidate = ranked.candidates[scored.memory.id]
             # Judged as the opening decision saw it: before the episode leg joined.
@@ -225,6 +230,8 @@ def rows_of(name: str, asked: list[Asked], policy: RecallPolicy, grade: float = 
             weight.append(scored.weight * scored.recency)
             rrf.append(scored.rrf)
             tokens.append(line_tokens(scored.memory))
+            extra["named_day"].append(float(scored.memory.id in gathered.facts.window_named))
+            extra["other_side"].append(float(scored.memory.id == moved))
         evidence.append(len(question.evidence))
         category.append(question.category)
         texts.append(question.text)
@@ -236,8 +243,29 @@ def rows_of(name: str, asked: list[Asked], policy: RecallPolicy, grade: float = 
         name, np.asarray(x), np.asarray(label), np.asarray(keys), np.asarray(qid),
         np.asarray(weight), np.asarray(rrf), np.asarray(tokens), np.asarray(evidence),
         {leg: np.asarray(v) for leg, v in legs.items()}, category, np.asarray(opener, dtype=bool),
-        texts, stores,
+        texts, stores, {name: np.asarray(v) for name, v in extra.items()},
     )  # fmt: skip
+
+
+# Candidate flags tried as features with ``--extra`` (not shipped features): the memory names a
+# day of the message's window (time_legs.named_day_leg, dates13), and it is the yes/no
+# question's other side that joined the first ten (sides_policy.other_side, sides13).
+EXTRA = ("named_day", "other_side")
+
+
+def moved_side(built: Built, gathered: Evidence, policy: RecallPolicy) -> str | None:
+    """The memory the yes/no rule moved into the first ten (sides_policy.other_side, read on
+    the ranking made without it), or None."""
+    asked = gathered.facts.yes_or_no
+    if not asked:
+        return None
+    plain, _ = rank(
+        built.store, gathered, built.conversation.now, replace(policy, other_side_depth=0),
+        built.zone,
+    )  # fmt: skip
+    items = plain.items
+    found = other_side([s.memory.content for s in items], asked, policy)
+    return None if found is None else items[found].memory.id
 
 
 _LINES: dict[str, int] = {}
@@ -293,7 +321,7 @@ def _newton(
 def probabilities(rows: Rows, bias: float, weights: dict[str, float]) -> np.ndarray:
     """Each row's relevance under a fit, as the opening decision reads it (0 for a row only the
     episode leg brought)."""
-    coefficients = np.asarray([weights[f] for f in FEATURES])
+    coefficients = np.asarray([weights.get(f, 0.0) for f in FEATURES])
     p = 1.0 / (1.0 + np.exp(-np.clip(bias + rows.x @ coefficients, -60, 60)))
     return np.where(rows.opener, p, 0.0)
 
@@ -522,11 +550,18 @@ def main() -> int:
         help="report main's reading and one where a match on numbers and units alone has no "
         "coverage (rows saved as NAME-True / NAME-False)",
     )  # fmt: skip
+    parser.add_argument(
+        "--extra", action="store_true",
+        help=f"fit with the candidate flags {', '.join(EXTRA)} as features too (not shipped)",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.extra and not args.rows:
+        parser.error("--extra fits saved rows: give --rows (made with --save-rows)")
     REGULARISATION["l2"] = args.l2
     if args.rows:
         with args.rows.open("rb") as source:
-            report(pickle.load(source))
+            saved = pickle.load(source)
+        report(with_extra(saved) if args.extra else saved)
         return 0
     args.stores.mkdir(parents=True, exist_ok=True)
     started = time.time()
@@ -579,6 +614,20 @@ def main() -> int:
         report(rows)
     print(f"\nwall time {time.time() - started:.0f} s")
     return 0
+
+
+def with_extra(rows: dict[str, Rows]) -> dict[str, Rows]:
+    """The rows with the ``EXTRA`` flags as features after the shipped ones (monotone, as the
+    legs' are); the fits then weigh them, the shipped coefficients give them 0."""
+    global FEATURES, MONOTONE
+    if any(not data.extra for data in rows.values()):
+        raise SystemExit("these rows hold no extra flags: save them again with --save-rows")
+    FEATURES = (*FEATURES, *EXTRA)
+    MONOTONE = MONOTONE | frozenset(EXTRA)
+    return {
+        name: replace(data, x=np.hstack([data.x, *(data.extra[e][:, None] for e in EXTRA)]))
+        for name, data in rows.items()
+    }
 
 
 def variant_rows(sets: dict[str, list[Asked]], base: RecallPolicy, grade: float) -> dict[str, Rows]:
@@ -647,7 +696,7 @@ def report(rows: dict[str, Rows]) -> None:
     print_table(
         ("policy", "open_score", "relative_cut", *FEATURES, "bias"),
         [
-            [label, f.open_score, f.cut, *(f.weights[name] for name in FEATURES), f.bias]
+            [label, f.open_score, f.cut, *(f.weights.get(name, 0.0) for name in FEATURES), f.bias]
             for label, f in fits.items()
         ],
     )

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import moved_modules  # noqa: F401  (an old checkout's modules under today's paths)
 
 from memoryd.config.settings import resolve_settings
+from memoryd.ids import IdGenerator
 from memoryd.providers.embedder import Embedder, LocalMiniLM
 from memoryd.providers.llm import Gateway, load_routes
 from memoryd.service import MemoryService
@@ -24,10 +25,11 @@ def open_with_store(
     embedder: Embedder | None = None,
     gateway: Gateway | None = None,
     environ: Mapping[str, str] | None = None,
+    ids: IdGenerator | None = None,
 ) -> tuple[Store, MemoryService]:
     """The store at ``where`` (a file path or a PostgreSQL URL), created if needed, and a
     service over it wired as ``memoryd.wiring.open_service`` wires one (the owner's zone, the LLM
-    routes of the settings' home unless a gateway is given)."""
+    routes of the settings' home unless a gateway is given; ids from ``ids`` when given)."""
     settings = resolve_settings(where, environ)
     store = open_store(settings, create=True)
     try:
@@ -36,6 +38,8 @@ def open_with_store(
             embedder or LocalMiniLM(),
             gateway=gateway if gateway is not None else Gateway(load_routes(settings.home)),
             zone=settings.zone,
+            # Passed only when given: an older tree's service (bench_recall --tree) takes none.
+            **({"ids": ids} if ids is not None else {}),
         )
     except BaseException:
         store.close()

@@ -90,6 +90,7 @@ class MemoryService:
         clock: Clock = utc_now,
         zone: tzinfo = UTC,
         home: Path | None = None,
+        ids: IdGenerator | None = None,
     ) -> None:
         check_embedding_signature(store, embedder)
         # The owner's time zone: days in time windows and episodes are the owner's days.
@@ -97,7 +98,7 @@ class MemoryService:
         self._embedder, self._gateway = embedder, gateway or Gateway({})
         self._tokenizer = tokens = tokenizer or O200kTokenizer()
         self._clock = now = _Clock(clock)
-        ids = IdGenerator()
+        ids = ids or IdGenerator()
         ledger = Ledger(store, ids)
         policy = policy or PromotionPolicy()
         recall_policy = recall_policy or RecallPolicy()

@@ -261,8 +261,11 @@ def expansion_terms(
     """Up to ``count`` words the ``top`` memories hold and the message does not, most
     telling first (how many of them hold it × its inverse document frequency among the
     ``active`` memories); words held by more than ``most`` active memories are left out."""
-    held = Counter(w for m in top for w in set(query_terms(m.content)) if w not in words)
-    shared = [w for w, n in held.most_common() if n >= min(2, len(top))][: 4 * count]
+    # Words in the order the memories first hold them, ties by the word itself: never in a
+    # set's order, which moves with Python's hash seed.
+    held = Counter(w for m in top for w in dict.fromkeys(query_terms(m.content)) if w not in words)
+    ranked = sorted(held, key=lambda w: (-held[w], w))
+    shared = [w for w in ranked if held[w] >= min(2, len(top))][: 4 * count]
     if not shared:
         return []
     frequency = store.text.search(shared, 0).document_frequency
@@ -272,7 +275,7 @@ def expansion_terms(
         for w in shared
         if 0 < frequency.get(w, 0) <= most
     }
-    return sorted(scored, key=lambda w: -scored[w])[:count]
+    return sorted(scored, key=lambda w: (-scored[w], w))[:count]
 
 
 def _adjacent(anchor: Memory, events: Sequence[Memory], within: int) -> dict[str, int]:
