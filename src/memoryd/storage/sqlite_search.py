@@ -282,15 +282,13 @@ def fewest(phrases: Sequence[str]) -> list[str]:
     """The phrases as the index splits them into words ("2026-11-20" is "2026 11 20"), less
     those holding another in a row (a text holding "2026 11 20" holds "11 20"): the same
     matches for fewer postings read."""
-    forms = dict.fromkeys(tuple(_WORD.findall(p.lower())) for p in phrases)
+    forms = dict.fromkeys(tuple(_WORD.findall(phrase.lower())) for phrase in phrases)
     forms.pop((), None)
-    return [
-        " ".join(form)
-        for form in forms
-        if not any(
-            form[i:j] in forms
-            for i in range(len(form))
-            for j in range(i + 1, len(form) + 1)
-            if j - i < len(form)
-        )
-    ]
+    shortest = min(map(len, forms), default=0)
+    kept: list[str] = []
+    for form in forms:
+        size = len(form)
+        parts = (form[i : i + n] for n in range(shortest, size) for i in range(size - n + 1))
+        if not any(part in forms for part in parts):
+            kept.append(" ".join(form))
+    return kept
