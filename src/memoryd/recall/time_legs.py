@@ -1,7 +1,8 @@
 """The time leg (SPEC §4; extended in docs/recall.md, "Days a memory names"): the events that
 happened inside the message's time window, closest to its focus first, and before them the
 memories whose text names one of its days ("Booked a check-up on November 15", made on the
-2nd, for "What did I have on November 15?")."""
+2nd, for "What did I have on November 15?"), in figures ("Tax office 24/11") or from the day
+it was written ("Dinner at Rui's tomorrow", made on the 9th, for "What's on for the 10th?")."""
 
 from __future__ import annotations
 
