@@ -7,9 +7,14 @@ is the time leg as the SPEC first wrote it.
 
 from __future__ import annotations
 
+from zoneinfo import ZoneInfo
+
 from memoryd.memory.model import Kind
 from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.time_legs import named_day_leg
+from memoryd.recall.time_window_policy import find_time_window
 from memoryd.service import MemoryService
+from memoryd.storage.protocols import PhrasesWritten
 
 from .recall_support import NOW, event, item_ids, november, recall_under, remember
 
@@ -46,3 +51,92 @@ def test_the_text_index_finds_words_in_a_row_not_scattered(service: MemoryServic
     assert set(held) == {booked.id, fact.id}
     assert events_only == [booked.id]
     assert service.store.text.holding(["november 15"], 0) == []
+
+
+# Days as a person writes them to an assistant, each memory made on its day of November 2026,
+# and the day it names worked out by hand from that day (November 2026: the 2nd is a Monday).
+WRITTEN_DAYS = [
+    # (text, made on, the day it names)
+    ("Dentist on the 15th at 9, Dr Okafor", 2, 15),
+    ("Ana's recital is on the 3rd, bring flowers", 20, 33),  # 3 December
+    ("Dinner at Rui's place tomorrow at 8", 9, 10),
+    ("The plumber comes the day after tomorrow, morning", 16, 18),
+    ("Parents' evening at the school tonight", 11, 11),
+    ("Call the landlord on Friday about the boiler", 23, 27),
+    ("Haircut next Monday at 5 PM", 4, 9),
+    ("The sofa is delivered in two days", 19, 21),
+    ("Tax office appointment 24/11, bring the forms", 3, 24),
+    ("Vet for the cat 11/25 at 10:30", 3, 25),
+    ("Renew the passport by 26.11.", 5, 26),
+    ("Flight to Porto 2026-11-28 at 7:40", 1, 28),
+]
+
+
+def test_days_written_as_people_write_them_are_found_for_that_day(
+    service: MemoryService,
+) -> None:
+    """Each memory is recalled by the time leg for the day its words name, read from the day
+    it was made ("tomorrow" made on the 9th is the 10th), and by no other day (an event made
+    on the asked day is in its window as it always was); "5/11"
+    (5 November or May 11) and "the 15th floor" name no day."""
+    made = {text: event(service, text, november(day)).id for text, day, _ in WRITTEN_DAYS}
+    ambiguous = event(service, "Car service 5/11 at the garage", november(1))
+    floor = event(service, "Lisbon office moved to the 15th floor", november(4))
+    named = {text: named for text, _, named in WRITTEN_DAYS}
+    made_on = {text: day for text, day, _ in WRITTEN_DAYS}
+
+    for text, memory_id in made.items():
+        window = "December 3" if named[text] == 33 else f"November {named[text]}"
+        result = service.recall(f"What's on for {window}?", now=november(1))
+        timed = [s.memory.id for s in result.packed.items if s.ranks.get("time")]
+        assert memory_id in timed, (text, window)
+        others = {made[t] for t in made if named[text] not in (named[t], made_on[t])}
+        assert not others & set(timed), (text, window)
+    for day in (5, 15):
+        result = service.recall(f"What's on for November {day}?", now=november(1))
+        assert not {ambiguous.id, floor.id} & {s.memory.id for s in result.packed.items}
+
+
+def test_words_naming_a_day_are_read_only_from_memories_written_near_it(
+    service: MemoryService,
+) -> None:
+    """``TextSearch.holding_written``: "tomorrow" counts only in a memory written in the span
+    given (its time, not its text), in either backend."""
+    near = event(service, "Pick up the keys tomorrow", november(9))
+    event(service, "Pick up the parcel tomorrow", november(20))
+    fact = remember(service, "Swimming lesson tomorrow", now=november(9, 18))
+    start, end = november(8, 0), november(10, 0)
+
+    held = service.store.text.holding_written([PhrasesWritten(("tomorrow",), start, end)], 10)
+    events_only = service.store.text.holding_written(
+        [PhrasesWritten(("tomorrow",), start, end)], 10, [Kind.EVENT]
+    )
+    both = service.store.text.holding_written(
+        [
+            PhrasesWritten(("keys",), november(1, 0), november(2, 0)),
+            PhrasesWritten(("swimming",), start, end),
+        ],
+        10,
+    )
+
+    assert set(held) == {near.id, fact.id}
+    assert events_only == [near.id]
+    assert both == [fact.id]
+
+
+def test_a_window_at_the_calendars_end_reads_no_day_beyond_it(service: MemoryService) -> None:
+    """The days around a window at the calendar's ends stop at them: recall answers."""
+    booked = event(service, "Booked the time capsule opening for 9999-12-28", november(2))
+
+    last = service.recall("What happens on 9999-12-28?", now=november(3))
+    first = service.recall("What happened on 0001-01-03?", now=november(3))
+
+    assert item_ids(last) == [booked.id]
+    assert first.window is not None and first.window.start.year == 1
+    # In an owner's zone either side of UTC too, whose calendar ends are past the stores'.
+    for zone in (ZoneInfo("America/New_York"), ZoneInfo("Asia/Tokyo")):
+        for message in ("What happens on 9999-12-28?", "What happened on 0001-01-05?"):
+            window = find_time_window(message, november(3), zone)
+            assert window is not None
+            named, _ = named_day_leg(service.store, window, 50, 7)
+            assert named == ([booked.id] if window.start.year == 9999 else [])

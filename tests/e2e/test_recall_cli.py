@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import shlex
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -343,3 +344,59 @@ def test_a_weekday_that_recurs_names_no_day(cli: Cli, seeded: Callable[[], Any])
 
     assert result["items"][0]["id"] == habit.id
     assert result["time_window"] is None
+
+
+def test_days_written_as_people_write_them_are_recalled_for_that_day(cli: Cli) -> None:
+    """Notes remembered with the CLI as a person types them ("the 15th", "tomorrow",
+    "24/11"), each read from the day it was remembered, come back from the time leg when the
+    question names their day as a person asks it."""
+    cli.ok("init")
+
+    def remember(text: str, day: int, *options: str) -> str:
+        made = cli.json("remember", text, *options, "--now", f"2026-11-{day:02d}T10:00:00Z")
+        return str(made["id"])
+
+    dentist = remember("Dentist on the 15th at 9, Dr Okafor", 2)
+    dinner = remember("Dinner at Rui's place tomorrow at 8", 9)
+    taxes = remember("Tax office 24/11, bring the forms", 3)
+    remember(
+        "Repotted the basil on the balcony", 9, "--kind", "event", "--occurred-at", "2026-11-09"
+    )
+    remember("The garage said the car is ready on the 20th", 4)
+
+    def timed(message: str, now: str) -> tuple[list[str], str]:
+        result = cli.json("recall", message, "--now", now)
+        window = result["time_window"]["start"] if result["time_window"] else ""
+        return [i["id"] for i in result["items"] if "time" in i["legs"]], window
+
+    fifteenth = timed("What's on for the 15th?", "2026-11-10T12:00:00Z")
+    assert fifteenth[0] == [dentist] and fifteenth[1].startswith("2026-11-15")
+    on_the_10th = timed("Anything tomorrow?", "2026-11-09T20:00:00Z")
+    assert on_the_10th[0] == [dinner] and on_the_10th[1].startswith("2026-11-10")
+    taxes_day = timed("What do I have on Tuesday?", "2026-11-22T12:00:00Z")
+    assert taxes_day[0] == [taxes] and taxes_day[1].startswith("2026-11-24")
+
+
+def test_the_readmes_dates_example_recalls_as_printed(cli: Cli) -> None:
+    """The README's dates example, run as written after the quick start's memories, prints the
+    memory lines the README shows: the note for the asked Tuesday ("24/11") first."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sh\n(.*?)```", readme, re.DOTALL)
+    quick_start = next(b for b in blocks if "memoryd remember" in b)
+    example = next(b for b in blocks if "memoryd recall" in b and "--now" in b)
+    shown = readme.split(example, 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    expected = [line for line in shown.splitlines() if line.startswith("- [")]
+    remembers = [
+        shlex.split(line)[1:]
+        for line in (quick_start + example).splitlines()
+        if line.startswith("memoryd remember ")
+    ]
+    [asked] = [shlex.split(line)[1:] for line in example.splitlines() if "recall" in line]
+    cli.ok("init")
+    for command in remembers:
+        cli.ok(*command)
+
+    printed = cli.ok(*asked)
+
+    assert expected[0] == "- [fact] Tax office 24/11, bring the forms"
+    assert [line for line in printed.splitlines() if line.startswith("- [")] == expected

@@ -15,6 +15,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     (
         "bounds_policy",
         "dates_policy",
+        "day_words_policy",
         "time_window_policy",
         "address_policy",
         "sides_policy",

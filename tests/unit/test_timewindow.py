@@ -341,3 +341,48 @@ def test_a_day_without_a_year_said_of_what_is_to_come_is_the_nearest(
 ) -> None:
     """Asked on 10 March, "March 15" of a plan is this year's, days ahead, not last year's."""
     assert days(find_time_window(message, IN_MARCH))[0] == first
+
+
+# Asked on Tuesday 10 November 2026.
+ON_THE_10TH = datetime(2026, 11, 10, 9, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("message", "first"),
+    [
+        ("Anything tomorrow?", date(2026, 11, 11)),
+        ("What's on the day after tomorrow?", date(2026, 11, 12)),
+        ("What's on for the 15th?", date(2026, 11, 15)),  # to come
+        ("What did I do on the 3rd?", date(2026, 11, 3)),  # gone
+        ("What's on for the 3rd?", date(2026, 12, 3)),  # to come: next month's
+        ("What do I have on Friday?", date(2026, 11, 13)),  # to come
+        ("What did I have on Friday?", date(2026, 11, 6)),  # gone
+        ("What's on 15/11?", date(2026, 11, 15)),
+        ("What's on 15.11.?", date(2026, 11, 15)),
+        ("What have I booked for 11/25?", date(2026, 11, 25)),
+    ],
+)
+def test_days_as_people_ask_about_them(message: str, first: date) -> None:
+    assert days(find_time_window(message, ON_THE_10TH)) == (first, first + timedelta(days=1))
+
+
+@pytest.mark.parametrize(
+    "message", ["What's on 5/11?", "Who lives on the 15th floor?", "What's the 3rd time I asked?"]
+)
+def test_a_day_the_message_does_not_make_plain_names_no_window(message: str) -> None:
+    assert find_time_window(message, ON_THE_10TH) is None
+
+
+@pytest.mark.parametrize(
+    ("message", "now"),
+    [
+        ("Anything tomorrow?", datetime(9999, 12, 31, 12, tzinfo=UTC)),
+        ("What did I do today?", datetime(9999, 12, 31, 12, tzinfo=UTC)),
+        ("What do I have on Friday?", datetime(9999, 12, 31, 12, tzinfo=UTC)),
+        ("What did I do yesterday?", datetime(1, 1, 1, 12, tzinfo=UTC)),
+    ],
+)
+def test_a_day_past_the_calendars_end_names_no_window(message: str, now: datetime) -> None:
+    """At the calendar's ends a relative day may have no day to name (or none after it):
+    no window, not an error."""
+    assert find_time_window(message, now) is None

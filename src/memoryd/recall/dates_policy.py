@@ -4,8 +4,9 @@ April 9", "April 30 - May 2"), a month of a year ("August 2023") or a year ("in 
 from a message (:func:`explicit_date`, a day without a year being the most recent such day) or
 from a memory's text (:func:`named_days`, a day without a year being the one nearest the day it
 was written: "my appointment is on March 15", written on 2 March, is 15 March to come).
-Numeric day-and-month forms ("6/4", "6-7/4") are not read: which number is the month is the
-writer's custom, not something the text says.
+Numbers for a day and a month are read only when the text itself says which is the month
+(:func:`numeric_days`): "15/11" and "11/15" (a number over 12 is the day), "15.11." (dotted is
+day first), "2026/11/15"; not "5/11", which is 5 November to some writers and May 11 to others.
 """
 
 from __future__ import annotations
@@ -50,7 +51,16 @@ def explicit_date(
     days, a month of a year, or a year. A day without a year is the most recent such day,
     ``today`` included, or (``nearest``) the one nearest ``today``, either way."""
     found: list[DaySpan] = []
-    for finder in (_iso_days, _iso_months, _days_and_months, _day_runs, _month_year, _year):
+    finders = (
+        _iso_days,
+        _iso_months,
+        numeric_days,
+        _days_and_months,
+        _day_runs,
+        _month_year,
+        _year,
+    )
+    for finder in finders:
         try:
             found.extend(s for s in finder(text, today, nearest) if s.begin >= since)
         except OverflowError:  # a date at the calendar's end (9999-12-31) has no day after it
@@ -67,7 +77,7 @@ def named_days(text: str, written: date) -> list[DaySpan]:
     year read as the one nearest ``written``, the day the text was written."""
     lowered = " ".join(text.lower().split())
     found: list[DaySpan] = []
-    for finder in (_iso_days, _days_and_months, _day_runs):
+    for finder in (_iso_days, numeric_days, _days_and_months, _day_runs):
         try:
             found.extend(finder(lowered, written, True))
         except OverflowError:
@@ -92,7 +102,7 @@ def day_phrases(first: date, after: date) -> list[str]:
     phrases: dict[str, None] = {}
     day = first
     while day < after:
-        number, ordinal = str(day.day), f"{day.day}{_ordinal(day.day)}"
+        number, ordinal = str(day.day), f"{day.day}{ordinal_suffix(day.day)}"
         for month in (calendar.month_name[day.month], calendar.month_abbr[day.month]):
             month = month.lower()
             phrases.update(
@@ -110,7 +120,24 @@ def day_phrases(first: date, after: date) -> list[str]:
     return list(phrases)
 
 
-def _ordinal(day: int) -> str:
+def numeric_phrases(first: date, after: date) -> list[str]:
+    """How a text writes a day in [first, after) in numbers, in the forms :func:`numeric_days`
+    reads: "15/11", "11/15" (a day over 12 only), "15.11.", "05.11.", "2026-11-15",
+    "2026/11/15"."""
+    phrases: dict[str, None] = {}
+    day = first
+    while day < after:
+        d, m, y = day.day, day.month, day.year
+        forms = [f"{d}.{m}.", f"{d:02}.{m:02}.", f"{y}-{m:02}-{d:02}", f"{y}/{m:02}/{d:02}"]
+        if d > 12 or d == m:
+            forms += [f"{d}/{m}", f"{m}/{d}", f"{d:02}/{m:02}", f"{m:02}/{d:02}"]
+        phrases.update(dict.fromkeys(forms))
+        day += timedelta(days=1)
+    return list(phrases)
+
+
+def ordinal_suffix(day: int) -> str:
+    """ "st", "nd", "rd" or "th" for a day of the month."""
     if day in (11, 12, 13):
         return "th"
     return {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
@@ -128,6 +155,46 @@ def _iso_months(text: str, today: date, nearest: bool) -> Iterator[DaySpan]:
         if 1 <= int(match[2]) <= 12 and int(match[1]) >= 1000:
             first = date(int(match[1]), int(match[2]), 1)
             yield DaySpan(first, next_month(first), match.start(), match.end())
+
+
+# Day and month in numbers (see the module's docstring): slashed, either order, an optional
+# year after; dotted, day first, ending in a dot or a year; a year first, slashed. Not in a
+# longer run of numbers ("1/2/3", "3.4.5"), nor "24/7" (all the time).
+_SLASHED = re.compile(r"(?<![\w/.-])(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?![\w/]|\.\d)")
+_DOTTED = re.compile(r"(?<![\w/.])(\d{1,2})\.(\d{1,2})\.(?:(\d{4})\b|(?![\w.]))")
+_FIGURES = re.compile(r"\d[/.]\d")
+_YEAR_SLASHED = re.compile(r"(?<![\w/.-])(\d{4})/(\d{1,2})/(\d{1,2})(?![\w/])")
+
+
+def numeric_days(text: str, today: date, nearest: bool) -> Iterator[DaySpan]:
+    """Every day written in numbers whose order the text makes plain (see ``_SLASHED``); a day
+    without a year is resolved as a named one is (``nearest``, or the most recent)."""
+    if not _FIGURES.search(text):  # most texts hold none: one quick look first
+        return
+    for match in _SLASHED.finditer(text):
+        if match[0] == "24/7":
+            continue
+        year = match[3] if match[3] is None or len(match[3]) == 4 else f"20{match[3]}"
+        first, second = int(match[1]), int(match[2])
+        readings = {
+            found
+            for month, number in ((second, first), (first, second))
+            if (found := _resolve(month, number, year, today, nearest)) is not None
+        }
+        if len(readings) == 1:
+            yield _one_day(readings.pop(), match)
+    for match in _DOTTED.finditer(text):
+        day = _resolve(int(match[2]), int(match[1]), match[3], today, nearest)
+        if day is not None:
+            yield _one_day(day, match)
+    for match in _YEAR_SLASHED.finditer(text):
+        day = valid_date(int(match[1]), int(match[2]), int(match[3]))
+        if day is not None:
+            yield _one_day(day, match)
+
+
+def _one_day(day: date, match: re.Match[str]) -> DaySpan:
+    return DaySpan(day, day + timedelta(days=1), match.start(), match.end())
 
 
 # A day and a month, either way round, with an optional year: "16 June, 2023", "8th December

@@ -1,18 +1,30 @@
 """The time leg (SPEC §4; extended in docs/recall.md, "Days a memory names"): the events that
 happened inside the message's time window, closest to its focus first, and before them the
 memories whose text names one of its days ("Booked a check-up on November 15", made on the
-2nd, for "What did I have on November 15?")."""
+2nd, for "What did I have on November 15?"), in figures ("Tax office 24/11") or from the day
+it was written ("Dinner at Rui's tomorrow", made on the 9th, for "What's on for the 10th?")."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from memoryd.memory.model import Kind, Memory
-from memoryd.recall.dates_policy import day_phrases, names_day_within
+from memoryd.recall.dates_policy import day_phrases, names_day_within, numeric_phrases
+from memoryd.recall.day_words_policy import (
+    LONGEST_AHEAD,
+    ordinal_phrases,
+    relative_day_within,
+    weekday_phrases,
+)
 from memoryd.recall.time_window_policy import TimeWindow
-from memoryd.storage.protocols import Store
+from memoryd.storage.protocols import PhrasesWritten, Store
+
+# How a memory's text is read for a day in [first, after), given the day it was written.
+Reading = Callable[[str, date, date, date], date | None]
+# "The 15th" names a day up to this far after it was written (the 31st, over a short month).
+_MONTH_DAY_AHEAD = 62
 
 
 @dataclass(frozen=True)
@@ -59,27 +71,72 @@ def named_day_leg(
     """Active memories whose text names a day inside the window ("my appointment is on March
     15", whenever it was written), closest to its focus first, and the memories read to find
     them; none for a window of more than ``longest`` days or with no start. The text index
-    finds those holding a day's written forms ("march 15", "15th of march"); each one's text is
-    then read for the dates it names, a date without a year being the one nearest the day it
-    was written (dates_policy.named_days). The window's own events (``inside``) are not read
-    again."""
+    finds those holding a day's written forms ("march 15", "15th of march", "15/3", "15.3."),
+    and those written in the days around the window that hold a word naming a day from the
+    day they were written ("tomorrow", "on friday", "the 15th": :func:`written_near`); each
+    one's text is then read for the days it names (dates_policy.names_day_within, or
+    day_words_policy.relative_day_within for those found by such a word alone). The window's
+    own events (``inside``) are not read again."""
     first, after = window.start.date(), window.end.date()
     if window.open_start or not 0 < (after - first).days <= longest:
         return [], {}
-    held = [
-        i for i in store.text.holding(day_phrases(first, after), depth, kinds) if i not in inside
-    ]
-    memories = store.memories.get_many(held)
+    # Each way of naming a day has its own limit: figures ("11/20") the SQLite index cannot
+    # tell from a time ("11:20"), and a store's newest "11:20"s must not crowd "november 20" out.
+    # A memory is read for what it was found by: its words naming a day from the day it was
+    # written, or days written out (a text holding both is found by both).
+    found: dict[str, set[Reading]] = {}
+    for ids, reading in (
+        (store.text.holding(day_phrases(first, after), depth, kinds), names_day_within),
+        (store.text.holding(numeric_phrases(first, after), depth, kinds), names_day_within),
+        (store.text.holding_written(written_near(window), depth, kinds), relative_day_within),
+    ):
+        for memory_id in ids:
+            if memory_id not in inside:
+                found.setdefault(memory_id, set()).add(reading)
+    memories = store.memories.get_many(list(found))
     zone = window.start.tzinfo
     named: list[tuple[float, str]] = []
-    for memory_id in held:
+    for memory_id, readings in found.items():
         memory = memories.get(memory_id)
         if memory is None:
             continue
         written = (memory.occurred_at or memory.created_at).astimezone(zone).date()
-        day = names_day_within(memory.content, written, first, after)
+        days = [read(memory.content, written, first, after) for read in readings]
+        day = min((d for d in days if d is not None), default=None)
         if day is not None:
             middle = datetime.combine(day, datetime.min.time(), tzinfo=zone) + timedelta(hours=12)
             named.append((abs((middle - window.focus).total_seconds()), memory.id))
     named.sort(key=lambda pair: pair[0])
     return [memory_id for _, memory_id in named], memories
+
+
+def written_near(window: TimeWindow) -> list[PhrasesWritten]:
+    """The words that name a day of the window from the day they were written, each with the
+    days a memory holding it must have been written in (its time, not its text, bounds it):
+    "tomorrow" the day or two before ("the day after tomorrow"), "today" and "tonight" on
+    it, "yesterday" the day or two after, a weekday's name the week before or after ("on
+    Friday", "last Friday"; for a window shorter than a week), "days" the fortnight before
+    ("in two days"), "the 15th" the two months before."""
+    start, end = window.start, window.end
+    first, after = start.date(), end.date()
+    today = ("today", "tonight", "this morning", "this afternoon", "this evening")
+    # Asked about a whole week, every weekday's name is in it: the fortnight's memories naming
+    # any weekday, read for little (a week's window reads the week's own events already).
+    weekdays = weekday_phrases(first, after) if (after - first).days < 7 else []
+    return [
+        PhrasesWritten(("tomorrow",), _moved(start, -2), _moved(end, -1)),
+        PhrasesWritten(today, start, end),
+        PhrasesWritten(("yesterday",), _moved(start, 1), _moved(end, 2)),
+        PhrasesWritten(tuple(weekdays), _moved(start, -7), _moved(end, 7)),
+        PhrasesWritten(("days",), _moved(start, -LONGEST_AHEAD), _moved(end, -1)),
+        PhrasesWritten(tuple(ordinal_phrases(first, after)), _moved(start, -_MONTH_DAY_AHEAD), end),
+    ]
+
+
+def _moved(instant: datetime, days: int) -> datetime:
+    """``instant`` moved by ``days``, stopping at the calendar's first or last day."""
+    try:
+        return instant + timedelta(days=days)
+    except OverflowError:
+        # In UTC, where the stores keep their times: the edge in another zone is past them.
+        return (datetime.min if days < 0 else datetime.max).replace(tzinfo=UTC)

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from functools import partial
 
 from memoryd.recall.dates_policy import (
     EARLIEST,
@@ -26,6 +28,7 @@ from memoryd.recall.dates_policy import (
     next_month,
     valid_date,
 )
+from memoryd.recall.day_words_policy import month_days
 
 _WEEKDAYS = {name.lower(): n for n, name in enumerate(calendar.day_name)}
 _NUMBERS = {
@@ -44,7 +47,7 @@ _SPAN_EDGE = re.compile(r"\b(until|till|by|as of|up to|before|since|after)\s+(?:
 # is this year's; "What did I plan for March 15?" asked on 20 March too).
 _AHEAD = re.compile(
     r"\b(?:will|shall|going to|gonna|plan|plans|planned|planning|scheduled|booked|upcoming|"
-    r"coming|due|what's on|what is on)\b|'ll\b"
+    r"coming|due|what's on|what is on|do i have|do we have|have i got|have we got)\b|'ll\b"
 )
 # Days listed one after another make one window, if they are at most this far apart (a run of
 # days is read up to 62 days long, dates_policy).
@@ -103,10 +106,21 @@ def find_time_window(message: str, now: datetime, zone: tzinfo = UTC) -> TimeWin
             or explicit
         )
         return _window(span, text, zone)
-    for finder in (_relative_day, _ago, _relative_span, _weekday, _month_name):
-        found = finder(text, today)
-        if found is not None:
-            return _window(found, text, zone)
+    finders: tuple[Callable[[str, date], DaySpan | None], ...] = (
+        partial(_month_day, ahead=nearest),
+        _relative_day,
+        _ago,
+        _relative_span,
+        partial(_weekday, ahead=nearest),
+        _month_name,
+    )
+    for finder in finders:
+        try:
+            found = finder(text, today)
+            if found is not None:
+                return _window(found, text, zone)
+        except OverflowError:  # a day before the calendar's first or after its last
+            continue
     return None
 
 
@@ -218,7 +232,9 @@ def _span_edge(text: str, edge: DaySpan, today: date) -> DaySpan | None:
 def _relative_day(text: str, today: date) -> DaySpan | None:
     for phrase, offset in (
         ("day before yesterday", -2),
+        ("day after tomorrow", 2),
         ("yesterday", -1),
+        ("tomorrow", 1),
         ("today", 0),
         ("tonight", 0),
         ("this morning", 0),
@@ -280,9 +296,16 @@ def _relative_span(text: str, today: date) -> DaySpan | None:
     return DaySpan(date(year, 1, 1), date(year + 1, 1, 1), match.start(), match.end())
 
 
-def _weekday(text: str, today: date) -> DaySpan | None:
-    """ "last Monday", "on Friday" (the most recent, today included), "next Saturday" (the
-    first to come); a weekday that recurs (see ``_EVERY``) is skipped."""
+def _month_day(text: str, today: date, *, ahead: bool) -> DaySpan | None:
+    """ "the 15th": the coming one in a message about what is to come (``ahead``), else the
+    most recent, today included either way (day_words_policy.month_days)."""
+    return next(month_days(text, today, ahead=ahead), None)
+
+
+def _weekday(text: str, today: date, *, ahead: bool = False) -> DaySpan | None:
+    """ "last Monday", "on Friday" (the most recent, today included, or in a message about
+    what is to come, ``ahead``, the coming one, today included: "what do I have on Friday?"),
+    "next Saturday" (the first to come); a weekday that recurs (see ``_EVERY``) is skipped."""
     run = rf"(?:{_WEEKDAY})(?:\s*(?:,|\band\b|\bor\b)\s*(?:{_WEEKDAY}))*"
     pattern = (
         rf"\b(?:(last|this|on|next|every|each)\s+(?:other\s+)?)?({run})\b(\s+{_PARTS_OF_DAY}\b)?"
@@ -295,6 +318,8 @@ def _weekday(text: str, today: date) -> DaySpan | None:
         target = _WEEKDAYS[first[0]]
         if match[1] == "next":
             day = today + timedelta(days=(target - today.weekday()) % 7 or 7)
+        elif ahead and match[1] != "last":
+            day = today + timedelta(days=(target - today.weekday()) % 7)
         else:
             back = (today.weekday() - target) % 7
             if back == 0 and match[1] == "last":

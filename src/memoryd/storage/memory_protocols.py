@@ -169,6 +169,16 @@ class TextResult:
     document_frequency: Mapping[str, int]
 
 
+@dataclass(frozen=True)
+class PhrasesWritten:
+    """Phrases a memory written in [start, end) may hold ("tomorrow", written the day before
+    the one asked about): :meth:`TextSearch.holding_written`."""
+
+    phrases: tuple[str, ...]
+    start: datetime
+    end: datetime
+
+
 class TextSearch(Protocol):
     """Full-text (BM25) search over active memories."""
 
@@ -181,6 +191,14 @@ class TextSearch(Protocol):
     def holding(self, phrases: Sequence[str], k: int, kinds: Sequence[Kind] = ()) -> list[str]:
         """Up to ``k`` active memories (of ``kinds``, when given) whose text holds any of
         ``phrases`` (words in a row, as the index splits them: "november 15"), newest first."""
+        ...
+
+    def holding_written(
+        self, groups: Sequence[PhrasesWritten], k: int, kinds: Sequence[Kind] = ()
+    ) -> list[str]:
+        """Up to ``k`` active memories (of ``kinds``, when given) that hold any phrase of a
+        group (as :meth:`holding` reads one) and were written (``occurred_at``, else
+        ``created_at``) inside that group's [start, end), newest first."""
         ...
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from memoryd.memory.model import Kind
 from memoryd.storage.postgres_connection import PostgresDatabase
-from memoryd.storage.protocols import TextHit, TextResult
+from memoryd.storage.protocols import PhrasesWritten, TextHit, TextResult
 
 
 class PostgresTextSearch:
@@ -75,6 +75,28 @@ class PostgresTextSearch:
         union = " || ".join("phraseto_tsquery('english', %s)" for _ in phrases)
         sql = f"SELECT id FROM memories WHERE status = 'active' AND fts @@ ({union})"
         params: list[Any] = list(phrases)
+        if kinds:
+            sql += " AND kind = ANY(%s)"
+            params.append([kind.value for kind in kinds])
+        rows = self._db.execute(sql + " ORDER BY created_at DESC, id DESC LIMIT %s", (*params, k))
+        return [row[0] for row in rows.fetchall()]
+
+    def holding_written(
+        self, groups: Sequence[PhrasesWritten], k: int, kinds: Sequence[Kind] = ()
+    ) -> list[str]:
+        """Up to ``k`` active memories holding a group's phrases (``phraseto_tsquery``) and
+        written in its span, newest first."""
+        groups = [group for group in groups if group.phrases and group.start < group.end]
+        if not groups or k <= 0:
+            return []
+        written = "coalesce(occurred_at, created_at)"
+        clauses: list[str] = []
+        params: list[Any] = []
+        for group in groups:
+            union = " || ".join("phraseto_tsquery('english', %s)" for _ in group.phrases)
+            clauses.append(f"(fts @@ ({union}) AND {written} >= %s AND {written} < %s)")
+            params += [*group.phrases, group.start, group.end]
+        sql = f"SELECT id FROM memories WHERE status = 'active' AND ({' OR '.join(clauses)})"
         if kinds:
             sql += " AND kind = ANY(%s)"
             params.append([kind.value for kind in kinds])
