@@ -225,7 +225,7 @@ class RecallPolicy:
     # block 0.590 -> 0.605 and 0.690 -> 0.705 for fewer tokens, general questions as quiet;
     # as asked, both sets' fused and block recall are unchanged in every category (few of
     # their questions are two sentences; 3 words let BEAM's "Mention ONLY and ONLY three
-    # items." stand alone, which cost its block 0.001). Reciprocal ranks (0.528 / 0.626) and
+    # items." stand alone, which cost its block 0.001). Reciprocal ranks (0.527 / 0.624) and
     # the best cosine in the gates (general questions less quiet) measured less well
     # (bench/README.md, "A message of several sentences, asked sentence by sentence").
     sentence_vectors: int = 3
