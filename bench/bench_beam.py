@@ -42,6 +42,7 @@ from devsets import (
     beam,
     build,
     category_rows,
+    compound,
     embedder_named,
     gather,
     gathering,
@@ -100,7 +101,12 @@ def parse_excerpt(spec: str) -> tuple[int, ...]:
 
 
 def run_set(
-    name: str, conversations: list, embedder: Any, tmp: str, variants: list[Variant]
+    name: str,
+    conversations: list,
+    embedder: Any,
+    tmp: str,
+    variants: list[Variant],
+    general_questions: list[str],
 ) -> dict[Variant, tuple]:
     """Build each conversation's store, ask its questions and the general ones; judged at
     each variant (a smaller leg depth: :func:`devsets.truncated`; another relative cut) from
@@ -108,7 +114,6 @@ def run_set(
     shipped = RecallPolicy()
     policies = {variant: policy_of(shipped, variant) for variant in variants}
     depths = list(dict.fromkeys(variant[0] for variant in variants))
-    general_questions = offtopic_questions()
     results: dict[Variant, tuple[list[Outcome], list[bool]]] = {v: ([], []) for v in variants}
     for number, conversation in enumerate(conversations):
         built = build(
@@ -195,6 +200,12 @@ def main() -> int:
         help="also judge under these RecallPolicy numbers, comma-separated variants of "
         "field=value joined by + (rrf_k=30+relative_cut=0.48)",
     )
+    parser.add_argument(
+        "--compound",
+        action="store_true",
+        help="ask each set's questions two at a time, one message of two sentences whose "
+        "evidence is both's (devsets.compound), and the general questions two at a time",
+    )
     args = parser.parse_args()
     depths: list[LegDepth] = [None, *(parse_depth(d) for d in args.depths.split(",") if d)]
     cuts: list[float | None] = [None, *(float(c) for c in args.cuts.split(",") if c)]
@@ -217,13 +228,20 @@ def main() -> int:
         name: beam(chats=args.chats) if name == "beam" else locomo(samples=args.samples)
         for name in args.sets.split(",")
     }
+    if args.compound:
+        data = {f"{name}-compound": compound(sets) for name, sets in data.items()}
     asked = [q.text for sets in data.values() for c in sets for q in c.questions]
-    embedder = embedder_named(args.embedder, asked + offtopic_questions())
+    general = offtopic_questions()
+    if args.compound:
+        pairs = zip(general[0::2], general[1::2], strict=False)
+        general = [f"{first} {second}" for first, second in pairs]
+    embedder = embedder_named(args.embedder, asked + general)
     print(f"Recall dev sets, {args.embedder}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, conversations in data.items():
-            for variant, measured in run_set(name, conversations, embedder, tmp, variants).items():
+            measures = run_set(name, conversations, embedder, tmp, variants, general)
+            for variant, measured in measures.items():
                 results[label(name, variant)] = measured
     print_table(
         SUMMARY_HEADERS,

@@ -98,6 +98,33 @@ class Conversation:
     kind: Kind = Kind.EVENT
 
 
+def compound(conversations: list[Conversation]) -> list[Conversation]:
+    """Each conversation with its questions asked two at a time (the first with the second,
+    the third with the fourth, ...), one message of two sentences whose evidence is both's:
+    a message about two things, whose one embedding is a mean over both (a question left
+    without a partner is dropped)."""
+    out = []
+    for conversation in conversations:
+        asked = conversation.questions
+        pairs = tuple(
+            Question(
+                f"{_ended(first.text)} {_ended(second.text)}",
+                f"{first.category}+{second.category}"
+                if first.category == second.category
+                else "mixed",
+                first.evidence | second.evidence,
+            )
+            for first, second in zip(asked[0::2], asked[1::2], strict=False)
+        )
+        out.append(replace(conversation, questions=pairs))
+    return out
+
+
+def _ended(text: str) -> str:
+    text = text.strip()
+    return text if text[-1:] in ".?!" else f"{text}?"
+
+
 def offtopic_questions() -> list[str]:
     """General questions about nobody's life (capitals, code, recipes), one per line."""
     lines = OFFTOPIC.read_text(encoding="utf-8").splitlines()
@@ -341,6 +368,10 @@ GATHERING_FIELDS = (
     "vector_name_max_share",
     "message_head_chars",
     "message_tail_chars",
+    "sentence_vectors",
+    "sentence_min_words",
+    "sentence_weight",
+    "sentence_cosine",
 )
 
 

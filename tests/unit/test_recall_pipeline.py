@@ -19,9 +19,10 @@ STAGES: tuple[tuple[str, ...], ...] = (
         "time_window_policy",
         "address_policy",
         "sides_policy",
+        "sentences_policy",
         "read",
     ),
-    ("evidence_policy", "time_legs", "legs"),  # run the legs
+    ("evidence_policy", "time_legs", "vector_legs", "legs"),  # run the legs
     ("gate_policy", "relevance_policy", "score_policy", "score"),  # score and gate
     ("excerpt_policy", "pack_policy"),  # pack
     ("context_policy", "context_pack_policy"),  # the context pack's score and packing

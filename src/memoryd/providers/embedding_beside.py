@@ -9,7 +9,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memoryd.providers.embedder import Embedder, Vector
+    from memoryd.providers.embedder import Embedder, Matrix, Vector
 
 # Texts embedded at once beside their callers (recalls running at once each take one; more
 # wait their turn). The threads start on first use and live as long as the process.
@@ -22,14 +22,22 @@ _workers_lock = threading.Lock()
 def embedding_begun(embedder: Embedder, text: str) -> Future[Vector]:
     """``text``'s vector, embedded by ``embedder`` on a worker thread; ``result()`` waits for
     it (and raises what the embedder raised)."""
+    return _pool().submit(_embedded, embedder, text)
+
+
+def embeddings_begun(embedder: Embedder, texts: list[str]) -> Future[Matrix]:
+    """The vectors of ``texts``, embedded by ``embedder`` in one call on a worker thread."""
+    return _pool().submit(embedder.embed, texts)
+
+
+def _pool() -> ThreadPoolExecutor:
     global _workers
     with _workers_lock:
         if _workers is None:
             _workers = ThreadPoolExecutor(
                 max_workers=BESIDE_THREADS, thread_name_prefix="memoryd-embed"
             )
-        workers = _workers
-    return workers.submit(_embedded, embedder, text)
+        return _workers
 
 
 def _embedded(embedder: Embedder, text: str) -> Vector:

@@ -25,6 +25,13 @@ from memoryd.recall.evidence_policy import Candidate, QueryFacts, handed_on
 from memoryd.recall.read import LegPlan, NameContext, Query
 from memoryd.recall.sides_policy import yes_or_no_words
 from memoryd.recall.time_legs import WindowLeg, window_leg
+from memoryd.recall.vector_legs import (
+    cosines_of,
+    more_cosines,
+    sentence_vector_leg,
+    vector_leg,
+    vectors_begun,
+)
 from memoryd.storage.protocols import Store, TextResult, VectorHit
 from memoryd.words import query_terms
 
@@ -175,13 +182,6 @@ def awaited_vector(pending: Future[Vector]) -> Vector:
     return pending.result()
 
 
-def vector_leg(
-    store: Store, vector: Vector, depth: int, kinds: Sequence[Kind] = ()
-) -> list[VectorHit]:
-    """Active memories closest to the query's embedding, with their cosines."""
-    return store.vectors.nearest(vector, [Status.ACTIVE], depth, kinds)
-
-
 def text_leg(
     store: Store, words: Sequence[str], depth: int, kinds: Sequence[Kind] = ()
 ) -> TextResult:
@@ -288,25 +288,6 @@ def _adjacent(anchor: Memory, events: Sequence[Memory], within: int) -> dict[str
     return {m.id: abs(i - at) for i, m in enumerate(ordered) if 0 < abs(i - at) <= within}
 
 
-def cosines_of(
-    store: Store, vector: Vector, memory_ids: Sequence[str], known: Mapping[str, float]
-) -> dict[str, float]:
-    """Every memory's cosine to the query vector: ``known`` ones as given, the others from
-    their stored vectors (memories without one are left out)."""
-    import numpy as np
-
-    result = dict(known)
-    missing = [i for i in memory_ids if i not in result]
-    if missing:
-        stored = store.memories.vectors(missing)
-        if stored:
-            ids = list(stored)
-            matrix = np.asarray([stored[i] for i in ids], dtype=np.float32)
-            values = matrix @ np.asarray(vector, dtype=np.float32)
-            result.update(zip(ids, (float(v) for v in values), strict=True))
-    return result
-
-
 def _distance(memory: Memory, middle: datetime) -> float:
     assert memory.occurred_at is not None
     return abs((memory.occurred_at - middle).total_seconds())
@@ -340,6 +321,11 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
     # Why beside: the embedding (~6 ms, onnxruntime) and the legs' SQL both release the GIL;
     # one after the other they were a third of a recall's critical path (bench/README.md).
     pending = _begin(embedder, query.vector_text) if active else None
+    # A message's sentences: one more call beside it (in the message's call, each would be
+    # padded to the message's length: twice the time, bench/README.md).
+    sentences = list(query.sentences) if active else []
+    beside = isinstance(embedder, QueryEmbedder)
+    many = vectors_begun(embedder, sentences, beside) if sentences else None
     # Each leg's ids, or the error it failed with.
     found: dict[str, list[str] | Exception] = {}
     words = query.words
@@ -370,12 +356,17 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
     fetched = {i: window.read[i] for i in early if i in window.read}
     fetched.update(store.memories.get_many([i for i in early if i not in fetched]))
     vector: Vector | None = None
+    vectors: list[Vector] = []  # the message's and its sentences', when they were embedded
     cosines: dict[str, float] = {}
     try:
         vector = awaited_vector(pending) if pending is not None else None
-        hits = vector_leg(store, vector, depth, kinds) if vector is not None else []
-        found["vector"] = [hit.memory_id for hit in hits]
-        cosines = {hit.memory_id: hit.cosine for hit in hits}
+        if many is not None and vector is not None:
+            vectors = [vector, *many.result()]
+            found["vector"], cosines = sentence_vector_leg(store, vectors, plan, kinds)
+        else:
+            hits = vector_leg(store, vector, depth, kinds) if vector is not None else []
+            found["vector"] = [hit.memory_id for hit in hits]
+            cosines = {hit.memory_id: hit.cosine for hit in hits}
     except Exception as error:
         found["vector"] = error
     legs: dict[str, str] = {}
@@ -400,7 +391,11 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
     memories = {i: fetched[i] for i in ids if i in fetched}
     if vector is not None and text is not None:
         # The text gate weighs meaning too; entity and time hits need no cosine.
-        cosines = cosines_of(store, vector, [hit.memory_id for hit in text.hits], cosines)
+        hit_ids = [hit.memory_id for hit in text.hits]
+        if vectors and plan.sentence_cosine:  # the best of the sentences' too
+            cosines = more_cosines(store, vectors, hit_ids, cosines)
+        else:
+            cosines = cosines_of(store, vector, hit_ids, cosines)
     held = {hit.memory_id: hit.terms for hit in text.hits} if text is not None else {}
     ranks: dict[str, dict[str, int]] = {}
     held_back: dict[str, dict[str, int]] = {}

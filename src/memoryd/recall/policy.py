@@ -211,6 +211,27 @@ class RecallPolicy:
     # on LoCoMo (0.762 / 0.828, unchanged) and the owner sets (2,000 memories: block 77.0 ->
     # 77.6 %; held-out unchanged); bench/README.md, "Names the vector leg keeps".
     vector_name_max_share: float = 0.35
+    # A message of several sentences (recall/sentences_policy.py; issue 28, session 13): the
+    # vector leg also embeds up to `sentence_vectors` of its sentences, in one call with the
+    # message (0: off), a sentence of fewer than `sentence_min_words` content words joined to
+    # its neighbour. Each sentence's nearest memories join the message's own in the vector
+    # leg's ranking: by the best cosine of the message and its sentences (`sentence_weight`
+    # 0), or by reciprocal rank, each sentence's weighing `sentence_weight` against the
+    # message's 1. A candidate's cosine (what the gates, the relevance and the fused score
+    # read) stays the message's own, so a sentence alone never opens the block
+    # (`sentence_cosine`: the best of the message's and its sentences'). Why these: chosen on
+    # BEAM, measured on LoCoMo, each also asked two questions at a time (bench_beam.py
+    # --compound): there fused recall@10 0.516 -> 0.542 on BEAM, 0.613 -> 0.628 on LoCoMo,
+    # block 0.590 -> 0.605 and 0.690 -> 0.705 for fewer tokens, general questions as quiet;
+    # as asked, both sets' fused and block recall are unchanged in every category (few of
+    # their questions are two sentences; 3 words let BEAM's "Mention ONLY and ONLY three
+    # items." stand alone, which cost its block 0.001). Reciprocal ranks (0.527 / 0.624) and
+    # the best cosine in the gates (general questions less quiet) measured less well
+    # (bench/README.md, "A message of several sentences, asked sentence by sentence").
+    sentence_vectors: int = 3
+    sentence_min_words: int = 4
+    sentence_weight: float = 0.0
+    sentence_cosine: bool = False
     # Two gates that stopped evidence the legs had found (issue 28, session 10;
     # bench/README.md, "Gates that kept the legs' evidence out"). Both chosen on BEAM, measured
     # on LoCoMo and the owner sets; the first is not shipped.

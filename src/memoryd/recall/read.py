@@ -20,6 +20,7 @@ from memoryd.memory.entity_policy import (
 from memoryd.memory.model import Kind
 from memoryd.recall.bounds_policy import BoundedQuery, bound_query
 from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.sentences_policy import sentences
 from memoryd.recall.time_window_policy import TimeWindow, find_time_window
 from memoryd.storage.protocols import Store
 from memoryd.words import query_terms
@@ -43,6 +44,13 @@ class LegPlan:
     time_bound: int | None = None
     # The longest window whose days the time leg looks for in memories' text (0: none).
     named_day_window_days: int = 0
+    # The sentences of a message the vector leg embeds beside it (sentences_policy; 0: none),
+    # the fewest content words of one, how each one's ranking weighs in the leg's (0: by the
+    # best cosine), and whether a candidate's cosine is the best of theirs.
+    sentence_vectors: int = 0
+    sentence_min_words: int = 4
+    sentence_weight: float = 0.0
+    sentence_cosine: bool = False
 
     @property
     def bounds(self) -> dict[str, int]:
@@ -64,6 +72,10 @@ class LegPlan:
             policy.entity_leg_depth,
             policy.time_leg_depth,
             policy.named_day_window_days,
+            policy.sentence_vectors,
+            policy.sentence_min_words,
+            policy.sentence_weight,
+            policy.sentence_cosine,
         )
 
 
@@ -83,6 +95,8 @@ class NameContext:
     # The message without the names that tag more than ``vector_name_max_share`` of the
     # memories: what the vector leg embeds.
     vector_query: str
+    # The entities taken out of it.
+    ambient: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -113,6 +127,17 @@ class Query:
     def vector_text(self) -> str:
         """What the vector leg embeds: the message without the names that tag most memories."""
         return self.names.vector_query if self.names is not None else self.read.query
+
+    @property
+    def sentences(self) -> tuple[str, ...]:
+        """The sentences of the message, each embedded beside it without the names the vector
+        leg leaves out (none for a message of one sentence, or with ``sentence_vectors`` off)."""
+        plan = self.plan
+        found = sentences(self.read.query, plan.sentence_vectors, plan.sentence_min_words)
+        names, known = self.names, self.known
+        if not found or names is None or known is None or not names.ambient:
+            return found
+        return tuple(without_names(s, known, set(names.ambient)) for s in found)
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -187,4 +212,4 @@ def name_context(
         limit = max(1.0, policy.vector_name_max_share * total)
         ambient = {entity for entity in common if counts[entity] > limit}
     vector_query = query if ambient == common else without_names(message, matcher, ambient)
-    return NameContext(counts, selective, common, query, keys, vector_query)
+    return NameContext(counts, selective, common, query, keys, vector_query, frozenset(ambient))

@@ -15,7 +15,6 @@ from memoryd.recall.evidence_policy import Candidate
 from memoryd.recall.gate_policy import most_holding
 from memoryd.recall.legs import (
     Evidence,
-    cosines_of,
     episode_leg,
     expansion_terms,
     feedback_leg,
@@ -32,6 +31,7 @@ from memoryd.recall.score_policy import (
     rank_candidates,
 )
 from memoryd.recall.sides_policy import FIRST, other_side
+from memoryd.recall.vector_legs import cosines_of
 from memoryd.storage.protocols import Store
 
 

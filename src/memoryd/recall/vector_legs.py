@@ -1,0 +1,142 @@
+"""The vector leg (SPEC §4): the active memories nearest the message's embedding, and the
+cosines every candidate is measured by. For a message of several sentences
+(recall/sentences_policy.py, ``RecallPolicy.sentence_vectors``) the sentences are embedded in
+one more call beside the message's (both while the other legs read), each one's nearest
+memories read, and their rankings joined into the leg's one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from typing import TYPE_CHECKING
+
+from memoryd.memory.model import Kind, Status
+from memoryd.providers.embedder import Embedder
+from memoryd.providers.embedding_beside import embeddings_begun
+from memoryd.storage.protocols import Store, VectorHit
+
+if TYPE_CHECKING:
+    from memoryd.providers.embedder import Matrix, Vector
+    from memoryd.recall.read import LegPlan
+
+# The reciprocal ranks' constant the rankings are joined with (RecallPolicy.rrf_k's value).
+JOIN_K = 5
+
+
+def vector_leg(
+    store: Store, vector: Vector, depth: int, kinds: Sequence[Kind] = ()
+) -> list[VectorHit]:
+    """Active memories closest to the query's embedding, with their cosines."""
+    return store.vectors.nearest(vector, [Status.ACTIVE], depth, kinds)
+
+
+def vectors_begun(embedder: Embedder, texts: list[str], beside: bool) -> Future[Matrix]:
+    """The vectors of a message's sentences (``texts``), one embedder call: on a worker
+    thread when ``beside``, else here (an error is raised when the result is read)."""
+    if beside:
+        return embeddings_begun(embedder, texts)
+    done: Future[Matrix] = Future()
+    try:
+        done.set_result(embedder.embed(texts))
+    except Exception as error:  # the vector leg fails alone, as when it is awaited
+        done.set_exception(error)
+    return done
+
+
+def sentence_vector_leg(
+    store: Store, vectors: Sequence[Vector], plan: LegPlan, kinds: Sequence[Kind] = ()
+) -> tuple[list[str], dict[str, float]]:
+    """The vector leg's ranking for the message (``vectors[0]``) and its sentences (the
+    rest), at most ``plan.depth``, and each ranked memory's cosine: the message's own, or
+    the best of the message's and its sentences' when ``plan.sentence_cosine``."""
+    depth = plan.depth
+    found = [store.vectors.nearest(v, [Status.ACTIVE], depth, kinds) for v in vectors]
+    ranked = joined(found, plan.sentence_weight, depth)
+    measured = [{hit.memory_id: hit.cosine for hit in hits} for hits in found]
+    if not plan.sentence_cosine:
+        return ranked, best_cosines(store, vectors[:1], ranked, measured[:1])
+    return ranked, best_cosines(store, vectors, ranked, measured)
+
+
+def joined(found: Sequence[Sequence[VectorHit]], weight: float, depth: int) -> list[str]:
+    """The first ``depth`` memories of the message's hits (``found[0]``) and its sentences'
+    (the rest) joined: by reciprocal rank, each sentence's ranking weighing ``weight`` against
+    the message's 1; by the best cosine any of them measured when ``weight`` is 0. Ties: the
+    message's own order, then the memory's id."""
+    score: dict[str, float] = {}
+    for at, hits in enumerate(found):
+        share = 1.0 if at == 0 else weight
+        for rank, hit in enumerate(hits, start=1):
+            if weight > 0:
+                value = score.get(hit.memory_id, 0.0) + share / (JOIN_K + rank)
+            else:
+                value = max(score.get(hit.memory_id, -2.0), hit.cosine)
+            score[hit.memory_id] = value
+    first = {hit.memory_id: rank for rank, hit in enumerate(found[0])}
+    order = sorted(score, key=lambda i: (-score[i], first.get(i, len(first)), i))
+    return order[:depth]
+
+
+def best_cosines(
+    store: Store,
+    vectors: Matrix | Sequence[Vector],
+    memory_ids: Sequence[str],
+    measured: Sequence[Mapping[str, float]],
+) -> dict[str, float]:
+    """Each memory's best cosine to ``vectors`` (``measured[i]``: the ones known for
+    ``vectors[i]``; the rest from the memories' stored vectors, read once). A memory with
+    neither is left out."""
+    import numpy as np
+
+    missing = [i for i in memory_ids if any(i not in known for known in measured)]
+    stored = store.memories.vectors(missing) if missing else {}
+    computed: dict[str, list[float]] = {}
+    if stored:
+        ids = list(stored)
+        matrix = np.asarray([stored[i] for i in ids], dtype=np.float32)
+        products = matrix @ np.asarray(vectors, dtype=np.float32).T
+        computed = {i: [float(v) for v in row] for i, row in zip(ids, products, strict=True)}
+    result: dict[str, float] = {}
+    for memory_id in memory_ids:
+        row = computed.get(memory_id)
+        values = [
+            known[memory_id] if memory_id in known else row[at] if row is not None else None
+            for at, known in enumerate(measured)
+        ]
+        present = [v for v in values if v is not None]
+        if present:
+            result[memory_id] = max(present)
+    return result
+
+
+def more_cosines(
+    store: Store,
+    vectors: Matrix | Sequence[Vector],
+    memory_ids: Sequence[str],
+    known: dict[str, float],
+) -> dict[str, float]:
+    """``known`` cosines with those of ``memory_ids`` not in it: each one's best cosine to
+    ``vectors`` (the message's alone, or with its sentences'), from their stored vectors."""
+    missing = [i for i in memory_ids if i not in known]
+    if not missing:
+        return known
+    return {**known, **best_cosines(store, vectors, missing, [{} for _ in vectors])}
+
+
+def cosines_of(
+    store: Store, vector: Vector, memory_ids: Sequence[str], known: Mapping[str, float]
+) -> dict[str, float]:
+    """Every memory's cosine to the query vector: ``known`` ones as given, the others from
+    their stored vectors (memories without one are left out)."""
+    import numpy as np
+
+    result = dict(known)
+    missing = [i for i in memory_ids if i not in result]
+    if missing:
+        stored = store.memories.vectors(missing)
+        if stored:
+            ids = list(stored)
+            matrix = np.asarray([stored[i] for i in ids], dtype=np.float32)
+            values = matrix @ np.asarray(vector, dtype=np.float32)
+            result.update(zip(ids, (float(v) for v in values), strict=True))
+    return result
