@@ -235,6 +235,24 @@ class CachedEmbedder(WrappedEmbedder):
             self._db.commit()
         return np.asarray([found[k] for k in keys], dtype=np.float32)
 
+    def embed_spans(self, text: str, spans: Sequence[tuple[int, int]]) -> Any:
+        """The wrapped model's vectors of ``text`` and its spans from one run (its
+        ``embed_spans``), kept on disk by (text, spans); None when it cannot pool them."""
+        np = self._np
+        key = hashlib.sha1(f"{text}\0spans{list(spans)}".encode("utf-8", "surrogatepass"))
+        row = self._db.execute("SELECT b FROM v WHERE k = ?", (key.hexdigest(),)).fetchone()
+        if row is not None:
+            stacked = np.frombuffer(row[0], dtype=np.float32).reshape(len(spans) + 1, -1)
+            return stacked[0], stacked[1:]
+        pooling = getattr(self.inner, "embed_spans", None)
+        found = pooling(text, spans) if pooling is not None else None
+        if found is None:
+            return None
+        blob = np.vstack([found[0], found[1]]).astype(np.float32).tobytes()
+        self._db.execute("INSERT OR REPLACE INTO v VALUES (?, ?)", (key.hexdigest(), blob))
+        self._db.commit()
+        return found
+
     def warm(self, texts: Sequence[str], batch: int = 32) -> None:
         """Embed (and keep) every text not cached yet, in batches."""
         for start in range(0, len(texts), batch):
@@ -372,6 +390,7 @@ GATHERING_FIELDS = (
     "sentence_min_words",
     "sentence_weight",
     "sentence_cosine",
+    "sentence_late",
 )
 
 

@@ -132,6 +132,31 @@ class LocalMiniLM:
         np.add.at(sums, np.asarray(owners), window_vectors)
         return _normalize(sums)
 
+    def embed_spans(
+        self, text: str, spans: Sequence[tuple[int, int]]
+    ) -> tuple[Vector, Matrix] | None:
+        """``text``'s vector and, from the same model run ("late chunking"), one per character
+        span of it: the mean of the token states inside the span, unit length. None when
+        ``text`` is longer than one window or a span holds no token (the caller embeds the
+        spans' texts instead): no span is pooled from tokens it does not cover."""
+        import numpy as np
+
+        self._load()
+        encoding = self._tokenizer.encode(text)
+        if encoding.overflowing:
+            return None
+        inside = span_tokens(encoding.offsets, encoding.special_tokens_mask, spans)
+        if inside is None:
+            return None
+        ids = np.asarray([encoding.ids], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+        if self._needs_token_types:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = np.asarray(self._session.run(None, feeds)[0][0], dtype=np.float32)
+        pooled = np.stack([hidden.mean(axis=0), *(hidden[rows].mean(axis=0) for rows in inside)])
+        vectors = _normalize(pooled)
+        return vectors[0], vectors[1:]
+
     def _run_windows(self, windows: list[list[int]]) -> Matrix:
         import numpy as np
 
@@ -209,6 +234,37 @@ def plan_batches(lengths: Sequence[int]) -> list[list[int]]:
     if batch:
         batches.append(batch)
     return batches
+
+
+def span_tokens(
+    offsets: Sequence[tuple[int, int]],
+    special: Sequence[int],
+    spans: Sequence[tuple[int, int]],
+) -> list[list[int]] | None:
+    """The tokens (indexes) inside each character span ``[start, end)``: a token belongs to
+    the span that holds its first character; special tokens ([CLS], [SEP]) to none. None when
+    a span holds no token."""
+    found: list[list[int]] = [[] for _ in spans]
+    for token, ((start, end), mark) in enumerate(zip(offsets, special, strict=True)):
+        if mark or end <= start:
+            continue
+        for at, (low, high) in enumerate(spans):
+            if low <= start < high:
+                found[at].append(token)
+                break
+    return found if all(found) else None
+
+
+def span_vectors(
+    embedder: Embedder, text: str, spans: Sequence[tuple[int, int]]
+) -> tuple[Vector, Matrix] | None:
+    """``embedder.embed_spans(text, spans)`` when the embedder can pool spans of one run
+    (:meth:`LocalMiniLM.embed_spans`), else None: the caller embeds the spans' texts."""
+    pooling = getattr(embedder, "embed_spans", None)
+    if pooling is None:
+        return None
+    found: tuple[Vector, Matrix] | None = pooling(text, spans)
+    return found
 
 
 def minilm_tokenizer_file() -> Path:

@@ -5,8 +5,9 @@ cores the two overlap (recall's legs; bench/README.md)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from memoryd.providers.embedder import Embedder, Matrix, Vector
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
 # Texts embedded at once beside their callers (recalls running at once each take one; more
 # wait their turn). The threads start on first use and live as long as the process.
 BESIDE_THREADS = 4
+
+T = TypeVar("T")
 
 _workers: ThreadPoolExecutor | None = None
 _workers_lock = threading.Lock()
@@ -28,6 +31,11 @@ def embedding_begun(embedder: Embedder, text: str) -> Future[Vector]:
 def embeddings_begun(embedder: Embedder, texts: list[str]) -> Future[Matrix]:
     """The vectors of ``texts``, embedded by ``embedder`` in one call on a worker thread."""
     return _pool().submit(embedder.embed, texts)
+
+
+def work_begun(work: Callable[[], T]) -> Future[T]:
+    """``work()`` (an embedding of several parts) on a worker thread."""
+    return _pool().submit(work)
 
 
 def _pool() -> ThreadPoolExecutor:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from memoryd.memory.entity_policy import EntityMatcher, names_within_sentences, normalize_name
 from memoryd.memory.model import Kind, Memory, Status
-from memoryd.providers.embedder import Embedder
+from memoryd.providers.embedder import Embedder, span_vectors
 from memoryd.providers.embedding_beside import embedding_begun
 from memoryd.recall.address_policy import about_owner, definite_reference
 from memoryd.recall.evidence_policy import Candidate, QueryFacts, handed_on
@@ -27,6 +27,7 @@ from memoryd.recall.sides_policy import yes_or_no_words
 from memoryd.recall.time_legs import WindowLeg, window_leg
 from memoryd.recall.vector_legs import (
     cosines_of,
+    late_begun,
     more_cosines,
     sentence_vector_leg,
     vector_leg,
@@ -163,6 +164,13 @@ class QueryEmbedder:
                     while len(self._vectors) > self._kept:
                         self._vectors.popitem(last=False)
         return np.asarray([found])
+
+    def embed_spans(
+        self, text: str, spans: Sequence[tuple[int, int]]
+    ) -> tuple[Vector, Matrix] | None:
+        """The current embedder's vectors of ``text`` and its spans from one run (None: it
+        cannot pool spans); not kept."""
+        return span_vectors(self._embedder(), text, spans)
 
     def begin(self, text: str) -> Future[Vector]:
         """``text``'s vector, embedded on a worker thread (at once, from the kept vectors,
@@ -320,12 +328,17 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
     active = store.memories.count(status=Status.ACTIVE)
     # Why beside: the embedding (~6 ms, onnxruntime) and the legs' SQL both release the GIL;
     # one after the other they were a third of a recall's critical path (bench/README.md).
-    pending = _begin(embedder, query.vector_text) if active else None
     # A message's sentences: one more call beside it (in the message's call, each would be
-    # padded to the message's length: twice the time, bench/README.md).
+    # padded to the message's length: twice the time, bench/README.md), or pooled from its run.
     sentences = list(query.sentences) if active else []
     beside = isinstance(embedder, QueryEmbedder)
-    many = vectors_begun(embedder, sentences, beside) if sentences else None
+    late = None
+    if sentences and plan.sentence_late:
+        late = late_begun(embedder, query.vector_text, sentences, beside)
+    pending, many = late or (
+        _begin(embedder, query.vector_text) if active else None,
+        vectors_begun(embedder, sentences, beside) if sentences else None,
+    )
     # Each leg's ids, or the error it failed with.
     found: dict[str, list[str] | Exception] = {}
     words = query.words

@@ -232,6 +232,13 @@ class RecallPolicy:
     sentence_min_words: int = 4
     sentence_weight: float = 0.0
     sentence_cosine: bool = False
+    # The sentences' vectors pooled from the message's own model run ("late chunking": each
+    # sentence's word pieces' states, which saw the whole message) when the embedder can
+    # (the local MiniLM, a message of one window), instead of a second call. Off: two at a
+    # time it loses part of the sentences' gain on both sets (fused / block BEAM 0.542 / 0.605
+    # -> 0.536 / 0.600, LoCoMo 0.631 / 0.707 -> 0.622 / 0.700; as asked unchanged) for ~1 ms
+    # at the median (bench/README.md, "The sentences pooled from the message's own run").
+    sentence_late: bool = False
     # Two gates that stopped evidence the legs had found (issue 28, session 10;
     # bench/README.md, "Gates that kept the legs' evidence out"). Both chosen on BEAM, measured
     # on LoCoMo and the owner sets; the first is not shipped.

@@ -51,6 +51,7 @@ class LegPlan:
     sentence_min_words: int = 4
     sentence_weight: float = 0.0
     sentence_cosine: bool = False
+    sentence_late: bool = False
 
     @property
     def bounds(self) -> dict[str, int]:
@@ -76,6 +77,7 @@ class LegPlan:
             policy.sentence_min_words,
             policy.sentence_weight,
             policy.sentence_cosine,
+            policy.sentence_late,
         )
 
 

@@ -60,3 +60,22 @@ def sentences(message: str, most: int, min_words: int) -> tuple[str, ...]:
         joined[at : at + 2] = [f"{joined[at]} {joined[at + 1]}"]
         words[at : at + 2] = [words[at] + words[at + 1]]
     return tuple(joined) if len(joined) >= 2 else ()
+
+
+def sentence_spans(text: str, found: tuple[str, ...]) -> tuple[tuple[int, int], ...] | None:
+    """Where each of the sentences ``found`` stands in ``text`` (character ``[start, end)``,
+    in order, their words in the same order, any whitespace between them), for pooling them
+    from ``text``'s one model run; None when one is not there as it is (a name taken out of
+    the message differently than out of the sentence): the caller embeds them alone."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for sentence in found:
+        words = sentence.split()
+        if not words:
+            return None
+        match = re.compile(r"\s+".join(re.escape(w) for w in words)).search(text, at)
+        if match is None:
+            return None
+        spans.append(match.span())
+        at = match.end()
+    return tuple(spans)

@@ -1,8 +1,9 @@
 """The vector leg (SPEC §4): the active memories nearest the message's embedding, and the
 cosines every candidate is measured by. For a message of several sentences
 (recall/sentences_policy.py, ``RecallPolicy.sentence_vectors``) the sentences are embedded in
-one more call beside the message's (both while the other legs read), each one's nearest
-memories read, and their rankings joined into the leg's one."""
+one more call beside the message's (both while the other legs read), or pooled from the
+message's own model run (``RecallPolicy.sentence_late``), each one's nearest memories read, and
+their rankings joined into the leg's one."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from memoryd.memory.model import Kind, Status
-from memoryd.providers.embedder import Embedder
-from memoryd.providers.embedding_beside import embeddings_begun
+from memoryd.providers.embedder import Embedder, span_vectors
+from memoryd.providers.embedding_beside import embeddings_begun, work_begun
+from memoryd.recall.sentences_policy import sentence_spans
 from memoryd.storage.protocols import Store, VectorHit
 
 if TYPE_CHECKING:
@@ -41,6 +43,45 @@ def vectors_begun(embedder: Embedder, texts: list[str], beside: bool) -> Future[
     except Exception as error:  # the vector leg fails alone, as when it is awaited
         done.set_exception(error)
     return done
+
+
+def late_begun(
+    embedder: Embedder, text: str, sentences: list[str], beside: bool
+) -> tuple[Future[Vector], Future[Matrix]] | None:
+    """The message's vector and its sentences', from one model run of ``text`` pooled by
+    sentence (:func:`~memoryd.providers.embedder.span_vectors`): on a worker thread when
+    ``beside``. None when a sentence is not found in ``text`` as it is; an embedder that
+    cannot pool spans (or a message over one window) embeds the message, then the sentences."""
+    spans = sentence_spans(text, tuple(sentences))
+    if spans is None:
+        return None
+
+    def run() -> tuple[Vector, Matrix]:
+        pooled = span_vectors(embedder, text, spans)
+        return (
+            pooled if pooled is not None else (embedder.embed([text])[0], embedder.embed(sentences))
+        )
+
+    both: Future[tuple[Vector, Matrix]] = work_begun(run) if beside else Future()
+    if not beside:
+        try:
+            both.set_result(run())
+        except Exception as error:  # the vector leg fails alone, as when it is awaited
+            both.set_exception(error)
+    vector: Future[Vector] = Future()
+    matrix: Future[Matrix] = Future()
+
+    def split(done: Future[tuple[Vector, Matrix]]) -> None:
+        error = done.exception()
+        if error is not None:
+            vector.set_exception(error)
+            matrix.set_exception(error)
+        else:
+            vector.set_result(done.result()[0])
+            matrix.set_result(done.result()[1])
+
+    both.add_done_callback(split)
+    return vector, matrix
 
 
 def sentence_vector_leg(
