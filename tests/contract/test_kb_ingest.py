@@ -259,6 +259,13 @@ def test_ingest_rejects_bad_names_and_collections(service: MemoryService, tmp_pa
     assert missing.outcome == "failed"
     assert missing.reason is not None and "no such file" in missing.reason
     assert (missing.document, service.kb.list_documents()) == (None, [])
+    # A name too long for the system to look up (a fuzzer's 300 bytes of combining marks): one
+    # failed source with its reason, the others in the same call ingested as usual.
+    (tmp_path / "kept.md").write_text("# Kept\n\nThe other source of the call.\n")
+    too_long, kept = service.kb.ingest(["T\u0335\u033a" * 100, tmp_path / "kept.md"], now=NOW)
+    assert too_long.outcome == "failed"
+    assert too_long.reason is not None and "too long" in too_long.reason
+    assert only_ok(kept).title == "Kept"
 
 
 def test_a_folder_is_ingested_file_by_file(

@@ -386,7 +386,7 @@ def expand_sources(sources: Sequence[str | Path]) -> list[tuple[str, str | None]
             expanded.append((text, None))
             continue
         path = Path(text).expanduser()
-        if path.is_dir():
+        if _is_folder(path):
             expanded.extend(
                 (str(p), str(path))
                 for p in sorted(path.rglob("*"))
@@ -398,15 +398,29 @@ def expand_sources(sources: Sequence[str | Path]) -> list[tuple[str, str | None]
     return expanded
 
 
+def _is_folder(path: Path) -> bool:
+    """Whether ``path`` names a folder; a name the system cannot even look up (too long: the
+    stat fails with ENAMETOOLONG, which ``Path.is_dir`` passes on) is left to :func:`read_file`
+    to refuse with its reason."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def read_file(path: Path, limits: Limits) -> bytes:
-    """A file's bytes, or a clear per-file error (missing, a folder, too big, unreadable)."""
+    """A file's bytes, or a clear per-file error (missing, a folder, too big, unreadable, a
+    name too long to look up)."""
     if "\x00" in str(path):
         raise ConversionError("the path holds a NUL byte; no file can have that name")
-    if not path.exists():
-        raise ConversionError(f"no such file: {path}")
-    if not path.is_file():
-        raise ConversionError(f"{path} is not a regular file")
-    size = path.stat().st_size
+    try:
+        if not path.exists():
+            raise ConversionError(f"no such file: {path}")
+        if not path.is_file():
+            raise ConversionError(f"{path} is not a regular file")
+        size = path.stat().st_size
+    except OSError as error:
+        raise ConversionError(f"cannot look up the file: {error.strerror}") from None
     if size > limits.max_bytes:
         raise ConversionError(
             f"the file is {size / 1e6:.1f} MB, over the {limits.max_bytes / 1e6:g} MB limit; "
