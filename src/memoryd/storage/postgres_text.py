@@ -73,13 +73,7 @@ class PostgresTextSearch:
         if not phrases or k <= 0:
             return []
         union = " || ".join("phraseto_tsquery('english', %s)" for _ in phrases)
-        sql = f"SELECT id FROM memories WHERE status = 'active' AND fts @@ ({union})"
-        params: list[Any] = list(phrases)
-        if kinds:
-            sql += " AND kind = ANY(%s)"
-            params.append([kind.value for kind in kinds])
-        rows = self._db.execute(sql + " ORDER BY created_at DESC, id DESC LIMIT %s", (*params, k))
-        return [row[0] for row in rows.fetchall()]
+        return self._newest_active(f"fts @@ ({union})", list(phrases), kinds, k)
 
     def holding_written(
         self, groups: Sequence[PhrasesWritten], k: int, kinds: Sequence[Kind] = ()
@@ -96,10 +90,17 @@ class PostgresTextSearch:
             union = " || ".join("phraseto_tsquery('english', %s)" for _ in group.phrases)
             clauses.append(f"(fts @@ ({union}) AND {written} >= %s AND {written} < %s)")
             params += [*group.phrases, group.start, group.end]
-        sql = f"SELECT id FROM memories WHERE status = 'active' AND ({' OR '.join(clauses)})"
+        return self._newest_active(f"({' OR '.join(clauses)})", params, kinds, k)
+
+    def _newest_active(
+        self, condition: str, params: list[Any], kinds: Sequence[Kind], k: int
+    ) -> list[str]:
+        """The ids of up to ``k`` active memories meeting ``condition`` (of these kinds, when
+        any are given), newest first."""
+        sql = f"SELECT id FROM memories WHERE status = 'active' AND {condition}"
         if kinds:
             sql += " AND kind = ANY(%s)"
-            params.append([kind.value for kind in kinds])
+            params = [*params, [kind.value for kind in kinds]]
         rows = self._db.execute(sql + " ORDER BY created_at DESC, id DESC LIMIT %s", (*params, k))
         return [row[0] for row in rows.fetchall()]
 
