@@ -12,7 +12,6 @@ Monday. Windows are half-open: start ≤ t < end.
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,16 +27,15 @@ from memoryd.recall.dates_policy import (
     next_month,
     valid_date,
 )
-from memoryd.recall.day_words_policy import month_days
+from memoryd.recall.day_words_policy import WEEKDAYS, month_days
 
-_WEEKDAYS = {name.lower(): n for n, name in enumerate(calendar.day_name)}
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3,
 }  # fmt: skip
 _COUNT = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)"
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
-_WEEKDAY = "|".join(_WEEKDAYS)
+_WEEKDAY = "|".join(WEEKDAYS)
 # A date after one of these ends or opens a span of time, not a day: "until April 9", "by 7
 # November, 2022", "as of May 2023" (up to it, its last day included), "before 3 May" (up to
 # it), "since 3 May", "after 3 May" (from it, or the day after, to today).
@@ -189,9 +187,9 @@ def _anchored(text: str, anchor: DaySpan) -> DaySpan | None:
     backwards = direction in ("before", "prior to")
     reference = anchor.first if backwards else anchor.after - timedelta(days=1)
     step = -1 if backwards else 1
-    if unit in _WEEKDAYS:
+    if unit in WEEKDAYS:
         day = reference + timedelta(days=step)
-        while day.weekday() != _WEEKDAYS[unit]:
+        while day.weekday() != WEEKDAYS[unit]:
             day += timedelta(days=step)
         return DaySpan(day, day + timedelta(days=1), match.start(), anchor.end)
     if unit.startswith("day"):
@@ -315,7 +313,7 @@ def _weekday(text: str, today: date, *, ahead: bool = False) -> DaySpan | None:
             continue
         first = re.match(_WEEKDAY, match[2])
         assert first is not None
-        target = _WEEKDAYS[first[0]]
+        target = WEEKDAYS[first[0]]
         if match[1] == "next":
             day = today + timedelta(days=(target - today.weekday()) % 7 or 7)
         elif ahead and match[1] != "last":

@@ -7,19 +7,21 @@ their rankings joined into the leg's one."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memoryd.memory.model import Kind, Status
 from memoryd.providers.embedder import Embedder, span_vectors
-from memoryd.providers.embedding_beside import embeddings_begun, work_begun
+from memoryd.providers.embedding_beside import work_begun
 from memoryd.recall.sentences_policy import sentence_spans
 from memoryd.storage.protocols import Store, VectorHit
 
 if TYPE_CHECKING:
     from memoryd.providers.embedder import Matrix, Vector
     from memoryd.recall.read import LegPlan
+
+T = TypeVar("T")
 
 # The reciprocal ranks' constant the rankings are joined with (RecallPolicy.rrf_k's value).
 JOIN_K = 5
@@ -35,12 +37,18 @@ def vector_leg(
 def vectors_begun(embedder: Embedder, texts: list[str], beside: bool) -> Future[Matrix]:
     """The vectors of a message's sentences (``texts``), one embedder call: on a worker
     thread when ``beside``, else here (an error is raised when the result is read)."""
+    return _begun(lambda: embedder.embed(texts), beside)
+
+
+def _begun(work: Callable[[], T], beside: bool) -> Future[T]:
+    """``work()`` on a worker thread when ``beside``, else done here; either way its error is
+    raised when the result is read (the vector leg fails alone)."""
     if beside:
-        return embeddings_begun(embedder, texts)
-    done: Future[Matrix] = Future()
+        return work_begun(work)
+    done: Future[T] = Future()
     try:
-        done.set_result(embedder.embed(texts))
-    except Exception as error:  # the vector leg fails alone, as when it is awaited
+        done.set_result(work())
+    except Exception as error:
         done.set_exception(error)
     return done
 
@@ -62,12 +70,7 @@ def late_begun(
             pooled if pooled is not None else (embedder.embed([text])[0], embedder.embed(sentences))
         )
 
-    both: Future[tuple[Vector, Matrix]] = work_begun(run) if beside else Future()
-    if not beside:
-        try:
-            both.set_result(run())
-        except Exception as error:  # the vector leg fails alone, as when it is awaited
-            both.set_exception(error)
+    both = _begun(run, beside)
     vector: Future[Vector] = Future()
     matrix: Future[Matrix] = Future()
 
@@ -91,7 +94,7 @@ def sentence_vector_leg(
     rest), at most ``plan.depth``, and each ranked memory's cosine: the message's own, or
     the best of the message's and its sentences' when ``plan.sentence_cosine``."""
     depth = plan.depth
-    found = [store.vectors.nearest(v, [Status.ACTIVE], depth, kinds) for v in vectors]
+    found = [vector_leg(store, v, depth, kinds) for v in vectors]
     ranked = joined(found, plan.sentence_weight, depth)
     measured = [{hit.memory_id: hit.cosine for hit in hits} for hits in found]
     if not plan.sentence_cosine:
@@ -130,13 +133,10 @@ def best_cosines(
     import numpy as np
 
     missing = [i for i in memory_ids if any(i not in known for known in measured)]
-    stored = store.memories.vectors(missing) if missing else {}
-    computed: dict[str, list[float]] = {}
-    if stored:
-        ids = list(stored)
-        matrix = np.asarray([stored[i] for i in ids], dtype=np.float32)
-        products = matrix @ np.asarray(vectors, dtype=np.float32).T
-        computed = {i: [float(v) for v in row] for i, row in zip(ids, products, strict=True)}
+    computed = {
+        i: [float(v) for v in row]
+        for i, row in stored_products(store, missing, np.asarray(vectors, dtype=np.float32).T)
+    }
     result: dict[str, float] = {}
     for memory_id in memory_ids:
         row = computed.get(memory_id)
@@ -173,11 +173,21 @@ def cosines_of(
 
     result = dict(known)
     missing = [i for i in memory_ids if i not in result]
-    if missing:
-        stored = store.memories.vectors(missing)
-        if stored:
-            ids = list(stored)
-            matrix = np.asarray([stored[i] for i in ids], dtype=np.float32)
-            values = matrix @ np.asarray(vector, dtype=np.float32)
-            result.update(zip(ids, (float(v) for v in values), strict=True))
+    query = np.asarray(vector, dtype=np.float32)
+    result.update((i, float(value)) for i, value in stored_products(store, missing, query))
     return result
+
+
+def stored_products(
+    store: Store, memory_ids: Sequence[str], vectors: Any
+) -> Iterator[tuple[str, Any]]:
+    """Each of ``memory_ids`` with a stored vector, with that vector's products with
+    ``vectors`` (one vector: a number; a matrix of them as columns: a row), read at once."""
+    import numpy as np
+
+    stored = store.memories.vectors(memory_ids) if memory_ids else {}
+    if not stored:
+        return iter(())
+    ids = list(stored)
+    matrix = np.asarray([stored[i] for i in ids], dtype=np.float32)
+    return zip(ids, matrix @ vectors, strict=True)
