@@ -97,6 +97,41 @@ def test_days_written_as_people_write_them_are_found_for_that_day(
         assert not {ambiguous.id, floor.id} & {s.memory.id for s in result.packed.items}
 
 
+def test_weeks_and_weekends_written_in_notes_are_found_for_their_days(
+    service: MemoryService,
+) -> None:
+    """ "Dentist next week" made on Wednesday the 4th is the week of Monday the 9th; "this
+    weekend" made on Thursday the 12th is the 14th and 15th; "last weekend" made on Monday
+    the 23rd is the 21st and 22nd. Each is in the time leg for its days and for none other,
+    after the day's own events, and "What's on next week?" asked on Friday the 6th finds the
+    dentist."""
+    dentist = event(service, "Dentist next week, Ana drives me there", november(4))
+    hiking = event(service, "Hiking with Sam this weekend in Sintra", november(12))
+    shed = event(service, "We painted the shed last weekend, two coats", november(23))
+    expected = {
+        8: set(),
+        10: {dentist.id},
+        14: {dentist.id, hiking.id},
+        16: set(),
+        21: {shed.id},
+        22: {shed.id},
+        28: set(),
+    }
+
+    for day, wanted in expected.items():
+        result = service.recall(f"What's on for November {day}?", now=november(1))
+        timed = {s.memory.id for s in result.packed.items if s.ranks.get("time")}
+        assert timed & {dentist.id, hiking.id, shed.id} == wanted, day
+    # The day's own event comes first in the time leg: a week names its days less closely.
+    glasses = event(service, "Collected the new glasses from the optician", november(14))
+    result = service.recall("What's on for November 14?", now=november(1))
+    ranks = {s.memory.id: s.ranks.get("time") for s in result.packed.items}
+    assert ranks[glasses.id] == 1 and {ranks[dentist.id], ranks[hiking.id]} == {2, 3}
+    asked = service.recall("What's on next week?", now=november(6))
+    assert asked.window is not None and asked.window.start == november(9, 0)
+    assert dentist.id in {s.memory.id for s in asked.packed.items if s.ranks.get("time")}
+
+
 def test_words_naming_a_day_are_read_only_from_memories_written_near_it(
     service: MemoryService,
 ) -> None:
@@ -138,5 +173,6 @@ def test_a_window_at_the_calendars_end_reads_no_day_beyond_it(service: MemorySer
         for message in ("What happens on 9999-12-28?", "What happened on 0001-01-05?"):
             window = find_time_window(message, november(3), zone)
             assert window is not None
-            named, _ = named_day_leg(service.store, window, 50, 7)
+            named, weeks, _ = named_day_leg(service.store, window, 50, 7)
+            assert weeks == []
             assert named == ([booked.id] if window.start.year == 9999 else [])

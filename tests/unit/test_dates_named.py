@@ -9,7 +9,12 @@ from datetime import date, timedelta
 import pytest
 
 from memoryd.recall.dates_policy import day_phrases, named_days, names_day_within, numeric_phrases
-from memoryd.recall.day_words_policy import relative_day_within, written_days
+from memoryd.recall.day_words_policy import (
+    relative_day_within,
+    week_days,
+    week_within,
+    written_days,
+)
 
 WRITTEN = date(2026, 3, 2)
 
@@ -88,6 +93,37 @@ def test_a_word_names_a_day_from_the_day_it_was_written(text: str, named: date) 
         assert relative_day_within(text, MONDAY, other, other + timedelta(days=1)) is None, other
 
 
+@pytest.mark.parametrize(
+    ("text", "first", "after"),
+    [
+        ("Dentist next week, Ana drives", date(2026, 11, 9), date(2026, 11, 16)),
+        ("Busy this week with the audit", date(2026, 11, 2), date(2026, 11, 9)),
+        ("Last week the roof leaked", date(2026, 10, 26), date(2026, 11, 2)),
+        ("Hiking with Sam this weekend", date(2026, 11, 7), date(2026, 11, 9)),
+        ("Next weekend we visit my parents", date(2026, 11, 14), date(2026, 11, 16)),
+        ("We painted the shed last weekend", date(2026, 10, 31), date(2026, 11, 2)),
+    ],
+)
+def test_a_week_or_weekend_is_named_from_the_week_it_was_written(
+    text: str, first: date, after: date
+) -> None:
+    """Weeks start on Monday; a weekend is its week's Saturday and Sunday."""
+    lowered = " ".join(text.lower().split())
+    [span] = week_days(lowered, MONDAY)
+    assert (span.first, span.after) == (first, after)
+    # Written on the week's Sunday it names the same days.
+    [span] = week_days(lowered, MONDAY + timedelta(days=6))
+    assert (span.first, span.after) == (first, after)
+    # Each of its days, and none around it; not as a day named (it names them less closely).
+    day = first
+    while day < after:
+        assert week_within(text, MONDAY, day, day + timedelta(days=1)) == day
+        assert relative_day_within(text, MONDAY, day, day + timedelta(days=1)) is None
+        day += timedelta(days=1)
+    assert week_within(text, MONDAY, after, after + timedelta(days=7)) is None
+    assert week_within(text, MONDAY, first - timedelta(days=7), first) is None
+
+
 def test_the_day_of_a_month_is_the_coming_one() -> None:
     """ "On the 15th" written on the 20th is next month's."""
     [day] = written_days("the dentist on the 15th", date(2026, 11, 20))
@@ -112,6 +148,13 @@ def test_the_day_of_a_month_is_the_coming_one() -> None:
 def test_words_that_count_or_recur_name_no_day_of_their_own(text: str) -> None:
     lowered = " ".join(text.lower().split())
     assert list(written_days(lowered, MONDAY)) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["We hike every weekend", "In the last week of March we move", "A week of rain"]
+)
+def test_a_week_that_recurs_or_is_a_months_names_no_week(text: str) -> None:
+    assert list(week_days(" ".join(text.lower().split()), MONDAY)) == []
 
 
 @pytest.mark.parametrize(
@@ -157,4 +200,5 @@ def test_each_day_is_looked_for_in_the_numbers_it_is_read_from() -> None:
 
 def test_words_naming_a_day_past_the_calendars_end_name_none() -> None:
     assert list(written_days("tomorrow, on friday, in two days, the 15th", date.max)) == []
+    assert list(week_days("next week, this weekend", date.max)) == []
     assert [s.first for s in written_days("yesterday, last friday", date.min)] == []

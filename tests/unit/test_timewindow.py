@@ -386,3 +386,45 @@ def test_a_day_past_the_calendars_end_names_no_window(message: str, now: datetim
     """At the calendar's ends a relative day may have no day to name (or none after it):
     no window, not an error."""
     assert find_time_window(message, now) is None
+
+
+@pytest.mark.parametrize(
+    ("message", "first", "after"),
+    [
+        # Asked on Wednesday 25 November 2026: weeks start on Monday.
+        ("What's on next week?", date(2026, 11, 30), date(2026, 12, 7)),
+        ("Anything planned for next weekend?", date(2026, 12, 5), date(2026, 12, 7)),
+        ("What do I have this weekend?", date(2026, 11, 28), date(2026, 11, 30)),
+        ("What did I do this weekend?", date(2026, 11, 21), date(2026, 11, 23)),
+        ("Where was I last weekend?", date(2026, 11, 21), date(2026, 11, 23)),
+    ],
+)
+def test_weeks_and_weekends_as_people_ask_about_them(
+    message: str, first: date, after: date
+) -> None:
+    """ "Next week" is Monday to Sunday after this one; "this weekend" asked about what is to
+    come is this week's, asked about what was, the most recent one begun."""
+    wednesday = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+    assert days(find_time_window(message, wednesday)) == (first, after)
+
+
+@pytest.mark.parametrize(
+    ("message", "now"),
+    [
+        ("What did I do this month?", datetime(9999, 12, 31, 12, tzinfo=UTC)),
+        ("What did I do this year?", datetime(9999, 6, 1, 12, tzinfo=UTC)),
+        ("What's on next week?", datetime(9999, 12, 31, 12, tzinfo=UTC)),
+        ("What did I do last month?", datetime(1, 1, 1, 12, tzinfo=UTC)),
+    ],
+)
+def test_a_week_or_month_past_the_calendars_end_names_no_window(
+    message: str, now: datetime
+) -> None:
+    assert find_time_window(message, now) is None
+
+
+def test_next_month_or_year_names_no_window() -> None:
+    """No event has happened in them yet, and memories are read for days and weeks: a
+    question quoting a plan ("the team trip next month") keeps no window."""
+    assert find_time_window("What city did Tim suggest for the trip next month?", NOW) is None
+    assert find_time_window("What is Jolene planning for next year?", NOW) is None

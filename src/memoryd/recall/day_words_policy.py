@@ -2,13 +2,17 @@
 docs/recall.md, "Days a memory names"): "tomorrow", "tonight", "the day after tomorrow",
 "yesterday", "next Monday", "on Friday" (the coming one), "last Friday", "in two days", and a
 day of the month without its month, "the dentist on the 15th" (the coming 15th: written on 2
-November it is 15 November, written on the 20th it is 15 December). The numeric forms ("15/11",
-"15.11.") are read with the other explicit dates (dates_policy).
+November it is 15 November, written on the 20th it is 15 December). A week ("this week",
+"next week", "last week": weeks start on Monday) or its weekend ("this weekend", "next weekend",
+"last weekend": that week's Saturday and Sunday) is read apart (:func:`week_within`): it names a
+day less closely. The numeric forms ("15/11", "15.11.") are read with the other explicit dates
+(dates_policy).
 
 What is not read: a weekday said with "every" or in the plural ("on Fridays"), a weekday with
-a part of the day in the plural ("on Monday mornings": a habit), and an ordinal that counts
-something ("the 15th floor", "the 3rd time"): "the 15th" is a day only at the end of a clause
-or before a word of time or linking (``_AFTER_ORDINAL``).
+a part of the day in the plural ("on Monday mornings": a habit), an ordinal that counts
+something ("the 15th floor", "the 3rd time"), "the last week of March" (a date's week) and
+"every weekend": "the 15th" is a day only at the end of a clause or before a word of time or
+linking (``_AFTER_ORDINAL``).
 """
 
 from __future__ import annotations
@@ -48,6 +52,10 @@ _ON_WEEKDAY = re.compile(
     r"(?!\s+(?:mornings|afternoons|evenings|nights)\b)"
     rf"(?!,?\s+(?:the\s+)?\d|,?\s+(?:{_MONTH})\b)"
 )
+# A week or its weekend counted from the week a text was written in (weeks start on Monday);
+# not "the last week of May" (the month's last) nor "every weekend".
+_WEEK = re.compile(r"(?<!\bthe )\b(this|next|last)\s+(week|weekend)\b(?!\s+of\b)")
+_WEEKS_FROM = {"this": 0, "next": 1, "last": -1}
 # A day of the month without its month: "the 15th", "on the 3rd", not "March the 15th" and
 # not "the 15th of March" (a date, dates_policy), nor "the 15th floor".
 _ORDINAL = re.compile(r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b")
@@ -97,6 +105,35 @@ def written_days(text: str, written: date) -> Iterator[DaySpan]:
         if span is not None:
             yield span
     yield from month_days(text, written, ahead=True)
+
+
+def week_within(text: str, written: date, first: date, after: date) -> date | None:
+    """The first day in [first, after) of a week or weekend the text names from the week it
+    was written in (:func:`week_days`), or None. Such a memory names the window's days less
+    closely than one naming a day: the time leg ranks it after the window's own events."""
+    lowered = " ".join(text.lower().split())
+    if "week" not in lowered:
+        return None
+    days = [
+        max(s.first, first)
+        for s in week_days(lowered, written)
+        if s.first < after and s.after > first
+    ]
+    return min(days, default=None)
+
+
+def week_days(text: str, written: date) -> Iterator[DaySpan]:
+    """The weeks and weekends the (lower-cased) text names from the week it was written in:
+    "next week" written on a Thursday is the seven days from the coming Monday, "last
+    weekend" the Saturday and Sunday of the week before."""
+    for match in _WEEK.finditer(text):
+        try:
+            monday = written - timedelta(days=written.weekday())
+            monday += timedelta(weeks=_WEEKS_FROM[match[1]])
+            first = monday + timedelta(days=5) if match[2] == "weekend" else monday
+            yield DaySpan(first, monday + timedelta(weeks=1), match.start(), match.end())
+        except OverflowError:
+            continue  # the calendar's first or last week
 
 
 def month_days(text: str, today: date, *, ahead: bool) -> Iterator[DaySpan]:

@@ -16,6 +16,7 @@ from memoryd.recall.day_words_policy import (
     LONGEST_AHEAD,
     ordinal_phrases,
     relative_day_within,
+    week_within,
     weekday_phrases,
 )
 from memoryd.recall.time_window_policy import TimeWindow
@@ -46,8 +47,9 @@ def window_leg(
     """The memories naming a day of the window (for a window of at most ``longest`` days),
     then the events inside it, ``depth`` in all."""
     inside = time_leg(store, window, depth)
-    named, read = named_day_leg(store, window, depth, longest, set(inside), kinds)
-    return WindowLeg(tuple([*named, *inside][:depth]), tuple(named), len(inside), read)
+    named, weeks, read = named_day_leg(store, window, depth, longest, set(inside), kinds)
+    ranked = [*named, *inside, *weeks][:depth]
+    return WindowLeg(tuple(ranked), tuple(named + weeks), len(inside), read)
 
 
 def time_leg(store: Store, window: TimeWindow, depth: int) -> list[str]:
@@ -67,10 +69,12 @@ def named_day_leg(
     longest: int,
     inside: Collection[str] = (),
     kinds: Sequence[Kind] = (),
-) -> tuple[list[str], dict[str, Memory]]:
+) -> tuple[list[str], list[str], dict[str, Memory]]:
     """Active memories whose text names a day inside the window ("my appointment is on March
-    15", whenever it was written), closest to its focus first, and the memories read to find
-    them; none for a window of more than ``longest`` days or with no start. The text index
+    15", whenever it was written), closest to its focus first; those that name only a week or
+    a weekend the window's days are in ("dentist next week": day_words_policy.week_within),
+    nearest first, for the leg to rank after the window's own events; and the memories read to
+    find them. None for a window of more than ``longest`` days or with no start. The text index
     finds those holding a day's written forms ("march 15", "15th of march", "15/3", "15.3."),
     and those written in the days around the window that hold a word naming a day from the
     day they were written ("tomorrow", "on friday", "the 15th": :func:`written_near`); each
@@ -79,7 +83,7 @@ def named_day_leg(
     own events (``inside``) are not read again."""
     first, after = window.start.date(), window.end.date()
     if window.open_start or not 0 < (after - first).days <= longest:
-        return [], {}
+        return [], [], {}
     # Each way of naming a day has its own limit: figures ("11/20") the SQLite index cannot
     # tell from a time ("11:20"), and a store's newest "11:20"s must not crowd "november 20" out.
     # A memory is read for what it was found by: its words naming a day from the day it was
@@ -96,6 +100,7 @@ def named_day_leg(
     memories = store.memories.get_many(list(found))
     zone = window.start.tzinfo
     named: list[tuple[float, str]] = []
+    weeks: list[tuple[float, str]] = []
     for memory_id, readings in found.items():
         memory = memories.get(memory_id)
         if memory is None:
@@ -103,11 +108,15 @@ def named_day_leg(
         written = (memory.occurred_at or memory.created_at).astimezone(zone).date()
         days = [read(memory.content, written, first, after) for read in readings]
         day = min((d for d in days if d is not None), default=None)
-        if day is not None:
-            middle = datetime.combine(day, datetime.min.time(), tzinfo=zone) + timedelta(hours=12)
-            named.append((abs((middle - window.focus).total_seconds()), memory.id))
+        week = None if day is not None else week_within(memory.content, written, first, after)
+        at = day if day is not None else week
+        if at is not None:
+            middle = datetime.combine(at, datetime.min.time(), tzinfo=zone) + timedelta(hours=12)
+            distance = abs((middle - window.focus).total_seconds())
+            (named if day is not None else weeks).append((distance, memory.id))
     named.sort(key=lambda pair: pair[0])
-    return [memory_id for _, memory_id in named], memories
+    weeks.sort(key=lambda pair: pair[0])
+    return [i for _, i in named], [i for _, i in weeks], memories
 
 
 def written_near(window: TimeWindow) -> list[PhrasesWritten]:
@@ -129,6 +138,9 @@ def written_near(window: TimeWindow) -> list[PhrasesWritten]:
         PhrasesWritten(("yesterday",), _moved(start, 1), _moved(end, 2)),
         PhrasesWritten(tuple(weekdays), _moved(start, -7), _moved(end, 7)),
         PhrasesWritten(("days",), _moved(start, -LONGEST_AHEAD), _moved(end, -1)),
+        PhrasesWritten(("this week", "this weekend"), _moved(start, -7), _moved(end, 7)),
+        PhrasesWritten(("next week", "next weekend"), _moved(start, -14), end),
+        PhrasesWritten(("last week", "last weekend"), start, _moved(end, 14)),
         PhrasesWritten(tuple(ordinal_phrases(first, after)), _moved(start, -_MONTH_DAY_AHEAD), end),
     ]
 

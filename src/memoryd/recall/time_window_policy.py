@@ -4,7 +4,8 @@ Explicit dates win: "on 16 June, 2023", "April 10, 2023", "in August 2023", "in 
 2026-08-27", phrases anchored on them ("the weekend before April 10, 2023", "two weeks
 after 3 May 2023"), and dates that end or open a span ("until April 9", "by 7 November, 2022",
 "since 3 May"). Without one, relative phrases count from now: "yesterday", "last week",
-"in August", "3 days ago", "last Monday", "next Saturday" (a day to come), … A weekday that
+"in August", "3 days ago", "last Monday", "next Saturday" (a day to come), "next week", "this
+weekend" (in a message about what is to come, the weekend of this week), … A weekday that
 recurs ("every Tuesday", "on Tuesday and Thursday mornings") names no window. Days are the
 owner's: windows are computed in the time zone passed in (UTC by default). Weeks start on
 Monday. Windows are half-open: start ≤ t < end.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from datetime import MAXYEAR, MINYEAR, UTC, date, datetime, time, timedelta, tzinfo
 from functools import partial
 
 from memoryd.recall.dates_policy import (
@@ -108,7 +109,7 @@ def find_time_window(message: str, now: datetime, zone: tzinfo = UTC) -> TimeWin
         partial(_month_day, ahead=nearest),
         _relative_day,
         _ago,
-        _relative_span,
+        partial(_relative_span, ahead=nearest),
         partial(_weekday, ahead=nearest),
         _month_name,
     )
@@ -264,8 +265,16 @@ def _ago(text: str, today: date) -> DaySpan | None:
     return DaySpan(first, date(first.year + 1, 1, 1), match.start(), match.end())
 
 
-def _relative_span(text: str, today: date) -> DaySpan | None:
-    match = re.search(r"\b(last|this|past|previous)\s+(week|weekend|month|year)\b", text)
+def _relative_span(text: str, today: date, *, ahead: bool = False) -> DaySpan | None:
+    """ "last week", "this month", "the past 3 days", "next week" (Monday to Sunday after this
+    one), "next weekend" (that week's Saturday and Sunday). "This weekend" is the most recent
+    one begun, or in a message about what is to come (``ahead``) this week's. Not "next month"
+    or "next year": no event has happened in them yet, and a memory's text is read for days
+    and weeks, not months (a question quoting a plan, "the trip next month", keeps no window)."""
+    match = re.search(
+        r"\b(last|this|past|previous)\s+(week|weekend|month|year)\b|\b(next)\s+(week|weekend)\b",
+        text,
+    )
     if not match:
         match = re.search(r"\b(past|last)\s+(\d+)\s+(day|week)s\b", text)
         if match:
@@ -274,23 +283,26 @@ def _relative_span(text: str, today: date) -> DaySpan | None:
                 today - timedelta(days=days), today + timedelta(days=1), match.start(), match.end()
             )
         return None
-    which, unit = match[1], match[2]
-    previous = which in ("last", "previous", "past")
+    which, unit = match[1] or match[3], match[2] or match[4]
+    step = {"last": -1, "previous": -1, "past": -1, "this": 0, "next": 1}[which]
     monday = today - timedelta(days=today.weekday())
     if unit == "week":
-        start = monday - timedelta(weeks=1) if previous else monday
+        start = monday + timedelta(weeks=step)
         return DaySpan(start, start + timedelta(weeks=1), match.start(), match.end())
     if unit == "weekend":
-        saturday = monday + timedelta(days=5) - (timedelta(weeks=1) if previous else timedelta())
-        if saturday > today and previous is False:
+        saturday = monday + timedelta(days=5) + timedelta(weeks=step)
+        if saturday > today and step == 0 and not ahead:
             saturday -= timedelta(weeks=1)
         return DaySpan(saturday, saturday + timedelta(days=2), match.start(), match.end())
     if unit == "month":
-        first = today.replace(day=1)
-        if previous:
-            first = add_months(first, -1)
+        index = today.year * 12 + today.month - 1 + step
+        if not MINYEAR * 12 <= index < MAXYEAR * 12 + 11:
+            return None  # a month past the calendar's ends (or with no month after it)
+        first = add_months(today.replace(day=1), step)
         return DaySpan(first, next_month(first), match.start(), match.end())
-    year = today.year - 1 if previous else today.year
+    year = today.year + step
+    if not MINYEAR <= year < MAXYEAR:
+        return None
     return DaySpan(date(year, 1, 1), date(year + 1, 1, 1), match.start(), match.end())
 
 
