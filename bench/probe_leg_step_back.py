@@ -12,6 +12,8 @@ The rules, each applied per question:
   matches: the leg is sure), a candidate whose cosine is below that tenth counts its text rank
   at F of its weight (the text leg's word matches that the meaning ranks below the vector
   leg's ten step back);
+- ``cosine x W when vector tenth >= T``: the fused score's cosine weighs W ranks' worth (1.5
+  shipped) when the vector leg's tenth cosine reaches T;
 - ``text x F when overlap < O``: the text leg's rank counts at F when the two legs' first tens
   share fewer than O memories (the legs disagree);
 - ``text x F when cosines < R``: the same when the text leg's first ten's mean cosine is under
@@ -80,8 +82,13 @@ def clear_winner(margin: float) -> Rule:
     return rule
 
 
-def rescored(items: Sequence[Scored], text_weight: Callable[[Scored], float]) -> list[str]:
-    """``items`` ordered by the fused score again, each one's text rank weighed as told."""
+def rescored(
+    items: Sequence[Scored],
+    text_weight: Callable[[Scored], float],
+    cosine_weight: float = POLICY.fused_cosine_weight,
+) -> list[str]:
+    """``items`` ordered by the fused score again, each one's text rank weighed as told (and
+    the cosine at ``cosine_weight``)."""
     scored = []
     for s in items:
         rrf = sum(
@@ -89,7 +96,7 @@ def rescored(items: Sequence[Scored], text_weight: Callable[[Scored], float]) ->
             for leg, r in s.ranks.items()
         )
         cosine = UNKNOWN_COSINE if s.cosine is None else max(0.0, s.cosine)
-        rrf += POLICY.fused_cosine_weight * cosine / POLICY.rrf_k
+        rrf += cosine_weight * cosine / POLICY.rrf_k
         scored.append((rrf * s.weight * s.recency, s.memory.id))
     scored.sort(key=lambda t: t[1], reverse=True)
     scored.sort(key=lambda t: -t[0])
@@ -107,6 +114,17 @@ def confident_vector(tenth_at_least: float, weight: float) -> Rule:
             return weight if s.cosine is not None and s.cosine < tenth else 1.0
 
         return rescored(items, below)
+
+    return rule
+
+
+def sure_cosine(tenth_at_least: float, weight: float) -> Rule:
+    def rule(items: Sequence[Scored], evidence: Evidence) -> list[str]:
+        vector = evidence.rankings.get("vector", [])
+        tenth = cosine_of(evidence, vector[9]) if len(vector) >= 10 else 0.0
+        if tenth < tenth_at_least:
+            return ids(items)
+        return rescored(items, lambda _: 1.0, weight)
 
     return rule
 
@@ -131,6 +149,11 @@ RULES |= {
     f"text x {f} when vector tenth >= {t}": confident_vector(t, f)
     for t in (0.3, 0.4, 0.45, 0.5)
     for f in (0.0, 0.5)
+}
+RULES |= {
+    f"cosine x {w} when vector tenth >= {t}": sure_cosine(t, w)
+    for t in (0.45, 0.5)
+    for w in (2.5, 3.5)
 }
 RULES |= {f"text x 0.5 when overlap < {o}": legs_disagree("overlap", o, 0.5) for o in (2, 3, 4)}
 RULES |= {
