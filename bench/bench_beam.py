@@ -36,6 +36,7 @@ from devsets import (
     CATEGORY_HEADERS,
     LOSS_HEADERS,
     SUMMARY_HEADERS,
+    Conversation,
     LegDepth,
     Outcome,
     Settings,
@@ -102,12 +103,12 @@ def parse_excerpt(spec: str) -> tuple[int, ...]:
 
 def run_set(
     name: str,
-    conversations: list,
+    conversations: list[Conversation],
     embedder: Any,
     tmp: str,
     variants: list[Variant],
     general_questions: list[str],
-) -> dict[Variant, tuple]:
+) -> dict[Variant, tuple[list[Outcome], list[bool]]]:
     """Build each conversation's store, ask its questions and the general ones; judged at
     each variant (a smaller leg depth: :func:`devsets.truncated`; another relative cut) from
     one gathering."""
@@ -121,7 +122,7 @@ def run_set(
         )
         for question in conversation.questions:
             # One gathering per reading of the message (a variant may change what the legs read).
-            gathered: dict[tuple[float, ...], Evidence] = {}
+            gathered: dict[tuple[float | None, ...], Evidence] = {}
             for variant, policy in policies.items():
                 key = gathering(policy)
                 if key not in gathered:

@@ -34,6 +34,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -67,7 +68,7 @@ class Tally:
         self.chunks[key].append(chunks)
 
 
-def ingest_scifact(service: MemoryService, records: list[dict]) -> dict[str, str]:
+def ingest_scifact(service: MemoryService, records: list[dict[str, Any]]) -> dict[str, str]:
     """Ingest the abstracts; memoryd document id → SciFact corpus id."""
     by_document: dict[str, str] = {}
     for record in records:
@@ -77,7 +78,7 @@ def ingest_scifact(service: MemoryService, records: list[dict]) -> dict[str, str
     return by_document
 
 
-def baseline(service: MemoryService, question: str, budget: int, now: object) -> tuple:
+def baseline(service: MemoryService, question: str, budget: int, now: object) -> tuple[Any, ...]:
     """The memory block, then search_kb's top results (whole, in order) while they fit."""
     block = service.recall(question, budget=budget, now=now, stamp=False)  # type: ignore[arg-type]
     memories = {m.id for m in block.packed.lessons} | {s.memory.id for s in block.packed.items}

@@ -276,8 +276,8 @@ def main() -> None:
     versions = [("old", args.old.resolve())] if args.old is not None else []
     versions.append(("new", args.new.resolve()))
     if args.store:
-        runs = store_runs(paths, versions, args.rounds, not args.no_ocr, args.trace)
-        print_store(paths, versions, runs)
+        stored = store_runs(paths, versions, args.rounds, not args.no_ocr, args.trace)
+        print_store(paths, versions, stored)
         return
     runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for path in paths:

@@ -28,6 +28,7 @@ older checkout's code in a subprocess, so before and after come from one run.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import statistics
@@ -37,6 +38,7 @@ import time
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -53,7 +55,7 @@ from memoryd.service import MemoryService
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 
 
-def load(data: Path) -> tuple[list[dict], dict[str, str], dict[str, dict[str, int]]]:
+def load(data: Path) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, dict[str, int]]]:
     """Corpus records, test queries by id, and qrels (query → doc → relevance)."""
     corpus = [json.loads(line) for line in (data / "corpus.jsonl").open(encoding="utf-8")]
     queries = {
@@ -69,7 +71,7 @@ def load(data: Path) -> tuple[list[dict], dict[str, str], dict[str, dict[str, in
     return corpus, {q: queries[q] for q in qrels}, dict(qrels)
 
 
-def ingest_abstract(service: MemoryService, record: dict) -> IngestResult:
+def ingest_abstract(service: MemoryService, record: dict[str, Any]) -> IngestResult:
     """One SciFact abstract as a Markdown document (title as its heading), ``scifact:ID``."""
     body = f"# {record['title']}\n\n{record['text']}\n".encode()
     return service.kb.ingest_bytes(
@@ -80,7 +82,7 @@ def ingest_abstract(service: MemoryService, record: dict) -> IngestResult:
     )
 
 
-def ingest(service: MemoryService, corpus: list[dict]) -> tuple[float, int, int]:
+def ingest(service: MemoryService, corpus: list[dict[str, Any]]) -> tuple[float, int, int]:
     """Every document through ingest_bytes; returns (seconds, documents ingested, chunks)."""
     started = time.perf_counter()
     done = chunks = 0
@@ -240,7 +242,9 @@ def main() -> None:
         print(f"\nSciFact: {len(corpus)} documents, {len(queries)} test queries\n")
         print_table(("ranking", "nDCG@10", "recall@100"), scores)
         service.kb.search_policy = KbSearchPolicy()
-        plain = [elapsed_ms(lambda text=text: service.kb.search(text)) for text in queries.values()]
+        plain = [
+            elapsed_ms(functools.partial(service.kb.search, text)) for text in queries.values()
+        ]
         measures = []
         if documents:
             measures.append(("ingest, SciFact documents/s", f"{documents / seconds:.1f}"))

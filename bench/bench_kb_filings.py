@@ -4,7 +4,9 @@ bench_kb.py); ``--baseline TREE`` measures an older checkout beside this one."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import operator
 import os
 import re
 import resource
@@ -297,18 +299,23 @@ def run(
         print_table(
             columns,
             [
-                row(key, lambda m, k=key, s=label, n=n: _shown(m["sets"][s]["scores"][k], n, k))
+                row(key, functools.partial(_set_score, label=label, key=key, n=n))
                 for key in measured["scores"]
             ],
         )
     print()
     keys = [k for k in now if k not in ("titles", "chunks by document", "sets", "pages")]
-    print_table(columns, [row(k, lambda m, k=k: m[k]) for k in keys])
+    print_table(columns, [row(k, operator.itemgetter(k)) for k in keys])
     for label, measured in now["sets"].items():
         if measured["misses"]:
             print(f"\n{label}, not in the top 10:")
             for miss in measured["misses"]:
                 print(f"- {miss}")
+
+
+def _set_score(measured: dict[str, Any], *, label: str, key: str, n: int) -> str:
+    """One score of one question set, as the table shows it."""
+    return _shown(measured["sets"][label]["scores"][key], n, key)
 
 
 def _shown(value: float, n: int, label: str = "") -> str:

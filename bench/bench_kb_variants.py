@@ -124,7 +124,8 @@ for _knob, _values in (
     ("rank_constant", (30, 90)),
 ):
     for _value in _values:
-        VARIANTS[f"knobs: {_knob} {_value}"] = replace(BASE, **{_knob: _value})
+        _knobs: dict[str, Any] = {_knob: _value}
+        VARIANTS[f"knobs: {_knob} {_value}"] = replace(BASE, **_knobs)
 VARIANTS["knobs: the default"] = BASE
 # The question's words the chunk's heading holds counted for its rows (issue 29, first48:
 # "In its 2016 cash flow statement, how much ..." names the table by its heading).
@@ -161,7 +162,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     embedder = CachedEmbedder(LocalMiniLM())
-    _, service = open_with_store(str(args.store), embedder=embedder)  # type: ignore[arg-type]
+    _, service = open_with_store(str(args.store), embedder=embedder)
     try:
         documents: dict[str, Document] = {
             Path(d.source_uri).name: d for d in service.kb.list_documents(collection="filings")

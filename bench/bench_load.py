@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,6 +141,7 @@ def table(runs: list[Run], clients: int, seconds: float) -> str:
     for run in runs:
         result = run.result
         for operation in [*MIX, "all"]:
+            codes: Mapping[tuple[str, int], int]
             if operation == "all":
                 values = [v for vs in result.latencies.values() for v in vs]
                 codes = result.statuses
@@ -199,7 +200,7 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="memoryd-load-bench-"))
     # Registered first, so it runs last: after the embedded PostgreSQL has stopped.
     atexit.register(shutil.rmtree, root, ignore_errors=True)
-    runs = []
+    runs: list[Run] = []
     if args.backend in ("sqlite", "both"):
         runs.extend(run_sqlite(args, root, label, source) for label, source in versions)
     if args.backend in ("postgres", "both"):

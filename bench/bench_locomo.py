@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -58,7 +59,7 @@ def session_time(text: str) -> datetime:
     return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
 
 
-def turns(sample: dict) -> list[tuple[str, str, datetime]]:
+def turns(sample: dict[str, Any]) -> list[tuple[str, str, datetime]]:
     """(dia_id, stored text, session time) for every turn of one conversation."""
     conversation = sample["conversation"]
     out = []
@@ -78,7 +79,7 @@ def turns(sample: dict) -> list[tuple[str, str, datetime]]:
 class Conversation:
     """One conversation's store, with the map from memories back to dialog ids."""
 
-    sample: dict
+    sample: dict[str, Any]
     store: Store
     service: MemoryService
     by_memory: dict[str, set[str]]
@@ -100,7 +101,9 @@ class Conversation:
         return len(got & evidence) / len(evidence)
 
 
-def build(sample: dict, where: str, created_at: str, embedder: LocalMiniLM) -> Conversation:
+def build(
+    sample: dict[str, Any], where: str, created_at: str, embedder: LocalMiniLM
+) -> Conversation:
     """Store every turn of one conversation; 'now' is the day after the last session."""
     store, service = open_with_store(where, embedder=embedder, environ={})
     by_memory: dict[str, set[str]] = defaultdict(set)
@@ -122,10 +125,12 @@ def offtopic_questions() -> list[str]:
     return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
-def measure(conversations: list[Conversation]) -> dict:
+def measure(conversations: list[Conversation]) -> dict[str, Any]:
     """Every number of one mode."""
     legs = (*LEGS, "fused")
-    scores = {leg: {k: defaultdict(list) for k in KS} for leg in legs}
+    scores: dict[str, dict[int, defaultdict[int, list[float]]]] = {
+        leg: {k: defaultdict(list) for k in KS} for leg in legs
+    }
     block: dict[int, list[float]] = defaultdict(list)
     tokens: list[int] = []
     quiet_own: list[bool] = []
@@ -169,7 +174,7 @@ def overall(values: dict[int, list[float]]) -> float:
     return mean([v for category in values.values() for v in category])
 
 
-def report(mode: str, numbers: dict, conversations: int) -> None:
+def report(mode: str, numbers: dict[str, Any], conversations: int) -> None:
     """The tables of one mode: each retriever, each category, the off-topic sets."""
     scores, block = numbers["scores"], numbers["block"]
     legs = (*LEGS, "fused")

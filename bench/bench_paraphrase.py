@@ -31,6 +31,7 @@ import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -52,7 +53,7 @@ from stores import open_with_store
 
 import memoryd
 from memoryd.memory.model import Kind, Status, embedded_text
-from memoryd.providers.embedder import Embedder
+from memoryd.providers.embedder import Embedder, Vector
 from memoryd.recall.policy import RecallPolicy
 from memoryd.service import MemoryService
 
@@ -63,10 +64,10 @@ HELDOUT = Path(__file__).resolve().parent / "data" / "owner_paraphrase_heldout.j
 START = datetime(2026, 1, 5, 9, tzinfo=UTC)
 
 
-def load(path: Path = DATA) -> dict:
+def load(path: Path = DATA) -> dict[str, Any]:
     """The paraphrase set (or the held-out one, with the paraphrase set's filler; its general
     questions as ``unrelated``)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     if path != DATA:
         data["filler"] = json.loads(DATA.read_text(encoding="utf-8"))["filler"]
         data["unrelated"] = data.pop("general")
@@ -74,7 +75,7 @@ def load(path: Path = DATA) -> dict:
     return data
 
 
-def filler(data: dict, count: int, seed: int = 7) -> list[str]:
+def filler(data: dict[str, Any], count: int, seed: int = 7) -> list[str]:
     """``count`` distinct unrelated owner memories from the set's templates."""
     rng = random.Random(seed)
     templates, slots = data["filler"]["templates"], data["filler"]["slots"]
@@ -86,7 +87,7 @@ def filler(data: dict, count: int, seed: int = 7) -> list[str]:
     return list(made)
 
 
-def stores(data: dict, size: int) -> list[Conversation]:
+def stores(data: dict[str, Any], size: int) -> list[Conversation]:
     """The stores of one size, each with its paired questions."""
     pairs = data["pairs"]
     groups = (
@@ -120,7 +121,7 @@ def give_cues(service: MemoryService, cues: dict[str, list[str]], text_only: boo
         if cues.get(m.content)
     ]
     texts = [embedded_text(m.content, m.cues) for m in memories]
-    vectors = service.embedder.embed(texts) if texts else []
+    vectors: list[Vector] = list(service.embedder.embed(texts)) if texts else []
     with service.store.transaction():
         for memory, vector in zip(memories, vectors, strict=True):
             service.store.memories.set_cues(memory, None if text_only else vector)
@@ -128,15 +129,15 @@ def give_cues(service: MemoryService, cues: dict[str, list[str]], text_only: boo
 
 
 def measure(
-    data: dict,
+    data: dict[str, Any],
     size: int,
     embedder: Embedder,
     tmp: str,
     policy: RecallPolicy,
     cues: dict[str, list[str]] | None = None,
     text_only: bool = False,
-    losses: list[list] | None = None,
-) -> list:
+    losses: list[list[Any]] | None = None,
+) -> list[Any]:
     """One row: block recall, R@10 (fused), answerable empty, unrelated empty, mean tokens
     (and, into ``losses``, where the paired memories that missed the block were lost)."""
     outcomes = []
@@ -207,7 +208,7 @@ def main() -> int:
         f"{args.embedder}, {with_cues}, "
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
     )
-    losses: list[list] = []
+    losses: list[list[Any]] = []
     only_text = args.cues_text_only
     with tempfile.TemporaryDirectory() as tmp:
         rows = [

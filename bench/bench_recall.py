@@ -32,6 +32,7 @@ figures side by side: on a shared machine a ratio holds where an absolute time d
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import shutil
@@ -94,7 +95,7 @@ def warmed(path: Path, embedder: LocalMiniLM, warm: list[str]) -> MemoryService:
 def corpus_vectors(embedder: LocalMiniLM, items: list[Item], cache: Path | None) -> np.ndarray:
     """The corpus's vectors: from ``cache`` when it holds enough, else embedded (and saved)."""
     if cache is not None and cache.exists():
-        vectors = np.load(cache)
+        vectors: np.ndarray = np.load(cache)
         if len(vectors) >= len(items):
             return vectors[: len(items)]
     started = time.perf_counter()
@@ -167,7 +168,7 @@ def measure(
         service = warmed(path, embedder, warm)
         with hooked(time.process_time if split_cpu else time.perf_counter) as hooks:
             for message in asked:
-                hooks.time_recall(lambda m=message, s=service: s.recall(m, now=NOW))
+                hooks.time_recall(functools.partial(service.recall, message, now=NOW))
         service.close()
         split_rows = hooks.rows()
     slowest: dict[str, Any] = {}
@@ -209,7 +210,7 @@ def split_by_speed(
     for name, indexes in groups.items():
         with hooked(time.process_time if split_cpu else time.perf_counter) as hooks:
             for i in indexes:
-                hooks.time_recall(lambda m=asked[i], s=service: s.recall(m, now=NOW))
+                hooks.time_recall(functools.partial(service.recall, asked[i], now=NOW))
         rows[name] = hooks.rows()
     service.close()
     return {

@@ -22,6 +22,7 @@ own, so a keyword probe finds exactly it.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import random
 import statistics
@@ -117,6 +118,10 @@ def wait_for(check: Callable[[], bool], timeout: float, step: float = 0.01) -> f
     return None
 
 
+def gone(service: Any, word: str) -> bool:
+    return not found(service, word)
+
+
 def vectors_done(service: Any) -> bool:
     documents = service.kb.list_documents()
     return bool(documents) and all(d.pending_vectors == 0 for d in documents)
@@ -174,7 +179,7 @@ def after(
     notes = len(paths)
 
     def current() -> bool:
-        return service.store.sync.state_counts().get(source.id, {}).get("current", 0) == notes
+        return bool(service.store.sync.state_counts().get(source.id, {}).get("current", 0) == notes)
 
     searchable_at: list[float] = []
 
@@ -199,7 +204,7 @@ def after(
         word = probe_word(20_000 + index)
         time.sleep(0.5)
         path.write_text(note_text(rng, 20_000 + index, tag="edited"), encoding="utf-8")
-        edits.append(wait_for(lambda w=word: found(service, w), 60))
+        edits.append(wait_for(functools.partial(found, service, word), 60))
     for index in range(10):
         number = (index * 131 + 50) % len(paths)
         while number in edited:
@@ -208,7 +213,7 @@ def after(
         assert found(service, word)
         time.sleep(0.5)
         path.unlink()
-        deletes.append(wait_for(lambda w=word: not found(service, w), 60))
+        deletes.append(wait_for(functools.partial(gone, service, word), 60))
     idle = idle_before = None
     if vectors:
         wait_for(lambda: vectors_done(service), 600, 1.0)

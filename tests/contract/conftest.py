@@ -42,13 +42,14 @@ class Backend:
 
 def _sqlite_backend(directory: Path, embedder: LocalMiniLM) -> Backend:
     paths: list[Path] = []
+    opened: list[MemoryService] = []
 
     def open_fresh() -> MemoryService:
         path = directory / f"store-{len(paths)}.db"
         paths.append(path)
         # The process environment gives the LLM routes (tests set them with monkeypatch).
         service = open_service(resolve_settings(str(path)), embedder=embedder)
-        backend.opened.append(service)
+        opened.append(service)
         return service
 
     def persisted_bytes() -> bytes:
@@ -59,19 +60,19 @@ def _sqlite_backend(directory: Path, embedder: LocalMiniLM) -> Backend:
             for sibling in sorted(directory.glob(path.name + "*"))
         )
 
-    backend = Backend("sqlite", open_fresh, persisted_bytes)
-    return backend
+    return Backend("sqlite", open_fresh, persisted_bytes, opened)
 
 
 def _postgres_backend(server: TestPostgres, embedder: LocalMiniLM) -> Backend:
     urls: list[str] = []
+    opened: list[MemoryService] = []
 
     def open_fresh() -> MemoryService:
         url = server.create_database()
         urls.append(url)
         # The process environment gives the LLM routes (tests set them with monkeypatch).
         service = open_service(resolve_settings(url), embedder=embedder)
-        backend.opened.append(service)
+        opened.append(service)
         return service
 
     def persisted_bytes() -> bytes:
@@ -81,8 +82,7 @@ def _postgres_backend(server: TestPostgres, embedder: LocalMiniLM) -> Backend:
         for url in urls:
             server.drop_database(url)
 
-    backend = Backend("postgres", open_fresh, persisted_bytes, cleanup=drop_all)
-    return backend
+    return Backend("postgres", open_fresh, persisted_bytes, opened, cleanup=drop_all)
 
 
 @pytest.fixture(params=BACKENDS)

@@ -89,6 +89,7 @@ def test_one_pack_lessons_first_then_memories_and_chunks_by_score(service: Memor
     word_only = service.context(QUESTION, now=NOW, stamp=False, explain=True)
     shown = {item["id"]: item.get("explain") for item in word_only.to_json()["items"]}
     explained = shown[f"{records}#0"]
+    assert explained is not None
     assert explained["vector_rank"] is None and explained["keyword_rank"] is not None
     assert explained["cosine"] == pytest.approx(0.10, abs=0.02)
     assert explained["follows"] is None and "text" in explained["joint_ranks"]

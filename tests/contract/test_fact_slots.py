@@ -54,7 +54,7 @@ def fact(subject: str, predicate: str, value: str, confidence: float = 0.9) -> d
                 predicate=predicate, object=value)  # fmt: skip
 
 
-def active_values(service: MemoryService) -> list[str | None]:
+def active_values(service: MemoryService) -> list[str]:
     return sorted(m.object or "" for m in service.list_memories(status=Status.ACTIVE))
 
 

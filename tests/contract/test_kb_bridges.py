@@ -9,8 +9,9 @@ from dataclasses import replace
 from memoryd.kb.model import Document
 from memoryd.kb.results import KbHit, KbSearchResult
 from memoryd.service import MemoryService
+from tests.kb_corpus import filler_paragraph
 
-from .kb_support import NOW, annual_report, filler_paragraph, markdown_doc, only_ok
+from .kb_support import NOW, annual_report, markdown_doc, only_ok
 
 # Another company's filing gives "Capital expenditures" by segment and its cash-flow row the
 # same number: the library's own evidence that the two wordings name one quantity.

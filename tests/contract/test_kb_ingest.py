@@ -34,7 +34,7 @@ def test_bad_inputs_fail_with_clear_reasons_and_good_files_still_ingest(
     service.kb.limits = dataclasses.replace(service.kb.limits, max_bytes=1_000_000)
     good = [corpus.samples["markdown"].path, corpus.samples["text"].path]
     url = "file:///etc/passwd"
-    sources = [good[0], *bad.values(), url, good[1]]
+    sources: list[str | Path] = [good[0], *bad.values(), url, good[1]]
     results = {r.source: r for r in service.kb.ingest(sources, now=NOW)}
     assert len(results) == len(sources)
 

@@ -70,7 +70,8 @@ def test_results_and_reads_cite_pages_and_a_page_range_reads_exactly_those_pages
         hit.chunk.page_range is not None and hit.chunk.page_range[0] <= 4 <= hit.chunk.page_range[1]
     )
     assert 'pages="' in hit.fenced
-    assert hit.to_json()["cite"].startswith("p")
+    cite = hit.to_json()["cite"]
+    assert cite is not None and cite.startswith("p")
     text = squash(read.text)
     for page in (3, 4):
         for index in range(3):
@@ -175,8 +176,8 @@ def test_a_statement_keeps_each_number_on_its_labels_row_with_the_years_in_every
         cells = table_rows(chunk.text)
         assert cells[0][-2:] == list(YEARS), "every chunk of the table repeats the years"
         assert "BALANCE SHEETS" in chunk.breadcrumb
-        for row in cells[1:]:
-            seen.setdefault(row[0], row[1:])
+        for line in cells[1:]:
+            seen.setdefault(line[0], line[1:])
 
     assert len(chunks) >= 2, "the statement is longer than one chunk"
     for row in rows:

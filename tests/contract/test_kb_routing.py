@@ -46,7 +46,8 @@ def test_a_question_naming_company_and_fiscal_year_prefers_that_filing_and_says_
             "because": ["names 'acme'", "fiscal 2022"],
         }
     ]
-    assert explained["results"][0]["explain"]["routed_vector_rank"] is not None
+    routed = explained["results"][0]["explain"]
+    assert routed is not None and routed["routed_vector_rank"] is not None
     # Evidence, not a filter: the look-alikes are still in the results.
     assert {h.document.id for h in result.hits} >= {
         documents["acme21"].id,

@@ -56,7 +56,8 @@ def test_a_row_naming_the_line_item_under_the_questions_year_comes_first(
     assert "(655)" not in without[0].text
     assert result.hits[0].document.id == document.id
     assert "(655)" in result.hits[0].text
-    assert result.to_json(explain=True)["results"][0]["explain"]["row_evidence_rank"] == 1
+    explained = result.to_json(explain=True)["results"][0]["explain"]
+    assert explained is not None and explained["row_evidence_rank"] == 1
 
 
 EXCERPT = (
@@ -191,7 +192,8 @@ def test_a_question_naming_the_statement_finds_the_row_its_heading_and_label_nam
     assert "Divestitures" in label_only[0].chunk.breadcrumb
     assert "Statements of Cash Flows" in result.hits[0].chunk.breadcrumb
     assert "| 142 |" in result.hits[0].text
-    assert result.to_json(explain=True)["results"][0]["explain"]["row_evidence_rank"] == 1
+    explained = result.to_json(explain=True)["results"][0]["explain"]
+    assert explained is not None and explained["row_evidence_rank"] == 1
 
 
 def test_another_companys_row_is_no_evidence_for_a_question_naming_a_company(

@@ -71,6 +71,7 @@ def test_a_question_near_a_row_label_ranks_its_chunk_and_says_so(
     assert table.document.id == documents["acme22"].id
     assert table.ranked.routed_row_vector_rank == 1
     explained = table.to_json(explain=True)["explain"]
+    assert explained is not None
     assert explained["routed_row_vector_rank"] == 1
     # By default labels are compared within the named documents only; over the library too
     # when asked.

@@ -113,10 +113,10 @@ def test_a_pass_killed_twice_loses_nothing_and_doubles_nothing(
         assert {r.state for r in rows} == {FileState.CURRENT}
         assert all(by_uri[str(folder / r.path)].id == r.document_id for r in rows)
         # A renamed note that had its document keeps it (the rename runs before any read).
-        for old, document in before.items():
-            if document is not None:
+        for old, had in before.items():
+            if had is not None:
                 renamed = by_uri[str(old.with_name("renamed-" + old.name))]
-                assert renamed.id == document.id
+                assert renamed.id == had.id
         # Every vector job ended.
         assert not [j for j in service.store.jobs.recent(500)
                     if j.kind == "kb_embed" and j.status is JobStatus.QUEUED]  # fmt: skip

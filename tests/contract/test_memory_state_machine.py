@@ -164,7 +164,8 @@ class MemoryMachine(RuleBasedStateMachine):
 
 def test_random_histories_keep_the_store_consistent(backend: Backend) -> None:
     run_state_machine_as_test(
-        lambda: MemoryMachine(backend.open_fresh),
+        # Hypothesis takes any factory (its docstring) but annotates a class.
+        lambda: MemoryMachine(backend.open_fresh),  # type: ignore[arg-type]
         settings=settings(
             max_examples=25,
             stateful_step_count=20,

@@ -227,6 +227,7 @@ def test_explain_says_which_gate_let_each_item_in_and_what_stopped_the_others(
     as_json = result.to_json()
 
     cello = next(i for i in as_json["items"] if "cello" in i["content"])
+    assert cello["cosine"] is not None and cello["recency"] is not None
     assert "vector" in cello["gates"] and cello["cosine"] > 0.35
     assert 0.9 <= cello["recency"] <= 1.0
     assert as_json["query"]["words"]["orchestra"] == 1

@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 
 import memoryd.recall.run
+from memoryd.memory.model import Memory
 from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.run import Retriever
 from memoryd.service import MemoryService
@@ -26,6 +27,12 @@ def test_stamps_handed_out_together_are_written_once_in_order(
     tea = remember(service, "Owner drinks green tea every afternoon")
     pot = remember(service, "The blue ceramic pot came from the market in Porto")
     store = service.store
+
+    def row(memory_id: str) -> Memory:
+        found = store.memories.get(memory_id)
+        assert found is not None
+        return found
+
     transactions = []
     opened = store.transaction
 
@@ -48,12 +55,12 @@ def test_stamps_handed_out_together_are_written_once_in_order(
         retriever.stamp_later([tea.id, pot.id], NOW)
         retriever.stamp_later([tea.id], NOW + timedelta(hours=2))
         retriever.stamp_later([tea.id], NOW + timedelta(hours=1))  # handed out last: it stays
-        assert store.memories.get(tea.id).retrieval_hits == 0, "nothing written yet"
+        assert row(tea.id).retrieval_hits == 0, "nothing written yet"
         began = time.monotonic()
         retriever.settle()
         assert time.monotonic() - began < 30, "settle writes at once"
         assert transactions == [1]
-        first_tea, first_pot = store.memories.get(tea.id), store.memories.get(pot.id)
+        first_tea, first_pot = row(tea.id), row(pot.id)
         assert first_tea.retrieval_hits == 3
         assert first_tea.last_retrieved_at == NOW + timedelta(hours=1)
         assert first_pot.retrieval_hits == 1
@@ -62,7 +69,7 @@ def test_stamps_handed_out_together_are_written_once_in_order(
         retriever.stamp_later([pot.id], NOW + timedelta(hours=3))  # a later write of its own
         retriever.close()
         assert transactions == [1, 1]
-        assert store.memories.get(pot.id).retrieval_hits == 2
-        assert store.memories.get(pot.id).last_retrieved_at == NOW + timedelta(hours=3)
+        assert row(pot.id).retrieval_hits == 2
+        assert row(pot.id).last_retrieved_at == NOW + timedelta(hours=3)
     finally:
         retriever.close()

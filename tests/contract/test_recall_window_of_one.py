@@ -27,6 +27,7 @@ def test_a_window_of_one_event_bounds_unless_the_policy_asks_for_two(
     result = service.recall(QUESTION, now=NOW)
     unbounded = recall_under(service, RecallPolicy(window_min_events=2), QUESTION)
 
+    assert tuesday.occurred_at is not None
     assert result.window is not None and result.window.start.date() == tuesday.occurred_at.date()
     # Bounded by the window: the one event of that Tuesday, and no more.
     assert item_ids(result) == [tuesday.id]

@@ -4,7 +4,7 @@ batch refuses the switch and a rerun resumes; a process still on the old model i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -224,7 +224,7 @@ def test_a_rerun_towards_another_model_starts_over(
         fake_embedder = endpoint(fake)
         batch = store.next_vectors.missing("memories", 0, 3)
         with store.transaction():
-            store.next_vectors.save("memories", batch, fake_embedder.embed(["x"] * 3))
+            store.next_vectors.save("memories", batch, list(fake_embedder.embed(["x"] * 3)))
         result = reembed(store, fake_embedder)
         assert (result.dropped, result.resumed, result.embedded) == (3, 0, 7)
         with pytest.raises(ReembedError, match="already embedded with 'fake-embed'"):
@@ -243,7 +243,7 @@ class SwitchWhileEmbedding:
         self.dimension = inner.dimension
         self.switch: Callable[[], object] | None = switch
 
-    def embed(self, texts: Sequence[str]) -> Any:
+    def embed(self, texts: list[str]) -> Any:
         vectors = self.inner.embed(texts)
         if self.switch is not None and len(texts) == 1:
             switch, self.switch = self.switch, None
@@ -265,7 +265,7 @@ def test_a_recall_running_across_the_switch_is_refused_whole(
             store.close()
 
     racing = SwitchWhileEmbedding(embedder, switch)
-    with closing(open_service(settings, embedder=racing)) as service:  # type: ignore[arg-type]
+    with closing(open_service(settings, embedder=racing)) as service:
         # The space is checked before the query is embedded, then the switch lands.
         with pytest.raises(StoreMismatchError, match="re-embedded with 'fake-embed'"):
             service.recall("which instrument do I play on Thursdays?")

@@ -42,7 +42,7 @@ def test_a_new_embedder_reaches_writes_forget_and_recall(service: MemoryService)
     kept = service.remember("Ana plays the cello").memory
     assert kept is not None
     broken = BrokenEmbedder()
-    service.use_embedder(broken)  # type: ignore[arg-type]
+    service.use_embedder(broken)
 
     assert service.embedder is broken
     with pytest.raises(EmbeddingUnavailableError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,7 +129,9 @@ def cli(clean_env: dict[str, str], db_path: Path, tmp_path: Path) -> Cli:
 
 
 @pytest.fixture
-def seeded(db_path: Path, embedder: LocalMiniLM) -> Callable[[], Any]:
+def seeded(
+    db_path: Path, embedder: LocalMiniLM
+) -> Callable[[], AbstractContextManager[MemoryService]]:
     """Open the test's store in-process (same embedder as the CLI) to set up state; closed by
     the ``with`` so the CLI subprocess sees every write."""
 

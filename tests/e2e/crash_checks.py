@@ -278,7 +278,7 @@ class Observe(Operation):
 
     def _by_job(self, service: MemoryService, jobs: dict[str, Any]) -> dict[str, list[Memory]]:
         found: dict[str, list[Memory]] = defaultdict(list)
-        contents = Counter()
+        contents: Counter[str] = Counter()
         for memory in service.list_memories():
             assert memory.source_ref is not None and memory.source_ref.startswith("job:")
             found[memory.source_ref.removeprefix("job:")].append(memory)

@@ -195,13 +195,13 @@ class Consolidate(Operation):
         by_cycle: dict[int, list[Seeded]] = defaultdict(list)
         for seeded in self.open:
             by_cycle[seeded.cycle].append(seeded)
-        for cycle, seeded in by_cycle.items():
-            if all(states[s.id] == "after" for s in seeded):
-                for s in seeded:
+        for cycle, members in by_cycle.items():
+            if all(states[s.id] == "after" for s in members):
+                for s in members:
                     if s.role == "original":
                         service.archive(s.id)
                 self.open = [s for s in self.open if s.cycle != cycle]
-                self.settled += len(seeded)
+                self.settled += len(members)
 
     def finish(self) -> None:
         self.store.close()

@@ -26,7 +26,8 @@ from memoryd.providers.embedder import LocalMiniLM
 from memoryd.service import MemoryService
 from tests.builders import item
 from tests.distinct_texts import distinct, event_candidates, guess_candidates, inference_candidates
-from tests.e2e.conftest import MEMORYD, Cli
+from tests.e2e.conftest import Cli
+from tests.e2e.server import MEMORYD
 
 LATER = datetime(2026, 6, 1, 3, 0, tzinfo=UTC)
 PER_STAGE = 80
@@ -169,7 +170,9 @@ def check_before_or_after(service: MemoryService, seeded: dict[str, list[Memory]
     return changed
 
 
-def canonical(service: MemoryService) -> tuple[list[tuple[object, ...]], Counter[object]]:
+def canonical(
+    service: MemoryService,
+) -> tuple[list[tuple[object, ...]], Counter[tuple[str | None, str, Status]]]:
     """The state with the random ids of successors replaced by their predecessor's id."""
     rows = [
         (

@@ -21,7 +21,8 @@ from memoryd.memory.proposal_policy import parse_batch_text
 from tests.builders import batch, item
 from tests.fake_llm import Delay, FakeLLMServer, Reply, Status
 
-from .conftest import MEMORYD, Cli
+from .conftest import Cli
+from .server import MEMORYD
 
 KEY = "sk-test-DO-NOT-LEAK-1234567890abcdef"
 MODEL = "fake-extractor-7b"

@@ -15,7 +15,7 @@ import functools
 import json
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -43,7 +43,8 @@ OWNER_OPERATIONS = ["confirm", "edit", "purge", "reject", "consolidate"]
 STARTUP_TIMEOUT = 90.0
 CALL_TIMEOUT = 60.0
 
-Seeder = Callable[[], Any]  # the conftest ``seeded`` opener: ``with seeded() as service: ...``
+# The conftest ``seeded`` opener: ``with seeded() as service: ...``
+Seeder = Callable[[], AbstractContextManager[MemoryService]]
 
 
 # ----------------------------------------------------------------------------- servers
@@ -182,6 +183,7 @@ def _payload(result: types.CallToolResult) -> dict[str, Any]:
     text = result.content[0]
     assert isinstance(text, types.TextContent), text
     payload = json.loads(text.text)
+    assert isinstance(payload, dict), payload
     assert result.structured_content == payload
     return payload
 
@@ -193,9 +195,16 @@ def _ok(result: types.CallToolResult) -> dict[str, Any]:
     return payload
 
 
-def _remember_fact(seeded: Seeder, content: str, **slots: str) -> str:
+def _remember_fact(
+    seeded: Seeder,
+    content: str,
+    *,
+    subject: str | None = None,
+    predicate: str | None = None,
+    object: str | None = None,
+) -> str:
     with seeded() as service:
-        result = service.remember(content, **slots)
+        result = service.remember(content, subject=subject, predicate=predicate, object=object)
         assert result.memory is not None and result.memory.status is Status.ACTIVE
         return result.memory.id
 

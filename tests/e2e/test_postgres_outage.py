@@ -270,7 +270,7 @@ def every_operation_answers(rig: Rig) -> dict[str, int]:
     note = f"The owner repotted the lemon tree ({time.time()})"
     upload = {"file": ("after.md", f"# After\n\n{note}\n".encode(), "text/markdown")}
     with httpx.Client(base_url=rig.base_url, headers=headers, timeout=REQUEST_TIMEOUT) as http:
-        requests = {
+        requests: dict[str, Callable[[], httpx.Response]] = {
             "recall": lambda: http.post("/v1/recall", json={"message": "What about the fig?"}),
             "remember": lambda: http.post("/v1/memories", json={"content": note}),
             "propose": lambda: http.post(

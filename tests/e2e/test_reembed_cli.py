@@ -19,8 +19,8 @@ from memoryd.storage.protocols import EmbeddingSignature
 from memoryd.wiring import open_service, open_store
 from tests.fake_embeddings import FakeEmbeddingServer
 
-from .conftest import MEMORYD, Cli
-from .server import serving
+from .conftest import Cli
+from .server import MEMORYD, serving
 
 PEOPLE = ("Marta", "Joaquim", "Tomasz", "Priya", "Kofi", "Yuki", "Lars", "Amara")
 PLACES = ("Lisbon", "Porto", "Braga", "Faro", "Evora", "Coimbra", "Sintra", "Tavira")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from starlette.types import Message
 
 from memoryd.http.connections import HEADER_SECONDS
 from memoryd.http.limits import BodyLimit
@@ -130,16 +131,16 @@ def test_a_body_still_arriving_at_its_deadline_gets_408_and_the_connection_close
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"{}"})
 
-    sent: list[dict[str, Any]] = []
-    chunks = [{"type": "http.request", "body": b"{", "more_body": True}]
+    sent: list[Message] = []
+    chunks: list[Message] = [{"type": "http.request", "body": b"{", "more_body": True}]
 
-    async def receive() -> dict[str, Any]:
+    async def receive() -> Message:
         if chunks:
             return chunks.pop()
         await asyncio.sleep(60)  # the rest of the body never comes
         raise AssertionError("the deadline did not stop the read")
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: Message) -> None:
         sent.append(message)
 
     limited = BodyLimit(app, json_limit=1000, upload_limit=1000, json_seconds=0.2)

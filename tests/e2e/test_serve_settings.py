@@ -16,8 +16,8 @@ from memoryd.http.server import free_port
 from tests.builders import batch, item
 from tests.fake_llm import FakeLLMServer, Reply
 
-from .conftest import MEMORYD, Cli
-from .server import serving
+from .conftest import Cli
+from .server import MEMORYD, serving
 
 
 def test_serve_reports_its_settings_and_a_busy_port_before_anything_else(
@@ -85,6 +85,7 @@ def test_llm_settings_changed_while_serving_are_used_at_once(cli: Cli, tmp_path:
 
 def _job(cli: Cli, job_id: str) -> dict[str, Any]:
     [job] = [job for job in cli.json("jobs")["jobs"] if job["id"] == job_id]
+    assert isinstance(job, dict), job
     return job
 
 

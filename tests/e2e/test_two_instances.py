@@ -87,7 +87,7 @@ def check_both(
     deadline = time.monotonic() + 120
     with psycopg.connect(url) as db:
         while True:
-            counts = dict(db.execute(
+            counts: dict[str, int] = dict(db.execute(
                 "SELECT status, count(*) FROM jobs GROUP BY status").fetchall())  # fmt: skip
             db.commit()
             if counts.get("done", 0) == TURNS or time.monotonic() > deadline:

@@ -125,8 +125,10 @@ def memory_sets(
 def leg_rankings(draw: st.DrawFn, ids: list[str]) -> dict[str, list[str]]:
     """Each leg ranks a random subset of ``ids`` in a random order; some legs are absent."""
     legs: dict[str, list[str]] = {}
+    if not ids:
+        return legs
     for leg in LEGS:
-        if ids and draw(st.booleans()):
+        if draw(st.booleans()):
             order = draw(st.permutations(ids))
             legs[leg] = list(order[: draw(st.integers(1, len(ids)))])
     return legs

@@ -105,7 +105,7 @@ def _fact(built: _Filled, content: str) -> Memory:
     )  # fmt: skip
 
 
-def _not_asked(*args: object) -> list[int]:
+def _not_asked(*args: object, **kwargs: object) -> list[int]:
     raise AssertionError("the prefilter fell back to sqlite-vec")
 
 

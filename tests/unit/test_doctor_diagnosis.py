@@ -3,7 +3,7 @@ Ollama's own commands when the endpoint is Ollama's port."""
 
 from __future__ import annotations
 
-import httpx
+import httpx2
 import openai
 import pytest
 
@@ -26,18 +26,19 @@ def failure(cause: Exception) -> LLMUnavailableError:
         return error
 
 
+# The SDK's errors carry its own HTTP client's (httpx2) requests and responses.
 def status_error(code: int, url: str) -> openai.APIStatusError:
-    request = httpx.Request("POST", url + "/chat/completions")
-    response = httpx.Response(code, request=request, json={"error": {"message": "no"}})
+    request = httpx2.Request("POST", url + "/chat/completions")
+    response = httpx2.Response(code, request=request, json={"error": {"message": "no"}})
     return openai.APIStatusError("no", response=response, body=None)
 
 
 def connection_error(url: str) -> openai.APIConnectionError:
-    return openai.APIConnectionError(request=httpx.Request("POST", url))
+    return openai.APIConnectionError(request=httpx2.Request("POST", url))
 
 
 def timeout_error(url: str) -> openai.APITimeoutError:
-    return openai.APITimeoutError(request=httpx.Request("POST", url))
+    return openai.APITimeoutError(request=httpx2.Request("POST", url))
 
 
 @pytest.mark.parametrize(

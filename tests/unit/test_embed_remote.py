@@ -35,7 +35,7 @@ def _embedder(server: FakeEmbeddingServer, **extra: object) -> OpenAICompatibleE
     settings = EmbedSettings(
         model=server.model, base_url=server.base_url, max_retries=0, timeout=5.0
     )
-    return OpenAICompatibleEmbedder(EmbedSettings(**{**settings.__dict__, **extra}))  # type: ignore[arg-type]
+    return OpenAICompatibleEmbedder(EmbedSettings(**{**settings.__dict__, **extra}))
 
 
 def load_embed_settings(home: Path, environ: dict[str, str]) -> EmbedSettings | None:

@@ -30,14 +30,14 @@ from memoryd.providers.llm import (
 )
 from memoryd.providers.remote_embedder import EmbedSettings, OpenAICompatibleEmbedder
 from tests.fake_embeddings import HUGE_BYTES, FakeEmbeddingServer
-from tests.fake_llm import FakeLLMServer, Misbehave, Reply, Status, Step
+from tests.fake_llm import FakeLLMServer, Flavor, Misbehave, Reply, Status, Step
 
 TIMEOUT = 1.0
 # What each misbehaviour must say; the time it may take is the timeout plus scheduling slack.
 LATE = "the extract route did not answer within its 1 s timeout (the whole call, retries included)"
 LARGE = "the extract route answered more than 1 MiB"
 SLACK = 1.0
-CASES: dict[str, tuple[str, Step, str]] = {
+CASES: dict[str, tuple[Flavor, Step, str]] = {
     "openai-hang": ("openai", Misbehave("hang"), LATE),
     "openai-slow": ("openai", Misbehave("slow", interval=0.3), LATE),
     "openai-endless": ("openai", Misbehave("endless", interval=0.2), LATE),

@@ -46,37 +46,35 @@ def apply(service: MemoryService, steps: list[tuple[object, ...]]) -> None:
         now = T0 + timedelta(hours=number)
         ids = [m.id for m in service.list_memories()]
         try:
-            if action[0] == "remember":
-                kind, a, b = action[1], action[2], action[3]
-                service.remember(text(a, b, number), kind=kind, entities=[WORDS[a]], now=now)
-            elif action[0] == "propose":
-                behaviour, a, b = action[1], action[2], action[3]
-                item = {
-                    "kind": "lesson" if behaviour else "fact",
-                    "confidence": 0.9,
-                    "content": text(a, b, number),
-                    "changes_behavior": behaviour,
-                    # Cues travel with the store; re-embedded, they give the same vector.
-                    "cues": [f"{WORDS[b]} question", "export cue"],
-                }
-                if behaviour:
-                    item["importance"] = "high"
-                service.propose({"memories": [item]}, source=Source.TURN, now=now)
-            elif action[0] in ("confirm", "reject", "purge") and ids:
-                target = ids[int(action[1]) % len(ids)]
-                getattr(service, str(action[0]))(target, now=now)
-            elif action[0] == "edit" and ids:
-                target = ids[int(action[1]) % len(ids)]
-                service.edit(target, text(int(action[2]), 0, number), now=now)
-            elif action[0] == "alias":
-                service.add_alias(WORDS[int(action[1])], f"{WORDS[int(action[2])]}-alias")
-            elif action[0] == "document":
-                sections = "".join(
-                    f"## Part {i}\n\n{text(int(action[1]), i, number)} and more prose.\n\n"
-                    for i in range(int(action[2]))
-                )
-                service.kb.ingest_bytes(f"# Doc {number}\n\n{sections}".encode(),
-                                        f"doc-{action[1]}.md", now=now)  # fmt: skip
+            # Class patterns check each step's shape and give its fields their types.
+            match action:
+                case ("remember", Kind() as kind, int(a), int(b)):
+                    service.remember(text(a, b, number), kind=kind, entities=[WORDS[a]], now=now)
+                case ("propose", bool(behaviour), int(a), int(b)):
+                    item = {
+                        "kind": "lesson" if behaviour else "fact",
+                        "confidence": 0.9,
+                        "content": text(a, b, number),
+                        "changes_behavior": behaviour,
+                        # Cues travel with the store; re-embedded, they give the same vector.
+                        "cues": [f"{WORDS[b]} question", "export cue"],
+                    }
+                    if behaviour:
+                        item["importance"] = "high"
+                    service.propose({"memories": [item]}, source=Source.TURN, now=now)
+                case (("confirm" | "reject" | "purge") as verb, int(pick)) if ids:
+                    getattr(service, verb)(ids[pick % len(ids)], now=now)
+                case ("edit", int(pick), int(a)) if ids:
+                    service.edit(ids[pick % len(ids)], text(a, 0, number), now=now)
+                case ("alias", int(a), int(b)):
+                    service.add_alias(WORDS[a], f"{WORDS[b]}-alias")
+                case ("document", int(a), int(parts)):
+                    sections = "".join(
+                        f"## Part {i}\n\n{text(a, i, number)} and more prose.\n\n"
+                        for i in range(parts)
+                    )
+                    service.kb.ingest_bytes(f"# Doc {number}\n\n{sections}".encode(),
+                                            f"doc-{a}.md", now=now)  # fmt: skip
         except MemorydError:
             pass  # a refused action (wrong status, …) is part of a real history too
 

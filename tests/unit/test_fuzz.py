@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memoryd.errors import InvalidInputError, ProposalBatchError
-from memoryd.kb.chunking import ChunkPolicy, chunk_markdown, join_chunks, parse_blocks
+from memoryd.kb.blocks import parse_blocks
+from memoryd.kb.chunking import ChunkPolicy, chunk_markdown, join_chunks
 from memoryd.memory.model import Proposal
 from memoryd.memory.proposal_policy import parse_batch_text
 from memoryd.providers.tokenizer import O200kTokenizer

@@ -37,7 +37,9 @@ def ties_of(*documents: list[str]) -> list[Tie]:
     return [tie for texts in documents for tie in document_ties(texts)]
 
 
-def reach(question: str, words: list[str], ties: list[Tie], own: list[Tie] | None = None):
+def reach(
+    question: str, words: list[str], ties: list[Tie], own: list[Tie] | None = None
+) -> dict[str, tuple[str, ...]]:
     library = label_words(" ".join(t.wording) for t in ties)
     return {e.token: e.phrases for e in bridge(words, question, NAMED, library, ties, own or [])}
 

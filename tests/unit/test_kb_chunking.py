@@ -6,14 +6,8 @@ from __future__ import annotations
 
 import itertools
 
-from memoryd.kb.chunking import (
-    Block,
-    ChunkDraft,
-    ChunkPolicy,
-    breadcrumb,
-    chunk_markdown,
-    parse_blocks,
-)
+from memoryd.kb.blocks import Block, parse_blocks
+from memoryd.kb.chunking import ChunkDraft, ChunkPolicy, breadcrumb, chunk_markdown
 
 from .chunking_support import (
     POLICY,

@@ -6,11 +6,11 @@ from __future__ import annotations
 import io
 from datetime import UTC, datetime
 
-from memoryd.cli.kb_progress import IngestProgress, duration, embedding_line, written_line
+from memoryd.cli.kb_progress import IngestProgress, embedding_line, written_line
 from memoryd.http.web_documents_html import documents_html
 from memoryd.kb.model import Chunk, Document, DocumentStatus, SourceType
 from memoryd.kb.results import IngestResult
-from memoryd.kb.vector_fill import FillProgress, text_key, vectors_kept
+from memoryd.kb.vector_fill import FillProgress, duration, text_key, vectors_kept
 
 AT = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from memoryd.kb.chunking import parse_blocks
+from memoryd.kb.blocks import parse_blocks
 from memoryd.kb.hygiene import clean_char, repair_unknown_glyphs
 from memoryd.kb.pdf.layout import find_furniture, layout_markdown
 from memoryd.kb.pdf.pages import Line, OutlineEntry, Page, Span

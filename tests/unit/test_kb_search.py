@@ -237,7 +237,9 @@ def test_the_same_hits_always_give_the_same_order() -> None:
 
 
 @st.composite
-def legs(draw: st.DrawFn) -> tuple[list[tuple[ChunkKey, float]], list[ChunkKey], dict]:
+def legs(
+    draw: st.DrawFn,
+) -> tuple[list[tuple[ChunkKey, float]], list[ChunkKey], dict[ChunkKey, int]]:
     pool = [key(f"d{d}", p) for d in range(6) for p in range(4)]
     vector_keys = draw(st.lists(st.sampled_from(pool), unique=True, max_size=15))
     cosines = sorted(

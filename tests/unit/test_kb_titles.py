@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.kb.chunking import parse_blocks
+from memoryd.kb.blocks import parse_blocks
 from memoryd.kb.convert import convert
 from memoryd.kb.titles import document_title, heading_title, usable
 from tests.kb_pdfs import filing_pages

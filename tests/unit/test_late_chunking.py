@@ -19,7 +19,8 @@ LONG = "We chopped onions and garlic, then let the sauce simmer for an hour. " *
 
 
 def unit(matrix: np.ndarray) -> np.ndarray:
-    return matrix / np.linalg.norm(matrix, axis=-1, keepdims=True)
+    rows: np.ndarray = matrix / np.linalg.norm(matrix, axis=-1, keepdims=True)
+    return rows
 
 
 def test_each_sentence_is_found_where_it_stands_in_the_message() -> None:

@@ -69,7 +69,7 @@ def test_every_message_of_the_app_survives_whole(pairs: list[tuple[str, str]]) -
 
 
 def test_the_turn_is_the_latest_user_message_with_what_followed_it() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "first"},
         {"role": "assistant", "content": "ok"},
         {"role": "user", "content": [{"type": "text", "text": "second"}, {"type": "image_url"}]},
@@ -96,6 +96,7 @@ def test_a_request_without_messages_is_refused() -> None:
 
 def test_a_conversation_is_found_again_by_the_history_its_app_sends_back() -> None:
     known: dict[str, str] = {}
+    forgotten: dict[str, str] = {}
     first = [{"role": "system", "content": "Today is Monday"}, {"role": "user", "content": "hi"}]
     conversation = conversation_of(None, latest_turn(first), first, known.get)
     assert conversation.startswith("h-")
@@ -109,9 +110,9 @@ def test_a_conversation_is_found_again_by_the_history_its_app_sends_back() -> No
     ]
     assert conversation_of(None, latest_turn(second), second, known.get) == conversation
     # Unknown history (the proxy restarted): named by its digest, the same each time.
-    again = conversation_of(None, latest_turn(second), second, {}.get)
+    again = conversation_of(None, latest_turn(second), second, forgotten.get)
     assert again.startswith("h-") and again != conversation
-    assert again == conversation_of(None, latest_turn(second), second, {}.get)
+    assert again == conversation_of(None, latest_turn(second), second, forgotten.get)
     assert conversation_of("mine", latest_turn(second), second, known.get) == "mine"
     with pytest.raises(ChatRequestError, match="200"):
         conversation_of("x" * 201, None, second, known.get)
@@ -119,13 +120,14 @@ def test_a_conversation_is_found_again_by_the_history_its_app_sends_back() -> No
 
 def test_the_requests_of_a_first_turn_that_runs_tools_are_one_conversation() -> None:
     asked = [{"role": "user", "content": "look it up"}]
-    followed = [
+    followed: list[dict[str, Any]] = [
         *asked,
         {"role": "assistant", "content": None, "tool_calls": [{"id": "1"}]},
         {"role": "tool", "tool_call_id": "1", "content": "found"},
     ]
-    one = conversation_of(None, latest_turn(asked), asked, {}.get)
-    assert conversation_of(None, latest_turn(followed), followed, {}.get) == one
+    unknown: dict[str, str] = {}
+    one = conversation_of(None, latest_turn(asked), asked, unknown.get)
+    assert conversation_of(None, latest_turn(followed), followed, unknown.get) == one
 
 
 def test_the_same_answer_again_is_the_same_turn() -> None:

@@ -129,7 +129,7 @@ def test_the_best_item_comes_first_and_the_runner_up_last(
 
 @given(items=st.lists(st.integers(), max_size=12, unique=True))
 def test_attention_order_is_best_first_runner_up_last_rest_in_between(items: list[int]) -> None:
-    ordered = attention_order(items)  # type: ignore[arg-type]
+    ordered = attention_order(items)
 
     assert sorted(ordered) == sorted(items)
     if len(items) >= 1:

@@ -273,9 +273,10 @@ def _to_json_shapes() -> set[Any]:
             continue
         module = importlib.import_module(info.name)
         for _, cls in inspect.getmembers(module, inspect.isclass):
-            if cls.__module__ != module.__name__ or not callable(getattr(cls, "to_json", None)):
+            to_json = getattr(cls, "to_json", None)
+            if cls.__module__ != module.__name__ or not callable(to_json):
                 continue
-            returned = get_type_hints(cls.to_json).get("return")
+            returned = get_type_hints(to_json).get("return")
             shapes.add(get_args(returned)[0] if get_origin(returned) is list else returned)
     return shapes
 

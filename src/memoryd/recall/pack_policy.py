@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from memoryd.memory.model import Importance, Kind, Memory, Source, Status
 from memoryd.recall.excerpt_policy import Focus, excerpt
@@ -103,7 +103,10 @@ def fenced_block(preamble: str, lessons: Sequence[str], heading: str, items: Seq
     return fence("memory", "\n".join(lines), {"trust": "data"})
 
 
-def attention_order(items: Sequence[Scored]) -> list[Scored]:
+Item = TypeVar("Item")
+
+
+def attention_order(items: Sequence[Item]) -> list[Item]:
     """Best first, runner-up last, the rest in between: models attend least to the middle."""
     if len(items) < 3:
         return list(items)

@@ -84,14 +84,23 @@ def test_the_scheme_is_case_insensitive_and_a_stray_cookie_is_no_login(server: S
 def test_credentials_are_checked_before_the_body_is_parsed(server: Server) -> None:
     """Without a token, a malformed body must still be a 401 (403 with a wrong one): the
     server should not parse, or judge, anything a stranger sends."""
-    json_body = {"content": b'{"message": ', "headers": {"content-type": "application/json"}}
-    form_body = {"content": b"garbage", "headers": {"content-type": "multipart/form-data"}}
+    json_body = b'{"message": '
+    json_type = {"content-type": "application/json"}
+    form_type = {"content-type": "multipart/form-data"}
     with http_client(server.base_url, "wrong-token") as wrong:
         statuses = {
-            "json, no token": server.anon.post("/v1/recall", **json_body).status_code,
-            "json, wrong token": wrong.post("/v1/recall", **json_body).status_code,
-            "upload, no token": server.anon.post("/v1/kb/upload", **form_body).status_code,
-            "upload, wrong token": wrong.post("/v1/kb/upload", **form_body).status_code,
+            "json, no token": server.anon.post(
+                "/v1/recall", content=json_body, headers=json_type
+            ).status_code,
+            "json, wrong token": wrong.post(
+                "/v1/recall", content=json_body, headers=json_type
+            ).status_code,
+            "upload, no token": server.anon.post(
+                "/v1/kb/upload", content=b"garbage", headers=form_type
+            ).status_code,
+            "upload, wrong token": wrong.post(
+                "/v1/kb/upload", content=b"garbage", headers=form_type
+            ).status_code,
         }
 
     assert statuses == {
