@@ -391,6 +391,8 @@ GATHERING_FIELDS = (
     "sentence_weight",
     "sentence_cosine",
     "sentence_late",
+    "answer_form_out",
+    "history_frame_out",
 )
 
 

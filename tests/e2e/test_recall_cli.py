@@ -400,3 +400,25 @@ def test_the_readmes_dates_example_recalls_as_printed(cli: Cli) -> None:
 
     assert expected[0] == "- [fact] Tax office 24/11, bring the forms"
     assert [line for line in printed.splitlines() if line.startswith("- [")] == expected
+
+
+def test_a_sentence_about_the_answers_form_is_not_searched(
+    cli: Cli, seeded: Callable[[], Any]
+) -> None:
+    """Asked for a history in five items, recall searches the question, not "five items":
+    --explain says what it searched, and the memory about five items stays out of the first
+    place the garden's mentions hold."""
+    with seeded() as service:
+        beds = lived(service, "Planning raised beds for the vegetable garden", 2)
+        tomatoes = lived(service, "Moved the tomato seedlings in the vegetable garden", 9)
+        lived(service, "Mentioned five items to the landlord: the boiler, two taps and a lock", 10)
+    question = "In what order did I bring up my vegetable garden across our conversations?"
+    message = f"{question} Mention ONLY and ONLY five items."
+
+    explained = cli.ok("recall", message, "--now", NOW, "--explain")
+    result = cli.json("recall", message, "--now", NOW)
+
+    assert f"question searched: {question!r}" in explained
+    assert result["query"]["read"]["question"] == question
+    best = sorted(result["items"], key=lambda item: -item["score"])[:2]
+    assert {item["id"] for item in best} == {beds.id, tomatoes.id}

@@ -20,6 +20,8 @@ STAGES: tuple[tuple[str, ...], ...] = (
         "address_policy",
         "sides_policy",
         "sentences_policy",
+        "answer_form_policy",
+        "history_policy",
         "read",
     ),
     ("evidence_policy", "time_legs", "vector_legs", "legs"),  # run the legs

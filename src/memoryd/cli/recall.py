@@ -118,8 +118,10 @@ def _echo_explain(result: RecallResult) -> None:
         click.echo(
             f"message read: {result.read.describe()} (a longer message is read at both ends)"
         )
-        if result.read.question:
-            click.echo(f"question searched: {result.read.question!r}")
+    # The question a long message asks, or the message without its sentences about the
+    # answer's form (recall/answer_form_policy.py).
+    if result.read is not None and result.read.question:
+        click.echo(f"question searched: {result.read.question!r}")
     click.echo("legs: " + ", ".join(f"{leg} {state}" for leg, state in result.legs.items()))
     if result.window is not None:
         window = result.window

@@ -239,6 +239,22 @@ class RecallPolicy:
     # -> 0.536 / 0.600, LoCoMo 0.631 / 0.707 -> 0.622 / 0.700; as asked unchanged) for ~1 ms
     # at the median (bench/README.md, "The sentences pooled from the message's own run").
     sentence_late: bool = False
+    # A sentence that only says how the answer should look ("Mention ONLY and ONLY five
+    # items.", "Answer in three sentences."; recall/answer_form_policy.py) is left out of what
+    # the legs search (issue 28, session 14). Why on: its words and meaning pulled memories
+    # about items and lists into BEAM's event-ordering questions (fused R@10 0.174 -> 0.211,
+    # above both legs now; BEAM 0.660 -> 0.664, block 0.720 as before; two at a time 0.542 /
+    # 0.605 -> 0.544 / 0.608); no LoCoMo or owner question holds such a sentence (identical).
+    # bench/README.md, "Asked for a history, told how to answer".
+    answer_form_out: bool = True
+    # A question asking for a history of the conversations ("the order in which I brought up
+    # ... throughout our conversations"; recall/history_policy.py): 1, the text leg searches
+    # its words but those about the asking; 2, its other words are also embedded as one more
+    # sentence. Why off (0): on BEAM 2 lifts fused / block 0.664 / 0.720 -> 0.668 / 0.727
+    # (event ordering 0.211 -> 0.241), but LoCoMo's one such question loses an evidence turn
+    # from 10th to 11th place (fused 0.765 -> 0.764): a set that cannot check the rule, and
+    # the rule said no fall (same section).
+    history_frame_out: int = 0
     # Two gates that stopped evidence the legs had found (issue 28, session 10;
     # bench/README.md, "Gates that kept the legs' evidence out"). Both chosen on BEAM, measured
     # on LoCoMo and the owner sets; the first is not shipped.

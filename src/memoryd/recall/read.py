@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 
 from memoryd.memory.entity_policy import (
@@ -18,7 +18,9 @@ from memoryd.memory.entity_policy import (
     without_names,
 )
 from memoryd.memory.model import Kind
+from memoryd.recall.answer_form_policy import without_answer_form
 from memoryd.recall.bounds_policy import BoundedQuery, bound_query
+from memoryd.recall.history_policy import asks_for_history, topic_words
 from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.sentences_policy import sentences
 from memoryd.recall.time_window_policy import TimeWindow, find_time_window
@@ -114,6 +116,9 @@ class Query:
     known: EntityMatcher | None
     plan: LegPlan
     names_failed: str | None = None
+    # A question asking for a history (history_policy): 1, its words about the asking are
+    # left out of ``words``; 2, also its other words embedded as one more sentence; 0, neither.
+    history_frame_out: int = 0
 
     @property
     def message(self) -> str:
@@ -136,6 +141,11 @@ class Query:
         leg leaves out (none for a message of one sentence, or with ``sentence_vectors`` off)."""
         plan = self.plan
         found = sentences(self.read.query, plan.sentence_vectors, plan.sentence_min_words)
+        if self.history_frame_out > 1 and asks_for_history(self.message):
+            words = tuple(query_terms(self.vector_text))
+            topic = topic_words(words, self.message)
+            if topic != words:  # the topic's words alone, embedded as one more sentence
+                found = (*found, " ".join(topic))
         names, known = self.names, self.known
         if not found or names is None or known is None or not names.ambient:
             return found
@@ -144,7 +154,8 @@ class Query:
     @property
     def words(self) -> tuple[str, ...]:
         """The content words the text leg searches."""
-        return tuple(query_terms(self.text))
+        words = tuple(query_terms(self.text))
+        return topic_words(words, self.message) if self.history_frame_out else words
 
 
 def bounded(message: str, policy: RecallPolicy) -> BoundedQuery:
@@ -166,6 +177,10 @@ def read_message(
     range, else the one it names in the owner's ``zone``) and its names. The entity index
     failing costs the names only: the legs still answer."""
     read = bounded(message, policy)
+    if policy.answer_form_out:
+        searched = without_answer_form(read.query)
+        if searched != read.query:
+            read = replace(read, question=searched)
     if window is None:
         window = find_time_window(read.query, at, zone)
     plan = LegPlan.of(policy, kinds)
@@ -174,8 +189,9 @@ def read_message(
         names = name_context(store, known, read.query, policy)
     except Exception as error:  # the entity index failing must not stop the other legs
         log.warning("recall: entity lookup failed: %s", error, exc_info=True)
-        return Query(at, read, window, None, None, plan, f"failed: {error}")
-    return Query(at, read, window, names, known, plan)
+        failed = f"failed: {error}"
+        return Query(at, read, window, None, None, plan, failed, policy.history_frame_out)
+    return Query(at, read, window, names, known, plan, None, policy.history_frame_out)
 
 
 def split_by_selectivity(
