@@ -25,7 +25,7 @@ leg's nearest-memory search and the stored vectors' products. The owner sets' me
 by ``remember`` with no message before them: a product would give them no context vector, so
 they are unchanged by construction.
 
-    .venv/bin/python bench/context_vectors.py [--sets beam,locomo] [--across] \
+    .venv/bin/python bench/context_vectors.py [--sets beam,locomo] [--across] [--compound] \
         [--variants "own,max embed"] [--stores /tmp/context-vectors]
 """
 
@@ -48,6 +48,7 @@ from devsets import (
     Outcome,
     beam,
     build,
+    compound,
     embedder_named,
     gather,
     judge,
@@ -344,6 +345,11 @@ def main() -> int:
     parser.add_argument(
         "--variants", default="", help="only these variants (comma-separated; shipped always)"
     )
+    parser.add_argument(
+        "--compound",
+        action="store_true",
+        help="ask each set's questions two at a time (devsets.compound; the general ones alone)",
+    )
     parser.add_argument("--chats", type=int, default=20, help="BEAM chats (of 20)")
     parser.add_argument("--samples", type=int, default=10, help="LoCoMo conversations (of 10)")
     args = parser.parse_args()
@@ -352,6 +358,8 @@ def main() -> int:
         name: beam(chats=args.chats) if name == "beam" else locomo(samples=args.samples)
         for name in args.sets.split(",")
     }
+    if args.compound:
+        data = {name: compound(sets) for name, sets in data.items()}
     asked = [q.text for sets in data.values() for c in sets for q in c.questions]
     embedder = embedder_named("minilm", asked + offtopic_questions())
     picked = {"shipped", *(v.strip() for v in args.variants.split(",") if v.strip())}
