@@ -47,7 +47,8 @@ def test_the_history_asked_for_scores_first(service: MemoryService) -> None:
 
     first = _best(left_out, len(GARDEN))
     assert first == garden  # all four conversations' mentions score first
-    assert left_out.read.question is not None and "Mention" not in left_out.read.question
+    read = left_out.read
+    assert read is not None and read.question is not None and "Mention" not in read.question
     # Read whole, the instruction's words score memories about items above them.
     assert items & _best(kept_in, len(GARDEN))
 
