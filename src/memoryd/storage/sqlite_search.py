@@ -51,28 +51,31 @@ class SqliteVectorSearch(MemoryVectorSearch[SqliteConnection]):
 
         pool = max(k * PREFILTER_OVERSAMPLE, PREFILTER_MIN)
         each = self._prefilter_each(vectors, statuses, pool, kinds)
-        # One read of every vector's candidates, in rowid order: the order one vector's read
-        # returns its own (SQLite walks an IN list of rowids ascending), so each vector's
-        # candidates are measured in it and equal cosines keep the lower rowid first.
-        rows = sorted(
-            self._db.select_in(
-                "SELECT e.rowid, m.id, e.embedding FROM memory_embeddings e "
-                "JOIN memories m ON m.rowid = e.rowid",
-                "e.rowid",
-                sorted({rowid for candidates in each for rowid in candidates}),
-            ),
-            key=lambda row: int(row[0]),
+        # One read of every vector's candidates (one vector's as they came). SQLite walks an
+        # IN list of rowids in ascending order, so each vector's own candidates, taken from
+        # the read in its order, are in the order a read of them alone returns: the same
+        # cosines, and equal cosines in the same order.
+        several = len(each) > 1
+        rows = self._db.select_in(
+            "SELECT e.rowid, m.id, e.embedding FROM memory_embeddings e "
+            "JOIN memories m ON m.rowid = e.rowid",
+            "e.rowid",
+            sorted({rowid for candidates in each for rowid in candidates}) if several else each[0],
         )
         if not rows:
             return [[] for _ in vectors]
-        at = {row[0]: index for index, row in enumerate(rows)}
         matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(
             len(rows), -1
         )
         found: list[list[VectorHit]] = []
         for vector, candidates in zip(vectors, each, strict=True):
-            read = sorted(at[rowid] for rowid in set(candidates) if rowid in at)
-            cosines = matrix[read] @ np.asarray(vector, dtype=np.float32)
+            read: Sequence[int] = range(len(rows))
+            own = matrix
+            if several:
+                wanted = set(candidates)
+                read = [at for at, row in enumerate(rows) if row[0] in wanted]
+                own = matrix[read]
+            cosines = own @ np.asarray(vector, dtype=np.float32)
             order = np.argsort(-cosines, kind="stable")[:k]
             found.append([VectorHit(rows[read[i]][1], float(cosines[i])) for i in order])
         return found
