@@ -20,7 +20,7 @@ import memoryd.providers.tokenizer
 import memoryd.recall.legs
 import memoryd.recall.run
 import memoryd.trust.fence
-from memoryd.storage import sqlite_memories, sqlite_search
+from memoryd.storage import memory_rows, sqlite_memories, sqlite_search
 
 try:  # the in-process bit index copy; older code has none
     from memoryd.storage import sqlite_bits
@@ -48,6 +48,8 @@ _READS = _READ or memoryd.recall.run
 _NAMES = _READ or _EVIDENCE
 _LEGS = _EVIDENCE or memoryd.recall.legs
 _RANKS = _SCORE or _EVIDENCE
+# The vector leg's module since a message's sentences are searched too (None before).
+_VECTOR_LEGS = _module("vector_legs")
 
 # (owner, attribute, step name); the owner is the module or class the caller looks it up in.
 STEPS: tuple[tuple[Any, str, str], ...] = (
@@ -58,11 +60,24 @@ STEPS: tuple[tuple[Any, str, str], ...] = (
     # for it after them.
     (_LEGS, "awaited_vector", "query embedding"),
     (_LEGS, "vector_leg", "vector leg SQL"),
+    # A message of several sentences: the wait for its sentences' vectors (embedded beside the
+    # legs, like the message's), the index read for each sentence (one read of all the vectors
+    # since VectorSearch.nearest_each), their rankings joined, and the cosines measured.
+    (_LEGS, "awaited_vectors", "sentences embedding"),
+    (_VECTOR_LEGS, "vector_leg", "vector leg SQL"),
+    (getattr(memory_rows, "MemoryVectorSearch", None), "nearest_each", "vector leg SQL"),
+    (_VECTOR_LEGS, "joined", "sentences' rankings joined"),
+    (_VECTOR_LEGS, "best_cosines", "sentences' cosines"),
     # Inside the vector leg, where the code has them: the Hamming prefilter (sqlite-vec's KNN,
     # or the in-process copy with its check against the chunks table); the rest of the leg is
     # the candidates' float vectors and the exact cosine.
     (sqlite_search.SqliteVectorSearch, "sqlite_vec_prefilter", "vector prefilter (sqlite-vec)"),
     (getattr(sqlite_bits, "BitIndexCopy", None), "nearest", "vector prefilter (in-process bits)"),
+    (
+        getattr(sqlite_bits, "BitIndexCopy", None),
+        "nearest_each",
+        "vector prefilter (in-process bits)",
+    ),
     (getattr(sqlite_bits, "BitIndexCopy", None), "_current", "bit copy check"),
     (_LEGS, "text_leg", "text leg SQL"),
     (_LEGS, "entity_leg", "entity leg SQL"),

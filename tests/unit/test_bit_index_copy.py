@@ -138,6 +138,33 @@ def test_the_copy_answers_what_sqlite_vec_answers_ties_included(filled: _Filled)
     assert _search(filled.store).bit_copy_bytes() >= 48 * 3000 * 0.75
 
 
+def test_several_query_vectors_scanned_at_once_get_what_each_gets_alone(filled: _Filled) -> None:
+    # A message and its sentences (VectorSearch.nearest_each): one check and one scan of the
+    # copy for all of them, and one read of their candidates' vectors; ties included (the
+    # vectors share most sign bits), the same vector twice among them.
+    search = _search(filled.store)
+    queries = list(filled.queries(7))
+    queries.append(queries[0])
+    compared = 0
+    for statuses in STATUS_SETS:
+        for kinds in KIND_SETS:
+            for pool in (1, 7, 64, 200):
+                search.sqlite_vec_prefilter = _not_asked  # type: ignore[method-assign]
+                together = search._prefilter_each(queries, statuses, pool, kinds)
+                del search.sqlite_vec_prefilter
+                alone = [search.sqlite_vec_prefilter(q, statuses, pool, kinds) for q in queries]
+                assert together == alone
+                assert together[0] == together[-1]
+                compared += 1
+            for k in (1, 10, 50):
+                found = search.nearest_each(queries, statuses, k, kinds)
+                assert found == [search.nearest(q, statuses, k, kinds) for q in queries]
+                # Different vectors, different answers (none from a status no memory has).
+                distinct = len({tuple(hits) for hits in found})
+                assert distinct > 2 if Status.ARCHIVED not in statuses and k > 1 else distinct
+    assert compared == 36
+
+
 def test_the_copy_follows_inserts_moves_and_purges(filled: _Filled) -> None:
     _assert_same_as_sqlite_vec(filled, 15)
     for _ in range(4):

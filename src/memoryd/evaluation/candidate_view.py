@@ -133,3 +133,14 @@ class _CandidateSearch:
             if len(hits) >= k:
                 break
         return hits
+
+    def nearest_each(
+        self,
+        vectors: Sequence[Vector],
+        statuses: Sequence[Status],
+        k: int,
+        kinds: Sequence[Kind] = (),
+    ) -> list[list[VectorHit]]:
+        """:meth:`nearest` for each of ``vectors`` (an exact search in memory: nothing to
+        share between them)."""
+        return [self.nearest(vector, statuses, k, kinds) for vector in vectors]

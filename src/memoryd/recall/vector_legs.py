@@ -2,7 +2,8 @@
 cosines every candidate is measured by. For a message of several sentences
 (recall/sentences_policy.py, ``RecallPolicy.sentence_vectors``) the sentences are embedded in
 one more call beside the message's (both while the other legs read), or pooled from the
-message's own model run (``RecallPolicy.sentence_late``), each one's nearest memories read, and
+message's own model run (``RecallPolicy.sentence_late``), the nearest memories of the message
+and of each sentence read in one pass over the index (``VectorSearch.nearest_each``), and
 their rankings joined into the leg's one."""
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ def vectors_begun(embedder: Embedder, texts: list[str], beside: bool) -> Future[
     """The vectors of a message's sentences (``texts``), one embedder call: on a worker
     thread when ``beside``, else here (an error is raised when the result is read)."""
     return _begun(lambda: embedder.embed(texts), beside)
+
+
+def awaited_vectors(pending: Future[Matrix]) -> Matrix:
+    """The sentences' vectors, once their embedding (begun with the legs) is done."""
+    return pending.result()
 
 
 def _begun(work: Callable[[], T], beside: bool) -> Future[T]:
@@ -94,7 +100,7 @@ def sentence_vector_leg(
     rest), at most ``plan.depth``, and each ranked memory's cosine: the message's own, or
     the best of the message's and its sentences' when ``plan.sentence_cosine``."""
     depth = plan.depth
-    found = [vector_leg(store, v, depth, kinds) for v in vectors]
+    found = store.vectors.nearest_each(vectors, [Status.ACTIVE], depth, kinds)
     ranked = joined(found, plan.sentence_weight, depth)
     measured = [{hit.memory_id: hit.cosine for hit in hits} for hits in found]
     if not plan.sentence_cosine:

@@ -151,6 +151,17 @@ class VectorSearch(Protocol):
         """Up to ``k`` memories in the given statuses (and kinds), closest first."""
         ...
 
+    def nearest_each(
+        self,
+        vectors: Sequence[Vector],
+        statuses: Sequence[Status],
+        k: int,
+        kinds: Sequence[Kind] = (),
+    ) -> list[list[VectorHit]]:
+        """What :meth:`nearest` answers for each of ``vectors``, in their order, from one
+        read of the index (a message and its sentences)."""
+        ...
+
 
 @dataclass(frozen=True)
 class TextHit:

@@ -344,12 +344,24 @@ class MemoryVectorSearch(Generic[ConnectionT]):
         kinds: Sequence[Kind] = (),
     ) -> list[VectorHit]:
         """Up to k memories in the given statuses (and kinds, when given), closest first."""
-        if not self._vector_tables.has_vectors() or k <= 0 or not statuses:
+        return self.nearest_each([vector], statuses, k, kinds)[0]
+
+    def nearest_each(
+        self,
+        vectors: Sequence[Vector],
+        statuses: Sequence[Status],
+        k: int,
+        kinds: Sequence[Kind] = (),
+    ) -> list[list[VectorHit]]:
+        """What :meth:`nearest` answers for each of ``vectors``, in order, read in one pass."""
+        if len(vectors) == 0:
             return []
+        if not self._vector_tables.has_vectors() or k <= 0 or not statuses:
+            return [[] for _ in vectors]
         self._vector_tables.check_space()
-        return self._search(vector, statuses, k, kinds)
+        return self._search(vectors, statuses, k, kinds)
 
     def _search(
-        self, vector: Vector, statuses: Sequence[Status], k: int, kinds: Sequence[Kind]
-    ) -> list[VectorHit]:
+        self, vectors: Sequence[Vector], statuses: Sequence[Status], k: int, kinds: Sequence[Kind]
+    ) -> list[list[VectorHit]]:
         raise NotImplementedError

@@ -105,22 +105,30 @@ class PostgresVectorSearch(MemoryVectorSearch[PostgresDatabase]):
     filtered queries full."""
 
     def _search(
-        self, vector: Vector, statuses: Sequence[Status], k: int, kinds: Sequence[Kind]
-    ) -> list[VectorHit]:
-        sql = (
-            "SELECT id, embedding <=> %s AS distance FROM memories "
+        self, vectors: Sequence[Vector], statuses: Sequence[Status], k: int, kinds: Sequence[Kind]
+    ) -> list[list[VectorHit]]:
+        # One statement for every vector: each one's own index scan (a LATERAL subquery, as
+        # the single vector's statement reads it), its rows tagged with the vector's place.
+        nearest = (
+            "SELECT id, embedding <=> q.v AS distance FROM memories "
             "WHERE embedding IS NOT NULL AND status = ANY(%s)"
         )
-        query = vector_param(vector)
-        params: list[Any] = [query, [s.value for s in statuses]]
+        params: list[Any] = [[s.value for s in statuses]]
         if kinds:
-            sql += " AND kind = ANY(%s)"
+            nearest += " AND kind = ANY(%s)"
             params.append([k.value for k in kinds])
-        sql += " ORDER BY embedding <=> %s LIMIT %s"
-        params += [query, int(k)]
-        rows = hnsw_rows(self._db, sql, params, k)
-        hits = [VectorHit(memory_id=row[0], cosine=1.0 - float(row[1])) for row in rows]
-        return sorted(hits, key=lambda hit: -hit.cosine)
+        nearest += " ORDER BY embedding <=> q.v LIMIT %s"
+        params.append(int(k))
+        queries = ", ".join(["(%s, %s::vector)"] * len(vectors))
+        sql = (
+            f"SELECT q.n, h.id, h.distance FROM (VALUES {queries}) AS q(n, v) "
+            f"CROSS JOIN LATERAL ({nearest}) AS h"
+        )
+        tagged = [value for n, vector in enumerate(vectors) for value in (n, vector_param(vector))]
+        found: list[list[VectorHit]] = [[] for _ in vectors]
+        for n, memory_id, distance in hnsw_rows(self._db, sql, [*tagged, *params], k):
+            found[n].append(VectorHit(memory_id=memory_id, cosine=1.0 - float(distance)))
+        return [sorted(hits, key=lambda hit: -hit.cosine) for hits in found]
 
 
 class PostgresEntityIndex(EntityRows):

@@ -144,34 +144,48 @@ class BitIndexCopy:
         """The rowids sqlite-vec's ``bits MATCH … AND k = ? AND status = ? [AND kind IN …]``
         returns, in its order; None when writes kept changing the index while it was read
         (the caller asks sqlite-vec instead)."""
+        found = self.nearest_each([bits], status, k, kinds)
+        return None if found is None else found[0]
+
+    def nearest_each(
+        self, queries: Sequence[bytes], status: Status, k: int, kinds: Sequence[Kind]
+    ) -> list[list[int]] | None:
+        """What :meth:`nearest` answers for each of ``queries``, from one check of the copy
+        and one pass over its bits (every query's distances side by side)."""
         import numpy as np
 
         partition = self._current(status.value)
         if partition is None:
             return None
-        if k <= 0 or not len(partition.ids):
-            return []
+        if k <= 0 or not len(partition.ids) or not queries:
+            return [[] for _ in queries]
         # Word by word over the column-major bits: a sum across each row's words costs
-        # three times as much at 100k.
-        query = np.frombuffer(bits, dtype=partition.bits.dtype)
-        counts = np.zeros(len(partition.ids), dtype=np.uint16)
-        word = np.empty(len(partition.ids), dtype=partition.bits.dtype)
-        for column, query_word in zip(partition.bits, query, strict=True):
-            counts += np.bitwise_count(np.bitwise_xor(column, query_word, out=word))
-        distances = counts.astype(np.int64)
+        # three times as much at 100k. One row of counts per query.
+        words = np.frombuffer(b"".join(queries), dtype=partition.bits.dtype).reshape(
+            len(queries), -1
+        )
+        slots = len(partition.ids)
+        counts = np.zeros((len(queries), slots), dtype=np.uint16)
+        word = np.empty((len(queries), slots), dtype=partition.bits.dtype)
+        for column, query_words in zip(partition.bits, words.T, strict=True):
+            counts += np.bitwise_count(np.bitwise_xor(column, query_words[:, None], out=word))
         wanted = partition.valid
         if kinds:
             asked = np.zeros(256, dtype=bool)
             asked[[KIND_CODES[kind] for kind in kinds]] = True
             wanted = wanted & asked[partition.kinds]
-        found = int(np.count_nonzero(wanted))
-        k = min(k, found)
+        k = min(k, int(np.count_nonzero(wanted)))
         if k == 0:
-            return []
-        keys = np.where(wanted, (distances << 32) | partition.tie_order, np.iinfo(np.int64).max)
-        best = np.argpartition(keys, k - 1)[:k] if k < len(keys) else np.arange(len(keys))
-        best = best[np.argsort(keys[best])]
-        return [int(rowid) for rowid in partition.ids[best]]
+            return [[] for _ in queries]
+        keys = np.where(
+            wanted, (counts.astype(np.int64) << 32) | partition.tie_order, np.iinfo(np.int64).max
+        )
+        found = []
+        for row in keys:
+            best = np.argpartition(row, k - 1)[:k] if k < slots else np.arange(slots)
+            best = best[np.argsort(row[best])]
+            found.append([int(rowid) for rowid in partition.ids[best]])
+        return found
 
     def bytes_held(self) -> int:
         """Memory held by the copy: its arrays and the chunk blobs it compares."""

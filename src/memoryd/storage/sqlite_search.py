@@ -45,45 +45,69 @@ class SqliteVectorSearch(MemoryVectorSearch[SqliteConnection]):
         self._copy_checked = False
 
     def _search(
-        self, vector: Vector, statuses: Sequence[Status], k: int, kinds: Sequence[Kind]
-    ) -> list[VectorHit]:
+        self, vectors: Sequence[Vector], statuses: Sequence[Status], k: int, kinds: Sequence[Kind]
+    ) -> list[list[VectorHit]]:
         import numpy as np
 
         pool = max(k * PREFILTER_OVERSAMPLE, PREFILTER_MIN)
-        candidates = self._prefilter(vector, statuses, pool, kinds)
-        if not candidates:
-            return []
-        ids: list[str] = []
-        blobs: list[bytes] = []
-        for row in self._db.select_in(
-            "SELECT m.id, e.embedding FROM memory_embeddings e "
+        each = self._prefilter_each(vectors, statuses, pool, kinds)
+        # One read of every vector's candidates (one vector's as they came). SQLite walks an
+        # IN list of rowids in ascending order, so each vector's own candidates, taken from
+        # the read in its order, are in the order a read of them alone returns: the same
+        # cosines, and equal cosines in the same order.
+        several = len(each) > 1
+        rows = self._db.select_in(
+            "SELECT e.rowid, m.id, e.embedding FROM memory_embeddings e "
             "JOIN memories m ON m.rowid = e.rowid",
             "e.rowid",
-            candidates,
-        ):
-            ids.append(row[0])
-            blobs.append(row[1])
-        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
-        cosines = matrix @ np.asarray(vector, dtype=np.float32)
-        order = np.argsort(-cosines, kind="stable")[:k]
-        return [VectorHit(memory_id=ids[i], cosine=float(cosines[i])) for i in order]
+            sorted({rowid for candidates in each for rowid in candidates}) if several else each[0],
+        )
+        if not rows:
+            return [[] for _ in vectors]
+        matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(
+            len(rows), -1
+        )
+        found: list[list[VectorHit]] = []
+        for vector, candidates in zip(vectors, each, strict=True):
+            read: Sequence[int] = range(len(rows))
+            own = matrix
+            if several:
+                wanted = set(candidates)
+                read = [at for at, row in enumerate(rows) if row[0] in wanted]
+                own = matrix[read]
+            cosines = own @ np.asarray(vector, dtype=np.float32)
+            order = np.argsort(-cosines, kind="stable")[:k]
+            found.append([VectorHit(rows[read[i]][1], float(cosines[i])) for i in order])
+        return found
 
     def _prefilter(
         self, vector: Vector, statuses: Sequence[Status], pool: int, kinds: Sequence[Kind]
     ) -> list[int]:
         """The ``pool`` rowids nearest by Hamming distance in each status, status by status."""
+        return self._prefilter_each([vector], statuses, pool, kinds)[0]
+
+    def _prefilter_each(
+        self,
+        vectors: Sequence[Vector],
+        statuses: Sequence[Status],
+        pool: int,
+        kinds: Sequence[Kind],
+    ) -> list[list[int]]:
+        """What :meth:`_prefilter` answers for each of ``vectors``: the in-process copy checked
+        and scanned once per status for all of them."""
         copy = self._bit_copy() if self.in_process_bits else None
         if copy is not None:
-            bits = query_bits(vector)
-            candidates: list[int] = []
+            queries = [query_bits(vector) for vector in vectors]
+            candidates: list[list[int]] = [[] for _ in vectors]
             for status in statuses:
-                found = copy.nearest(bits, status, pool, kinds)
+                found = copy.nearest_each(queries, status, pool, kinds)
                 if found is None:
                     break
-                candidates.extend(found)
+                for mine, more in zip(candidates, found, strict=True):
+                    mine.extend(more)
             else:
                 return candidates
-        return self.sqlite_vec_prefilter(vector, statuses, pool, kinds)
+        return [self.sqlite_vec_prefilter(vector, statuses, pool, kinds) for vector in vectors]
 
     def sqlite_vec_prefilter(
         self, vector: Vector, statuses: Sequence[Status], pool: int, kinds: Sequence[Kind]
