@@ -34,6 +34,7 @@ import tempfile
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +113,7 @@ def measure(store: Path, count: int, rounds: int, split: bool = False) -> dict[s
             for name, service in services.items():
                 with hooked() as hooks:
                     for message in asked:
-                        hooks.time_recall(lambda m=message, s=service: s.recall(m, now=NOW))
+                        hooks.time_recall(partial(service.recall, message, now=NOW))
                 splits[name] = hooks.rows()
         for service in services.values():
             service.close()

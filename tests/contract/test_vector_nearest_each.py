@@ -8,6 +8,7 @@ larger than it.
 from __future__ import annotations
 
 from memoryd.memory.model import Kind, Status
+from memoryd.providers.embedder import Vector
 from memoryd.service import MemoryService
 
 from .recall_support import FOODS, event, november, remember
@@ -35,7 +36,7 @@ def _fill(service: MemoryService) -> tuple[list[str], str]:
     return ids, archived
 
 
-def _vectors(service: MemoryService) -> list[object]:
+def _vectors(service: MemoryService) -> list[Vector]:
     return list(service.embedder.embed(list(QUESTIONS)))
 
 
