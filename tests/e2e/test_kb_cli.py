@@ -224,6 +224,8 @@ def test_ctrl_c_during_an_ingest_says_what_was_kept_and_how_to_finish(
     assert "Aborted" not in stderr and "Traceback" not in stderr
     [kept] = cli.json("kb", "list")
     assert kept["title"] == "Travel journal" and kept["embedding"]
-    cli.ok("kb", "ingest", str(note))
+    again = cli.ok("kb", "ingest", str(note))
+    assert "unchanged since the last ingest; its " in again
+    assert " missing vectors embedded now" in again
     [finished] = cli.json("kb", "list")
     assert finished["embedded_chunks"] == finished["chunks"] and finished["embedding"] is None
