@@ -97,6 +97,22 @@ def test_memoryd_home_holds_the_default_store(clean_env: dict[str, str], tmp_pat
     assert [m["content"] for m in cli.json("--db", str(default), "list")] == ["Owner likes figs"]
 
 
+def test_an_empty_file_is_no_store_until_init(clean_env: dict[str, str], tmp_path: Path) -> None:
+    """--db pointed at an empty file (made by `touch`, or a mistyped name): `list` says there
+    is no store there and leaves the file as it was, as for a missing one; `init` makes it."""
+    home, empty = tmp_path / "h", tmp_path / "notes.db"
+    empty.touch()
+    cli = Cli({**clean_env, "MEMORYD_HOME": str(home)}, tmp_path)
+
+    refused = cli.fails("--db", str(empty), "list")
+
+    assert refused.startswith(f"error: no memoryd store at {empty} (the file is empty)")
+    assert "memoryd init" in refused
+    assert empty.stat().st_size == 0 and not Path(f"{empty}-wal").exists()
+    cli.ok("--db", str(empty), "init")
+    assert cli.json("--db", str(empty), "list") == []
+
+
 # ---------------------------------------------------- supersede, --now, shapes
 
 

@@ -74,6 +74,7 @@ def test_exit_codes_say_whose_fault_it_is_and_help_lists_them(cli: Cli) -> None:
     bad_since = cli.misused("search", "figs", "--since", "last tuesday")
     bad_now = cli.misused("remember", "Owner likes plums", "--now", "soon")
     bad_pages = cli.misused("kb", "read", "01ABSENTABSENTABSENTABSENT", "--pages", "two")
+    bad_at = cli.misused("observe", "--user", "I moved to Porto", "--at", "not a date")
     unknown_option = cli.run("list", "--colour", "red")
     missing_argument = cli.run("show")
     not_found = cli.fails("confirm", "01ABSENTABSENTABSENTABSENT")
@@ -86,6 +87,7 @@ def test_exit_codes_say_whose_fault_it_is_and_help_lists_them(cli: Cli) -> None:
     assert "--since 'last tuesday'" in bad_since
     assert "--now 'soon'" in bad_now
     assert "(--pages)" in bad_pages
+    assert "--at 'not a date'" in bad_at
     assert unknown_option.returncode == missing_argument.returncode == 2
     assert "no memory with id" in not_found
     assert "cannot confirm" in refused

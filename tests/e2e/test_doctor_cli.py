@@ -10,7 +10,7 @@ from pathlib import Path
 
 from memoryd.http.server import free_port
 from tests.fake_embeddings import FakeEmbeddingServer
-from tests.fake_llm import FakeLLMServer, Reply, Status
+from tests.fake_llm import Delay, FakeLLMServer, Reply, Status
 
 from .conftest import Cli
 
@@ -108,3 +108,23 @@ def test_each_failure_gets_its_next_step(cli: Cli, tmp_path: Path) -> None:
     assert lines[vision].startswith("warn llm caption vision: 'llama3.1:8b' does not read images")
     assert "capabilities: completion, tools" in lines[vision]
     assert "memoryd config set llm.caption.model" in lines[vision + 1]
+
+
+def test_a_model_that_takes_the_call_but_never_answers_gets_a_next_step(cli: Cli) -> None:
+    """A model server that accepts the connection and then says nothing within doctor's 4 s
+    (Ollama loading a model, a busy machine): the failure says so and what to do, as every
+    other failure does, instead of a bare timeout with no next step."""
+    with FakeLLMServer("openai", default=Delay(30)) as slow:
+        cli.ok("init")
+        cli.ok("config", "set", "llm.base_url", slow.sdk_base_url)
+        cli.ok("config", "set", "llm.model", "llama3.1:8b")
+        result = cli.run("doctor", "--json")
+
+    assert result.returncode == 1
+    [check] = [c for c in json.loads(result.stdout) if c["name"].startswith("llm extract")]
+    assert check["detail"] == (
+        f"openai model 'llama3.1:8b' at {slow.sdk_base_url}: no answer within 4 s"
+    )
+    step = check["next_step"]
+    assert step is not None and "a model may be loading" in step and "run doctor again" in step
+    assert slow.sdk_base_url in step

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
 from pathlib import Path
 
 from tests.kb_corpus import write_bad_inputs
 
 from .conftest import Cli
+from .server import MEMORYD
 
 NOTES = """# Garden Journal
 
@@ -184,3 +187,45 @@ def test_explain_says_which_documents_the_query_names(cli: Cli, tmp_path: Path) 
     assert "(655)" in text[first : text.index("</untrusted_content>")]
     plain = cli.ok("kb", "search", "purchases of property and equipment", "--explain")
     assert "the question names" not in plain
+
+
+def test_ctrl_c_during_an_ingest_says_what_was_kept_and_how_to_finish(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """Ctrl-C while a long note is being embedded: one error line saying the document is kept
+    (keyword-searchable, waiting for its vectors) and to run the ingest again, not click's
+    bare "Aborted!"; running it again finishes the vectors."""
+    cli.ok("init")
+    paragraphs = (
+        f"## Trip day {day}\n\nWe walked {day} kilometres along the coast from village "
+        f"number {day}, stopped for grilled sardines and watched the fishing boats come in.\n"
+        for day in range(1, 1500)
+    )
+    note = tmp_path / "journal.md"
+    note.write_text("# Travel journal\n\n" + "\n".join(paragraphs), encoding="utf-8")
+    process = subprocess.Popen(
+        [str(MEMORYD), "kb", "ingest", "--progress", str(note)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli.env,
+        cwd=cli.cwd,
+    )
+    assert process.stderr is not None
+    for line in process.stderr:  # the chunks are committed: vectors come next
+        if "keyword-searchable" in line:
+            break
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+
+    assert process.returncode == 1
+    assert stderr.startswith("error: stopped (Ctrl-C)"), stderr
+    assert "Travel journal (embedding " in stderr and "memoryd kb ingest" in stderr
+    assert "Aborted" not in stderr and "Traceback" not in stderr
+    [kept] = cli.json("kb", "list")
+    assert kept["title"] == "Travel journal" and kept["embedding"]
+    again = cli.ok("kb", "ingest", str(note))
+    assert "unchanged since the last ingest; its " in again
+    assert " missing vectors embedded now" in again
+    [finished] = cli.json("kb", "list")
+    assert finished["embedded_chunks"] == finished["chunks"] and finished["embedding"] is None

@@ -201,3 +201,19 @@ def test_migrate_store_and_export_import_from_the_command_line(
         assert "empty store" in refused
     finally:
         postgres_server.drop_database(url)
+
+
+def test_importing_a_file_that_is_not_an_export_says_so(cli: Cli, tmp_path: Path) -> None:
+    """`memoryd import` given a PDF (or any binary file) by mistake: one line naming the
+    problem and what to give instead, exit code 1, no traceback, no memory written."""
+    pdf = tmp_path / "report.pdf"
+    pdf.write_bytes(b"%PDF-1.7\n%\xd3\xeb\xe9\xe1\n1 0 obj\n<< /Type /Catalog >>\nendobj\n")
+    store = tmp_path / "fresh.db"
+
+    result = cli.run("--db", str(store), "import", str(pdf))
+
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: this is not a memoryd export"), result.stderr
+    assert "UTF-8" in result.stderr and "memoryd export" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert cli.json("--db", str(store), "list") == []

@@ -377,6 +377,28 @@ def test_days_written_as_people_write_them_are_recalled_for_that_day(cli: Cli) -
     assert taxes_day[0] == [taxes] and taxes_day[1].startswith("2026-11-24")
 
 
+def test_a_day_asked_about_in_the_present_is_the_one_to_come(cli: Cli) -> None:
+    """Asked on Friday 4 December "What's happening on the 18th?" or "Anything on the 15th?",
+    the owner means this month's days to come: the notes naming them are recalled, not an empty
+    block for November's."""
+    cli.ok("init")
+    holidays = cli.json("remember", "Kids' school holidays start on the 18th", "--now", DEC_1)
+    birthday = cli.json("remember", "Mum's birthday is on the 15th, she'll be 70", "--now", DEC_1)
+    cli.ok("remember", "Lunch with Carla from the old team on Friday", "--now", DEC_1)
+    asked = "2026-12-04T10:00:00Z"
+
+    for message, note, day in [
+        ("What's happening on the 18th?", holidays, "2026-12-18"),
+        ("Anything on the 15th?", birthday, "2026-12-15"),
+    ]:
+        result = cli.json("recall", message, "--now", asked)
+        assert result["time_window"]["start"].startswith(day), message
+        assert [i["id"] for i in result["items"] if "time" in i["legs"]] == [note["id"]], message
+
+
+DEC_1 = "2026-12-01T19:00:00Z"
+
+
 def test_the_readmes_dates_example_recalls_as_printed(cli: Cli) -> None:
     """The README's dates example, run as written after the quick start's memories, prints the
     memory lines the README shows: the note for the asked Tuesday ("24/11") first."""

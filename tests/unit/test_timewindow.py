@@ -360,6 +360,16 @@ ON_THE_10TH = datetime(2026, 11, 10, 9, 0, tzinfo=UTC)
         ("What's on 15/11?", date(2026, 11, 15)),
         ("What's on 15.11.?", date(2026, 11, 15)),
         ("What have I booked for 11/25?", date(2026, 11, 25)),
+        # Asked in the present of the day: what is to come.
+        ("What's happening on the 15th?", date(2026, 11, 15)),
+        ("What is happening on the 3rd?", date(2026, 12, 3)),
+        ("Anything on the 15th?", date(2026, 11, 15)),
+        ("Is there anything on Friday?", date(2026, 11, 13)),
+        ("Am I free on Friday?", date(2026, 11, 13)),
+        ("Are we busy on the 3rd?", date(2026, 12, 3)),
+        ("What am I doing on the 15th?", date(2026, 11, 15)),
+        ("What was happening on the 3rd?", date(2026, 11, 3)),  # its past: gone
+        ("Did I have anything on Friday?", date(2026, 11, 6)),  # gone
     ],
 )
 def test_days_as_people_ask_about_them(message: str, first: date) -> None:
@@ -395,6 +405,8 @@ def test_a_day_past_the_calendars_end_names_no_window(message: str, now: datetim
         ("What's on next week?", date(2026, 11, 30), date(2026, 12, 7)),
         ("Anything planned for next weekend?", date(2026, 12, 5), date(2026, 12, 7)),
         ("What do I have this weekend?", date(2026, 11, 28), date(2026, 11, 30)),
+        ("What's happening this weekend?", date(2026, 11, 28), date(2026, 11, 30)),
+        ("Am I free this weekend?", date(2026, 11, 28), date(2026, 11, 30)),
         ("What did I do this weekend?", date(2026, 11, 21), date(2026, 11, 23)),
         ("Where was I last weekend?", date(2026, 11, 21), date(2026, 11, 23)),
     ],

@@ -12,6 +12,7 @@ from memoryd.cli.common import (
     echo_write_result,
     now_from,
     open_store_service,
+    parsed,
     print_json,
     trigger_options,
     with_json,
@@ -53,7 +54,11 @@ def observe(
     from memoryd.extraction.extractor import parse_local_instant
 
     def queue(service: MemoryService, now: datetime | None) -> Observation:
-        at = parse_local_instant(at_text, service.zone, what="--at") if at_text else None
+        at = (
+            parsed("at", lambda: parse_local_instant(at_text, service.zone, what="--at"))
+            if at_text
+            else None
+        )
         return service.observe_turn(user_message, summary, at=at, now=now)
 
     _trigger(ctx, queue, wait, now_text, as_json)

@@ -20,7 +20,7 @@ from memoryd.cli.common import (
 )
 from memoryd.cli.kb_progress import IngestProgress
 from memoryd.cli.kb_sync import source_lines, sync
-from memoryd.errors import InvalidInputError
+from memoryd.errors import InvalidInputError, MemorydError
 from memoryd.kb.converted import Limits
 from memoryd.kb.model import DEFAULT_COLLECTION, Document, SourceType, parse_source_type
 from memoryd.tools import parse_chunk_range
@@ -98,6 +98,8 @@ def ingest(
                 wait=wait,
                 watcher=watcher,
             )
+        except KeyboardInterrupt:
+            raise IngestStoppedError(_stopped_note(service.kb.list_documents())) from None
         finally:
             if watcher is not None:
                 watcher.close()
@@ -114,6 +116,28 @@ def ingest(
             )
     if any(r.outcome == "failed" for r in results):
         ctx.exit(1)
+
+
+class IngestStoppedError(MemorydError):
+    """``kb ingest`` stopped by Ctrl-C: what was written is kept."""
+
+
+def _stopped_note(documents: list[Document]) -> str:
+    """What a Ctrl-C left: the documents still waiting for vectors, and how to finish."""
+    waiting = [d for d in documents if d.pending_vectors]
+    shown = "; ".join(f"{d.title} ({d.embedding_label})" for d in waiting[:5])
+    more = f" and {len(waiting) - 5} more" if len(waiting) > 5 else ""
+    left = (
+        f" Keyword-searchable, waiting for their vectors: {shown}{more} (`memoryd serve` or "
+        "`memoryd worker` fills them)."
+        if waiting
+        else ""
+    )
+    return (
+        "stopped (Ctrl-C): every document already written is kept, a file cut off while "
+        f"converting was not stored.{left} Run the same `memoryd kb ingest` again to ingest "
+        "what was not reached and finish the vectors (unchanged files are not read twice)."
+    )
 
 
 @kb.command()

@@ -279,9 +279,15 @@ class Ingester:
         started = time.perf_counter()
         listener = watcher.embedding if watcher is not None else None
         self.filler.fill_with_job(document.id, result.vector_job, listener)
+        counted = self.counted(document)
+        reason = result.reason
+        filled = document.pending_vectors - counted.pending_vectors
+        if result.outcome == "skipped" and filled > 0:  # a file read before, cut off (Ctrl-C)
+            reason = f"{reason}; its {filled} missing vectors embedded now"
         return replace(
             result,
-            document=self.counted(document),
+            document=counted,
+            reason=reason,
             seconds=result.seconds + time.perf_counter() - started,
             vector_job=None,
         )

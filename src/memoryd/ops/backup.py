@@ -23,7 +23,7 @@ from memoryd.ops.portability import Summary, export_store
 from memoryd.storage.file_modes import open_private
 from memoryd.storage.full_disk import full_disk_reported
 from memoryd.storage.protocols import Store
-from memoryd.storage.sqlite import SqliteStore
+from memoryd.storage.sqlite import SqliteStore, empty_file
 
 
 class ExportImporter(Protocol):
@@ -143,7 +143,7 @@ def _restore_sqlite(backup: Path, settings: Settings, *, force: bool) -> BackupR
         copy.close()
     target = Path(settings.db)
     kept: Path | None = None
-    if target.exists():
+    if target.exists() and not empty_file(target):
         try:
             current = SqliteStore(target, create=False)
         except StoreDamagedError as damage:

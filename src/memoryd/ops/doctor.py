@@ -341,8 +341,10 @@ def diagnose(
     status = getattr(cause, "status_code", None)
     kind = type(cause).__name__ if cause is not None else ""
     ollama = is_ollama(url)
-    if "Timeout" in kind:
+    if "Timeout" in kind or kind == "DeadlineExceeded":  # the latter: connected, no answer
         step = f"is the server up and the URL right? (tried {url})"
+        if kind == "DeadlineExceeded":
+            step = f"a model may be loading or the machine busy: run doctor again soon ({url})"
         return Diagnosis(what, f"no answer within {timeout:g} s", step)
     if "Connection" in kind:
         return Diagnosis(what, f"cannot reach {url}", down_hint(url))

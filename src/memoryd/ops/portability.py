@@ -252,7 +252,7 @@ def _parse(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     number = 0
     seen_header = False
     last: dict[str, Any] | None = None
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(_text_lines(lines), start=1):
         if not raw.strip():
             continue
         try:
@@ -278,6 +278,24 @@ def _parse(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
         raise ImportError_(
             f"the export file ends at line {number} without its footer (truncated); export it again"
         )
+
+
+def _text_lines(lines: Iterable[str]) -> Iterator[str]:
+    """The file's lines; one that is not UTF-8 (a PDF, a database, a zip) is refused by name."""
+    iterator = iter(lines)
+    number = 0
+    while True:
+        number += 1
+        try:
+            line = next(iterator)
+        except StopIteration:
+            return
+        except UnicodeDecodeError:
+            raise ImportError_(
+                f"this is not a memoryd export: line {number} is not UTF-8 text; give the "
+                "JSON Lines file `memoryd export --out FILE` wrote"
+            ) from None
+        yield line
 
 
 def _line(record: dict[str, Any]) -> str:

@@ -43,10 +43,14 @@ _WEEKDAY = "|".join(WEEKDAYS)
 _SPAN_EDGE = re.compile(r"\b(until|till|by|as of|up to|before|since|after)\s+(?:the\s+)?$")
 # A message with one of these speaks of what is to come, or of a plan: a day it names without a
 # year is the nearest such day, not the most recent ("What's on for March 15?" asked on 10 March
-# is this year's; "What did I plan for March 15?" asked on 20 March too).
+# is this year's; "What did I plan for March 15?" asked on 20 March too). So does one asked in
+# the present of a day ("What's happening on the 18th?", "Anything on Tuesday?", "Am I free this
+# weekend?"), never in its past ("What was happening on the 18th?").
 _AHEAD = re.compile(
     r"\b(?:will|shall|going to|gonna|plan|plans|planned|planning|scheduled|booked|upcoming|"
     r"coming|due|what's on|what is on|do i have|do we have|have i got|have we got)\b|'ll\b"
+    r"|(?<!\bwas )(?<!\bwere )\bhappening\b|(?:^|\bis there |\bthere's )anything on\b"
+    r"|\b(?:am i|are we|are you) (?:free|busy|doing|going|off|working)\b"
 )
 # Days listed one after another make one window, if they are at most this far apart (a run of
 # days is read up to 62 days long, dates_policy).

@@ -32,7 +32,7 @@ from memoryd.storage.sqlite_schema import MIGRATIONS, chunk_vector_sql, vector_i
 from memoryd.storage.sqlite_search import SqliteTextSearch, SqliteVectorSearch
 from memoryd.storage.sync_rows import SyncRows
 
-__all__ = ["SqliteStore", "diagnose", "refuse_damaged_file"]
+__all__ = ["SqliteStore", "diagnose", "empty_file", "refuse_damaged_file"]
 
 
 class SqliteStore(MetaAndLeases[SqliteConnection]):
@@ -42,9 +42,10 @@ class SqliteStore(MetaAndLeases[SqliteConnection]):
 
     def __init__(self, path: Path, *, create: bool, keys: RowKeys = READ_ONLY_KEYS) -> None:
         self.path = path
-        if str(path) != ":memory:" and not path.exists() and not create:
+        if str(path) != ":memory:" and not create and (not path.exists() or empty_file(path)):
+            empty = " (the file is empty)" if path.exists() else ""
             raise StoreUnavailableError(
-                f"no memoryd store at {path}; run `memoryd init` first, or point --db / "
+                f"no memoryd store at {path}{empty}; run `memoryd init` first, or point --db / "
                 "MEMORYD_DB at an existing store"
             )
         if holds_sqlite(path):
@@ -306,6 +307,20 @@ def raise_if_damaged(path: Path, *, pages: bool) -> None:
         findings = damage_found(path)
         if findings:
             raise StoreDamagedError(path, "; ".join(findings[:3]))
+
+
+def empty_file(path: Path) -> bool:
+    """A file of no bytes with no write-ahead log beside it: no store yet (a command other
+    than ``init`` must not write one into it)."""
+    try:
+        wal = path.with_name(path.name + "-wal")
+        return (
+            path.is_file()
+            and path.stat().st_size == 0
+            and not (wal.exists() and wal.stat().st_size > 0)
+        )
+    except OSError:
+        return False
 
 
 def holds_sqlite(path: Path) -> bool:
