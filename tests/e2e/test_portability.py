@@ -204,8 +204,9 @@ def test_migrate_store_and_export_import_from_the_command_line(
 
 
 def test_importing_a_file_that_is_not_an_export_says_so(cli: Cli, tmp_path: Path) -> None:
-    """`memoryd import` given a PDF (or any binary file) by mistake: one line naming the
-    problem and what to give instead, exit code 1, no traceback, no memory written."""
+    """`memoryd import` (or `restore`) given a PDF (or any binary file) by mistake: one line
+    naming the problem and what to give instead, exit code 1, no traceback, nothing written:
+    not even an empty store where there was none."""
     pdf = tmp_path / "report.pdf"
     pdf.write_bytes(b"%PDF-1.7\n%\xd3\xeb\xe9\xe1\n1 0 obj\n<< /Type /Catalog >>\nendobj\n")
     store = tmp_path / "fresh.db"
@@ -216,4 +217,15 @@ def test_importing_a_file_that_is_not_an_export_says_so(cli: Cli, tmp_path: Path
     assert result.stderr.startswith("error: this is not a memoryd export"), result.stderr
     assert "UTF-8" in result.stderr and "memoryd export" in result.stderr
     assert "Traceback" not in result.stderr
-    assert cli.json("--db", str(store), "list") == []
+    # The store the import would have filled is not left behind empty, nor is a restore's.
+    assert not store.exists() and not list(tmp_path.glob("fresh.db*"))
+    restored = cli.run("--db", str(store), "restore", str(pdf))
+    assert restored.returncode == 1 and "not a memoryd export" in restored.stderr
+    assert not list(tmp_path.glob("fresh.db*"))
+    # A store that was there is left as it was.
+    cli.ok("--db", str(store), "init")
+    cli.ok("--db", str(store), "remember", "The owner is allergic to penicillin")
+    assert cli.run("--db", str(store), "import", str(pdf)).returncode == 1
+    assert [m["content"] for m in cli.json("--db", str(store), "list")] == [
+        "The owner is allergic to penicillin"
+    ]

@@ -106,7 +106,12 @@ def export_(ctx: click.Context, out_path: str | None, with_vectors: bool) -> Non
 @with_json
 def import_(ctx: click.Context, file: Any, as_json: bool) -> None:
     """Load an export into an empty store (one transaction; re-embeds what has no vector)."""
-    with open_store_service(ctx, create=True) as service:
+    from memoryd.ops.backup import store_removed_if_failed
+
+    with (
+        store_removed_if_failed(resolve_settings(db_option_of(ctx))),
+        open_store_service(ctx, create=True) as service,
+    ):
         summary = service.admin.import_from(file)
     if as_json:
         print_json(summary.to_json())

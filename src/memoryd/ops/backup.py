@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any, Protocol
 from memoryd.config.settings import Settings
 from memoryd.errors import InvalidInputError, StoreDamagedError, StoreUnavailableError
 from memoryd.ops.portability import Summary, export_store
-from memoryd.storage.file_modes import open_private
+from memoryd.storage.file_modes import STORE_SUFFIXES, open_private
 from memoryd.storage.full_disk import full_disk_reported
 from memoryd.storage.protocols import Store
 from memoryd.storage.sqlite import SqliteStore, empty_file
@@ -113,16 +114,32 @@ def restore_backup(
         head = handle.read(len(SQLITE_MAGIC))
     if head == SQLITE_MAGIC:
         return _restore_sqlite(backup, settings, force=force)
-    service = open_service(settings)
-    try:
-        with backup.open("r", encoding="utf-8") as handle:
-            summary: Summary = service.admin.import_from(handle)
-    finally:
-        service.close()
+    with store_removed_if_failed(settings):
+        service = open_service(settings)
+        try:
+            with backup.open("r", encoding="utf-8") as handle:
+                summary: Summary = service.admin.import_from(handle)
+        finally:
+            service.close()
     return BackupResult(
         backup, "export", summary.counts.get("memory", 0), summary.counts.get("document", 0),
         summary.sha256,
     )  # fmt: skip
+
+
+@contextmanager
+def store_removed_if_failed(settings: Settings) -> Iterator[None]:
+    """For a command that creates the SQLite store it fills (an import, a restore of an
+    export): when it fails, the files it made are removed, so a failed command leaves no
+    empty store behind. A store that was there before is never touched."""
+    made = not settings.is_postgres and not Path(settings.db).exists()
+    try:
+        yield
+    except BaseException:
+        if made:
+            for suffix in STORE_SUFFIXES:
+                Path(f"{settings.db}{suffix}").unlink(missing_ok=True)
+        raise
 
 
 def _restore_sqlite(backup: Path, settings: Settings, *, force: bool) -> BackupResult:
