@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
 
@@ -87,11 +87,12 @@ def named_days(text: str, written: date) -> list[DaySpan]:
 
 def names_day_within(text: str, written: date, first: date, after: date) -> date | None:
     """The first day in [first, after) that the text names (see :func:`named_days`), or None."""
-    days = [
-        max(span.first, first)
-        for span in named_days(text, written)
-        if span.first < after and span.after > first
-    ]
+    return first_day_within(named_days(text, written), first, after)
+
+
+def first_day_within(spans: Iterable[DaySpan], first: date, after: date) -> date | None:
+    """The first day in [first, after) that any of ``spans`` holds, or None."""
+    days = [max(s.first, first) for s in spans if s.first < after and s.after > first]
     return min(days, default=None)
 
 

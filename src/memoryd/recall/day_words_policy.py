@@ -22,7 +22,14 @@ import re
 from collections.abc import Iterator
 from datetime import date, timedelta
 
-from memoryd.recall.dates_policy import MONTHS, DaySpan, add_months, ordinal_suffix, valid_date
+from memoryd.recall.dates_policy import (
+    MONTHS,
+    DaySpan,
+    add_months,
+    first_day_within,
+    ordinal_suffix,
+    valid_date,
+)
 
 WEEKDAYS = {name.lower(): n for n, name in enumerate(calendar.day_name)}
 _WEEKDAY = "|".join(WEEKDAYS)
@@ -77,9 +84,7 @@ def relative_day_within(text: str, written: date, first: date, after: date) -> d
     lowered = " ".join(text.lower().split())
     if not _ANY_WORD.search(lowered):
         return None
-    spans = written_days(lowered, written)
-    days = [max(s.first, first) for s in spans if s.first < after and s.after > first]
-    return min(days, default=None)
+    return first_day_within(written_days(lowered, written), first, after)
 
 
 def written_days(text: str, written: date) -> Iterator[DaySpan]:
@@ -114,12 +119,7 @@ def week_within(text: str, written: date, first: date, after: date) -> date | No
     lowered = " ".join(text.lower().split())
     if "week" not in lowered:
         return None
-    days = [
-        max(s.first, first)
-        for s in week_days(lowered, written)
-        if s.first < after and s.after > first
-    ]
-    return min(days, default=None)
+    return first_day_within(week_days(lowered, written), first, after)
 
 
 def week_days(text: str, written: date) -> Iterator[DaySpan]:
