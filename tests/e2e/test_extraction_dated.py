@@ -127,7 +127,8 @@ def test_bad_turn_times_are_refused_and_nothing_is_queued(
     digest = tmp_path / "digest.json"
     digest.write_text(json.dumps({"title": "T", "outcome": "O", "finished_at": 20261130}))
 
-    at = llm.fails("observe", "--user", "Had dinner with Ana", "--at", "yesterday evening")
+    # An option value that cannot be used is a usage error (exit 2, docs/cli.md).
+    at = llm.fails("observe", "--user", "Had dinner with Ana", "--at", "yesterday evening", code=2)
     turn_at = llm.fails("compact", str(turns))
     finished_at = llm.fails("mission", str(digest))
     broken_route = llm.fails("observe", "--user", "Hi", env={"MEMORYD_LLM_STRUCTURED": "grammar"})
