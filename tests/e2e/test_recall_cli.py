@@ -444,3 +444,15 @@ def test_a_sentence_about_the_answers_form_is_not_searched(
     assert result["query"]["read"]["question"] == question
     best = sorted(result["items"], key=lambda item: -item["score"])[:2]
     assert {item["id"] for item in best} == {beds.id, tomatoes.id}
+
+
+def test_an_empty_message_is_refused_by_name(cli: Cli) -> None:
+    """`recall ""` (a shell variable that was never set) says what is missing, as `kb search
+    ""` does, instead of printing "(no memories qualify)" as though the store had nothing."""
+    cli.ok("init")
+    cli.ok("remember", "The owner is allergic to penicillin")
+
+    for command in ("recall", "context"):
+        for message in ("", "   "):
+            refused = cli.fails(command, message)
+            assert refused == f"error: {command} needs a message: the text to find memories for"

@@ -17,6 +17,7 @@ from memoryd.cli.common import (
     with_now_json,
 )
 from memoryd.clock import parse_instant
+from memoryd.errors import InvalidInputError
 from memoryd.memory.model import kind_from_user
 
 if TYPE_CHECKING:
@@ -66,6 +67,8 @@ def _block_command(
         now_text: str | None,
         as_json: bool,
     ) -> None:
+        if not message.strip():
+            raise InvalidInputError(f"{name} needs a message: the text to find memories for")
         with open_store_service(ctx) as service:
             block = fetch(service, message, budget, now_from(now_text), explain)
         if as_json:
