@@ -447,12 +447,13 @@ def test_a_sentence_about_the_answers_form_is_not_searched(
 
 
 def test_an_empty_message_is_refused_by_name(cli: Cli) -> None:
-    """`recall ""` (a shell variable that was never set) says what is missing, as `kb search
-    ""` does, instead of printing "(no memories qualify)" as though the store had nothing."""
+    """`recall ""` (a shell variable that was never set) says what is missing, as `context ""`
+    and `kb search ""` do, instead of printing "(no memories qualify)" as though the store had
+    nothing."""
     cli.ok("init")
     cli.ok("remember", "The owner is allergic to penicillin")
 
     for command in ("recall", "context"):
         for message in ("", "   "):
             refused = cli.fails(command, message)
-            assert refused == f"error: {command} needs a message: the text to find memories for"
+            assert refused == "error: the message is empty; pass the owner's message for this turn"

@@ -67,8 +67,8 @@ def _block_command(
         now_text: str | None,
         as_json: bool,
     ) -> None:
-        if not message.strip():
-            raise InvalidInputError(f"{name} needs a message: the text to find memories for")
+        if not message.strip():  # as `context` (its service) and `kb search` refuse theirs
+            raise InvalidInputError("the message is empty; pass the owner's message for this turn")
         with open_store_service(ctx) as service:
             block = fetch(service, message, budget, now_from(now_text), explain)
         if as_json:
