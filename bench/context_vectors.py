@@ -34,7 +34,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,7 @@ from devsets import (
     locomo,
     offtopic_questions,
 )
+from long_memory_vectors import summary
 from report import mean, print_table, progress
 from stores import open_with_store
 
@@ -277,22 +278,6 @@ def run_set(
     return outcomes, empty, (total, with_context)
 
 
-def summary(name: str, variant: str, found: Sequence[Outcome], empty: Sequence[bool]) -> list[Any]:
-    at: Callable[[str], str] = lambda leg: f"{mean([o.legs[leg] for o in found]):.3f}"  # noqa: E731
-    return [
-        name,
-        variant,
-        len(found),
-        at("text"),
-        at("vector"),
-        at("fused"),
-        f"{mean([o.block for o in found]):.4f}",
-        f"{mean([float(o.tokens) for o in found]):.0f}",
-        f"{mean([float(o.empty) for o in found]):.1%}",
-        f"{mean([float(e) for e in empty]):.1%}",
-    ]
-
-
 def category_table(outcomes: dict[str, list[Outcome]]) -> tuple[list[str], list[list[Any]]]:
     """Per category: n, text R@10, then each variant's vector / fused R@10 / block; a fused
     below its best leg marked."""
@@ -372,7 +357,7 @@ def main() -> int:
         )
         counted.append([name, total, with_context])
         for variant in chosen:
-            rows.append(summary(name, variant, outcomes[variant], empty[variant]))
+            rows.append(summary(name, variant, outcomes[variant], empty[variant], block_digits=4))
         measured[name] = {
             v: (mean([o.legs["fused"] for o in f]), mean([o.block for o in f]))
             for v, f in outcomes.items()

@@ -268,7 +268,15 @@ def owner_counts(windows: Sequence[Windows]) -> list[list[Any]]:
     return rows
 
 
-def summary(name: str, variant: str, found: Sequence[Outcome], empty: Sequence[bool]) -> list[Any]:
+def summary(
+    name: str,
+    variant: str,
+    found: Sequence[Outcome],
+    empty: Sequence[bool],
+    block_digits: int = 3,
+) -> list[Any]:
+    """One table row: each leg's and the fused R@10, block recall (to ``block_digits``), mean
+    block tokens, answerable-empty and general-empty shares."""
     at: Callable[[str], str] = lambda leg: f"{mean([o.legs[leg] for o in found]):.3f}"  # noqa: E731
     return [
         name,
@@ -277,7 +285,7 @@ def summary(name: str, variant: str, found: Sequence[Outcome], empty: Sequence[b
         at("text"),
         at("vector"),
         at("fused"),
-        f"{mean([o.block for o in found]):.3f}",
+        f"{mean([o.block for o in found]):.{block_digits}f}",
         f"{mean([float(o.tokens) for o in found]):.0f}",
         f"{mean([float(o.empty) for o in found]):.1%}",
         f"{mean([float(e) for e in empty]):.1%}",
