@@ -21,8 +21,8 @@ python3 -m venv .venv
 # What scripts/run.sh checks before it reinstalls: this install covers it.
 python3 -c 'import hashlib; print(hashlib.sha256(open("pyproject.toml","rb").read()).hexdigest())' \
     >.venv/.memoryd-installed
-.venv/bin/ruff check src tests bench
-.venv/bin/ruff format --check src tests bench
+.venv/bin/ruff check src tests bench scripts
+.venv/bin/ruff format --check src tests bench scripts
 .venv/bin/mypy
 # Two workers, each taking whole files (module fixtures such as a running server stay in one
 # process): much of the suite waits on subprocesses, servers and the browser, so two overlap well
