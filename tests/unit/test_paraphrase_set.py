@@ -59,3 +59,25 @@ def test_the_held_out_set_pairs_its_own_memories_and_asks_general_and_unanswered
         for pair in data["pairs"]
     }
     assert {question: words for question, words in shared.items() if words} == {}
+
+
+TOLD = DATA.with_name("owner_told.json")
+
+
+def test_the_told_set_asks_about_the_owner_sets_memories_and_about_things_never_told() -> None:
+    data = json.loads(TOLD.read_text(encoding="utf-8"))
+    main = json.loads(DATA.read_text(encoding="utf-8"))
+    memories = {p["memory"] for p in main["pairs"]}
+
+    assert len(data["pairs"]) >= 30 and len(set(data["never_told"])) >= 20
+    assert len(set(data["general"])) >= 10
+    # Each asks about one of the paraphrase set's memories, one memory a question, in words of
+    # its own: at most one content word shared with its memory.
+    assert {p["memory"] for p in data["pairs"]} <= memories
+    assert len({p["memory"] for p in data["pairs"]}) == len(data["pairs"])
+    assert not {p["question"] for p in data["pairs"]} & {p["question"] for p in main["pairs"]}
+    shared = {
+        pair["question"]: _stems(pair["question"]) & _stems(pair["memory"])
+        for pair in data["pairs"]
+    }
+    assert {question: words for question, words in shared.items() if len(words) > 1} == {}
