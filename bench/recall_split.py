@@ -64,8 +64,6 @@ STEPS: tuple[tuple[Any, str, str], ...] = (
     # legs, like the message's), the index read for each sentence (one read of all the vectors
     # since VectorSearch.nearest_each), their rankings joined, and the cosines measured.
     (_LEGS, "awaited_vectors", "sentences embedding"),
-    # Since the message's nearest are read while its sentences embed: awaited in the vector leg.
-    (_VECTOR_LEGS, "awaited_vectors", "sentences embedding"),
     (_VECTOR_LEGS, "vector_leg", "vector leg SQL"),
     (getattr(memory_rows, "MemoryVectorSearch", None), "nearest_each", "vector leg SQL"),
     (_VECTOR_LEGS, "joined", "sentences' rankings joined"),

@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 import pytest
 
 import memoryd.recall.legs
-import memoryd.recall.vector_legs
 from memoryd.errors import EmbeddingUnavailableError
 from memoryd.memory.entity_policy import EntityMatcher
 from memoryd.memory.model import Kind
@@ -140,74 +139,3 @@ def test_the_message_is_embedded_while_the_text_leg_reads(
     assert waiting.waited == [True]
     assert waiting.threads[0] != threading.current_thread().name
     assert result.legs["vector"] == "ok" and "Met Ana in Lisbon for coffee" in result.text
-
-
-# Two sentences of four content words or more: the vector leg embeds each beside the message.
-SEVERAL = (
-    "Between cooking and music my weekends are full these days. "
-    "Who plays the cello at the Lisbon concert hall?"
-)
-
-
-class _SentencesWaiting:
-    """Embeds a message's sentences (several texts in one call) only after the message's own
-    nearest memories have been read (or gives up after a few seconds)."""
-
-    def __init__(self, inner: Embedder, message_read: threading.Event) -> None:
-        self.inner = inner
-        self.model = inner.model
-        self.dimension = inner.dimension
-        self.message_read = message_read
-        self.waited: list[bool] = []
-
-    def embed(self, texts: list[str]) -> Matrix:
-        if len(texts) > 1:
-            self.waited.append(self.message_read.wait(timeout=5))
-        return self.inner.embed(texts)
-
-
-def test_the_message_is_searched_while_its_sentences_are_embedded(
-    service: MemoryService, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _fill(service)
-    assert read_message(
-        service.store, lambda: EntityMatcher.build({}), SEVERAL, NOW, UTC, RecallPolicy()
-    ).sentences
-    first = _evidence(service, embedder, SEVERAL)  # a plain embedder: all embedded first
-    message_read = threading.Event()
-    vector_leg: Callable[..., object] = memoryd.recall.vector_legs.vector_leg
-
-    def watched(*args: object) -> object:
-        found = vector_leg(*args)
-        message_read.set()
-        return found
-
-    monkeypatch.setattr(memoryd.recall.vector_legs, "vector_leg", watched)
-    waiting = _SentencesWaiting(embedder, message_read)
-    found = _evidence(service, QueryEmbedder(lambda: waiting), SEVERAL)
-
-    # Read after the sentences' embedding, the message's nearest would have come too late.
-    assert waiting.waited == [True]
-    _same(first, found)
-    assert found.legs["vector"] == "ok"
-
-
-def test_a_failed_sentences_embedding_fails_the_vector_leg_alone(
-    service: MemoryService, embedder: Embedder
-) -> None:
-    _fill(service)
-
-    class _SentencesDown:
-        model = embedder.model
-        dimension = embedder.dimension
-
-        def embed(self, texts: list[str]) -> Matrix:
-            if len(texts) > 1:
-                raise EmbeddingUnavailableError("the embedding model is not reachable")
-            return embedder.embed(texts)
-
-    first = _evidence(service, _SentencesDown(), SEVERAL)
-    found = _evidence(service, QueryEmbedder(_SentencesDown), SEVERAL)
-    _same(first, found)
-    assert found.legs["vector"].startswith("failed: the embedding model")
-    assert found.legs["text"] == "ok"

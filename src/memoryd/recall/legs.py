@@ -26,6 +26,7 @@ from memoryd.recall.read import LegPlan, NameContext, Query
 from memoryd.recall.sides_policy import yes_or_no_words
 from memoryd.recall.time_legs import WindowLeg, window_leg
 from memoryd.recall.vector_legs import (
+    awaited_vectors,
     cosines_of,
     late_begun,
     more_cosines,
@@ -374,8 +375,8 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
     try:
         vector = awaited_vector(pending) if pending is not None else None
         if many is not None and vector is not None:
-            leg = sentence_vector_leg(store, vector, many, plan, kinds, fetched)
-            vectors, found["vector"], cosines = leg
+            vectors = [vector, *awaited_vectors(many)]
+            found["vector"], cosines = sentence_vector_leg(store, vectors, plan, kinds)
         else:
             hits = vector_leg(store, vector, depth, kinds) if vector is not None else []
             found["vector"] = [hit.memory_id for hit in hits]

@@ -3,9 +3,8 @@ cosines every candidate is measured by. For a message of several sentences
 (recall/sentences_policy.py, ``RecallPolicy.sentence_vectors``) the sentences are embedded in
 one more call beside the message's (both while the other legs read), or pooled from the
 message's own model run (``RecallPolicy.sentence_late``), the nearest memories of the message
-and of each sentence read over the index (``VectorSearch.nearest_each``: the message's while
-its sentences are still being embedded, theirs in one pass after), and their rankings joined
-into the leg's one."""
+and of each sentence read in one pass over the index (``VectorSearch.nearest_each``), and
+their rankings joined into the leg's one."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memoryd.memory.model import Kind, Memory, Status
+from memoryd.memory.model import Kind, Status
 from memoryd.providers.embedder import Embedder, span_vectors
 from memoryd.providers.embedding_beside import work_begun
 from memoryd.recall.sentences_policy import sentence_spans
@@ -95,38 +94,18 @@ def late_begun(
 
 
 def sentence_vector_leg(
-    store: Store,
-    vector: Vector,
-    pending: Future[Matrix],
-    plan: LegPlan,
-    kinds: Sequence[Kind] = (),
-    rows: dict[str, Memory] | None = None,
-) -> tuple[list[Vector], list[str], dict[str, float]]:
-    """The message's vector and its sentences' (``pending``), the vector leg's ranking for
-    them, at most ``plan.depth``, and each ranked memory's cosine: the message's own, or
-    the best of the message's and its sentences' when ``plan.sentence_cosine``. While the
-    sentences are still being embedded, the message's nearest memories are read, and their
-    rows added to ``rows`` (the rows read so far); the sentences' nearest are read after, in
-    one pass. The same hits either way (a vector's nearest do not depend on the others read
-    with it)."""
+    store: Store, vectors: Sequence[Vector], plan: LegPlan, kinds: Sequence[Kind] = ()
+) -> tuple[list[str], dict[str, float]]:
+    """The vector leg's ranking for the message (``vectors[0]``) and its sentences (the
+    rest), at most ``plan.depth``, and each ranked memory's cosine: the message's own, or
+    the best of the message's and its sentences' when ``plan.sentence_cosine``."""
     depth = plan.depth
-    if pending.done():  # nothing to wait for: one pass for all of them
-        vectors = [vector, *awaited_vectors(pending)]
-        found = store.vectors.nearest_each(vectors, [Status.ACTIVE], depth, kinds)
-    else:
-        first = vector_leg(store, vector, depth, kinds)
-        if rows is not None:
-            rows.update(
-                store.memories.get_many([h.memory_id for h in first if h.memory_id not in rows])
-            )
-        rest = list(awaited_vectors(pending))
-        vectors = [vector, *rest]
-        found = [first, *store.vectors.nearest_each(rest, [Status.ACTIVE], depth, kinds)]
+    found = store.vectors.nearest_each(vectors, [Status.ACTIVE], depth, kinds)
     ranked = joined(found, plan.sentence_weight, depth)
     measured = [{hit.memory_id: hit.cosine for hit in hits} for hits in found]
     if not plan.sentence_cosine:
-        return vectors, ranked, best_cosines(store, vectors[:1], ranked, measured[:1])
-    return vectors, ranked, best_cosines(store, vectors, ranked, measured)
+        return ranked, best_cosines(store, vectors[:1], ranked, measured[:1])
+    return ranked, best_cosines(store, vectors, ranked, measured)
 
 
 def joined(found: Sequence[Sequence[VectorHit]], weight: float, depth: int) -> list[str]:
