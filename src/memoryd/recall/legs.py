@@ -29,6 +29,7 @@ from memoryd.recall.vector_legs import (
     awaited_vectors,
     cosines_of,
     late_begun,
+    mean_begun,
     more_cosines,
     sentence_vector_leg,
     vector_leg,
@@ -334,8 +335,9 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
     sentences = list(query.sentences) if active else []
     beside = isinstance(embedder, QueryEmbedder)
     late = None
-    if sentences and plan.sentence_late:
-        late = late_begun(embedder, query.vector_text, sentences, beside)
+    if sentences and (plan.sentence_late or plan.sentence_mean):
+        pooled = late_begun if plan.sentence_late else mean_begun
+        late = pooled(embedder, query.vector_text, sentences, beside)
     pending, many = late or (
         _begin(embedder, query.vector_text) if active else None,
         vectors_begun(embedder, sentences, beside) if sentences else None,
