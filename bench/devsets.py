@@ -391,7 +391,6 @@ GATHERING_FIELDS = (
     "sentence_weight",
     "sentence_cosine",
     "sentence_late",
-    "sentence_mean",
     "answer_form_out",
     "history_frame_out",
 )

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 
-import numpy as np
 import pytest
 
 import memoryd.recall.legs
@@ -141,47 +139,3 @@ def test_the_message_is_embedded_while_the_text_leg_reads(
     assert waiting.waited == [True]
     assert waiting.threads[0] != threading.current_thread().name
     assert result.legs["vector"] == "ok" and "Met Ana in Lisbon for coffee" in result.text
-
-
-# Two sentences of four content words or more: the vector leg embeds each beside the message.
-SEVERAL = (
-    "Between cooking and music my weekends are full these days. "
-    "Who plays the cello at the Lisbon concert hall?"
-)
-
-
-class _Recording:
-    """Records every text it is asked to embed."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.model = inner.model
-        self.dimension = inner.dimension
-        self.texts: list[str] = []
-
-    def embed(self, texts: list[str]) -> Matrix:
-        self.texts.extend(texts)
-        return self.inner.embed(texts)
-
-
-def test_the_message_vector_as_its_sentences_mean(
-    service: MemoryService, embedder: Embedder
-) -> None:
-    _fill(service)
-    store = service.store
-    policy = replace(RecallPolicy(), sentence_mean=True)
-
-    def matcher() -> EntityMatcher:
-        return EntityMatcher.build(store.entities.aliases())
-
-    query = read_message(store, matcher, SEVERAL, NOW, UTC, policy)
-    assert len(query.sentences) == 2
-    recording = _Recording(embedder)
-    found = run_legs(store, QueryEmbedder(lambda: recording), query)
-
-    # The sentences are embedded, the message itself is not; its vector is their unit mean.
-    assert recording.texts == list(query.sentences)
-    mean = np.asarray(embedder.embed(list(query.sentences))).mean(axis=0)
-    assert found.vector is not None
-    assert np.allclose(found.vector, mean / np.linalg.norm(mean), atol=1e-6)
-    assert found.legs["vector"] == "ok"

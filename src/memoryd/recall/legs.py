@@ -29,7 +29,6 @@ from memoryd.recall.vector_legs import (
     awaited_vectors,
     cosines_of,
     late_begun,
-    mean_begun,
     more_cosines,
     sentence_vector_leg,
     vector_leg,
@@ -335,9 +334,8 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
     sentences = list(query.sentences) if active else []
     beside = isinstance(embedder, QueryEmbedder)
     late = None
-    if sentences and (plan.sentence_late or plan.sentence_mean):
-        pooled = late_begun if plan.sentence_late else mean_begun
-        late = pooled(embedder, query.vector_text, sentences, beside)
+    if sentences and plan.sentence_late:
+        late = late_begun(embedder, query.vector_text, sentences, beside)
     pending, many = late or (
         _begin(embedder, query.vector_text) if active else None,
         vectors_begun(embedder, sentences, beside) if sentences else None,

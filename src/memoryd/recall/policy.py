@@ -239,10 +239,6 @@ class RecallPolicy:
     # -> 0.536 / 0.600, LoCoMo 0.631 / 0.707 -> 0.622 / 0.700; as asked unchanged) for ~1 ms
     # at the median (bench/README.md, "The sentences pooled from the message's own run").
     sentence_late: bool = False
-    # The message's vector taken as the mean of its sentences' (unit length) instead of its
-    # own model run: one run instead of two for a message of several sentences (session 15,
-    # stream lat16; measured, bench/README.md).
-    sentence_mean: bool = False
     # A sentence that only says how the answer should look ("Mention ONLY and ONLY five
     # items.", "Answer in three sentences."; recall/answer_form_policy.py) is left out of what
     # the legs search (issue 28, session 14). Why on: its words and meaning pulled memories

@@ -54,7 +54,6 @@ class LegPlan:
     sentence_weight: float = 0.0
     sentence_cosine: bool = False
     sentence_late: bool = False
-    sentence_mean: bool = False
 
     @property
     def bounds(self) -> dict[str, int]:
@@ -81,7 +80,6 @@ class LegPlan:
             policy.sentence_weight,
             policy.sentence_cosine,
             policy.sentence_late,
-            policy.sentence_mean,
         )
 
 

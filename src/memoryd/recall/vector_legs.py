@@ -93,29 +93,6 @@ def late_begun(
     return vector, matrix
 
 
-def mean_begun(
-    embedder: Embedder, text: str, sentences: list[str], beside: bool
-) -> tuple[Future[Vector], Future[Matrix]]:
-    """The sentences' vectors (one embedder call, on a worker thread when ``beside``) and,
-    for the message's (``text`` is not embedded), their mean at unit length
-    (``RecallPolicy.sentence_mean``)."""
-    import numpy as np
-
-    many = vectors_begun(embedder, sentences, beside)
-    vector: Future[Vector] = Future()
-
-    def mean(done: Future[Matrix]) -> None:
-        error = done.exception()
-        if error is not None:
-            vector.set_exception(error)
-            return
-        summed = np.asarray(done.result(), dtype=np.float32).mean(axis=0)
-        vector.set_result((summed / max(float(np.linalg.norm(summed)), 1e-12)).astype(np.float32))
-
-    many.add_done_callback(mean)
-    return vector, many
-
-
 def sentence_vector_leg(
     store: Store, vectors: Sequence[Vector], plan: LegPlan, kinds: Sequence[Kind] = ()
 ) -> tuple[list[str], dict[str, float]]:
