@@ -17,6 +17,10 @@ dropped memory): two trees that answer alike print the same digest.
     nice -n 5 .venv/bin/python bench/bench_sentences_cost.py --store S \
         --tree base=/tmp/base-00f/src --tree new=src --rounds 3
 
+``--no-query-vectors`` keeps no message vectors between recalls (as ``bench_recall.py``'s):
+without it a round after the first finds every message's own vector kept and embeds only its
+sentences.
+
 ``--split`` then recalls every message once more per variant with perf_counter hooks on each
 step (bench/recall_split.py) and prints where each variant's time goes (by tree, its first
 round).
@@ -44,6 +48,7 @@ from devsets import compound, locomo
 from report import percentile, print_table, progress
 from trees import parse_trees, run_interleaved
 
+import memoryd.recall.legs
 from memoryd.config.settings import resolve_settings
 from memoryd.providers.embedder import LocalMiniLM
 from memoryd.providers.llm import Gateway, load_routes
@@ -146,10 +151,12 @@ def compare_trees(args: argparse.Namespace) -> None:
     trees = parse_trees(args.tree)
     options = ["--store", str(args.store.resolve()), "--messages", str(args.messages)]
     options += ["--rounds", "1", *["--split"] * args.split]
+    options += ["--no-query-vectors"] * args.no_query_vectors
     runs = run_interleaved(Path(__file__).resolve(), trees, args.rounds, options)
     print(
         f"Recall of {args.messages} LoCoMo questions two at a time, {args.rounds} rounds by "
-        f"tree, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
+        f"tree{', no query vectors kept' * args.no_query_vectors}, "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
     )
     rows = []
     for name in VARIANTS:
@@ -193,6 +200,11 @@ def main() -> int:
         help="measure this checkout's src in a child process (repeat; interleaved by round)",
     )
     parser.add_argument("--split", action="store_true", help="where each variant's time goes")
+    parser.add_argument(
+        "--no-query-vectors",
+        action="store_true",
+        help="keep no query vectors (sets memoryd.recall.legs.QUERY_VECTORS_KEPT = 0)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as one JSON line")
     args = parser.parse_args()
     if not args.store.is_file():
@@ -200,6 +212,8 @@ def main() -> int:
     if args.tree:
         compare_trees(args)
         return 0
+    if args.no_query_vectors:
+        memoryd.recall.legs.QUERY_VECTORS_KEPT = 0
     measured = measure(args.store, args.messages, args.rounds, args.split)
     if args.json:
         print(json.dumps(measured))
