@@ -10,8 +10,11 @@ store ``walk15`` is the new owner's afternoon of bench/README.md with its four q
 
 Reported per store and policy: the answer note first in the block (first by score: the
 block's attention order undone), in the block, the block empty for questions no note answers
-and for general questions; with ``--misses``, each question that missed, what came first and
-where the answer was lost (never a candidate, a gate, the relative cut, the budget).
+and for general questions, and how often a question no note answers gets first a
+look-alike (a note that would answer it as if it were about the owner: the owner's own flight
+for "my brother's flight"; fewer is better); with ``--misses``, each question that missed,
+what came first and where the answer was lost (never a candidate, a gate, the relative cut,
+the budget).
 
     .venv/bin/python bench/bench_owner_questions.py [--policies "field=value+field=value,..."]
         [--misses]
@@ -104,7 +107,8 @@ def ask(built: Built, text: str, policy: RecallPolicy) -> Answered:
 def measure(
     built: Built, store: dict[str, Any], policy: RecallPolicy, misses: list[str] | None
 ) -> list[Any]:
-    """One row: answer first, answer in the block, empty for no-note and general questions."""
+    """One row: answer first, answer in the block, empty for no-note questions, a look-alike
+    first for them, empty for general questions."""
     memory_of = built.memory_of
     content = {m: t for k, t, _ in built.conversation.items for m in [memory_of.get(k)] if m}
     first = held = 0
@@ -120,11 +124,16 @@ def measure(
             ]
             top = content.get(got.first or "", "(empty)")
             misses.append(f"{question.text} → first: {top!r}; answer: {', '.join(where)}")
+    look_alike_first = 0
     empty: dict[str, list[bool]] = {"no_note": [], "general": []}
     for kind, asked in empty.items():
-        for text in store[kind]:
+        for entry in store[kind]:
+            text = entry if kind == "general" else entry["question"]
             got = ask(built, text, policy)
             asked.append(not got.block)
+            if kind == "no_note":
+                look_alikes = {memory_of[k] for k in entry["look_alikes"] if k in memory_of}
+                look_alike_first += got.first in look_alikes
             if misses is not None and got.block:
                 misses.append(f"{text} ({kind}) → first: {content.get(got.block[0])!r}")
     count = len(built.conversation.questions)
@@ -132,6 +141,7 @@ def measure(
         f"{first}/{count}",
         f"{held}/{count}",
         f"{sum(empty['no_note'])}/{len(empty['no_note'])}",
+        f"{look_alike_first}/{len(empty['no_note'])}",
         f"{sum(empty['general'])}/{len(empty['general'])}",
     ]
 
@@ -169,7 +179,7 @@ def main() -> int:
             progress(f"  {store['name']} done")
     print_table(
         ("store", "policy", "answer first", "answer in the block", "no such note: empty",
-         "general: empty"),
+         "no such note: a look-alike first", "general: empty"),
         rows,
     )  # fmt: skip
     for name, listed in misses.items():

@@ -247,6 +247,17 @@ class RecallPolicy:
     # 0.605 -> 0.544 / 0.608); no LoCoMo or owner question holds such a sentence (identical).
     # bench/README.md, "Asked for a history, told how to answer".
     answer_form_out: bool = True
+    # A word of the message no active memory holds gives way, in the text leg, to its first
+    # stand-in some memory holds ("boss" -> "manager"; recall/stand_in_policy.py): 0 never,
+    # 1 for people by role and kinship, 2 also for things owned.
+    stand_in_words: int = 1
+    # "How long / often / much should I …" asks for a measure anyone would follow: its "I" is
+    # not the owner's (recall/address_policy.py), as in "how should I …".
+    how_much_modal: bool = True
+    # A message about the owner's relative ("my brother's flight"): the best of the first this
+    # many that mentions the relative (by the kinship word or a name the store gives it) takes
+    # first place when the first does not (recall/kin_policy.py; 0: off).
+    relative_first_depth: int = 5
     # A question asking for a history of the conversations ("the order in which I brought up
     # ... throughout our conversations"; recall/history_policy.py): 1, the text leg searches
     # its words but those about the asking; 2, its other words are also embedded as one more
