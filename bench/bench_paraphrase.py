@@ -39,6 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_owner_questions import ask
 from devsets import (
     LOSS_HEADERS,
     Conversation,
@@ -148,9 +149,11 @@ def measure(
     text_only: bool = False,
     losses: list[list[Any]] | None = None,
 ) -> list[Any]:
-    """One row: block recall, R@10 (fused), answerable empty, unrelated empty, mean tokens
+    """One row: block recall, the paired memory first in the block (by score), R@10
+    (fused), answerable empty, unrelated empty, mean tokens
     (and, into ``losses``, where the paired memories that missed the block were lost)."""
     outcomes = []
+    firsts: list[bool] = []  # the paired memory first in the block (by score)
     general: list[bool] = []
     personal: list[bool] = []
     for conversation in stores(data, size):
@@ -161,6 +164,8 @@ def measure(
         for question in conversation.questions:
             evidence = gather(built, question.text, policy)
             outcomes.append(judge(built, question, evidence, policy)[0])
+            paired = {built.memory_of.get(key) for key in question.evidence}
+            firsts.append(ask(built, question.text, policy).first in paired)
         general.extend(quiet(built, data["unrelated"], policy)[None])
         personal.extend(quiet(built, data["personal_unanswered"], policy)[None])
         built.service.close()
@@ -171,6 +176,7 @@ def measure(
         size,
         len(outcomes),
         f"{mean([o.block for o in outcomes]):.1%}",
+        f"{mean([float(f) for f in firsts]):.1%}",
         f"{mean([o.legs['fused'] for o in outcomes]):.1%}",
         f"{mean([o.legs['vector'] for o in outcomes]):.1%}",
         f"{mean([o.legs['text'] for o in outcomes]):.1%}",
@@ -235,7 +241,8 @@ def main() -> int:
     for row, loss in zip(rows, losses, strict=True):
         loss[0] = row[0]
     print_table(
-        ("store size", "questions", "paired memory in the block", "paired memory in search top 10",
+        ("store size", "questions", "paired memory in the block", "paired memory first",
+         "paired memory in search top 10",
          "vector leg top 10", "text leg top 10", "answerable, empty", "unrelated, empty",
          "personal, no answer, empty", "mean block tokens"),
         rows,

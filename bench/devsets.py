@@ -393,6 +393,8 @@ GATHERING_FIELDS = (
     "sentence_late",
     "answer_form_out",
     "history_frame_out",
+    "stand_in_words",
+    "how_much_modal",
 )
 
 

@@ -51,3 +51,33 @@ def test_a_permission_or_advice_asked_of_the_assistant_is_half_personal() -> Non
     assert about_owner("Can I have a milkshake?") == 0.5
     assert about_owner("How long should I boil an egg?") == 0.5
     assert about_owner("Should I order the vindaloo? My stomach is delicate.") == 1.0
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "How long should I boil an egg?",
+        "How often should I water a cactus?",
+        "How much should I tip a taxi driver?",
+    ],
+)
+def test_how_long_should_i_asks_for_anyones_measure_with_the_switch(message: str) -> None:
+    # Off (as the start shipped it), a modal "I" is half personal; on, the "I" of advice on a
+    # measure is anyone's, as "how should I …" is.
+    assert about_owner(message) == 0.5
+    assert about_owner(message, how_much_modal=True) == 0.0
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "How much can I spend on food shopping?",  # what the owner may do: still half
+        "Should I call the bank today?",
+    ],
+)
+def test_other_modal_questions_stay_half_personal_with_the_switch(message: str) -> None:
+    assert about_owner(message, how_much_modal=True) == 0.5
+
+
+def test_a_possessive_still_makes_a_how_long_question_personal() -> None:
+    assert about_owner("How long should I take my antibiotics?", how_much_modal=True) == 1.0

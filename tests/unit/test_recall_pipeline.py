@@ -22,9 +22,11 @@ STAGES: tuple[tuple[str, ...], ...] = (
         "sentences_policy",
         "answer_form_policy",
         "history_policy",
+        "stand_in_policy",
+        "kin_policy",
         "read",
     ),
-    ("evidence_policy", "time_legs", "vector_legs", "legs"),  # run the legs
+    ("evidence_policy", "time_legs", "vector_legs", "text_legs", "legs"),  # run the legs
     ("gate_policy", "relevance_policy", "score_policy", "score"),  # score and gate
     ("excerpt_policy", "pack_policy"),  # pack
     ("context_policy", "context_pack_policy"),  # the context pack's score and packing

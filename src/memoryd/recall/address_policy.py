@@ -44,11 +44,17 @@ _HABIT = frozenset({"like", "prefer", "usually", "normally", "enjoy"})
 _MODAL = frozenset({"can", "could", "should", "may", "must", "might"})
 # "how <auxiliary> I …" asks for a method: anyone's "I".
 _AUXILIARY = frozenset({"do", "does", "can", "could", "should", "would", "will", "must", "might"})
+# "how long / often / much should I …" asks for advice on a measure anyone would follow ("How
+# long should I boil an egg?"), as "how should I …" asks for a method; "how much can I …"
+# asks what the owner may do ("How much can I spend on food shopping?") and stays 0.5.
+_AMOUNT = frozenset({"long", "often", "much", "many", "far", "soon", "early", "late", "hot"})
 _WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 
-def about_owner(message: str) -> float:
-    """How clearly ``message`` is about its writer's own life: 1, 0.5 or 0 (module doc)."""
+def about_owner(message: str, how_much_modal: bool = False) -> float:
+    """How clearly ``message`` is about its writer's own life: 1, 0.5 or 0 (module doc).
+    With ``how_much_modal``, an "I" in "how long / often / much should I …" is anyone's
+    too (0), as in "how should I …"."""
     words = _WORDS.findall(message.lower().replace("\u2019", "'"))
     best = 0.0
     for index, word in enumerate(words):
@@ -58,19 +64,27 @@ def about_owner(message: str) -> float:
         if word == "me" and before not in _REQUEST:
             return 1.0
         if word in ("i", "i'm", "i've", "i'd", "i'll"):
-            best = max(best, _subject(words, index))
+            best = max(best, _subject(words, index, how_much_modal))
             if best >= 1.0:
                 return 1.0
     return best
 
 
-def _subject(words: list[str], index: int) -> float:
-    """What an "I" at ``index`` says: 0 in "how do I …" (1 in "how do I like …"), 0.5 after
-    a modal, else 1."""
+def _subject(words: list[str], index: int, how_much_modal: bool = False) -> float:
+    """What an "I" at ``index`` says: 0 in "how do I …" (1 in "how do I like …") and, with
+    ``how_much_modal``, in "how long should I …", 0.5 after a modal, else 1."""
     before = words[index - 1] if index else ""
     after = words[index + 1] if index + 1 < len(words) else ""
     if before in _AUXILIARY and index >= 2 and words[index - 2] == "how":
         return 1.0 if after in _HABIT else 0.0
+    if (
+        how_much_modal
+        and before == "should"
+        and index >= 3
+        and words[index - 3] == "how"
+        and words[index - 2] in _AMOUNT
+    ):
+        return 0.0
     if before in _MODAL:
         return 0.5
     return 1.0

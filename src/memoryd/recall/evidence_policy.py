@@ -40,6 +40,9 @@ class QueryFacts:
     # The content words of a yes/no question ("Have I ever …?", "Did Caroline …?"), none for
     # any other message (recall/sides_policy.py: its ten should hold both sides).
     yes_or_no: frozenset[str] = frozenset()
+    # The owner's relatives the message asks about ("my brother's flight": brother;
+    # recall/kin_policy.py).
+    relatives: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

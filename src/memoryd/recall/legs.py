@@ -24,6 +24,7 @@ from memoryd.recall.address_policy import about_owner, definite_reference
 from memoryd.recall.evidence_policy import Candidate, QueryFacts, handed_on
 from memoryd.recall.read import LegPlan, NameContext, Query
 from memoryd.recall.sides_policy import yes_or_no_words
+from memoryd.recall.text_legs import searched_text
 from memoryd.recall.time_legs import WindowLeg, window_leg
 from memoryd.recall.vector_legs import (
     awaited_vectors,
@@ -345,7 +346,7 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
     words = query.words
     text: TextResult | None = None
     try:
-        text = text_leg(store, words, plan.text_depth or depth, kinds)
+        text, words = searched_text(store, words, plan.text_depth or depth, kinds, plan.stand_ins)
         found["text"] = [hit.memory_id for hit in text.hits]
     except Exception as error:  # each leg may fail alone; the others still answer
         found["text"] = error
@@ -435,10 +436,11 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
         window_events=window.events,
         window_named=frozenset(window.named),
         embedded=vector is not None,
-        personal=about_owner(query.message),
+        personal=about_owner(query.message, plan.how_much_modal),
         named=names is not None and bool(names.selective or names.common),
         definite=definite_reference(query.message),
         yes_or_no=yes_or_no_words(query.message),
+        relatives=query.relatives,
     )
     return Evidence(candidates, facts, legs, rankings, vector, held_back)
 

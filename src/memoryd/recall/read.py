@@ -21,6 +21,7 @@ from memoryd.memory.model import Kind
 from memoryd.recall.answer_form_policy import without_answer_form
 from memoryd.recall.bounds_policy import BoundedQuery, bound_query
 from memoryd.recall.history_policy import asks_for_history, topic_words
+from memoryd.recall.kin_policy import asked_relatives
 from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.sentences_policy import sentences
 from memoryd.recall.time_window_policy import TimeWindow, find_time_window
@@ -54,6 +55,10 @@ class LegPlan:
     sentence_weight: float = 0.0
     sentence_cosine: bool = False
     sentence_late: bool = False
+    # Which stand-ins a word no memory holds gives way to (recall/stand_in_policy.py; 0: none).
+    stand_ins: int = 0
+    # Whether "how long should I …" is read as anyone's "I" (recall/address_policy.py).
+    how_much_modal: bool = False
 
     @property
     def bounds(self) -> dict[str, int]:
@@ -80,6 +85,8 @@ class LegPlan:
             policy.sentence_weight,
             policy.sentence_cosine,
             policy.sentence_late,
+            policy.stand_in_words,
+            policy.how_much_modal,
         )
 
 
@@ -150,6 +157,11 @@ class Query:
         if not found or names is None or known is None or not names.ambient:
             return found
         return tuple(without_names(s, known, set(names.ambient)) for s in found)
+
+    @property
+    def relatives(self) -> tuple[str, ...]:
+        """The owner's relatives the message asks about (recall/kin_policy.py)."""
+        return asked_relatives(self.message)
 
     @property
     def words(self) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ read."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, tzinfo
@@ -13,6 +14,7 @@ from datetime import datetime, tzinfo
 from memoryd.memory.model import Memory
 from memoryd.recall.evidence_policy import Candidate
 from memoryd.recall.gate_policy import most_holding
+from memoryd.recall.kin_policy import kin_names, mentions, relative_first
 from memoryd.recall.legs import (
     Evidence,
     episode_leg,
@@ -33,6 +35,10 @@ from memoryd.recall.score_policy import (
 from memoryd.recall.sides_policy import FIRST, other_side
 from memoryd.recall.vector_legs import cosines_of
 from memoryd.storage.protocols import Store
+
+log = logging.getLogger(__name__)
+# How many memories holding a kinship word are read for the names the store gives it.
+KIN_READ = 20
 
 
 def rank(
@@ -83,7 +89,36 @@ def _reranked(store: Store, ranking: Ranking, evidence: Evidence, policy: Recall
         top = [s.memory.id for s in ranking.items[: policy.diversity_depth]]
         vectors = store.memories.vectors(top)
         ranking = replace(ranking, items=diversify(ranking.items, vectors, policy))
-    return _both_sides(ranking, policy, evidence.facts.yes_or_no)
+    ranking = _both_sides(ranking, policy, evidence.facts.yes_or_no)
+    return _relative_first(store, ranking, evidence.facts.relatives, policy)
+
+
+def _relative_first(
+    store: Store, ranking: Ranking, relatives: tuple[str, ...], policy: RecallPolicy
+) -> Ranking:
+    """``ranking`` with the best of its first ``relative_first_depth`` that mentions a
+    relative the message asks about moved to first place, at the first's score, when the
+    first does not (kin_policy.relative_first); the relatives' names are read from the
+    memories that hold the kinship words."""
+    items = ranking.items
+    depth = policy.relative_first_depth
+    if depth <= 0 or not relatives or len(items) < 2:
+        return ranking
+    texts = [s.memory.content for s in items[:depth]]
+    if mentions(texts[0], relatives, ()):
+        return ranking
+    try:
+        hits = store.text.search(list(relatives), KIN_READ).hits
+        found = store.memories.get_many([hit.memory_id for hit in hits])
+        said = [memory.content for memory in found.values()]
+    except Exception as error:  # the names then come from the ranking alone
+        log.warning("recall: reading the relatives' names failed: %s", error, exc_info=error)
+        said = []
+    at = relative_first(texts, relatives, kin_names(relatives, [*texts, *said]), depth)
+    if not at:
+        return ranking
+    lifted = replace(items[at], score=items[0].score)
+    return replace(ranking, items=(lifted, *items[:at], *items[at + 1 :]))
 
 
 def _both_sides(ranking: Ranking, policy: RecallPolicy, asked: frozenset[str]) -> Ranking:
