@@ -80,6 +80,7 @@ STEPS: tuple[tuple[Any, str, str], ...] = (
     ),
     (getattr(sqlite_bits, "BitIndexCopy", None), "_current", "bit copy check"),
     (_LEGS, "text_leg", "text leg SQL"),
+    (_LEGS, "searched_text", "text leg SQL"),  # the text leg with its stand-ins, since session 15
     (_LEGS, "entity_leg", "entity leg SQL"),
     (_LEGS, "time_leg_events", "time leg SQL"),
     (_LEGS, "time_leg", "time leg SQL"),  # its name before time_leg_events, and since

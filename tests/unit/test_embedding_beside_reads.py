@@ -93,7 +93,7 @@ def test_a_failed_embedding_is_reported_as_when_it_ran_first(
     beside = QueryEmbedder(lambda: _Down())
     for broken_text in (False, True):
         if broken_text:
-            monkeypatch.setattr(memoryd.recall.legs, "text_leg", text_down)
+            monkeypatch.setattr(memoryd.recall.legs, "searched_text", text_down)
         first = _evidence(service, _Down(), MESSAGES[0])
         found = _evidence(service, beside, MESSAGES[0])
         _same(first, found)
@@ -123,13 +123,13 @@ def test_the_message_is_embedded_while_the_text_leg_reads(
 ) -> None:
     _fill(service)
     text_began = threading.Event()
-    text_leg: Callable[..., object] = memoryd.recall.legs.text_leg
+    text_leg: Callable[..., object] = memoryd.recall.legs.searched_text
 
     def watched(*args: object) -> object:
         text_began.set()
         return text_leg(*args)
 
-    monkeypatch.setattr(memoryd.recall.legs, "text_leg", watched)
+    monkeypatch.setattr(memoryd.recall.legs, "searched_text", watched)
     waiting = _Waiting(embedder, text_began)
     service.use_embedder(waiting)
 
