@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 import memoryd.recall.legs
+import memoryd.recall.text_legs
 from memoryd.errors import EmbeddingUnavailableError
 from memoryd.memory.entity_policy import EntityMatcher
 from memoryd.memory.model import Kind
@@ -123,7 +124,7 @@ def test_the_message_is_embedded_while_the_text_leg_reads(
 ) -> None:
     _fill(service)
     text_began = threading.Event()
-    text_leg: Callable[..., object] = memoryd.recall.legs.searched_text
+    text_leg: Callable[..., object] = memoryd.recall.text_legs.searched_text
 
     def watched(*args: object) -> object:
         text_began.set()
