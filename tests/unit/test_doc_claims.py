@@ -9,8 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import click
 from fastapi.routing import APIRoute
 
+from memoryd.cli import main as cli_main
 from memoryd.config.keys import KEYS, key_summary, unknown_key_message
 from memoryd.config.settings import DEFAULT_DAILY_AT, DEFAULT_HOST, DEFAULT_PORT
 from memoryd.http.api import create_app
@@ -172,3 +174,64 @@ def test_an_unknown_key_is_answered_with_every_key_memoryd_knows() -> None:
     """The refusal of a typo lists the valid keys (compactly): all of them, and no other."""
     assert _brace_expanded(key_summary()) == set(KEYS)
     assert key_summary() in unknown_key_message("serve.prot")
+
+
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, Any]]:
+    context = click.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        yield " ".join((*prefix, name)), command
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*prefix, name))
+
+
+def command_options() -> dict[str, set[str]]:
+    """Each command's (and subcommand's) long options, as ``memoryd … --help`` lists them."""
+    return {
+        name: {
+            option
+            for param in command.params
+            if isinstance(param, click.Option)
+            for option in (*param.opts, *param.secondary_opts)
+            if option.startswith("--")
+        }
+        for name, command in _commands(cli_main)
+    }
+
+
+def documented_options(text: str, commands: set[str]) -> dict[str, set[str]]:
+    """The options docs/cli.md's table writes in each usage (``kb sync add PATH [--later]``),
+    under the longest command name the usage starts with."""
+    found: dict[str, set[str]] = {}
+    for row in _table(text, "| command | what |"):
+        for usage in re.findall(r"`([^`]*)`", row[0]):
+            words = usage.split()
+            name = next(" ".join(words[:n]) for n in (3, 2, 1) if " ".join(words[:n]) in commands)
+            options = re.findall(r"--[a-z][a-z-]*", usage)
+            found.setdefault(name, set()).update(options)
+    return found
+
+
+# Every command has these; docs/cli.md says so once, below its table.
+COMMON_OPTIONS = {"--json", "--now", "--help"}
+
+
+def test_cli_md_names_exactly_each_commands_options() -> None:
+    real = command_options()
+    documented = documented_options((DOCS / "cli.md").read_text(encoding="utf-8"), set(real))
+    wrong = {c: sorted(o - real[c]) for c, o in documented.items() if o - real[c]}
+    assert wrong == {}, "options docs/cli.md gives that the command does not have"
+    left_out = {
+        command: sorted(real[command] - COMMON_OPTIONS - documented[command])
+        for command in documented
+        if real[command] - COMMON_OPTIONS - documented[command]
+    }
+    assert left_out == {}, "options the command has that docs/cli.md leaves out"
+
+
+def test_an_option_cli_md_misnames_is_caught() -> None:
+    real = command_options()
+    text = (DOCS / "cli.md").read_text(encoding="utf-8").replace("[--budget N]", "[--budgt N]", 1)
+    documented = documented_options(text, set(real))
+    assert "--budgt" in documented["recall"] - real["recall"]
+    assert "--budget" in real["recall"] - documented["recall"]
