@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import pytest
 from fastapi.routing import APIRoute
 
 from memoryd.cli import main as cli_main
@@ -235,3 +236,29 @@ def test_an_option_cli_md_misnames_is_caught() -> None:
     documented = documented_options(text, set(real))
     assert "--budgt" in documented["recall"] - real["recall"]
     assert "--budget" in real["recall"] - documented["recall"]
+
+
+ROOT = DOCS.parent
+PAGES = [ROOT / "README.md", ROOT / "SECURITY.md", *sorted(DOCS.glob("*.md"))]
+
+
+def missing_paths(text: str) -> list[str]:
+    """The files a page names by a path with a folder (`kb/pdf/reader.py`,
+    `bench/bench_kb.py`) that are neither in the checkout nor under src/memoryd/."""
+    named = re.findall(r"`([\w.-]+(?:/[\w.-]+)+\.(?:py|md|sh|sql|json|toml))`", text)
+    return sorted(
+        {
+            path
+            for path in named
+            if not any((base / path).exists() for base in (ROOT, ROOT / "src" / "memoryd"))
+        }
+    )
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_file_a_page_names_exists(page: Path) -> None:
+    assert missing_paths(page.read_text(encoding="utf-8")) == []
+
+
+def test_a_file_that_moved_is_caught() -> None:
+    assert missing_paths("`kb/pdf/reader.py` and `kb/pdf.py`") == ["kb/pdf.py"]
