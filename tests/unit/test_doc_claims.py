@@ -20,6 +20,7 @@ from memoryd.http.api import create_app
 from memoryd.http.proxy_routes import proxy_router
 from memoryd.kb.converted import Limits
 from memoryd.proxy.policy import ProxySettings
+from memoryd.recall.policy import RecallPolicy
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -262,3 +263,31 @@ def test_every_file_a_page_names_exists(page: Path) -> None:
 
 def test_a_file_that_moved_is_caught() -> None:
     assert missing_paths("`kb/pdf/reader.py` and `kb/pdf.py`") == ["kb/pdf.py"]
+
+
+def recall_numbers_stated(policy: RecallPolicy) -> dict[str, str]:
+    """The phrases docs/memories.md's "How recall works" writes each of recall's numbers in."""
+    return {
+        "vector_gate": f"cosine ≥ {policy.vector_gate:.2f}; text",
+        "text_min_cosine": f"contradict the meaning (cosine ≥ {policy.text_min_cosine:.2f})",
+        "open_score": f"reaches {policy.open_score:g} (`recall.open_score`",
+        "fusion": f"1/({policy.rrf_k} + rank) + {policy.fused_cosine_weight:g} × cosine / "
+        f"{policy.rrf_k}",
+        "recency": f"1 − {policy.recency_weight:g} × (1 −\n   0.5^(age_days / "
+        f"{policy.recency_half_life_days:g}))",
+        "relative_cut": f"falls below {policy.relative_cut:g} ×",
+        "cut_floor_chars": f"at most {policy.cut_floor_chars:,} characters",
+        "budget_tokens": f"the budget ({policy.budget_tokens:,} tokens, `--budget`)",
+    }
+
+
+def test_memories_md_states_recalls_numbers_as_the_policy_holds_them() -> None:
+    text = (DOCS / "memories.md").read_text(encoding="utf-8")
+    stated = recall_numbers_stated(RecallPolicy())
+    assert {name: phrase for name, phrase in stated.items() if phrase not in text} == {}
+
+
+def test_a_recall_number_memories_md_misstates_is_caught() -> None:
+    text = (DOCS / "memories.md").read_text(encoding="utf-8").replace("below 0.37 ×", "below 0.5 ×")
+    stated = recall_numbers_stated(RecallPolicy())
+    assert [name for name, phrase in stated.items() if phrase not in text] == ["relative_cut"]
