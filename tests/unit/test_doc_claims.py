@@ -56,7 +56,7 @@ def _expanded(path: str) -> Iterator[str]:
 def documented_routes(text: str) -> set[tuple[str, str]]:
     """``(method, path)`` for each route service.md's API table names (a path written without
     a method has the one before it: "`POST /v1/observe`, `/v1/compaction`")."""
-    routes = set()
+    routes: set[tuple[str, str]] = set()
     for row in _table(text, "| route | what |"):
         method = ""
         for span in re.findall(r"`([^`]*)`", row[0]):
@@ -83,7 +83,7 @@ def served_routes() -> set[tuple[str, str]]:
     return {
         (method, re.sub(r"\{[^}]*\}", "{}", route.path))
         for route in routes
-        for method in route.methods
+        for method in route.methods or ()
         if route.path.startswith("/v1/")
     }
 
