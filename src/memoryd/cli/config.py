@@ -173,9 +173,12 @@ def _report_notes(key: str, kept_layout: bool, after: SettingValues) -> None:
                 click.echo(f"note: {specific.source()} still decides it for {operation}")
     state = read_record(after.home)
     if state.alive and state.record is not None:
+        # serve's settings watcher applies llm.* and proxy.* while it runs (http/server.py).
         then = (
             "it uses the new LLM settings within seconds"
             if key.startswith("llm.")
+            else "it uses the new chat proxy settings within seconds"
+            if key.startswith("proxy.")
             else "restart it to use the change"
         )
         click.echo(f"note: memoryd serve (pid {state.record.pid}) is running for this home; {then}")
