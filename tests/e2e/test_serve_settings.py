@@ -75,10 +75,14 @@ def test_llm_settings_changed_while_serving_are_used_at_once(cli: Cli, tmp_path:
         wait_for(lambda: "llm extract now openai model 'fake-extractor'" in running.output())
         queued = cli.json("observe", "--user", "I had dinner with Ana yesterday")
         wait_for(lambda: _job(cli, queued["job_id"])["status"] == "done")
-        cli.ok("config", "set", "tz", "Europe/Lisbon")
+        proxy_told = cli.ok("config", "set", "proxy.inject", "memories")
+        wait_for(lambda: "adds memories" in running.output())
+        tz_told = cli.ok("config", "set", "tz", "Europe/Lisbon")
         wait_for(lambda: "tz changed in" in running.output())
 
     assert "it uses the new LLM settings within seconds" in told
+    assert "it uses the new chat proxy settings within seconds" in proxy_told
+    assert "restart it to use the change" in tz_told
     assert [r.body["model"] for r in llm.requests] == ["fake-extractor"]
     assert "restart serve to use the new values" in running.output()
 

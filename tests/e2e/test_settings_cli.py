@@ -185,3 +185,29 @@ def test_status_on_postgresql_masks_the_password_and_sizes_the_database(
         assert stat.S_IMODE(file.stat().st_mode) == 0o600
     finally:
         postgres_server.drop_database(url)
+
+
+def test_config_show_has_the_proxy_and_conversion_settings_with_their_defaults(
+    cli: Cli,
+) -> None:
+    # configuration.md: `config show` prints every value and where it came from.
+    cli.ok("config", "set", "proxy.budget", "500")
+    cli.ok("config", "set", "kb.convert_seconds", "60")
+
+    shown = cli.json("config", "show", env={"MEMORYD_PROXY_INJECT": "memories"})
+
+    file = str(Path(cli.env["MEMORYD_HOME"]) / "memoryd.toml")
+    settings = shown["settings"]
+    assert settings["proxy.budget"] == {"value": 500, "source": "file", "where": file}
+    assert settings["kb.convert_seconds"] == {"value": 60, "source": "file", "where": file}
+    assert settings["proxy.inject"] == {
+        "value": "memories",
+        "source": "environment",
+        "where": "MEMORYD_PROXY_INJECT",
+    }
+    assert settings["proxy.enabled"] == {"value": "on", "source": "default"}
+    assert settings["proxy.observe"] == {"value": "on", "source": "default"}
+    assert settings["proxy.recall_timeout"] == {"value": 1.5, "source": "default"}
+    assert settings["kb.convert_memory_mb"] == {"value": 1024, "source": "default"}
+    assert settings["serve.allowed_hosts"]["source"] == "default"
+    assert shown["problems"] == []

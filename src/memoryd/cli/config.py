@@ -173,9 +173,12 @@ def _report_notes(key: str, kept_layout: bool, after: SettingValues) -> None:
                 click.echo(f"note: {specific.source()} still decides it for {operation}")
     state = read_record(after.home)
     if state.alive and state.record is not None:
+        # serve's settings watcher applies llm.* and proxy.* while it runs (http/server.py).
         then = (
             "it uses the new LLM settings within seconds"
             if key.startswith("llm.")
+            else "it uses the new chat proxy settings within seconds"
+            if key.startswith("proxy.")
             else "restart it to use the change"
         )
         click.echo(f"note: memoryd serve (pid {state.record.pid}) is running for this home; {then}")
@@ -194,7 +197,7 @@ def effective_rows(
     a route that cannot be built)."""
     problems = [
         f"unknown key {key} in {values.file} (ignored); valid keys: "
-        + "db, tz, serve.*, llm.*, llm.<operation>.*, embed.*"
+        + "db, tz, serve.*, llm.*, llm.<operation>.*, embed.*, proxy.*, kb.*"
         for key in values.unknown
     ]
     for found in values.values.values():
@@ -218,6 +221,8 @@ def effective_rows(
     ]
     if values.setting("tz") is None:
         rows[-1] = _with_note(rows[-1], f"in the machine's time zone, {system_zone()}")
+    hosts = _row(values, "serve.allowed_hosts", None)
+    rows.append(hosts if hosts.value else _with_note(hosts, "loopback and its own address"))
     if environ.get("MEMORYD_TOKEN", "").strip():
         rows.append(Row("token", MASK, "environment", "MEMORYD_TOKEN"))
     else:
@@ -232,7 +237,27 @@ def effective_rows(
         )
     rows.extend(_embed_rows(values, problems))
     rows.extend(_llm_rows(values, problems))
+    rows.extend(_proxy_and_kb_rows(values))
     return rows, problems
+
+
+def _proxy_and_kb_rows(values: SettingValues) -> list[Row]:
+    """The chat proxy's and document conversion's settings, with the defaults they apply."""
+    from memoryd.kb.converted import Limits
+    from memoryd.proxy.policy import ProxySettings
+
+    proxy, limits = ProxySettings(), Limits()
+    switch = {True: "on", False: "off"}
+    budget = _row(values, "proxy.budget", None)
+    return [
+        _row(values, "proxy.enabled", switch[proxy.enabled]),
+        _row(values, "proxy.inject", proxy.inject),
+        _row(values, "proxy.observe", switch[proxy.observe]),
+        budget if budget.value is not None else _with_note(budget, "the recall budget"),
+        _row(values, "proxy.recall_timeout", proxy.recall_deadline),
+        _row(values, "kb.convert_seconds", int(limits.convert_seconds)),
+        _row(values, "kb.convert_memory_mb", limits.convert_memory_bytes // (1024 * 1024)),
+    ]
 
 
 def _row(values: SettingValues, key: str, default: Any, shown_key: str | None = None) -> Row:

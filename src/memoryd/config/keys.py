@@ -223,5 +223,7 @@ def key_summary() -> str:
     return (
         "db, tz, serve.{host,port,daily_at,allowed_hosts}, "
         f"llm.{{{llm}}}, llm.{{{','.join((*OPERATIONS, CHAT_ROUTE))}}}.{{{llm}}}, "
-        f"embed.{{{','.join(EMBED_FIELDS)}}}, proxy.{{enabled,inject,observe,budget}}"
+        f"embed.{{{','.join(EMBED_FIELDS)}}}, "
+        "proxy.{enabled,inject,observe,budget,recall_timeout}, "
+        "kb.{convert_seconds,convert_memory_mb}"
     )
