@@ -211,3 +211,28 @@ def test_config_show_has_the_proxy_and_conversion_settings_with_their_defaults(
     assert settings["kb.convert_memory_mb"] == {"value": 1024, "source": "default"}
     assert settings["serve.allowed_hosts"]["source"] == "default"
     assert shown["problems"] == []
+
+
+def test_config_show_has_the_chat_proxys_upstream_and_each_routes_structured_setting(
+    cli: Cli,
+) -> None:
+    # configuration.md: `llm.chat.<setting>` is the chat proxy's upstream (else the default
+    # route's), and `structured` is one of every route's settings; `config show` prints them.
+    off = cli.ok("config", "show")
+    assert "no model configured; the chat proxy answers 503" in off
+
+    cli.ok("config", "set", "llm.model", "tiny")
+    cli.ok("config", "set", "llm.base_url", "http://127.0.0.1:9/v1")
+    cli.ok("config", "set", "llm.chat.model", "big-chat")
+    cli.ok("config", "set", "llm.extract.structured", "json_object")
+    settings = cli.json("config", "show")["settings"]
+
+    file = str(Path(cli.env["MEMORYD_HOME"]) / "memoryd.toml")
+    assert settings["llm.chat.model"] == {"value": "big-chat", "source": "file", "where": file}
+    assert settings["llm.chat.base_url"]["value"] == "http://127.0.0.1:9/v1"
+    assert settings["llm.extract.model"]["value"] == "tiny"
+    assert settings["llm.extract.structured"]["value"] == "json_object"
+    assert settings["llm.chat.structured"] == {"value": "auto", "source": "default"}
+    # A default-route change says which routes keep their own value, the chat route too.
+    told = cli.ok("config", "set", "llm.model", "other")
+    assert "still decides it for chat" in told

@@ -13,6 +13,7 @@ import click
 
 from memoryd.cli.common import db_option_of, json_option, print_json, with_json
 from memoryd.config.settings import (
+    CHAT_ROUTE,
     DEFAULT_DAILY_AT,
     DEFAULT_DB_NAME,
     DEFAULT_HOST,
@@ -167,7 +168,7 @@ def _report_notes(key: str, kept_layout: bool, after: SettingValues) -> None:
         click.echo(f"note: {effective.where} is set in this environment and overrides the file")
     field = key.removeprefix("llm.")
     if key.startswith("llm.") and "." not in field:
-        for operation in OPERATIONS:
+        for operation in (*OPERATIONS, CHAT_ROUTE):
             specific = after.setting(f"llm.{operation}.{field}")
             if specific is not None:
                 click.echo(f"note: {specific.source()} still decides it for {operation}")
@@ -331,25 +332,36 @@ def _llm_rows(values: SettingValues, problems: list[str]) -> list[Row]:
     from memoryd.providers.llm import (
         DEFAULT_RETRIES,
         DEFAULT_TIMEOUT,
+        chat_route,
         route_key_setting,
         route_setting,
         routes_of,
     )
 
+    routes: set[str] | None = set()
     try:
-        routes = routes_of(values)
+        routes = set(routes_of(values))
+    except MemorydError as error:
+        problems.append(str(error))
+        routes = None
+    try:  # the chat proxy's upstream: its own route, shown after the operations'
+        if routes is not None and chat_route(values) is not None:
+            routes.add(CHAT_ROUTE)
     except MemorydError as error:
         problems.append(str(error))
         routes = None
     rows: list[Row] = []
-    for operation in OPERATIONS:
+    for operation in (*OPERATIONS, CHAT_ROUTE):
         prefix = f"llm.{operation}"
 
         def given(name: str, op: str = operation) -> Setting | None:
             return route_setting(values, op, name)
 
         if routes is not None and operation not in routes:
-            rows.append(Row(prefix, "off", "default", note="no model configured"))
+            note = "no model configured"
+            if operation == CHAT_ROUTE:
+                note += "; the chat proxy answers 503"
+            rows.append(Row(prefix, "off", "default", note=note))
             continue
         rows.extend(
             [
@@ -359,8 +371,9 @@ def _llm_rows(values: SettingValues, problems: list[str]) -> list[Row]:
                 _key_row(f"{prefix}.api_key", route_key_setting(values, operation)),
                 _from(given("timeout"), f"{prefix}.timeout", DEFAULT_TIMEOUT),
                 _from(given("max_retries"), f"{prefix}.max_retries", DEFAULT_RETRIES),
+                _from(given("structured"), f"{prefix}.structured", "auto"),
             ]
         )
-        if rows[-4].value is None:
-            rows[-4] = _with_note(rows[-4], "the provider's own endpoint")
+        if rows[-5].value is None:
+            rows[-5] = _with_note(rows[-5], "the provider's own endpoint")
     return rows
