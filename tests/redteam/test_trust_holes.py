@@ -136,6 +136,35 @@ def test_a_folder_ingest_follows_no_link_out_and_never_reads_memoryds_home(tmp_p
     assert "memoryd's own home" in cli.run("kb", "ingest", str(home), "--json").stdout
 
 
+def test_a_hard_link_to_memoryds_own_files_is_not_ingested_nor_synced(tmp_path: Path) -> None:
+    # A hard link has no link to follow: the folder's path is as real as the home's.
+    env = home_env(tmp_path)
+    home = Path(env["MEMORYD_HOME"])
+    cli = Cli(env=env, cwd=tmp_path)
+    cli.ok("init")
+    cli.ok("config", "set", "llm.model", "settings-only-model-qx7")
+    folder, synced = tmp_path / "notes", tmp_path / "synced"
+    for where in (folder, synced):
+        where.mkdir()
+        (where / "garden.txt").write_text("Tulips go in the ground in October.\n")
+        os.link(home / "token", where / "token.txt")
+        os.link(home / "memoryd.toml", where / "settings.md")
+
+    results = json.loads(cli.run("kb", "ingest", str(folder), "--json").stdout)
+    cli.ok("kb", "sync", "add", str(synced))
+
+    by_name = {Path(r["source"]).name: r for r in results}
+    assert by_name["garden.txt"]["outcome"] == "ok"
+    for name in ("token.txt", "settings.md"):
+        assert by_name[name]["outcome"] == "failed"
+        assert "hard link" in by_name[name]["reason"]
+    sync_list = cli.ok("kb", "sync", "list")
+    assert sync_list.count("hard link") == 2, sync_list
+    assert "settings-only-model-qx7" not in cli.ok("kb", "search", "settings-only-model-qx7")
+    titles = sorted(d["title"] for d in json.loads(cli.ok("kb", "list", "--json")))
+    assert titles == ["garden", "garden"]
+
+
 # ---------------------------------------------------------------- one served store
 
 

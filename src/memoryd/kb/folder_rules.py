@@ -5,12 +5,15 @@ A folder can hold links to anything the server may read: ``token.txt -> ~/.local
 token`` would hand the API token to whoever reads the knowledge base. So a file is read only
 when its real path (every symlink followed) stays inside the folder being ingested, and never
 when it lies in memoryd's own home (the token, the store, the settings), whatever path led
-there — a folder that *is* the home, or holds it, included.
+there — a folder that *is* the home, or holds it, included — and never when it is one of those
+files under another name (a hard link: ``ln ~/.local/share/memoryd/memoryd.toml notes/x.txt``
+has no link to follow, only the same inode).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -42,11 +45,40 @@ def refuse_reason(
         base = _real(protected)
         if real in {base, Path(f"{base}-wal"), Path(f"{base}-shm"), Path(f"{base}-journal")}:
             return "it is memoryd's own store; memoryd never ingests its own files"
+    same = _hard_link_to(real, home, also)
+    if same is not None:
+        return (
+            f"it is a hard link to {same}, one of memoryd's own files (the API token, the "
+            "store or the settings); memoryd never ingests its own files"
+        )
     if root is not None and not _inside(real, _real(root)):
         return (
             f"it is a symbolic link to {real}, outside the folder {root}; memoryd follows no "
             "link out of an ingested folder (ingest that file by its own path if you mean it)"
         )
+    return None
+
+
+def _hard_link_to(path: Path, home: Path | None, also: Sequence[Path]) -> Path | None:
+    """The file of memoryd's (in its home, or the store's files) that ``path`` is another name
+    for, or None. Only a file with more than one name is compared, so the usual file costs
+    one ``stat``."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    if found.st_nlink < 2 or not stat.S_ISREG(found.st_mode):
+        return None
+    candidates = [Path(f"{base}{end}") for base in also for end in ("", "-wal", "-shm", "-journal")]
+    if home is not None:
+        for folder, _, names in os.walk(home):
+            candidates += [Path(folder) / name for name in names]
+    for candidate in candidates:
+        try:
+            if os.path.samestat(found, candidate.stat()):
+                return candidate
+        except OSError:
+            continue
     return None
 
 
