@@ -756,6 +756,30 @@ def test_titles_eval_questions_and_collection_names_are_screened_too(served: Ser
     assert key not in everything
 
 
+def test_a_synced_folder_never_stores_a_credential_its_file_names_carry(tmp_path: Path) -> None:
+    token = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+    env = home_env(tmp_path)
+    home = Path(env["MEMORYD_HOME"])
+    cli = Cli(env=env, cwd=tmp_path)
+    cli.ok("init")
+    synced = tmp_path / "synced"
+    (synced / token).mkdir(parents=True)
+    (synced / f"{token}.md").write_text("The harbour office opens at nine on weekdays.\n")
+    (synced / token / "tides.txt").write_text("High tide is at noon on Sundays.\n")
+    (synced / "plain.txt").write_text("The ferry leaves at ten.\n")
+
+    cli.ok("kb", "sync", "add", str(synced))
+    cli.ok("kb", "sync", "now")
+    by_path = cli.run("kb", "sync", "add", str(synced / token))
+
+    assert by_path.returncode == 1 and "never stores credentials" in by_path.stderr
+    listed = cli.ok("kb", "sync", "list")
+    assert listed.count("its name carries a password or token") == 2, listed
+    assert "1 current" in listed
+    on_disk = b"".join(p.read_bytes() for p in home.glob("memoryd.db*"))
+    assert token.encode() not in on_disk and token not in listed
+
+
 # ------------------------------------------------------------------------------ the clock
 
 
