@@ -431,6 +431,31 @@ def test_a_pdf_whose_streams_inflate_past_the_cap_is_refused_without_growing_the
     assert peak_rss_mib(served.pid) - before < 256
 
 
+def _huge_png(side: int) -> bytes:
+    """A blank RGBA PNG ``side`` pixels a side: a few hundred KB that decode to 4 bytes a pixel."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGBA", (side, side)).save(out, "PNG", compress_level=9)
+    return out.getvalue()
+
+
+def test_a_picture_claiming_huge_dimensions_is_not_decoded_by_the_server(served: Served) -> None:
+    picture = _huge_png(13_000)  # 169 million pixels, under Pillow's own bomb limit
+    assert len(picture) < 1_000_000
+    before = peak_rss_mib(served.pid)
+
+    answer = served.upload("harbour-chart.png", picture)
+
+    # Decoded in the server, this 0.7 MB file grew its peak by 1.4 GiB.
+    assert peak_rss_mib(served.pid) - before < 256
+    assert answer.status_code == 200, answer.text
+    result = answer.json()
+    assert result["outcome"] == "failed", result
+    assert "13000×13000 pixels" in result["reason"], result
+    assert served.http.get("/v1/health").status_code == 200
+
+
 def test_a_page_tree_loop_is_refused_and_a_lying_xref_is_read_for_what_it_holds(
     served: Served,
 ) -> None:
