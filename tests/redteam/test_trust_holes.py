@@ -72,6 +72,23 @@ def test_every_file_memoryd_writes_is_the_owners_alone_whatever_the_umask(tmp_pa
     assert {str(p): oct(mode_of(p)) for p in written} == {str(p): "0o600" for p in written}
 
 
+def test_a_restore_into_a_new_home_makes_it_the_owners_alone_whatever_the_umask(
+    tmp_path: Path,
+) -> None:
+    source = home_env(tmp_path / "old")
+    assert run_with_umask(source, tmp_path, "init").returncode == 0
+    assert run_with_umask(source, tmp_path, "remember", "the gate code is 4471").returncode == 0
+    backup = tmp_path / "copy.db"
+    assert run_with_umask(source, tmp_path, "backup", str(backup)).returncode == 0
+    env = home_env(tmp_path / "new")
+    home = Path(env["MEMORYD_HOME"])
+
+    restored = run_with_umask(env, tmp_path, "restore", str(backup))
+
+    assert restored.returncode == 0, restored.stderr
+    assert oct(mode_of(home)) == "0o700" and oct(mode_of(home / "memoryd.db")) == "0o600"
+
+
 def test_a_loose_store_is_tightened_on_open_said_once_and_doctor_reports_it(
     tmp_path: Path,
 ) -> None:
