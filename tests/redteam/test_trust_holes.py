@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -26,7 +27,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import Cli
-from tests.e2e.server import MEMORYD, login_env, serving
+from tests.e2e.server import MEMORYD, login_env, port_listens, serving
 
 
 def mode_of(path: Path) -> int:
@@ -690,6 +691,43 @@ def test_the_server_answers_only_the_names_it_is_served_under(served: Served) ->
     for name in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", "LOCALHOST"):
         answer = httpx.get(served.base_url + "/v1/memories", headers={**auth, "Host": name})
         assert answer.status_code == 200, (name, answer.status_code)
+
+
+def test_the_mcp_http_transport_closes_a_strangers_idle_connections(tmp_path: Path) -> None:
+    env = home_env(tmp_path)
+    Cli(env=env, cwd=tmp_path).ok("init")
+    token = (Path(env["MEMORYD_HOME"]) / "token").read_text(encoding="ascii").strip()
+    with serving(env, tmp_path, "--transport", "http", command=("mcp",), ready=port_listens) as mcp:
+        # No token needed to open a socket and never finish the request's headers.
+        idle = [socket.create_connection(("127.0.0.1", mcp.port)) for _ in range(20)]
+        for sock in idle:
+            sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        started = time.monotonic()
+        try:
+            closed = 0
+            for sock in idle:
+                sock.settimeout(max(0.1, started + 20 - time.monotonic()))
+                try:
+                    closed += sock.recv(1) == b""
+                except TimeoutError:
+                    pass
+                except ConnectionResetError:
+                    closed += 1
+            waited = time.monotonic() - started
+            honest = httpx.post(
+                f"{mcp.base_url}/mcp",
+                json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                headers={"Authorization": f"Bearer {token}",
+                         "Accept": "application/json, text/event-stream"},
+            )  # fmt: skip
+        finally:
+            for sock in idle:
+                sock.close()
+
+    # On 28ab892 all 20 were still open after 20 s (and 5 tried by hand after 40 s).
+    assert closed == len(idle), f"{len(idle) - closed} idle connections still open"
+    assert waited < 15
+    assert honest.status_code != 401 and honest.status_code < 500, honest.text
 
 
 def test_a_configured_host_name_is_answered(tmp_path: Path) -> None:
