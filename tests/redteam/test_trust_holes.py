@@ -789,6 +789,23 @@ def test_the_model_cannot_hide_what_it_stored_from_the_owner(served: Served) -> 
         assert control not in stored.encode().decode("unicode_escape", errors="ignore")
 
 
+def test_a_file_name_cannot_retitle_the_terminal_through_ingest_progress(tmp_path: Path) -> None:
+    env = home_env(tmp_path)
+    cli = Cli(env=env, cwd=tmp_path)
+    cli.ok("init")
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    hostile = "mill\x1b]0;PWNED\x07\x1b[2J\x1b[1A\x9b2K"
+    (folder / f"{hostile}.txt").write_text("The windmill grinds rye on Fridays.\n")
+
+    result = cli.run("kb", "ingest", str(folder), "--progress")
+
+    assert result.returncode == 0, result.stderr
+    assert "windmill" in cli.ok("kb", "search", "windmill rye")
+    assert "mill\\u001b]0;PWNED\\u0007" in result.stderr, result.stderr
+    assert not any(c in result.stderr + result.stdout for c in "\x1b\x07\x9b"), result.stderr
+
+
 def test_control_characters_already_in_a_store_are_shown_not_obeyed(tmp_path: Path) -> None:
     import sqlite3
 
