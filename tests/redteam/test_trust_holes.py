@@ -523,6 +523,30 @@ def test_a_file_swapped_for_a_link_while_it_is_ingested_is_never_read(served: Se
     assert outcomes["ok"] + outcomes["skipped"] > 0, outcomes  # read while it stood still
 
 
+def test_a_chat_export_zip_bomb_is_refused_without_growing_the_server(served: Served) -> None:
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive,
+        archive.open("conversations.json", "w", force_zip64=True) as member,
+    ):
+        member.write(b"[")
+        for _ in range(1_500):
+            member.write(b" " * 1_000_000)  # 1.5 GB of JSON whitespace
+        member.write(b"]")
+    bomb = out.getvalue()
+    assert len(bomb) < 2_000_000
+    before = peak_rss_mib(served.pid)
+
+    answer = served.http.post(
+        "/v1/import-chats", files={"file": ("export.zip", bomb)}, data={"dry_run": "true"}
+    )
+
+    # On 28ab892 the server inflated it whole: its peak grew by 2.8 GiB.
+    assert peak_rss_mib(served.pid) - before < 256
+    assert answer.status_code == 400, answer.text
+    assert "zip bomb" in answer.json()["error"]
+
+
 def test_a_page_tree_loop_is_refused_and_a_lying_xref_is_read_for_what_it_holds(
     served: Served,
 ) -> None:
