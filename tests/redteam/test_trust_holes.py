@@ -681,6 +681,22 @@ def test_login_never_redirects_off_site(served: Served) -> None:
         assert fine.headers["location"] == "/documents"
 
 
+def test_a_memory_action_never_redirects_off_site(served: Served) -> None:
+    token = (served.home / "token").read_text(encoding="ascii").strip()
+    memory = served.http.post("/v1/memories", json={"content": "The shed key hangs by the door"})
+    memory_id = memory.json()["memory"]["id"]
+    with httpx.Client(base_url=served.base_url, follow_redirects=False) as browser:
+        browser.post("/login", data={"token": token, "next": "/"})
+        page = browser.get(f"/memories/{memory_id}").text
+        csrf = page.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        for target in ("//evil.example/x", "/\\evil.example/x", "/\t/evil"):
+            answer = browser.post(
+                f"/memories/{memory_id}/reconfirm", data={"csrf": csrf, "back": target}
+            )
+            assert answer.status_code == 303, answer.text
+            assert answer.headers["location"].startswith("/?flash="), answer.headers["location"]
+
+
 def test_the_upload_form_refuses_a_stranger_before_reading_the_body(served: Served) -> None:
     import socket
     import time
