@@ -275,3 +275,29 @@ def test_the_corpus_html_really_has_the_boilerplate(html_sample: Sample) -> None
     assert AD_SENTENCE in page
     assert all(word in page for word in NAV_WORDS.split())
     assert HTML_KEY in page
+
+
+def test_a_huge_jpeg_is_decoded_scaled_down_and_another_huge_picture_not_at_all() -> None:
+    import io
+
+    from PIL import Image
+
+    from memoryd.kb.images import MAX_IMAGE_SIDE, _opened, oversized
+
+    def encoded(mode: str, side: int, kind: str) -> bytes:
+        out = io.BytesIO()
+        Image.new(mode, (side, side), "white").save(out, kind)
+        return out.getvalue()
+
+    jpeg = encoded("RGB", 13_000, "JPEG")
+    png = encoded("L", 8_000, "PNG")  # 64 million pixels
+
+    picture = _opened(jpeg)
+    assert oversized(jpeg) is None and picture is not None
+    assert max(picture.size) == MAX_IMAGE_SIDE
+    assert _opened(png) is None
+    assert oversized(png) == (
+        "the image is 8000×8000 pixels, more than the 40 million memoryd decodes; scale it "
+        "down and try again"
+    )
+    assert _opened(encoded("L", 3_000, "PNG")).size == (MAX_IMAGE_SIDE, MAX_IMAGE_SIDE)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from memoryd.kb.vector_fill import duration, pace
+from memoryd.words import visible_controls
 
 if TYPE_CHECKING:
     from memoryd.kb.results import IngestResult
@@ -81,6 +82,8 @@ class IngestProgress:
                 self._open_line = False
 
     def _write(self, line: str, *, final: bool) -> None:
+        # A file's name is anyone's choice: its escape sequences are shown, never obeyed.
+        line = visible_controls(line)
         with self._lock:
             if self._redraw:
                 self._out.write("\r\x1b[2K" + line + ("\n" if final else ""))

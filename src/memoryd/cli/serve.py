@@ -258,8 +258,19 @@ def mcp(ctx: click.Context, transport: str, host: str, port: int, pinned: tuple[
                 "the MCP HTTP transport needs a token: run `memoryd init` or set MEMORYD_TOKEN"
             )
         check_bind(host, token)
+        from memoryd.http.connections import DeadlineH11Protocol, connection_cap
         from memoryd.http.server import exit_cleanly_on_sigterm
 
         click.echo(f"memoryd MCP on http://{host}:{port}/mcp", err=True)
         exit_cleanly_on_sigterm()
-        uvicorn.run(http_app(server, token, host), host=host, port=port, log_level="warning")
+        # As serve's: a stranger's idle or trickling connections are closed 10 s after they
+        # opened without complete headers, and never take the last file descriptors.
+        uvicorn.run(
+            http_app(server, token, host),
+            host=host,
+            port=port,
+            log_level="warning",
+            http=DeadlineH11Protocol,
+            timeout_keep_alive=5,
+            limit_concurrency=connection_cap(),
+        )

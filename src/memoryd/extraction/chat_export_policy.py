@@ -32,6 +32,8 @@ OWNER_CHARS = 12_000
 REPLY_CHARS = 2_000
 # A zip's conversations.json larger than this is refused rather than inflated in memory.
 MAX_JSON_BYTES = 2 * 1024**3
+# Exported JSON packs 5-20x; a member that claims more than this is a bomb (as for Office files).
+MAX_ZIP_RATIO = 200.0
 
 _CHATGPT_SHOWN_CONTENT = frozenset({"text", "multimodal_text"})
 
@@ -182,6 +184,13 @@ def _from_zip(data: bytes) -> bytes:
             raise ChatExportError(
                 f"the .zip's {entry.filename} is {entry.file_size} bytes, over the "
                 f"{MAX_JSON_BYTES} memoryd reads; unzip it and import the part you need"
+            )
+        if entry.file_size > MAX_ZIP_RATIO * max(1, entry.compress_size):
+            # zipfile stops a member at its declared size, so the declared one is what counts.
+            raise ChatExportError(
+                f"the .zip's {entry.filename} would inflate {entry.file_size} bytes from "
+                f"{entry.compress_size} (more than {MAX_ZIP_RATIO:g}x: a zip bomb, not an "
+                "export); it was not opened"
             )
         return archive.read(entry)
     except (zipfile.BadZipFile, OSError, EOFError) as error:

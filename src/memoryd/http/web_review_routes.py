@@ -26,6 +26,7 @@ from memoryd.http.web_session import (
     attempt,
     csrf_of,
     flash_redirect,
+    local_path,
     page,
 )
 from memoryd.memory.model import Kind, Memory, Status
@@ -76,7 +77,7 @@ def memory_action(
     back: str = Form("/"),
 ) -> Response:
     """The owner's action on one memory, from the review queue or the memory's page."""
-    target = back if back.startswith("/") else "/"
+    target = local_path(back, "/")
     memories = service.memories
     calls: dict[str, Callable[[str], Memory]] = {
         "confirm": memories.confirm,

@@ -21,7 +21,7 @@ from memoryd.errors import MemorydError
 from memoryd.kb.blocks import parse_blocks
 from memoryd.kb.converted import ConversionError, Converted, DocumentType, Limits
 from memoryd.kb.file_types import READABLE_SUFFIXES, SUPPORTED, detect_type
-from memoryd.kb.images import BudgetedReader, ImageReader, release_freed_heap
+from memoryd.kb.images import BudgetedReader, ImageReader, oversized, release_freed_heap
 from memoryd.kb.notes import read_note
 from memoryd.kb.pdf.reader import pdf_to_markdown
 from memoryd.kb.sandbox import Bounds, ChildServer, Task, run_bounded, serve_task
@@ -88,6 +88,9 @@ def _convert(
     if kind is DocumentType.PDF:
         return pdf_converted(data, stem, reader, limits)
     if kind is DocumentType.IMAGE:
+        too_large = oversized(data)
+        if too_large is not None:
+            raise ConversionError(too_large)
         text = reader.read(data)
         if not text.strip():
             raise ConversionError(

@@ -21,6 +21,10 @@ log = logging.getLogger(__name__)
 MIN_IMAGE_SIDE = 32
 # Large images are scaled down first: OCR time grows with pixels, and text stays legible.
 MAX_IMAGE_SIDE = 2400
+# A picture whose header claims more pixels than this is not decoded (a JPEG is decoded scaled
+# down first): decoding takes 4 bytes a pixel in the server's own process, whatever the file's
+# size. 40 million holds an 8K screenshot (33 million) and most camera photos.
+MAX_DECODE_PIXELS = 40_000_000
 # Text detection enlarges a picture until its short side is this long (rapidocr's default, 736,
 # made a 486×176 chart 2,048×736 and cost seconds). Measured on the six charts in three SEC
 # filings: 480 reads them a third faster and as well or better (a rotated axis title kept, a
@@ -298,13 +302,38 @@ def _scaled(picture: Any, pixels: int) -> Any:
     return picture.resize((max(1, int(width * scale)), max(1, int(height * scale))))
 
 
-def _opened(image: bytes) -> Any:
-    """The decoded RGB picture, at most MAX_IMAGE_SIDE a side; None for a tiny or unreadable
-    image."""
+def oversized(image: bytes) -> str | None:
+    """Why ``image`` is not decoded (its header claims more pixels than memoryd decodes in
+    its own process), or None. A JPEG is decoded scaled down, so only other formats are."""
     from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(io.BytesIO(image)) as opened:
+            width, height = opened.size
+            if opened.format == "JPEG" or width * height <= MAX_DECODE_PIXELS:
+                return None
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
+        return None
+    return (
+        f"the image is {width}×{height} pixels, more than the {MAX_DECODE_PIXELS // 1_000_000} "
+        "million memoryd decodes; scale it down and try again"
+    )
+
+
+def _opened(image: bytes) -> Any:
+    """The decoded RGB picture, at most MAX_IMAGE_SIDE a side; None for a tiny, unreadable or
+    oversized image (decoding is in the server's process: its memory is what the header
+    claims, so a 600 KB PNG claiming 13,000 pixels a side needed 1.5 GiB)."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(image)) as opened:
+            width, height = opened.size
+            if width * height > MAX_DECODE_PIXELS and opened.format == "JPEG":
+                opened.draft("RGB", (MAX_IMAGE_SIDE, MAX_IMAGE_SIDE))  # decoded scaled down
+                width, height = opened.size
+            if width * height > MAX_DECODE_PIXELS:
+                return None
             opened.load()
             picture = opened.convert("RGB")
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):

@@ -26,7 +26,7 @@ from memoryd.jobs.model import Job
 from memoryd.kb.chunking import ChunkPolicy, breadcrumb, chunk_markdown
 from memoryd.kb.converted import ConversionError, Converted, Limits
 from memoryd.kb.failures import JOB_KIND, Filing, IngestFailures, RetrySettings
-from memoryd.kb.folder_rules import refuse_reason
+from memoryd.kb.folder_rules import FileChangedError, read_file, refuse_reason
 from memoryd.kb.images import ImageReader
 from memoryd.kb.model import Chunk, Document, DocumentStatus, SourceType
 from memoryd.kb.results import IngestResult
@@ -139,19 +139,24 @@ class Ingester:
                 )
                 return self.store_converted(request, wait=wait, watcher=watcher)
             given = Path(source).expanduser()
-            refusal = refuse_reason(
-                given,
-                Path(filing.root) if filing.root else None,
-                self.settings.home,
-                also=self.settings.protected_files,
+            try:
+                path = given.resolve()
+            except RuntimeError:
+                path = given  # a link loop: refuse_reason names it
+            except OSError as error:  # swapped for a link while it was resolved
+                raise FileChangedError(f"{given} changed while it was read: {error}") from None
+            root = Path(filing.root) if filing.root else None
+            home, own = self.settings.home, self.settings.protected_files
+            # Both: the name as found, and what it resolved to (it may have been swapped since).
+            refusal = refuse_reason(given, root, home, also=own) or refuse_reason(
+                path, root, home, also=own
             )
             if refusal is not None:
                 # Nothing is recorded: even a failed row would name a file it must not touch.
                 return IngestResult(
                     str(given), "failed", None, refusal, time.perf_counter() - started
                 )
-            path = given.resolve()
-            data = read_file(path, self.settings.limits)
+            data = read_file(path, self.settings.limits, home, also=own)
             request = IngestRequest(
                 replace(filing, uri=str(path)), path.name, data, None, now, started, force
             )
@@ -160,6 +165,9 @@ class Ingester:
             if job is not None:
                 raise
             return self.failures.queue_retry(filing, str(error), now or self.clock(), started)
+        except FileChangedError as error:
+            # Not recorded: what the name points at now may be a file it must not touch.
+            return IngestResult(source, "failed", None, str(error), time.perf_counter() - started)
         except ConversionError as error:
             failed = replace(filing, uri=_uri_of(source))
             return self.failures.record(failed, str(error), now or self.clock(), started)
@@ -414,31 +422,10 @@ def _is_folder(path: Path) -> bool:
         return False
 
 
-def read_file(path: Path, limits: Limits) -> bytes:
-    """A file's bytes, or a clear per-file error (missing, a folder, too big, unreadable, a
-    name too long to look up)."""
-    if "\x00" in str(path):
-        raise ConversionError("the path holds a NUL byte; no file can have that name")
-    try:
-        if not path.exists():
-            raise ConversionError(f"no such file: {path}")
-        if not path.is_file():
-            raise ConversionError(f"{path} is not a regular file")
-        size = path.stat().st_size
-    except OSError as error:
-        raise ConversionError(f"cannot look up the file: {error.strerror}") from None
-    if size > limits.max_bytes:
-        raise ConversionError(
-            f"the file is {size / 1e6:.1f} MB, over the {limits.max_bytes / 1e6:g} MB limit; "
-            "split it or raise the limit"
-        )
-    try:
-        return path.read_bytes()
-    except OSError as error:
-        raise ConversionError(f"cannot read the file: {error.strerror}") from None
-
-
 def _uri_of(source: str) -> str:
     if is_url(source) or source.startswith("upload:"):
         return source
-    return str(Path(source).expanduser().resolve())
+    try:
+        return str(Path(source).expanduser().resolve())
+    except (OSError, RuntimeError):  # changing under us, or a link loop
+        return str(Path(source).expanduser().absolute())

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from memoryd.config.settings import Settings
 from memoryd.errors import InvalidInputError, StoreDamagedError, StoreUnavailableError
 from memoryd.ops.portability import Summary, export_store
-from memoryd.storage.file_modes import STORE_SUFFIXES, open_private
+from memoryd.storage.file_modes import STORE_SUFFIXES, open_private, private_home
 from memoryd.storage.full_disk import full_disk_reported
 from memoryd.storage.protocols import Store
 from memoryd.storage.sqlite import SqliteStore, empty_file
@@ -180,7 +180,8 @@ def _restore_sqlite(backup: Path, settings: Settings, *, force: bool) -> BackupR
                     f"{target} holds memories; pass --force to replace it with the backup "
                     "(stop memoryd first)"
                 )
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.parent.exists():
+        private_home(target.parent)  # a new home (or store folder) is the owner's alone
     with tempfile.NamedTemporaryFile(dir=target.parent, delete=False) as staging:
         staging_path = Path(staging.name)
     try:

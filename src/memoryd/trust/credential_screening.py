@@ -58,6 +58,13 @@ DEFAULT_SENSITIVE_PHRASES: tuple[str, ...] = (
     "you're",
     "jailbreak",
     "developer mode",
+    # A permission granted to the assistant is a standing rule too ("the assistant may delete
+    # files without asking", "has permission to transfer money").
+    "without asking", "without confirmation", "without confirming", "without approval",
+    "without my approval", "without permission", "no need to ask", "no need to confirm",
+    "no confirmation", "confirmation is not needed", "allowed to", "is allowed", "permission",
+    "permitted", "authorised", "authorized", "authorise", "authorize", "treated as confirmed",
+    "skip the review", "fine to share", "ok to share", "okay to share",
     # French, Spanish, Portuguese, German, Italian and Dutch markers of a standing rule.
     "désormais", "dorénavant", "à partir de maintenant", "toujours", "jamais", "tu dois",
     "vous devez", "ignorez", "ignore les",

@@ -126,6 +126,12 @@ class FolderSync:
                 )
             check_url(text)
             return SourceKind.URL, text
+        if find_credential(text) is not None:
+            # The folder or file's path is stored with the source, and shown by kb sync list.
+            raise InvalidInputError(
+                "the path carries a password or token, and memoryd never stores credentials; "
+                "rename it to sync it"
+            )
         resolved = _resolved(text)
         if resolved is None or not resolved.exists():
             shown = text if len(text) <= 200 else text[:200] + "…"

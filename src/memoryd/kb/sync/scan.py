@@ -14,8 +14,14 @@ from memoryd.kb.folder_rules import refuse_reason
 from memoryd.kb.sync.model import SyncSource
 from memoryd.kb.sync.plan import Seen
 from memoryd.kb.sync.rules import IGNORE_FILES, FolderRules, ignore_lines
+from memoryd.trust.credential_screening import find_credential, redact_credentials
 
 LINK_INSIDE = "a symbolic link (what it points to inside the folder is synced as itself)"
+# A file whose name holds a key or token: recorded under its name with the credential removed.
+CREDENTIAL_NAME = (
+    "its name carries a password or token, and memoryd never stores credentials; rename the "
+    "file to sync it"
+)
 # An ignore file larger than this is not a list of patterns.
 MAX_IGNORE_FILE_BYTES = 256_000
 
@@ -69,8 +75,17 @@ def scan_folder(root: Path, rules: FolderRules, home: Path) -> list[Seen]:
                     seen.append(Seen(relative, stat.st_size, stat.st_mtime_ns, reason))
             except OSError:
                 continue  # gone between the listing and the stat: the next look sees it
+    seen = [_screened(item) for item in seen]
     seen.sort(key=lambda item: item.path)
     return seen
+
+
+def _screened(item: Seen) -> Seen:
+    """``item``, or, when its path carries a credential, the path with it removed and left out:
+    the file's row must not store what its name holds."""
+    if find_credential(item.path) is None:
+        return item
+    return Seen(redact_credentials(item.path), item.size, item.mtime_ns, CREDENTIAL_NAME)
 
 
 def stat_file(path: Path) -> Seen | None:
