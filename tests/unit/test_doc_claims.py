@@ -245,8 +245,8 @@ PAGES = [ROOT / "README.md", ROOT / "SECURITY.md", *sorted(DOCS.glob("*.md"))]
 
 def missing_paths(text: str) -> list[str]:
     """The files a page names by a path with a folder (`kb/pdf/reader.py`,
-    `bench/bench_kb.py`) that are neither in the checkout nor under src/memoryd/; a path
-    out of the checkout (`../x/y.md`) is missing even where this machine has it: a clone does not."""
+    `bench/bench_kb.py`) that are neither in the checkout nor under src/memoryd/; a path out
+    of the checkout (`../x/y.md`) is missing even where this machine has it: a clone has not."""
     named = re.findall(r"`([\w.-]+(?:/[\w.-]+)+\.(?:py|md|sh|sql|json|toml))`", text)
     return sorted(
         {
