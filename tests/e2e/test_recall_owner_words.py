@@ -72,6 +72,9 @@ def test_the_owners_word_for_a_person_finds_the_note_in_other_words(owner: Cli) 
     assert first(owner, "What's my boss called?") == (
         "Performance review with my manager Sofia next week"
     )
+    # --explain says what the searched word stands in for.
+    explained = owner.ok("recall", "What's my boss called?", "--now", NOW, "--explain")
+    assert "manager (1, for 'boss')" in explained
     # A word a note holds is searched as it is.
     assert first(owner, "Who fixes my sink?") == (
         "The plumber, Sr. Armando, comes on Tuesday to fix the kitchen leak"

@@ -10,6 +10,7 @@ from memoryd.recall.stand_in_policy import (
     THINGS,
     stand_in_words,
     stand_ins_to_look_up,
+    stood_in_for,
     table,
 )
 
@@ -22,6 +23,13 @@ def test_a_word_no_memory_holds_gives_way_to_a_stand_in_the_store_holds() -> Non
         "manager",
         "called",
     )
+
+
+def test_explain_names_the_asked_word_a_stand_in_was_searched_for() -> None:
+    assert stood_in_for(("manager", "called"), ["boss", "called"]) == {"manager": "boss"}
+    # A word the message holds itself stands in for nothing, even where it could.
+    assert stood_in_for(("manager", "boss"), ["manager", "boss"]) == {}
+    assert stood_in_for(("plumber",), ["fixes", "sink"]) == {"plumber": "sink"}
 
 
 def test_a_held_word_is_never_replaced() -> None:

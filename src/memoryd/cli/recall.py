@@ -116,6 +116,8 @@ def search(
 
 def _echo_explain(result: RecallResult) -> None:
     from memoryd.recall.policy import LEGS
+    from memoryd.recall.stand_in_policy import stood_in_for
+    from memoryd.words import query_terms
 
     if result.read is not None and not result.read.whole:
         click.echo(
@@ -132,7 +134,14 @@ def _echo_explain(result: RecallResult) -> None:
         click.echo(f"time window: {window.phrase!r} = {start} {window.end.date()} (exclusive)")
     facts = result.facts
     if facts.words:
-        words = ", ".join(f"{w} ({facts.word_frequency.get(w, '?')})" for w in facts.words)
+        # A stand-in says which of the message's words it was searched for ("boss").
+        asked = query_terms(result.read.query) if result.read is not None else []
+        stood = stood_in_for(facts.words, asked)
+        words = ", ".join(
+            f"{w} ({facts.word_frequency.get(w, '?')}"
+            + (f", for {stood[w]!r})" if w in stood else ")")
+            for w in facts.words
+        )
         click.echo(f"query words (memories holding each): {words}")
     if facts.unknown_names:
         click.echo("names no memory mentions: " + ", ".join(facts.unknown_names))

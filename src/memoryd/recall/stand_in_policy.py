@@ -128,3 +128,19 @@ def stand_ins_to_look_up(
         if frequency.get(word, 0) == 0:
             wanted.update(dict.fromkeys(s for s in stand_ins.get(word, ()) if s not in words))
     return list(wanted)
+
+
+def stood_in_for(
+    searched: Sequence[str],
+    asked: Sequence[str],
+    stand_ins: Mapping[str, tuple[str, ...]] = STAND_INS,
+) -> dict[str, str]:
+    """For each word of ``searched`` that ``asked`` (the message's words) does not hold, the
+    asked word it stands in for ("manager": "boss"), as ``recall --explain`` shows it."""
+    return {
+        word: asked_word
+        for word in searched
+        if word not in asked
+        for asked_word in asked
+        if asked_word not in searched and word in stand_ins.get(asked_word, ())
+    }
