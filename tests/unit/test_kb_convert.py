@@ -301,3 +301,25 @@ def test_a_huge_jpeg_is_decoded_scaled_down_and_another_huge_picture_not_at_all(
         "down and try again"
     )
     assert _opened(encoded("L", 3_000, "PNG")).size == (MAX_IMAGE_SIDE, MAX_IMAGE_SIDE)
+
+
+def test_a_picture_pillow_itself_refuses_is_refused_by_name() -> None:
+    import struct
+    import zlib
+
+    from memoryd.kb.images import _opened, oversized
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    # A PNG header claiming 20,000 × 20,000 pixels (400 million: over twice Pillow's own
+    # limit, so Pillow refuses it on opening) and no picture behind it.
+    header = struct.pack(">IIBBBBB", 20_000, 20_000, 8, 0, 0, 0, 0)
+    claimed = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IEND", b"")
+
+    assert oversized(claimed) == (
+        "the image claims more than the 40 million memoryd decodes; scale it down and try again"
+    )
+    assert _opened(claimed) is None
