@@ -16,6 +16,8 @@ from memoryd.trust.credential_screening import (
     DEFAULT_SENSITIVE_PHRASES,
     find_credential,
     find_sensitive,
+    redact_counted,
+    redact_credentials,
 )
 
 _FAKE = "Zq8fXk2LmN4pR7sT1vW3yB6dH9jK0aC5eFgHiJkLmNoP"  # made-up key material
@@ -253,3 +255,31 @@ def test_every_default_phrase_is_found_as_a_whole_word_in_any_case(
 def test_phrases_inside_longer_words_are_not_found(cased: tuple[str, str], glue: str) -> None:
     _, text = cased
     assert find_sensitive(f"{glue}{text}{glue}") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A link with a password whose query also holds a key: the link's pattern runs to the
+        # next space, so the key's replacement, written first, was half swallowed.
+        (
+            "https://bob:hunter2pass@example.com/?api_key=abcdEFGH1234ijklMNOP5678qrstUVWXyz",
+            "[credential removed]",
+        ),
+        # A key assignment runs to the end of its line (a passphrase has spaces).
+        (
+            "see https://bob:hunter2pass@example.com/?api_key=abcdEFGH1234ijklMNOP5678 today\nok",
+            "see [credential removed]\nok",
+        ),
+    ],
+)
+def test_redaction_writes_each_replacement_whole(text: str, expected: str) -> None:
+    assert redact_credentials(text) == expected
+    assert redact_counted(text) == (expected, 1)
+
+
+def test_a_replacement_already_in_the_text_is_kept_as_written() -> None:
+    text = "a note that says [credential removed] and https://a:hunter2pass@example.com/x"
+    assert (
+        redact_credentials(text) == "a note that says [credential removed] and [credential removed]"
+    )

@@ -201,6 +201,20 @@ def redact_counted(text: str) -> tuple[str, int]:
 
 
 def _redact(text: str, replacement: str) -> str:
+    # Each span is marked with one character no pattern reads as part of a secret, and the
+    # replacement written in at the end: written at once, its space let a later pattern that
+    # runs to the next space (a link with a password) swallow half of it ("[credential
+    # removed] removed]"). A replacement already in the text is marked the same way.
+    marker = next(c for c in _MARKERS if c not in text)
+    text = _redact_marked(text.replace(replacement, marker), marker)
+    return text.replace(marker, replacement)
+
+
+# Private-use characters: no text means anything by them, and none is a word character.
+_MARKERS = tuple(chr(code) for code in range(0xE000, 0xF8FF))
+
+
+def _redact_marked(text: str, replacement: str) -> str:
     for _, pattern in _CREDENTIAL_PATTERNS:
         text = pattern.sub(replacement, text)
 
