@@ -7,6 +7,7 @@ A ``remember`` call through the dispatcher acts as the model, never as the owner
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -366,9 +367,16 @@ def _read_kb(service: ToolService, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_chunk_range(text: str, what: str = "chunks") -> tuple[int, int]:
-    """'4' → (4, 4); '4-7' (or '4–7') → (4, 7); anything else is a clear error."""
-    parts = text.strip().replace("–", "-").split("-")
-    if not 1 <= len(parts) <= 2 or not all(p.strip().isdigit() for p in parts):
-        raise InvalidInputError(f"{what} must be a number or a range like '4-7', not {text!r}")
-    first, last = int(parts[0]), int(parts[-1])
-    return first, last
+    """'4' → (4, 4); '4-7' (or '4–7') → (4, 7); anything else is a clear error, which
+    quotes at most the first 40 characters of what was given."""
+    match = _RANGE.fullmatch(text)
+    if match is None:
+        shown = text if len(text) <= 40 else text[:40] + "…"
+        raise InvalidInputError(f"{what} must be a number or a range like '4-7', not {shown!r}")
+    first = int(match.group(1))
+    return first, int(match.group(2) or first)
+
+
+# ASCII digits only ("²" and "٣" are digits to str.isdigit), at most nine of them: int() of
+# a longer run is slow or refused, and no document has a billion chunks or pages.
+_RANGE = re.compile(r"\s*(\d{1,9})\s*(?:[-–]\s*(\d{1,9})\s*)?", re.ASCII)

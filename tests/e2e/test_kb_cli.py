@@ -102,6 +102,10 @@ def test_search_read_and_delete(cli: Cli, tmp_path: Path) -> None:
     assert "no section 'Roses'" in missing and "Tomatoes" in missing
     assert "no document with id" in cli.fails("kb", "read", "NOPE")
     assert "chunk" in cli.misused("kb", "read", doc, "--chunks", "x-y")
+    # Digits that are not 0-9, and a number too long to be a page, are usage errors, quoted short.
+    assert "pages must be a number" in cli.misused("kb", "read", doc, "--pages", "²")
+    too_long = cli.misused("kb", "read", doc, "--chunks", "7" * 5000)
+    assert "chunks must be a number" in too_long and len(too_long) < 200
 
     renamed = cli.json("kb", "rename", doc, "Allotment Notebook")
     assert renamed["title"] == "Allotment Notebook"
