@@ -457,3 +457,14 @@ def test_an_empty_message_is_refused_by_name(cli: Cli) -> None:
         for message in ("", "   "):
             refused = cli.fails(command, message)
             assert refused == "error: the message is empty; pass the owner's message for this turn"
+
+
+def test_a_history_question_reaching_before_year_one_recalls_without_a_window(cli: Cli) -> None:
+    """ "What happened 3000 years ago in Egypt?" counts back past the calendar's first day: it
+    names no time window, and recall answers (it stopped with a traceback before)."""
+    cli.ok("init")
+    cli.ok("remember", "The owner is planning a trip to Egypt in March")
+
+    for command in ("recall", "context"):
+        answered = cli.json(command, "What happened 3000 years ago in Egypt?")
+        assert answered.get("time_window") is None

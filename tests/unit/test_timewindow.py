@@ -440,3 +440,29 @@ def test_next_month_or_year_names_no_window() -> None:
     question quoting a plan ("the team trip next month") keeps no window."""
     assert find_time_window("What city did Tim suggest for the trip next month?", NOW) is None
     assert find_time_window("What is Jolene planning for next year?", NOW) is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "What happened 3000 years ago in Egypt?",
+        "What were people eating 5000 years ago?",
+        "What did I do 999999 months ago?",
+    ],
+)
+def test_a_count_back_past_the_calendars_start_names_no_window(message: str) -> None:
+    """A history question ("3000 years ago") reaches before year 1: no window, not an error."""
+    assert find_time_window(message, NOW) is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "What did I do 99999999 days before April 10, 2023?",
+        "What did I do 99999 months after April 10, 2023?",
+        "Where was I the 9999999 weeks before April 10, 2023?",
+    ],
+)
+def test_a_count_off_the_calendar_from_a_date_keeps_the_date(message: str) -> None:
+    """The phrase attached to a date cannot be counted off the calendar: the date alone."""
+    assert days(find_time_window(message, NOW)) == (date(2023, 4, 10), date(2023, 4, 11))

@@ -101,13 +101,16 @@ def find_time_window(message: str, now: datetime, zone: tzinfo = UTC) -> TimeWin
     nearest = _AHEAD.search(text) is not None
     explicit = explicit_date(text, today, nearest=nearest)
     if explicit is not None:
-        span = (
-            _between(text, explicit, today)
-            or _listed(text, explicit, today, nearest)
-            or _anchored(text, explicit)
-            or _span_edge(text, explicit, today)
-            or explicit
-        )
+        try:
+            span = (
+                _between(text, explicit, today)
+                or _listed(text, explicit, today, nearest)
+                or _anchored(text, explicit)
+                or _span_edge(text, explicit, today)
+                or explicit
+            )
+        except _OFF_THE_CALENDAR:  # "99999 days before April 10, 2023": the date alone
+            span = explicit
         return _window(span, text, zone)
     finders: tuple[Callable[[str, date], DaySpan | None], ...] = (
         partial(_month_day, ahead=nearest),
@@ -122,9 +125,14 @@ def find_time_window(message: str, now: datetime, zone: tzinfo = UTC) -> TimeWin
             found = finder(text, today)
             if found is not None:
                 return _window(found, text, zone)
-        except OverflowError:  # a day before the calendar's first or after its last
+        except _OFF_THE_CALENDAR:  # "3000 years ago": a day before year 1 names no window
             continue
     return None
+
+
+# A day before the calendar's first or after its last: timedelta arithmetic overflows, a
+# date built from a year out of 1–9999 is a ValueError.
+_OFF_THE_CALENDAR = (OverflowError, ValueError)
 
 
 def _window(span: DaySpan, text: str, zone: tzinfo) -> TimeWindow:
