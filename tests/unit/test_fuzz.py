@@ -6,7 +6,8 @@
 - the fence escaper on soup that also holds the third fence name (``conversation``), every
   bracket and slash lookalike the escaper knows, their entity spellings and letters that grow
   when folded;
-- the chunker on arbitrary Markdown-ish text: it never raises, and no text is lost.
+- the chunker on arbitrary Markdown-ish text: it never raises, and no text is lost;
+- time phrases with any counts and dates: a window or none, never an error.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import html
 import json
 import re
 import unicodedata
+from datetime import UTC, datetime
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -25,6 +27,7 @@ from memoryd.kb.chunking import ChunkPolicy, chunk_markdown, join_chunks
 from memoryd.memory.model import Proposal
 from memoryd.memory.proposal_policy import parse_batch_text
 from memoryd.providers.tokenizer import O200kTokenizer
+from memoryd.recall.time_window_policy import find_time_window
 from memoryd.trust.fence import FENCE_NAMES, contains_fence_tag, escape_data, fence
 
 # ---------------------------------------------------------------------------------------------
@@ -295,3 +298,28 @@ def test_no_chunk_is_blank(markdown: str, policy: ChunkPolicy) -> None:
 
     blank = [d for d in drafts if not d.text.strip()]
     assert not blank, [(d.position, d.tokens, d.text[:40]) for d in drafts]
+
+
+# ---------------------------------------------------------------------------------------------
+# Time phrases: counts and dates anywhere on (or off) the calendar
+
+_TIME_WORDS = st.sampled_from(
+    "what did I do happened on in the since until between and before after ago from now past "
+    "last next this day days week weeks weekend month months year years monday friday january "
+    "march december sept of , / - : 0 1 2 12 13 29 30 31 32 99 1000 9999 10000 2023 "
+    "99999 999999999".split()
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    words=st.lists(st.one_of(_TIME_WORDS, st.integers(0, 10**12).map(str)), max_size=14),
+    now=st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),
+)
+@example(words="what happened 3000 years ago".split(), now=datetime(2026, 12, 4))
+@example(words="99999 months after april 10 , 2023".split(), now=datetime(2026, 12, 4))
+def test_a_time_phrase_names_a_window_or_none_never_an_error(
+    words: list[str], now: datetime
+) -> None:
+    window = find_time_window(" ".join(words), now.replace(tzinfo=UTC))
+    assert window is None or window.start < window.end
