@@ -500,3 +500,42 @@ def test_errors_name_the_options_at_fault_and_the_next_command(cli: Cli) -> None
     assert unknown.strip() == (
         "error: no memory with id '01ABSENTABSENTABSENTABSENT'; list ids with `memoryd list`"
     )
+
+
+def test_a_file_argument_that_is_not_text_is_named_and_nothing_is_queued(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """A backup, a picture or a UTF-16 file passed where turns, a digest or a batch belong is a
+    usage error naming the argument and the first byte that is not UTF-8 (it was a traceback);
+    a UTF-8 file with a byte-order mark is read as text."""
+    cli.ok("init")
+    binary = tmp_path / "backup.db"
+    binary.write_bytes(b"SQLite format 3\x00\x10\x00\x01\x01\x00@  \x00\x00\x00\x8a")
+    utf16 = tmp_path / "batch.json"
+    utf16.write_bytes('{"memories": []}'.encode("utf-16"))
+
+    for args, argument in (
+        (("compact", str(binary)), "TURNS_FILE"),
+        (("mission", str(binary)), "DIGEST_FILE"),
+        (("propose", "--source", "owner", str(binary)), "BATCH_FILE"),
+        (("propose", "--source", "owner", str(utf16)), "BATCH_FILE"),
+    ):
+        refused = cli.misused(*args)
+        assert refused.startswith(f"error: {argument} is not UTF-8 text (byte 0x"), refused
+        assert "(--" not in refused, refused
+    assert cli.json("jobs")["jobs"] == []
+
+    with_bom = tmp_path / "bom.json"
+    with_bom.write_bytes(b"\xef\xbb\xbf" + batch(item("The owner grows figs")).encode())
+    cli.ok("propose", "--source", "owner", str(with_bom))
+    assert "The owner grows figs" in cli.ok("list")
+
+
+def test_a_limit_longer_than_any_store_is_a_usage_error(cli: Cli) -> None:
+    """`list --limit 9999999999999999999999` was SQLite's overflow as a traceback."""
+    cli.ok("init")
+    for command in (("list",), ("jobs",), ("kb", "list")):
+        result = cli.run(*command, "--limit", "9" * 22)
+        assert result.returncode == 2, (command, result.stderr)
+        assert "Invalid value for '--limit'" in result.stderr and "Traceback" not in result.stderr
+        assert cli.run(*command, "--limit", "1000000000").returncode == 0

@@ -35,6 +35,10 @@ T = TypeVar("T")
 # The exit codes every command shares (click's own usage errors are 2 as well).
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
+# The most rows a --limit may ask for: any more than a store holds, and an integer SQLite takes
+# (a longer number was a traceback).
+MAX_LISTED = 1_000_000_000
+
 ID_HELP = (
     "Wherever a command takes a memory or document id, a unique start of it (at least 4 "
     "characters) will do, as git takes commits; an ambiguous one is refused with its matches."
@@ -116,6 +120,21 @@ def exit_code(error: MemorydError) -> int:
     return EXIT_USAGE if isinstance(error, InvalidInputError) and error.fields else EXIT_FAILED
 
 
+def text_of_file(file: Any, argument: str, expected: str) -> str:
+    """A file argument's whole text (opened as bytes, ``-`` for stdin), read as UTF-8 with or
+    without a byte-order mark; anything else (a backup, a picture, a UTF-16 file) is a usage
+    error naming the argument, the first byte that is not UTF-8 and what was expected."""
+    data: bytes = file.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InvalidInputError(
+            f"{argument.upper()} is not UTF-8 text (byte {data[error.start]:#04x} at offset "
+            f"{error.start}); pass {expected}",
+            fields=(argument,),
+        ) from None
+
+
 def parsed(option: str, parse: Callable[[], T]) -> T:
     """What ``parse`` makes of an option's text; its refusal names the option (``option``, by
     its Python name), so it is a usage error (exit code 2)."""
@@ -140,7 +159,10 @@ def cli_message(error: MemorydError) -> str:
     """The error's words, with the arguments at fault named as options and the CLI's next
     step for an unknown id."""
     message = str(error)
-    options = ["--" + name.replace("_", "-") for name in error.fields]
+    # An argument at fault is named by its metavar in the message (TURNS_FILE), an option by
+    # its flag.
+    unnamed = [name for name in error.fields if name.upper() not in message]
+    options = ["--" + name.replace("_", "-") for name in unnamed]
     if options and not all(option in message for option in options):
         message += " (" + ", ".join(options) + ")"
     hint = next((hint for kind, hint in _CLI_HINTS if isinstance(error, kind)), None)

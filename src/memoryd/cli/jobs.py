@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from memoryd.cli.common import (
+    MAX_LISTED,
     db_option_of,
     echo_write_result,
     now_from,
     open_store_service,
     parsed,
     print_json,
+    text_of_file,
     trigger_options,
     with_json,
     with_now_json,
@@ -65,7 +67,7 @@ def observe(
 
 
 @click.command()
-@click.argument("turns_file", type=click.File("r"))
+@click.argument("turns_file", type=click.File("rb"))
 @trigger_options
 def compact(
     ctx: click.Context, turns_file: Any, wait: bool, now_text: str | None, as_json: bool
@@ -74,13 +76,13 @@ def compact(
     ("at": when the turn happened, optional, default now)."""
     from memoryd.extraction.extractor import parse_turns
 
-    turns = parse_turns(turns_file.read())
+    turns = parse_turns(text_of_file(turns_file, "turns_file", "a JSON array of turns"))
     _trigger(ctx, lambda service, now: service.before_compaction(turns, now=now), wait, now_text,
              as_json)  # fmt: skip
 
 
 @click.command()
-@click.argument("digest_file", type=click.File("r"))
+@click.argument("digest_file", type=click.File("rb"))
 @trigger_options
 def mission(
     ctx: click.Context, digest_file: Any, wait: bool, now_text: str | None, as_json: bool
@@ -90,7 +92,7 @@ def mission(
     is the title."""
     from memoryd.extraction.extractor import parse_mission
 
-    text = digest_file.read()
+    text = text_of_file(digest_file, "digest_file", "the mission's digest as JSON or text")
 
     def queue(service: MemoryService, now: datetime | None) -> Observation:
         return service.mission_finished(parse_mission(text, service.zone), now=now)
@@ -206,7 +208,7 @@ def worker(
 
 
 @click.group(invoke_without_command=True)
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1, max=MAX_LISTED), default=20, show_default=True)
 @with_json
 def jobs(ctx: click.Context, limit: int, as_json: bool) -> None:
     """The newest background jobs, with their state and last error; `jobs retry ID` queues a

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from memoryd.cli.common import (
+    MAX_LISTED,
     echo_list,
     echo_one,
     now_from,
@@ -228,7 +229,7 @@ def rename(ctx: click.Context, document_id: str, title: str, as_json: bool) -> N
 
 @kb.command(name="list")
 @click.option("--collection")
-@click.option("--limit", type=click.IntRange(min=1))
+@click.option("--limit", type=click.IntRange(min=1, max=MAX_LISTED))
 @with_json
 def list_(ctx: click.Context, collection: str | None, limit: int | None, as_json: bool) -> None:
     """Documents with their status, chunk count and errors, newest first; then each synced

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from memoryd.cli.common import (
+    MAX_LISTED,
     audit_line,
     echo_memory,
     echo_review_item,
@@ -18,6 +19,7 @@ from memoryd.cli.common import (
     parsed,
     print_json,
     review_json,
+    text_of_file,
     with_json,
     with_now_json,
 )
@@ -84,7 +86,7 @@ def remember(
 
 
 @click.command()
-@click.argument("batch_file", required=False, default="-", type=click.File("r"))
+@click.argument("batch_file", required=False, default="-", type=click.File("rb"))
 @click.option(
     "--source",
     "source_name",
@@ -103,7 +105,7 @@ def propose(
     as_json: bool,
 ) -> None:
     """Propose a batch {"memories": [...]} from BATCH_FILE (or - for stdin); policy decides."""
-    text = batch_file.read()
+    text = text_of_file(batch_file, "batch_file", 'a JSON batch {"memories": [...]}')
     with open_store_service(ctx) as service:
         results = service.propose(
             text, source=Source(source_name), source_ref=source_ref, now=now_from(now_text)
@@ -118,7 +120,7 @@ def propose(
 @click.command(name="list")
 @click.option("--status", type=click.Choice([s.value for s in Status]))
 @click.option("--kind", "kind_name")
-@click.option("--limit", type=click.IntRange(min=1))
+@click.option("--limit", type=click.IntRange(min=1, max=MAX_LISTED))
 @with_json
 def list_(
     ctx: click.Context, status: str | None, kind_name: str | None, limit: int | None, as_json: bool
