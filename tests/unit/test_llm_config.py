@@ -184,6 +184,27 @@ def test_an_unreadable_key_file_is_a_clear_error(tmp_path: Path) -> None:
     assert isinstance(caught.value, MemorydError)
 
 
+def test_a_key_file_is_read_as_its_first_line(tmp_path: Path) -> None:
+    """As configuration.md says: the key alone on the first line; a byte-order mark, a comment
+    line after it or a trailing newline are not part of the key."""
+    key_file = tmp_path / "llm.key"
+    key_file.write_bytes(b"\xef\xbb\xbf" + KEY.encode() + b"\n# rotated 2026-11\n")
+
+    routes = load_routes(tmp_path, {**BASE, "MEMORYD_LLM_API_KEY_FILE": str(key_file)})
+
+    assert {route.api_key for route in routes.values()} == {KEY}
+
+
+def test_a_key_file_that_is_not_text_is_a_clear_error(tmp_path: Path) -> None:
+    key_file = tmp_path / "llm.key"
+    key_file.write_bytes(b"\x8a\x00\xffnot a key")
+
+    with pytest.raises(LLMConfigError) as caught:
+        load_routes(tmp_path, {**BASE, "MEMORYD_LLM_API_KEY_FILE": str(key_file)})
+
+    assert "is not UTF-8 text" in str(caught.value) and str(key_file) in str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("environ", "toml", "named"),
     [

@@ -321,9 +321,16 @@ def api_key_of(values: Mapping[str, Any], error: type[MemorydError], whose: str)
     key_file = values.get("api_key_file")
     if not key and key_file:
         try:
-            key = Path(str(key_file)).expanduser().read_text(encoding="utf-8").strip()
+            text = Path(str(key_file)).expanduser().read_text(encoding="utf-8-sig")
         except OSError as problem:
             raise error(
                 f"cannot read the API key file {key_file} for {whose}: {problem.strerror}"
             ) from None
+        except UnicodeDecodeError:
+            raise error(
+                f"the API key file {key_file} for {whose} is not UTF-8 text; write the key "
+                "alone on its first line"
+            ) from None
+        lines = text.strip().splitlines()
+        key = lines[0].strip() if lines else ""
     return str(key) if key else None

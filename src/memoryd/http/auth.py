@@ -14,6 +14,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from memoryd.config.keys import SettingsError
 from memoryd.http.asgi import send_json
 from memoryd.storage.file_modes import private_home
 
@@ -50,7 +51,14 @@ def load_token(home: Path, environ: Mapping[str, str] | None = None) -> str | No
         return env["MEMORYD_TOKEN"].strip()
     path = token_path(home)
     if path.is_file():
-        value = path.read_text(encoding="ascii").strip()
+        try:
+            value = path.read_text(encoding="ascii").strip()
+        except UnicodeDecodeError:
+            # A header carries ASCII only: no client could send such a token.
+            raise SettingsError(
+                f"the token file {path} holds characters a bearer token cannot carry (ASCII "
+                "only); delete it and run `memoryd init` for a new one, or set MEMORYD_TOKEN"
+            ) from None
         return value or None
     return None
 
