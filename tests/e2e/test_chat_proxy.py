@@ -242,6 +242,23 @@ def test_a_request_the_proxy_cannot_read_gets_an_openai_error(proxied: Proxied) 
     assert answer.status_code == 400
     assert "messages" in answer.json()["error"]["message"]
 
+    # An emoji cut in half ("\ud83d" without its pair): named, with or without the app's
+    # conversation header (with it, the request went on and the finished turn was lost to a
+    # UnicodeEncodeError after the answer; without it, the refusal quoted the codec).
+    cut = b'{"model": "m", "messages": [{"role": "user", "content": "Trip ideas? \\ud83d"}]}'
+    before = len(chats(proxied.upstream))
+    for headers in ({}, {"X-Memoryd-Conversation": "my-chat-9"}):
+        refused = proxied.http().post(
+            "/v1/chat/completions",
+            content=cut,
+            headers={"content-type": "application/json", **headers},
+        )
+        assert refused.status_code == 400, refused.text
+        error = refused.json()["error"]
+        assert error["type"] == "invalid_request_error"
+        assert "messages[0] holds invalid Unicode (a lone surrogate" in error["message"]
+    assert len(chats(proxied.upstream)) == before
+
 
 def test_the_web_page_status_line_shows_the_last_request(proxied: Proxied) -> None:
     with httpx.Client(base_url=proxied.server.base_url, timeout=30) as browser:

@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from memoryd.config.settings import SettingValues, parse_value
+from memoryd.words import has_lone_surrogate
 
 COMPLETIONS_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
@@ -117,6 +118,12 @@ def messages_of(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     for index, message in enumerate(messages):
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise ChatRequestError(f"messages[{index}] must be an object with a 'role'")
+        if has_lone_surrogate(message):
+            # JSON lets "\ud800" through; no tokenizer, store or model server takes it.
+            raise ChatRequestError(
+                f"messages[{index}] holds invalid Unicode (a lone surrogate such as \\ud800); "
+                "an emoji cut in half is the usual cause"
+            )
     return messages
 
 
