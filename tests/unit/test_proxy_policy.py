@@ -11,7 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryd.config.settings import SettingsError, setting_values
-from memoryd.proxy.anthropic import AnthropicStream, from_anthropic, to_anthropic
+from memoryd.proxy.anthropic import (
+    AnthropicStream,
+    from_anthropic,
+    models_from_anthropic,
+    to_anthropic,
+)
 from memoryd.proxy.policy import (
     ChatRequestError,
     StreamedAnswer,
@@ -240,3 +245,43 @@ def test_anthropic_requests_answers_and_streams_are_translated() -> None:
     for start in range(0, len(events), 7):
         reader.feed(translate.feed(events[start : start + 7]))
     assert (reader.text, reader.finish, reader.done) == ("Hello", "stop", True)
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(
+        st.sampled_from(["type", "text", "content", "usage", "input_tokens", "id", "model",
+                         "stop_reason", "message", "delta", "error", "data", "output_tokens"]),
+        inner,
+        max_size=4,
+    ),
+    max_leaves=12,
+)  # fmt: skip
+
+
+@given(_json, st.sampled_from(["", "message_start", "content_block_delta", "message_delta",
+                               "message_stop", "error"]))  # fmt: skip
+def test_an_anthropic_answer_of_any_shape_is_translated_never_raised(
+    answer: Any, kind: str
+) -> None:
+    """A misbehaving upstream (fields missing, of the wrong type, a lone surrogate escaped in
+    its JSON) gets empty fields, not a 500 or a stream cut mid-answer."""
+    completion = from_anthropic(answer)
+    assert completion["object"] == "chat.completion" and isinstance(completion["choices"], list)
+    json.dumps(completion)
+    assert models_from_anthropic(answer)["object"] == "list"
+    event = {"type": kind, "delta": answer, "message": answer, "error": answer} if kind else answer
+    out = AnthropicStream("m").feed(b"data: " + json.dumps(event).encode() + b"\n")
+    out.decode("utf-8")
+    assert from_anthropic({"content": [{"type": "text", "text": "\ud800ok"}]})["choices"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("max_tokens", "lots"), ("max_tokens", -5), ("max_tokens", 2.5), ("stop", 7), ("stop", [1])],
+)
+def test_a_request_anthropic_cannot_take_is_refused_by_field(field: str, value: Any) -> None:
+    body = {"messages": [{"role": "user", "content": "hi"}], field: value}
+    with pytest.raises(ChatRequestError, match=field):
+        to_anthropic(body, "claude")

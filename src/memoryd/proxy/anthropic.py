@@ -49,13 +49,10 @@ def to_anthropic(body: Mapping[str, Any], model: str) -> dict[str, Any]:
             turns[-1]["content"] += "\n\n" + text
         else:
             turns.append({"role": role, "content": text})
-    request: dict[str, Any] = {
-        "model": model,
-        "messages": turns,
-        "max_tokens": int(
-            body.get("max_completion_tokens") or body.get("max_tokens") or DEFAULT_MAX_TOKENS
-        ),
-    }
+    most = body.get("max_completion_tokens") or body.get("max_tokens") or DEFAULT_MAX_TOKENS
+    if isinstance(most, bool) or not isinstance(most, int) or most < 1:
+        raise ChatRequestError(f"max_tokens must be a positive integer, not {most!r}"[:120])
+    request: dict[str, Any] = {"model": model, "messages": turns, "max_tokens": most}
     if system:
         request["system"] = "\n\n".join(system)
     for name in ("temperature", "top_p"):
@@ -63,27 +60,32 @@ def to_anthropic(body: Mapping[str, Any], model: str) -> dict[str, Any]:
             request[name] = body[name]
     stop = body.get("stop")
     if stop:
-        request["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+        stops = [stop] if isinstance(stop, str) else stop
+        if not isinstance(stops, list) or not all(isinstance(s, str) for s in stops):
+            raise ChatRequestError("stop must be a string or a list of strings")
+        request["stop_sequences"] = stops
     if body.get("stream"):
         request["stream"] = True
     return request
 
 
-def from_anthropic(answer: Mapping[str, Any]) -> dict[str, Any]:
-    """The OpenAI chat completion for a Messages API answer."""
+def from_anthropic(answer: Any) -> dict[str, Any]:
+    """The OpenAI chat completion for a Messages API answer; whatever shape the upstream
+    answered in, fields it lacks or misshaped are left empty (never an error here)."""
+    answer = _mapping(answer)
     text = "".join(
         str(block.get("text", ""))
-        for block in answer.get("content", [])
+        for block in _list(answer.get("content"))
         if isinstance(block, dict) and block.get("type") == "text"
     )
-    usage = answer.get("usage") or {}
-    prompt = int(usage.get("input_tokens", 0))
-    completion = int(usage.get("output_tokens", 0))
+    usage = _mapping(answer.get("usage"))
+    prompt = _count(usage.get("input_tokens"))
+    completion = _count(usage.get("output_tokens"))
     return {
         "id": f"chatcmpl-{answer.get('id', '')}",
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": answer.get("model", ""),
+        "model": str(answer.get("model", "")),
         "choices": [
             {
                 "index": 0,
@@ -99,16 +101,29 @@ def from_anthropic(answer: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def models_from_anthropic(listing: Mapping[str, Any]) -> dict[str, Any]:
-    """The OpenAI model list for Anthropic's."""
+def models_from_anthropic(listing: Any) -> dict[str, Any]:
+    """The OpenAI model list for Anthropic's (the models it names by an id)."""
     return {
         "object": "list",
         "data": [
-            {"id": item["id"], "object": "model", "created": 0, "owned_by": "anthropic"}
-            for item in listing.get("data", [])
+            {"id": str(item["id"]), "object": "model", "created": 0, "owned_by": "anthropic"}
+            for item in _list(_mapping(listing).get("data"))
             if isinstance(item, dict) and "id" in item
         ],
     }
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _count(value: Any) -> int:
+    """A token count as the upstream wrote it, 0 for anything that is not a whole number."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 @dataclass
@@ -141,23 +156,24 @@ class AnthropicStream:
             event = json.loads(line[5:].strip())
         except ValueError:
             return b""
-        kind = event.get("type", self._event) if isinstance(event, dict) else ""
+        if not isinstance(event, dict):
+            return b""
+        kind = event.get("type", self._event)
+        delta = _mapping(event.get("delta"))
         if kind == "message_start":
-            message = event.get("message") or {}
+            message = _mapping(event.get("message"))
             self.id = f"chatcmpl-{message.get('id', 'anthropic')}"
             return self._chunk({"role": "assistant", "content": ""}, None)
-        if kind == "content_block_delta":
-            delta = event.get("delta") or {}
-            if delta.get("type") == "text_delta":
-                return self._chunk({"content": str(delta.get("text", ""))}, None)
+        if kind == "content_block_delta" and delta.get("type") == "text_delta":
+            return self._chunk({"content": str(delta.get("text", ""))}, None)
         if kind == "message_delta":
-            stop = (event.get("delta") or {}).get("stop_reason")
+            stop = delta.get("stop_reason")
             if stop:
                 return self._chunk({}, _STOPS.get(str(stop), "stop"))
         if kind == "message_stop":
             return b"data: [DONE]\n\n"
         if kind == "error":
-            error = event.get("error") or {}
+            error = _mapping(event.get("error"))
             body = {"error": {"message": str(error.get("message", "")), "type": "upstream_error"}}
             return b"data: " + json.dumps(body).encode() + b"\n\n"
         return b""
@@ -170,4 +186,6 @@ class AnthropicStream:
             "model": self.model,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
         }
-        return b"data: " + json.dumps(chunk, ensure_ascii=False).encode("utf-8") + b"\n\n"
+        # A lone surrogate the upstream escaped into its JSON goes out as "?", not an error.
+        encoded = json.dumps(chunk, ensure_ascii=False).encode("utf-8", "replace")
+        return b"data: " + encoded + b"\n\n"
