@@ -169,6 +169,21 @@ def test_a_utf8_byte_order_mark_is_dropped() -> None:
     assert convert_text(b"\xef\xbb\xbfhello", "greeting.txt")[1] == "hello\n"
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_text_saved_as_utf16_or_utf32_with_its_mark_is_read(encoding: str) -> None:
+    """Windows Notepad's "Unicode" is UTF-16 LE with a byte-order mark: its NUL bytes are not
+    binary data."""
+    text = "Boiler serviced on 3 März by Thermo Ltd. 🔧"
+    data = (("\ufeff" if encoding.endswith(("le", "be")) else "") + text).encode(encoding)
+    assert convert_text(data, "boiler.txt")[1] == text + "\n"
+    assert convert_text(data, "boiler.md")[1] == text + "\n"
+
+
+def test_a_utf16_file_cut_mid_character_is_refused_by_name() -> None:
+    with pytest.raises(ConversionError, match="starts as UTF-16 text but does not decode"):
+        convert("hello".encode("utf-16") + b"\x00", "notes.txt", StubReader())
+
+
 def test_markdown_is_titled_by_its_first_heading() -> None:
     data = b"Intro line.\n\n## Setup Guide ##\n\nSteps.\n\n# Later Heading\n"
     title, markdown, kind = convert_text(data, "guide.md")

@@ -9,6 +9,7 @@ Every refusal is a :class:`ConversionError` that names the problem and what to d
 from __future__ import annotations
 
 import base64
+import codecs
 import io
 import re
 import zipfile
@@ -320,8 +321,28 @@ def _html(text: str, stem: str) -> Converted:
     return Converted(title, _tidy(markdown), DocumentType.HTML)
 
 
+# Byte-order marks of the wide encodings (Windows Notepad saves "Unicode" as UTF-16 LE with its
+# mark); UTF-32's first, as its little-endian mark starts like UTF-16's.
+_WIDE_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
 def _decode_text(data: bytes) -> str:
-    """UTF-8 (with or without BOM), else Windows-1252; binary data is refused."""
+    """UTF-8 (with or without BOM), UTF-16 or UTF-32 with their byte-order mark, else
+    Windows-1252; binary data is refused."""
+    for mark, encoding in _WIDE_MARKS:
+        if data.startswith(mark):
+            try:
+                return data.decode(encoding)
+            except UnicodeDecodeError:
+                raise ConversionError(
+                    f"the file starts as {encoding.upper()} text but does not decode as it "
+                    "(cut short, or not text); save it again as UTF-8"
+                ) from None
     if b"\x00" in data[:8192]:
         raise ConversionError(
             "the file holds binary data, not text (its name says text); check the file type"
