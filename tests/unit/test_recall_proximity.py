@@ -80,6 +80,13 @@ def test_the_text_legs_first_are_ranked_again_by_their_best_passage() -> None:
         "scattered": 2,
         "other": 3,
     }
+    # Only the scattered one moved: it follows the others, which keep the text leg's order.
+    apart = text_reranked(found, ranked, WEIGHTS, 3, 200, scattered=0.8)
+    assert {i: c.ranks["text"] for i, c in apart.items()} == {
+        "told": 1,
+        "other": 2,
+        "scattered": 3,
+    }
     # With no depth, or a depth of one, the text leg's order stands.
     assert text_reranked(found, ranked, WEIGHTS, 0, 200) == found
     assert text_reranked(found, ranked, WEIGHTS, 1, 200) == found

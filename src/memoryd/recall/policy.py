@@ -384,9 +384,12 @@ class RecallPolicy:
     # best run of that many characters, not in its whole text. `text_window_depth` over 0: the
     # text leg's first that many are ranked again by the weight their best run of
     # `text_window_chars` characters holds (0 characters: their whole text), the text leg's
-    # order breaking ties, before the fusion reads their ranks. Why off: BEAM's evidence that
+    # order breaking ties, before the fusion reads their ranks; with `text_window_scattered`
+    # over 0, the text leg's order is kept but a memory whose best run holds under that share
+    # of its whole text's weight follows the others. Why off: BEAM's evidence that
     # the cut or the budget lost holds its words no closer together than the wrong memories
     # above it (bench/README.md, "One passage or scattered words").
     coverage_window_chars: int = 0
     text_window_depth: int = 0
     text_window_chars: int = 200
+    text_window_scattered: float = 0.0

@@ -94,15 +94,23 @@ def text_reranked(
     weights: Mapping[str, float],
     depth: int,
     width: int,
+    scattered: float = 0.0,
 ) -> dict[str, Candidate]:
     """``candidates`` with the text leg's first ``depth`` (``ranked``, best first) ranked again
     by :func:`held_weight`, the text leg's order breaking ties; each takes one of the places
-    they held, the others keep theirs."""
+    they held, the others keep theirs. With ``scattered`` over 0, the text leg's order is kept
+    but for the memories whose best passage holds less than that share of the weight their
+    whole text holds: they follow the others."""
     first = [(place, i) for place, i in enumerate(ranked[:depth], start=1) if i in candidates]
     if depth <= 0 or len(first) < 2:
         return dict(candidates)
     held = {i: held_weight(candidates[i], weights, width) for _, i in first}
-    order = sorted(first, key=lambda pair: (-held[pair[1]], pair[0]))
+    if scattered > 0:
+        whole = {i: held_weight(candidates[i], weights, 0) for _, i in first}
+        apart = {i: held[i] < scattered * whole[i] for _, i in first}
+        order = sorted(first, key=lambda pair: (apart[pair[1]], pair[0]))
+    else:
+        order = sorted(first, key=lambda pair: (-held[pair[1]], pair[0]))
     out = dict(candidates)
     for (place, _), (_, memory_id) in zip(first, order, strict=True):
         current = candidates[memory_id]

@@ -88,7 +88,8 @@ def _proximity(evidence: Evidence, policy: RecallPolicy) -> Evidence:
     candidates = evidence.candidates
     if depth > 0:
         ranked = evidence.rankings.get("text", [])
-        candidates = text_reranked(candidates, ranked, weights, depth, policy.text_window_chars)
+        width_of, apart = policy.text_window_chars, policy.text_window_scattered
+        candidates = text_reranked(candidates, ranked, weights, depth, width_of, apart)
     if width > 0:
         candidates = with_passages(candidates, weights, width)
     return replace(evidence, candidates=candidates)
