@@ -15,7 +15,9 @@ measure) and the AUC of each measure over every admitted candidate (evidence aga
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -29,7 +31,7 @@ from memoryd.recall.excerpt_policy import Focus
 from memoryd.recall.gate_policy import read_query
 from memoryd.recall.pack_policy import pack_block
 from memoryd.recall.policy import RecallPolicy
-from memoryd.recall.proximity_policy import best_window
+from memoryd.recall.proximity_policy import best_window, text_reranked, with_passages
 from memoryd.recall.score import rank
 from memoryd.recall.score_policy import relative_cut
 
@@ -66,6 +68,9 @@ def main() -> int:
         groups: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
         pairs = {"whole": [0.0, 0], "window": [0.0, 0]}
         scored: dict[str, tuple[list[float], list[float]]] = {}
+        # The switches' own cost per question (the text leg's first 20 ranked again by their
+        # best passage; every candidate's passage for the coverage), in microseconds.
+        costs: dict[str, list[float]] = {"text_window_depth 20": [], "coverage_window": []}
         for measure in ("whole", "window", "concentration"):
             scored[measure] = ([], [])
         for number, conversation in enumerate(conversations):
@@ -82,6 +87,13 @@ def main() -> int:
                 )
                 block = {s.memory.id for s in packed.items} if packed else set()
                 reading = read_query(evidence.facts, policy)
+                ranked_text = evidence.rankings.get("text", [])
+                began = time.perf_counter()
+                text_reranked(evidence.candidates, ranked_text, reading.weights, 20, args.width)
+                costs["text_window_depth 20"].append(1e6 * (time.perf_counter() - began))
+                began = time.perf_counter()
+                with_passages(evidence.candidates, reading.weights, args.width)
+                costs["coverage_window"].append(1e6 * (time.perf_counter() - began))
                 rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
                 for item in ranking.items:
                     candidate = ranked.candidates[item.memory.id]
@@ -151,6 +163,9 @@ def main() -> int:
             share = won / max(1, count)
             print(f"lost evidence above a wrong one of the block by {measure}: {share:.3f}", end="")
             print(f" of {count} pairs")
+        for switch, spent in costs.items():
+            p95 = statistics.quantiles(spent, n=20)[-1]
+            print(f"{switch}: {statistics.median(spent):.0f} µs median, {p95:.0f} µs p95")
         for measure, (positives, negatives) in scored.items():
             print(f"AUC of {measure} (evidence against the rest): {auc(positives, negatives):.3f}")
     return 0
