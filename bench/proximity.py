@@ -15,6 +15,7 @@ measure) and the AUC of each measure over every admitted candidate (evidence aga
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import time
@@ -31,9 +32,27 @@ from memoryd.recall.excerpt_policy import Focus
 from memoryd.recall.gate_policy import read_query
 from memoryd.recall.pack_policy import pack_block
 from memoryd.recall.policy import RecallPolicy
-from memoryd.recall.proximity_policy import best_window, text_reranked, with_passages
+from memoryd.recall.proximity_policy import best_window, key, text_reranked, with_passages
 from memoryd.recall.score import rank
 from memoryd.recall.score_policy import relative_cut
+
+# Sentence ends, as recall's excerpts read them (excerpt_policy).
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
+
+
+def best_sentence(content: str, held: frozenset[str], weights: dict[str, float]) -> frozenset[str]:
+    """Of the query words ``held``, those of the sentence of ``content`` holding the most of
+    their weight (a word found where a word of the text begins with its light stem)."""
+    best: frozenset[str] = frozenset()
+    for sentence in SENTENCE_END.split(content):
+        found = frozenset(
+            w
+            for w in held
+            if re.search(r"(?<![^\W_])" + re.escape(key(w)), sentence, re.IGNORECASE)
+        )
+        if sum(weights.get(w, 0.0) for w in found) > sum(weights.get(w, 0.0) for w in best):
+            best = found
+    return best
 
 
 def auc(positives: list[float], negatives: list[float]) -> float:
@@ -58,6 +77,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sets", default="beam,locomo")
     parser.add_argument("--width", type=int, default=200)
+    parser.add_argument(
+        "--sentence", action="store_true", help="the best sentence instead of the best window"
+    )
     parser.add_argument("--stores", type=Path, default=Path("/tmp/proximity-stores"))
     args = parser.parse_args()
     args.stores.mkdir(parents=True, exist_ok=True)
@@ -99,9 +121,12 @@ def main() -> int:
                     candidate = ranked.candidates[item.memory.id]
                     content = item.memory.content
                     whole = reading.coverage(candidate.words)
-                    window = reading.coverage(
-                        best_window(content, candidate.words, reading.weights, args.width)
+                    passage = (
+                        best_sentence(content, candidate.words, dict(reading.weights))
+                        if args.sentence
+                        else best_window(content, candidate.words, reading.weights, args.width)
                     )
+                    window = reading.coverage(passage)
                     keys = built.by_memory.get(item.memory.id, set())
                     is_evidence = bool(keys & question.evidence)
                     where = (
@@ -127,7 +152,8 @@ def main() -> int:
                             pairs[measure][1] += 1
             built.service.close()
             progress(f"  {name}: {conversation.name} done")
-        print(f"\n{name} (window {args.width} characters), admitted candidates:\n")
+        passage = "the best sentence" if args.sentence else f"window {args.width} characters"
+        print(f"\n{name} ({passage}), admitted candidates:\n")
         table = []
         for where in ("evidence, in block", "evidence, lost", "other, in block", "other, below"):
             rows_of = groups[where]
