@@ -240,8 +240,8 @@ def rows_of(name: str, asked: list[Asked], policy: RecallPolicy, grade: float = 
             extra["named_day"].append(float(scored.memory.id in gathered.facts.window_named))
             extra["other_side"].append(float(scored.memory.id == moved))
             # The share of the message's word weight it holds outside its best passage.
-            held = candidate.words if "text" in first else frozenset()
-            passage = best_window(scored.memory.content, held, reading.weights, PASSAGE)
+            matched = candidate.words if "text" in first else frozenset()
+            passage = best_window(scored.memory.content, matched, reading.weights, PASSAGE)
             extra["scattered"].append(values["coverage"] - reading.coverage(passage))
         evidence.append(len(question.evidence))
         category.append(question.category)

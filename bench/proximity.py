@@ -152,8 +152,8 @@ def main() -> int:
                             pairs[measure][1] += 1
             built.service.close()
             progress(f"  {name}: {conversation.name} done")
-        passage = "the best sentence" if args.sentence else f"window {args.width} characters"
-        print(f"\n{name} ({passage}), admitted candidates:\n")
+        read_in = "the best sentence" if args.sentence else f"window {args.width} characters"
+        print(f"\n{name} ({read_in}), admitted candidates:\n")
         table = []
         for where in ("evidence, in block", "evidence, lost", "other, in block", "other, below"):
             rows_of = groups[where]
