@@ -87,7 +87,7 @@ def main() -> int:
     for name in args.sets.split(","):
         conversations = beam() if name == "beam" else locomo()
         embedder = embedder_named("minilm", [q.text for c in conversations for q in c.questions])
-        groups: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
+        groups: dict[str, list[tuple[int, float, float, bool]]] = defaultdict(list)
         pairs = {"whole": [0.0, 0], "window": [0.0, 0]}
         scored: dict[str, tuple[list[float], list[float]]] = {}
         # The switches' own cost per question (the text leg's first 20 ranked again by their
@@ -134,7 +134,8 @@ def main() -> int:
                         if is_evidence
                         else ("other, in block" if item.memory.id in block else "other, below")
                     )
-                    groups[where].append((len(content), whole, window))
+                    by_text = "text" in item.gates
+                    groups[where].append((len(content), whole, window, by_text))
                     rows[where].append((whole, window))
                     concentration = window / whole if whole else 0.0
                     for measure, value in zip(
@@ -169,6 +170,7 @@ def main() -> int:
                     f"{mean([r[2] / r[1] for r in long if r[1]]):.3f}",
                     f"{sum(not r[1] for r in rows_of) / max(1, len(rows_of)):.2f}",
                     f"{mean([r[2] / r[1] for r in rows_of if r[0] > 600 and r[1]]):.3f}",
+                    f"{sum(r[3] for r in rows_of) / max(1, len(rows_of)):.2f}",
                 ]
             )
         print_table(
@@ -182,6 +184,7 @@ def main() -> int:
                 "window/whole",
                 "no word",
                 "w/w over 600",
+                "text gate",
             ),
             table,
         )
