@@ -10,7 +10,7 @@ from datetime import timedelta
 from memoryd.recall.evidence_policy import Candidate, QueryFacts
 from memoryd.recall.gate_policy import read_query
 from memoryd.recall.proximity_policy import best_window, key, text_reranked, with_passages
-from memoryd.recall.score_policy import rank_candidates
+from memoryd.recall.score_policy import Ranking, rank_candidates
 
 from .recall_policy_support import NOW, POLICY, memory
 
@@ -118,9 +118,9 @@ def test_the_coverage_read_in_the_best_passage_lowers_a_scattered_memory() -> No
     whole = rank_candidates(found, FACTS, NOW, POLICY)
     passage = rank_candidates(windowed, FACTS, NOW, POLICY)
 
-    def coverage(ranking: object, memory_id: str) -> float:
-        item = next(s for s in ranking.items if s.memory.id == memory_id)  # type: ignore[attr-defined]
-        return float(item.contributions["coverage"])
+    def coverage(ranking: Ranking, memory_id: str) -> float:
+        item = next(s for s in ranking.items if s.memory.id == memory_id)
+        return item.contributions["coverage"]
 
     assert windowed["told"].covering == ALL
     assert coverage(passage, "scattered") < coverage(whole, "scattered")
