@@ -42,13 +42,15 @@ owner set's memories (its stores are then kept apart, under ``DIR/cued``).
 definite reference (``address_policy.definite_reference``, also the ``definite`` feature) as
 personal at grade G in the rows as well (measured, not shipped).
 
-``--extra`` (with ``--rows``) fits with two candidate flags beside the shipped features, each
-kept monotone as a leg's: ``named_day`` (the memory names a day of the message's window,
-time_legs.named_day_leg) and ``other_side`` (the memory the yes/no rule moved into the first
-ten, sides_policy.other_side); the shipped coefficients give them 0 (measured, not shipped).
+``--extra NAMES`` (with ``--rows``; ``all`` for every one) fits with candidate features beside
+the shipped ones: two flags kept monotone as a leg's, ``named_day`` (the memory names a day of
+the message's window, time_legs.named_day_leg) and ``other_side`` (the memory the yes/no rule
+moved into the first ten, sides_policy.other_side), and ``scattered``, the share of the
+message's word weight a text match holds outside its best passage (proximity_policy); the
+shipped coefficients give them 0 (measured, not shipped).
 
     .venv/bin/python bench/fit_recall_score.py [--stores DIR] [--cues F] [--save-rows F | --rows F]
-        [--l2 X] [--definite-grade G] [--extra]
+        [--l2 X] [--definite-grade G] [--extra named_day,other_side,scattered]
 """
 
 from __future__ import annotations
@@ -87,6 +89,7 @@ from memoryd.recall.gate_policy import read_query
 from memoryd.recall.legs import Evidence
 from memoryd.recall.pack_policy import render_item
 from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.proximity_policy import best_window
 from memoryd.recall.relevance_policy import FEATURES as SHIPPED_FEATURES
 from memoryd.recall.relevance_policy import as_row
 from memoryd.recall.score import rank
@@ -236,6 +239,10 @@ def rows_of(name: str, asked: list[Asked], policy: RecallPolicy, grade: float = 
             tokens.append(line_tokens(scored.memory))
             extra["named_day"].append(float(scored.memory.id in gathered.facts.window_named))
             extra["other_side"].append(float(scored.memory.id == moved))
+            # The share of the message's word weight it holds outside its best passage.
+            matched = candidate.words if "text" in first else frozenset()
+            passage = best_window(scored.memory.content, matched, reading.weights, PASSAGE)
+            extra["scattered"].append(values["coverage"] - reading.coverage(passage))
         evidence.append(len(question.evidence))
         category.append(question.category)
         texts.append(question.text)
@@ -254,7 +261,10 @@ def rows_of(name: str, asked: list[Asked], policy: RecallPolicy, grade: float = 
 # Candidate flags tried as features with ``--extra`` (not shipped features): the memory names a
 # day of the message's window (time_legs.named_day_leg, dates13), and it is the yes/no
 # question's other side that joined the first ten (sides_policy.other_side, sides13).
-EXTRA = ("named_day", "other_side")
+# ``scattered`` (prox17): the share of the message's word weight a text match holds outside
+# its best run of PASSAGE characters (recall/proximity_policy.best_window), not held monotone.
+EXTRA = ("named_day", "other_side", "scattered")
+PASSAGE = 200
 
 
 def moved_side(built: Built, gathered: Evidence, policy: RecallPolicy) -> str | None:
@@ -558,8 +568,9 @@ def main() -> int:
         "coverage (rows saved as NAME-True / NAME-False)",
     )  # fmt: skip
     parser.add_argument(
-        "--extra", action="store_true",
-        help=f"fit with the candidate flags {', '.join(EXTRA)} as features too (not shipped)",
+        "--extra", default="",
+        help=f"fit with these of the candidate flags {', '.join(EXTRA)} as features too "
+        "(comma-separated; 'all': every one; not shipped)",
     )  # fmt: skip
     args = parser.parse_args()
     if args.extra and not args.rows:
@@ -568,7 +579,8 @@ def main() -> int:
     if args.rows:
         with args.rows.open("rb") as source:
             saved = pickle.load(source)
-        report(with_extra(saved) if args.extra else saved)
+        chosen = EXTRA if args.extra == "all" else tuple(filter(None, args.extra.split(",")))
+        report(with_extra(saved, chosen) if chosen else saved)
         return 0
     args.stores.mkdir(parents=True, exist_ok=True)
     started = time.time()
@@ -623,16 +635,22 @@ def main() -> int:
     return 0
 
 
-def with_extra(rows: dict[str, Rows]) -> dict[str, Rows]:
-    """The rows with the ``EXTRA`` flags as features after the shipped ones (monotone, as the
-    legs' are); the fits then weigh them, the shipped coefficients give them 0."""
+def with_extra(rows: dict[str, Rows], chosen: tuple[str, ...] = EXTRA) -> dict[str, Rows]:
+    """The rows with the ``chosen`` of the ``EXTRA`` flags as features after the shipped ones
+    (the flags monotone, as the legs' are); the fits then weigh them, the shipped coefficients
+    give them 0."""
     global FEATURES, MONOTONE
     if any(not data.extra for data in rows.values()):
         raise SystemExit("these rows hold no extra flags: save them again with --save-rows")
-    FEATURES = (*FEATURES, *EXTRA)
-    MONOTONE = MONOTONE | frozenset(EXTRA)
+    unknown = set(chosen) - set(EXTRA)
+    if unknown:
+        raise SystemExit(f"--extra: no such flag {', '.join(sorted(unknown))}")
+    if any(e not in data.extra for e in chosen for data in rows.values()):
+        raise SystemExit("these rows lack a chosen flag: save them again with --save-rows")
+    FEATURES = (*FEATURES, *chosen)
+    MONOTONE = MONOTONE | (frozenset(chosen) - {"scattered"})
     return {
-        name: replace(data, x=np.hstack([data.x, *(data.extra[e][:, None] for e in EXTRA)]))
+        name: replace(data, x=np.hstack([data.x, *(data.extra[e][:, None] for e in chosen)]))
         for name, data in rows.items()
     }
 

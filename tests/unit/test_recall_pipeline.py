@@ -27,7 +27,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
         "read",
     ),
     ("evidence_policy", "time_legs", "vector_legs", "text_legs", "legs"),  # run the legs
-    ("gate_policy", "relevance_policy", "score_policy", "score"),  # score and gate
+    ("gate_policy", "relevance_policy", "score_policy", "proximity_policy", "score"),  # score, gate
     ("excerpt_policy", "pack_policy"),  # pack
     ("context_policy", "context_pack_policy"),  # the context pack's score and packing
     ("run", "context", "service"),  # the drivers and the front door

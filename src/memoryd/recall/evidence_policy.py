@@ -54,6 +54,14 @@ class Candidate:
     cosine: float | None = None
     # The query words it holds (text leg).
     words: frozenset[str] = frozenset()
+    # Those of them in its best passage, when the relevance reads coverage there
+    # (RecallPolicy.coverage_window_chars; recall/proximity_policy.py); None: all of them.
+    passage: frozenset[str] | None = None
+
+    @property
+    def covering(self) -> frozenset[str]:
+        """The query words whose weight its coverage counts."""
+        return self.words if self.passage is None else self.passage
 
 
 def handed_on(

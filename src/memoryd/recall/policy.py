@@ -378,3 +378,18 @@ class RecallPolicy:
     # 0.657 -> 0.659 (one contradiction question), LoCoMo and the owner sets as before; 20 and
     # 50 measure as 30 (bench/README.md, "Both sides of a yes/no question").
     other_side_depth: int = 30
+    # Where a memory holds the message's words (issue 28, session 16; recall/proximity_policy.py):
+    # in one passage or scattered through a long text. `coverage_window_chars` over 0: the
+    # relevance score's coverage is the share of the message's word weight held in the memory's
+    # best run of that many characters, not in its whole text. `text_window_depth` over 0: the
+    # text leg's first that many are ranked again by the weight their best run of
+    # `text_window_chars` characters holds (0 characters: their whole text), the text leg's
+    # order breaking ties, before the fusion reads their ranks; with `text_window_scattered`
+    # over 0, the text leg's order is kept but a memory whose best run holds under that share
+    # of its whole text's weight follows the others. Why off: BEAM's evidence that
+    # the cut or the budget lost holds its words no closer together than the wrong memories
+    # above it (bench/README.md, "One passage or scattered words").
+    coverage_window_chars: int = 0
+    text_window_depth: int = 0
+    text_window_chars: int = 200
+    text_window_scattered: float = 0.0

@@ -13,7 +13,7 @@ from datetime import datetime, tzinfo
 
 from memoryd.memory.model import Memory
 from memoryd.recall.evidence_policy import Candidate
-from memoryd.recall.gate_policy import most_holding
+from memoryd.recall.gate_policy import most_holding, read_query
 from memoryd.recall.kin_policy import kin_names, mentions, relative_first
 from memoryd.recall.legs import (
     Evidence,
@@ -24,6 +24,7 @@ from memoryd.recall.legs import (
     text_leg,
 )
 from memoryd.recall.policy import RecallPolicy
+from memoryd.recall.proximity_policy import text_reranked, with_passages
 from memoryd.recall.score_policy import (
     Ranking,
     diversify,
@@ -52,6 +53,7 @@ def rank(
     """Gate and rank the gathered candidates (those ``keep`` accepts); when the block opened
     and ``feedback_depth`` is set (off as shipped), let the feedback leg join; then let the
     best event's day join through the episode leg and rank again."""
+    evidence = _proximity(evidence, policy)
     ranking = rank_candidates(_kept(evidence.candidates, keep), evidence.facts, now, policy)
     if ranking.items and evidence.vector is not None and policy.feedback_depth > 0:
         ranking, evidence = _with_feedback(store, evidence, ranking, now, policy, keep)
@@ -73,6 +75,24 @@ def rank(
     )
     extended = extend_ranking(ranking, _kept(joined, keep), evidence.facts, now, policy)
     return _reranked(store, extended, evidence, policy), evidence
+
+
+def _proximity(evidence: Evidence, policy: RecallPolicy) -> Evidence:
+    """``evidence`` with the text leg's first ranked again by the message's words they hold in
+    one passage, and their coverage read there (recall/proximity_policy.py; both off as
+    shipped)."""
+    depth, width = policy.text_window_depth, policy.coverage_window_chars
+    if depth <= 0 and width <= 0:
+        return evidence
+    weights = read_query(evidence.facts, policy).weights
+    candidates = evidence.candidates
+    if depth > 0:
+        ranked = evidence.rankings.get("text", [])
+        width_of, apart = policy.text_window_chars, policy.text_window_scattered
+        candidates = text_reranked(candidates, ranked, weights, depth, width_of, apart)
+    if width > 0:
+        candidates = with_passages(candidates, weights, width)
+    return replace(evidence, candidates=candidates)
 
 
 def _reranked(store: Store, ranking: Ranking, evidence: Evidence, policy: RecallPolicy) -> Ranking:

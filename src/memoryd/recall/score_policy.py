@@ -136,7 +136,7 @@ def measure_context(
     verdicts = verdicts or {i: gate(c, facts, policy, reading) for i, c in candidates.items()}
     found = [c for i, c in candidates.items() if verdicts[i].opens]
     cosines = [c.cosine for c in found if c.cosine is not None]
-    coverages = [reading.coverage(c.words) for c in found]
+    coverages = [reading.coverage(c.covering) for c in found]
     # In a small store every word is new to it: unseen words only tell from 40 memories on.
     telling = facts.memory_count >= policy.min_memories_for_shares
     closest = sorted(cosines, reverse=True)[:TYPICAL_OF]
@@ -164,7 +164,7 @@ def candidate_features(
     only the legs whose gates it passed (``admitted``) count."""
     cosine = candidate.cosine if facts.embedded else None
     ranks = {leg: rank for leg, rank in candidate.ranks.items() if leg in admitted}
-    words = candidate.words if "text" in admitted else frozenset()
+    words = candidate.covering if "text" in admitted else frozenset()
     return features(ranks, cosine, reading.coverage(words), context)
 
 
@@ -245,7 +245,7 @@ def _judge(
         relevance, shares = model.relevance(
             {leg: rank for leg, rank in candidate.ranks.items() if leg in found_by},
             candidate.cosine if embedded else None,
-            reading.coverage(candidate.words) if "text" in found_by else 0.0,
+            reading.coverage(candidate.covering) if "text" in found_by else 0.0,
         )
         if not verdict.admitted:
             reasons = "; ".join(f"{leg}: {why}" for leg, why in verdict.stopped.items())
