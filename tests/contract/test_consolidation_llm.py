@@ -66,6 +66,8 @@ def test_a_merge_that_drops_a_name_or_a_date_is_refused(
     report = llm_service.consolidate(now=NOW)
     [step] = [s for s in report.steps if s.stage.value == "merge-near-duplicates"]
     assert step.action.value == "keep" and dropped in step.reason
+    # The run's summary does not count the refused merge as applied.
+    assert report.stages["merge-near-duplicates"] == "0 applied, 1 kept"
     assert {llm_service.get(i).status for i in ids} == {Status.ACTIVE}
     assert len(llm_service.list_memories(status=Status.ACTIVE)) == 2
 
@@ -75,7 +77,8 @@ def test_a_faithful_merge_supersedes_the_group(
 ) -> None:
     ids = two_lisbon_facts(llm_service)
     server.script(Reply(json.dumps({"content": "The owner moved to Lisbon on 2026-08-27"})))
-    llm_service.consolidate(now=NOW)
+    report = llm_service.consolidate(now=NOW)
+    assert report.stages["merge-near-duplicates"] == "1 applied"
     [merged] = llm_service.list_memories(status=Status.ACTIVE)
     assert merged.content == "The owner moved to Lisbon on 2026-08-27"
     assert merged.prompt_version == "merge.v1"

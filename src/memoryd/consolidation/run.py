@@ -83,6 +83,16 @@ def ask_cues(gateway: Gateway, content: str) -> tuple[str, ...]:
     return parse_cues_answer(answer.text)
 
 
+def stage_summary(steps: Sequence[Step], dry_run: bool) -> str:
+    """One stage's line: what it planned, or what it changed and what it kept as it was (a
+    merge the guard refused, a memory whose cues answer was unusable) — never a kept step
+    counted as applied."""
+    if dry_run:
+        return f"{len(steps)} planned"
+    kept = sum(step.action is Action.KEEP for step in steps)
+    return f"{len(steps) - kept} applied" + (f", {kept} kept" if kept else "")
+
+
 class ConsolidationRun:
     """Runs the stages of one consolidation over the service's store."""
 
@@ -143,7 +153,7 @@ class ConsolidationRun:
                 stages[stage.value] = f"failed: {error}"
                 continue
             done.extend(steps)
-            stages[stage.value] = f"{len(steps)} {'planned' if dry_run else 'applied'}"
+            stages[stage.value] = stage_summary(steps, dry_run)
         return ConsolidationReport(dry_run, tuple(done), stages)
 
     def _merge_stage(
