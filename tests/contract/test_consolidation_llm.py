@@ -82,6 +82,14 @@ def test_a_faithful_merge_supersedes_the_group(
     [merged] = llm_service.list_memories(status=Status.ACTIVE)
     assert merged.content == "The owner moved to Lisbon on 2026-08-27"
     assert merged.prompt_version == "merge.v1"
+    # The answer's shape is asked for as a JSON Schema, so a small model constrained by its
+    # server cannot answer another object (SmolLM2 answered {"content": {"name": ...}}).
+    [request] = server.requests
+    assert request.body is not None
+    asked = request.body["response_format"]
+    assert asked["type"] == "json_schema"
+    schema = asked["json_schema"]["schema"]
+    assert schema["required"] == ["content"] and schema["properties"]["content"]["type"] == "string"
     for old in ids:
         assert llm_service.get(old).status is Status.ARCHIVED
         assert llm_service.get(old).superseded_by == merged.id

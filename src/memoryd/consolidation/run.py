@@ -40,7 +40,7 @@ from memoryd.extraction.extractor import (
 from memoryd.memory.ledger import Ledger, Replaced
 from memoryd.memory.lookups import embed_texts, require_memory
 from memoryd.memory.model import Actor, Kind, Memory, Provenance, Source, Status, embedded_text
-from memoryd.memory.proposal_policy import cues_schema, parse_cues_answer
+from memoryd.memory.proposal_policy import cues_schema, merge_schema, parse_cues_answer
 from memoryd.memory.writes import Propose
 from memoryd.providers.llm import Gateway, Message, off_notice
 from memoryd.results import ConsolidationReport
@@ -184,13 +184,15 @@ class ConsolidationRun:
         for group in group_near_duplicates(memories, pairs, rules):
             reply: MergeReply | None = None
             if not dry_run:
-                raw = gateway.complete(
+                answer = gateway.complete_json(
                     "merge",
                     prompt.text,
                     [Message("user", render_merge([m.content for m in group]))],
+                    merge_schema(),
+                    "memory_merge",
                 )
                 try:
-                    reply = MergeReply(text=parse_merge(raw))
+                    reply = MergeReply(text=parse_merge(answer.text))
                 except ProposalBatchError as error:
                     reply = MergeReply(error=str(error))
             step = plan_merge(group, reply, rules)

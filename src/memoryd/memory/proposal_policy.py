@@ -252,6 +252,21 @@ def cues_schema() -> dict[str, Any]:
     }
 
 
+def merge_schema() -> dict[str, Any]:
+    """The answer of the consolidation stage that merges near-duplicates: ``{"content": "..."}``
+    (what :func:`memoryd.extraction.extractor.parse_merge` reads)."""
+    content = {
+        "type": "string",
+        "description": f"one self-contained sentence, at most {MAX_CONTENT_CHARS} characters",
+    }
+    return {
+        "type": "object",
+        "properties": {"content": content},
+        "required": ["content"],
+        "additionalProperties": False,
+    }
+
+
 def parse_cues_answer(text: str) -> tuple[str, ...]:
     """The cues in a model's ``{"cues": [...]}`` answer, bounded and checked as a proposal's."""
     try:
