@@ -273,6 +273,30 @@ def test_a_twice_broken_answer_fails_the_job_with_the_error_in_jobs(
     assert validation_error(second) in table
 
 
+def test_an_answer_cut_at_the_token_limit_says_so_not_a_json_error(
+    cli: Cli, server: FakeLLMServer
+) -> None:
+    """A small model's batch stopped at the server's cap on generated tokens (llama.cpp's
+    --n-predict): the job's error names the limit, where "Unterminated string" sent the owner
+    looking for a broken model. The retry that answers in full is kept."""
+    llm = with_llm(cli, server)
+    llm.ok("init")
+    whole = batch(item(RACE))
+    cut = Reply(whole[:40], truncated=True)
+    server.script(cut, cut)
+
+    result = llm.run("observe", "--user", "Ran Porto in 1:52!", "--wait", "--now", at())
+
+    assert result.returncode == 1
+    assert "cut off at its output token limit after 40 characters" in result.stderr
+    assert "n-predict" in result.stderr and "Unterminated" not in result.stderr
+    assert "cut off at its output token limit" in only_job(llm)["last_error"]
+
+    server.script(cut, Reply(whole))
+    llm.ok("observe", "--user", "Ran Porto in 1:52!", "--wait", "--now", at(60))
+    assert RACE in llm.ok("list")
+
+
 # ---------------------------------------------------------- compaction and missions
 
 

@@ -184,14 +184,14 @@ class ConsolidationRun:
         for group in group_near_duplicates(memories, pairs, rules):
             reply: MergeReply | None = None
             if not dry_run:
-                answer = gateway.complete_json(
-                    "merge",
-                    prompt.text,
-                    [Message("user", render_merge([m.content for m in group]))],
-                    merge_schema(),
-                    "memory_merge",
-                )
                 try:
+                    answer = gateway.complete_json(
+                        "merge",
+                        prompt.text,
+                        [Message("user", render_merge([m.content for m in group]))],
+                        merge_schema(),
+                        "memory_merge",
+                    )
                     reply = MergeReply(text=parse_merge(answer.text))
                 except ProposalBatchError as error:
                     reply = MergeReply(error=str(error))

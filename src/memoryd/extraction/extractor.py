@@ -23,7 +23,7 @@ from memoryd.clock import parse_instant
 from memoryd.errors import InvalidInputError, ProposalBatchError
 from memoryd.memory.model import Kind, Memory, Proposal, Source
 from memoryd.memory.proposal_policy import SCHEMA_NAME, contract_schema, parse_batch_text
-from memoryd.providers.llm import Gateway, Message, Structured
+from memoryd.providers.llm import AnswerCutOffError, Gateway, Message, Structured
 from memoryd.trust.credential_screening import fingerprint
 from memoryd.trust.fence import escape_data
 from memoryd.words import query_terms
@@ -361,18 +361,23 @@ class Extractor:
         messages = [Message("user", conversation)]
         schema = contract_schema(cues=prompt.cues)
         broken: list[ProposalBatchError] = []
+        said, structured = "", Structured.JSON_OBJECT.value
         for attempt in (1, 2):
-            answer = self.gateway.complete_json(
-                self.operation, prompt.text, messages, schema, SCHEMA_NAME
-            )
             try:
+                answer = self.gateway.complete_json(
+                    self.operation, prompt.text, messages, schema, SCHEMA_NAME
+                )
+                said, structured = answer.text, answer.structured
                 proposals = parse_batch_text(answer.text)
                 return Extraction(proposals, attempt, None, model, prompt.label, answer.structured)
+            except AnswerCutOffError as error:
+                broken.append(error)
+                said, structured = error.text, error.structured or structured
             except ProposalBatchError as error:
                 broken.append(error)
             if attempt == 1:
                 messages += [
-                    Message("assistant", answer.text),
+                    Message("assistant", said),
                     Message(
                         "user",
                         f"Your answer broke the contract: {broken[0]}. Answer again with only the "
@@ -383,8 +388,8 @@ class Extractor:
             "extraction broke the contract twice (%s, answered in %s mode); nothing "
             "proposed. Raw output: %r",
             broken[-1],
-            answer.structured,
-            answer.text[:4000],
+            structured,
+            said[:4000],
         )
         failed = f"contract broken twice: {broken[-1]}"
-        return Extraction((), 2, failed, model, prompt.label, answer.structured)
+        return Extraction((), 2, failed, model, prompt.label, structured)
