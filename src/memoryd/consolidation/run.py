@@ -42,7 +42,13 @@ from memoryd.memory.lookups import embed_texts, require_memory
 from memoryd.memory.model import Actor, Kind, Memory, Provenance, Source, Status, embedded_text
 from memoryd.memory.proposal_policy import cues_schema, merge_schema, parse_cues_answer
 from memoryd.memory.writes import Propose
-from memoryd.providers.llm import Gateway, Message, off_notice
+from memoryd.providers.llm import (
+    Gateway,
+    LLMConfigError,
+    LLMUnavailableError,
+    Message,
+    off_notice,
+)
 from memoryd.results import ConsolidationReport
 from memoryd.trust.credential_screening import find_credential
 
@@ -148,6 +154,12 @@ class ConsolidationRun:
                 continue
             except ConsolidationLeaseLost:
                 raise
+            except (LLMUnavailableError, LLMConfigError) as error:
+                # A model away, slow or misconfigured is the owner's to fix, not a bug: said
+                # in one line (the stage's line says it too), without a traceback.
+                log.warning("consolidation stage %s failed: %s", stage.value, error)
+                stages[stage.value] = f"failed: {error}"
+                continue
             except Exception as error:  # one stage failing must not stop the others
                 log.exception("consolidation stage %s failed", stage.value)
                 stages[stage.value] = f"failed: {error}"
