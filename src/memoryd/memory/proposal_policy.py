@@ -88,6 +88,9 @@ def contract_schema(*, cues: bool = True) -> dict[str, Any]:
 
 def parse_batch_text(text: str) -> tuple[Proposal, ...]:
     """Parse the raw text of a batch; a non-JSON text is a batch error that says so."""
+    if not text.strip():
+        # A small model's empty answer: "Expecting value at line 1 column 1" says less.
+        raise ProposalBatchError('proposal batch is empty; send an object like {"memories": [...]}')
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
