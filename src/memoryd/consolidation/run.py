@@ -14,6 +14,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from memoryd.consolidation.cue_echo_policy import drop_echoed_cues, prompt_examples
 from memoryd.consolidation.policy import (
     Action,
     ConsolidationPolicy,
@@ -79,14 +80,16 @@ def ask_cues(gateway: Gateway, content: str) -> tuple[str, ...]:
     """The cues the ``extract`` route writes for one memory (the ``cues`` prompt, its answer
     constrained to ``{"cues": [...]}`` where the endpoint allows); ProposalBatchError when
     the answer breaks that contract."""
+    prompt = load_prompt("cues").text
     answer = gateway.complete_json(
         "extract",
-        load_prompt("cues").text,
+        prompt,
         [Message("user", render_merge([content]))],
         cues_schema(),
         "memory_cues",
     )
-    return parse_cues_answer(answer.text)
+    cues = parse_cues_answer(answer.text)
+    return drop_echoed_cues(cues, content, prompt_examples(prompt))
 
 
 def stage_summary(steps: Sequence[Step], dry_run: bool) -> str:
