@@ -297,6 +297,25 @@ def test_an_answer_cut_at_the_token_limit_says_so_not_a_json_error(
     assert RACE in llm.ok("list")
 
 
+def test_the_prompts_own_example_answer_is_dropped_unless_the_turn_spoke_of_it(
+    cli: Cli, server: FakeLLMServer
+) -> None:
+    """SmolLM2 answered a mission about a dentist with the contract's worked example, "The
+    owner is allergic to peanuts.": it waited on the review page as if the owner had said it."""
+    llm = with_llm(cli, server)
+    llm.ok("init")
+    echo = batch(item("The owner is allergic to peanuts.", kind="fact"), item(RACE))
+    server.script(reply(server, echo), reply(server, echo))
+
+    llm.ok("observe", "--user", "Ran Porto in 1:52!", "--wait", "--now", at())
+    assert [m["content"] for m in llm.json("list", "--status", "pending")] == []
+    assert RACE in llm.ok("list")
+
+    llm.ok("observe", "--user", "Peanuts make me ill; I ran Porto", "--wait", "--now", at(60))
+    pending = [m["content"] for m in llm.json("list", "--status", "pending")]
+    assert pending == ["The owner is allergic to peanuts."]
+
+
 # ---------------------------------------------------------- compaction and missions
 
 

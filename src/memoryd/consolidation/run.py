@@ -14,7 +14,6 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from memoryd.consolidation.cue_echo_policy import drop_echoed_cues, prompt_examples
 from memoryd.consolidation.policy import (
     Action,
     ConsolidationPolicy,
@@ -31,6 +30,7 @@ from memoryd.consolidation.policy import (
     reflection_due,
 )
 from memoryd.errors import ConsolidationBusyError, ProposalBatchError
+from memoryd.extraction.example_echo_policy import drop_echoed_cues, prompt_examples
 from memoryd.extraction.extractor import (
     Extractor,
     load_prompt,

@@ -21,6 +21,7 @@ from typing import Any
 
 from memoryd.clock import parse_instant
 from memoryd.errors import InvalidInputError, ProposalBatchError
+from memoryd.extraction.example_echo_policy import echoes_example, example_contents
 from memoryd.memory.model import Kind, Memory, Proposal, Source
 from memoryd.memory.proposal_policy import SCHEMA_NAME, contract_schema, parse_batch_text
 from memoryd.providers.llm import AnswerCutOffError, Gateway, Message, Structured
@@ -369,6 +370,10 @@ class Extractor:
                 )
                 said, structured = answer.text, answer.structured
                 proposals = parse_batch_text(answer.text)
+                examples = example_contents(prompt.text)
+                proposals = tuple(
+                    p for p in proposals if not echoes_example(p, conversation, examples)
+                )
                 return Extraction(proposals, attempt, None, model, prompt.label, answer.structured)
             except AnswerCutOffError as error:
                 broken.append(error)
