@@ -100,9 +100,8 @@ def test_a_faithful_merge_supersedes_the_group(
     assert server.request_count == calls
 
 
-def test_reflection_proposes_at_most_three_pending_insights_once_a_day(
-    llm_service: MemoryService, server: FakeLLMServer
-) -> None:
+def ten_runs(service: MemoryService) -> None:
+    """Ten events in the last week: reflection is due."""
     places = [
         "the river",
         "Monsanto park",
@@ -116,12 +115,18 @@ def test_reflection_proposes_at_most_three_pending_insights_once_a_day(
         "Cascais",
     ]
     for day, place in enumerate(places):
-        llm_service.remember(
+        service.remember(
             f"Owner ran {5 + day} km at {place}",
             kind=Kind.EVENT,
             occurred_at=NOW - timedelta(days=day * 0.6),
             now=NOW - timedelta(days=day * 0.6),
         )
+
+
+def test_reflection_proposes_at_most_three_pending_insights_once_a_day(
+    llm_service: MemoryService, server: FakeLLMServer
+) -> None:
+    ten_runs(llm_service)
     insights = [
         item(text, kind="inference", confidence=0.7)
         for text in (
@@ -141,6 +146,23 @@ def test_reflection_proposes_at_most_three_pending_insights_once_a_day(
     calls = server.request_count
     assert [s for s in llm_service.consolidate(now=NOW).steps if s.stage.value == "reflect"] == []
     assert server.request_count == calls
+
+
+def test_a_reflection_answer_broken_twice_fails_the_stage_and_is_asked_again(
+    llm_service: MemoryService, server: FakeLLMServer
+) -> None:
+    """SmolLM2's reflection ran past its token cap twice: the stage said "0 applied", as if
+    there were no insights, and the day was marked reflected."""
+    ten_runs(llm_service)
+    cut = Reply('{"memories": [{"kind": "inference", "content": "The owner', truncated=True)
+    server.script(cut, cut)
+    report = llm_service.consolidate(now=NOW)
+    assert report.stages["reflect"].startswith("failed: the reflect answer: contract broken twice")
+    assert "cut off at its output token limit" in report.stages["reflect"]
+
+    server.script(Reply(batch(item("The owner is training for a race", kind="inference"))))
+    again = llm_service.consolidate(now=NOW)
+    assert again.stages["reflect"] == "1 applied"
 
 
 def test_with_the_llm_down_its_stages_fail_alone(

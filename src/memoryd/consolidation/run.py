@@ -157,9 +157,9 @@ class ConsolidationRun:
                 continue
             except ConsolidationLeaseLost:
                 raise
-            except (LLMUnavailableError, LLMConfigError) as error:
-                # A model away, slow or misconfigured is the owner's to fix, not a bug: said
-                # in one line (the stage's line says it too), without a traceback.
+            except (LLMUnavailableError, LLMConfigError, ProposalBatchError) as error:
+                # A model away, slow, misconfigured or answering out of contract is not a bug:
+                # said in one line (the stage's line says it too), without a traceback.
                 log.warning("consolidation stage %s failed: %s", stage.value, error)
                 stages[stage.value] = f"failed: {error}"
                 continue
@@ -266,6 +266,9 @@ class ConsolidationRun:
         extraction = Extractor(gateway, "reflect").extract(
             load_prompt("reflect"), render_events(events)
         )
+        if extraction.error is not None:
+            # Not "0 applied": the day stays unreflected, so the next run asks again.
+            raise ProposalBatchError(f"the reflect answer: {extraction.error}")
         insights = [
             replace(p, kind=Kind.INFERENCE) for p in extraction.proposals if not p.general_knowledge
         ][: rules.reflect_max_insights]
