@@ -177,7 +177,9 @@ def test_a_turn_queued_while_the_llm_is_down_survives_the_process_and_lands_late
     job_id = llm.json("observe", "--user", "Ran Porto in 1:52!", "--now", at())["job_id"]
     out = llm.ok("worker", "--once", "--now", at())
 
-    assert f"job {job_id} (turn): queued" in out
+    # The error ends the line: no "0 proposals" after it, as if the error had proposed them.
+    [line] = [x for x in out.splitlines() if x.startswith(f"job {job_id} (turn): queued — ")]
+    assert "proposals" not in line
     job = only_job(llm)
     assert (job["id"], job["status"], job["attempts"]) == (job_id, "queued", 1)
     assert "extract" in job["last_error"]
@@ -188,7 +190,8 @@ def test_a_turn_queued_while_the_llm_is_down_survives_the_process_and_lands_late
     server.script(reply(server, batch(item(RACE))))
     assert "0 jobs run" in llm.ok("worker", "--once", "--now", at(29))
     assert server.request_count == 0
-    assert "1 jobs run" in llm.ok("worker", "--once", "--now", at(30))
+    out = llm.ok("worker", "--once", "--now", at(30))
+    assert f"job {job_id} (turn): done, 1 proposals\n1 jobs run" in out
 
     job = only_job(llm)
     assert (job["status"], job["attempts"], job["last_error"]) == ("done", 2, None)
