@@ -281,7 +281,7 @@ def test_an_answer_cut_at_the_token_limit_says_so_not_a_json_error(
 ) -> None:
     """A small model's batch stopped at the server's cap on generated tokens (llama.cpp's
     --n-predict): the job's error names the limit, where "Unterminated string" sent the owner
-    looking for a broken model. The retry that answers in full is kept."""
+    looking for a broken model, and the turn is kept for `jobs retry` (it was dropped)."""
     llm = with_llm(cli, server)
     llm.ok("init")
     whole = batch(item(RACE))
@@ -295,9 +295,14 @@ def test_an_answer_cut_at_the_token_limit_says_so_not_a_json_error(
     assert "n-predict" in result.stderr and "Unterminated" not in result.stderr
     assert "cut off at its output token limit" in only_job(llm)["last_error"]
 
-    server.script(cut, Reply(whole))
-    llm.ok("observe", "--user", "Ran Porto in 1:52!", "--wait", "--now", at(60))
+    # The turn is kept: once the limit is raised, `jobs retry` runs it again.
+    server.script(Reply(whole))
+    llm.ok("jobs", "retry", only_job(llm)["id"])
+    llm.ok("worker", "--once")
     assert RACE in llm.ok("list")
+
+    server.script(cut, Reply(whole))  # and a retry that answers in full is kept at once
+    llm.ok("observe", "--user", "Ran Porto in 1:52 again!", "--wait", "--now", at(120))
 
 
 def test_the_prompts_own_example_answer_is_dropped_unless_the_turn_spoke_of_it(

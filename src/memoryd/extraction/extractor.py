@@ -344,6 +344,9 @@ class Extraction:
     prompt_version: str
     # How the answer was constrained: json_schema, json_object or off (see llm.Structured).
     structured: str = Structured.JSON_OBJECT.value
+    # The last broken answer was cut at the endpoint's token cap: the input is not at fault,
+    # so the job keeps it for `memoryd jobs retry` once the limit is raised.
+    cut_off: bool = False
 
 
 class Extractor:
@@ -397,4 +400,5 @@ class Extractor:
             said[:4000],
         )
         failed = f"contract broken twice: {broken[-1]}"
-        return Extraction((), 2, failed, model, prompt.label, structured)
+        cut_off = isinstance(broken[-1], AnswerCutOffError)
+        return Extraction((), 2, failed, model, prompt.label, structured, cut_off)
