@@ -306,8 +306,8 @@ class ExtractionQueue:
             if extraction.error is not None:
                 # A broken answer is quoted in the error: keep no secret it may repeat. One cut
                 # at the token cap keeps its input, for a retry once the limit is raised.
-                error = redact_credentials(extraction.error)
-                store.jobs.fail(job.id, error, at, keep_payload=extraction.cut_off)
+                said = redact_credentials(extraction.error)
+                store.jobs.fail(job.id, said, at, keep_payload=extraction.cut_off)
             else:
                 summary = Counter(r.outcome.value for r in results)
                 store.jobs.finish(
