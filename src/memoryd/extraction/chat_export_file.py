@@ -27,9 +27,10 @@ from memoryd.extraction.chat_export_policy import (
 MAX_JSON_BYTES = 2 * 1024**3
 # Exported JSON packs 5-20x; a member that claims more than this is a bomb (as for Office files).
 MAX_ZIP_RATIO = 200.0
-# Why 128 Mi characters: the largest conversation of a real export (years of one chat,
-# pasted documents' text among its attachments) is tens of MB; one over this is not read whole.
-MAX_CONVERSATION_CHARS = 128 * 1024**2
+# Why 64 Mi characters: a conversation is read whole, and one model's context holds far less
+# (a real export's largest, with its metadata and pasted documents' text, is a few MB); a
+# conversation longer than this is a broken or hostile file, not a chat.
+MAX_CONVERSATION_CHARS = 64 * 1024**2
 # Text read at a time; a conversation longer than what is in hand reads as much again.
 CHUNK_CHARS = 1024**2
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -280,15 +281,17 @@ class _Text:
         raise ChatExportError(f"the file is not JSON ({error.msg} at {where}{within}); {_GIVE}")
 
     def _grow(self, context: str) -> None:
-        """Read as much again as the unfinished value holds (at least a chunk)."""
+        """Read half as much again as the unfinished value holds (at least a chunk)."""
         pending = len(self.buffer) - self.at
         if pending > MAX_CONVERSATION_CHARS:
             raise ChatExportError(
                 f"{context or 'the file'} (from {self.where(self.offset)}) runs past "
-                f"{MAX_CONVERSATION_CHARS} "
-                "characters; memoryd reads a conversation whole and does not read one this long"
+                f"{MAX_CONVERSATION_CHARS} characters; memoryd reads a conversation whole "
+                "and does not read one this long"
             )
-        self._more(max(CHUNK_CHARS, pending))
+        # Why half: the value in hand, what is read and the two joined are held at once
+        # (3x the value, not the 4x of doubling); the decoder re-reads it 3x in all.
+        self._more(max(CHUNK_CHARS, pending // 2))
 
     def _more(self, size: int) -> bool:
         """Drop what was read, add up to ``size`` characters; False at the end of the file."""
@@ -302,8 +305,23 @@ class _Text:
             self.base += self.at
             self.buffer = self.buffer[self.at :]
             self.at = 0
+        pieces: list[str] = []
+        while size > 0:
+            # A chunk at a time: the bytes and their decoding in hand stay a chunk's.
+            piece = self._read(min(size, CHUNK_CHARS))
+            if not piece:
+                self.ended = True
+                break
+            pieces.append(piece)
+            size -= len(piece)
+        if not pieces:
+            return False
+        self.buffer = "".join([self.buffer, *pieces])
+        return True
+
+    def _read(self, size: int) -> str:
         try:
-            chunk = self.source.read(size)
+            return self.source.read(size)
         except UnicodeDecodeError:
             raise ChatExportError(f"the file is not JSON (not UTF-8 text); {_GIVE}") from None
         except (zipfile.BadZipFile, zlib.error, EOFError) as error:
@@ -312,11 +330,6 @@ class _Text:
             raise ChatExportError(
                 f"{self.what} cannot be read ({error.strerror or error})"
             ) from None
-        if not chunk:
-            self.ended = True
-            return False
-        self.buffer += chunk
-        return True
 
 
 _DECODER = json.JSONDecoder()
