@@ -31,7 +31,7 @@ MAX_ZIP_RATIO = 200.0
 # (a real export's largest, with its metadata and pasted documents' text, is a few MB); a
 # conversation longer than this is a broken or hostile file, not a chat.
 MAX_CONVERSATION_CHARS = 64 * 1024**2
-# Text read at a time; a conversation longer than what is in hand reads as much again.
+# Text read at a time; a conversation longer than what is in hand reads half as much again.
 CHUNK_CHARS = 1024**2
 _SPACE = re.compile(r"[ \t\n\r]*")
 # A decoding error this near the end of the text in hand may be the text being cut there.
