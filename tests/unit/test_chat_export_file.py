@@ -32,7 +32,7 @@ class CountingReader(io.BytesIO):
         self.read_bytes += len(chunk)
         return chunk
 
-    def read1(self, size: int = -1) -> bytes:
+    def read1(self, size: int | None = -1) -> bytes:
         chunk = super().read1(size)
         self.read_bytes += len(chunk)
         return chunk
