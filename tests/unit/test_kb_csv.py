@@ -16,7 +16,9 @@ from tests.kb_statements import ELECTRICITY, bank_statement, payment
 
 
 class NoImages:
-    def read(self, data: bytes) -> str:
+    name = "none"
+
+    def read(self, image: bytes) -> str:
         raise AssertionError("a CSV holds no pictures")
 
 
