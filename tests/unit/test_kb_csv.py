@@ -68,6 +68,12 @@ def test_the_delimiter_is_the_one_that_splits_rows_alike(text: str, expected: st
     assert sniff_delimiter(text) == expected
 
 
+def test_an_excel_sep_line_names_the_delimiter_and_is_not_a_row() -> None:
+    lines = table_lines(read(b"sep=;\r\nitem;price\r\ntea, green;3,50\r\nbread;2,10\r\n"))
+    assert lines[0] == "| item | price |"
+    assert lines[2] == "| tea, green | 3,50 |"
+
+
 def test_a_semicolon_statement_with_decimal_commas_keeps_each_amount_in_its_cell() -> None:
     text = bank_statement()
     markdown = read(text.encode("utf-8"), "statement-2026.csv")

@@ -2,7 +2,8 @@
 
 The delimiter is sniffed among comma, semicolon, tab and bar: the one that splits the opening
 lines into the same number of fields most often (and, at equal consistency, into more fields)
-wins, so a European bank's ``;``-separated export with decimal commas is read by ``;``. Quoted
+wins, so a European bank's ``;``-separated export with decimal commas is read by ``;`` (a first
+line ``sep=;``, as Excel writes for itself, names it instead). Quoted
 fields may hold newlines and delimiters. The first row is the column headers; short rows are
 padded, so a ragged file is still one table; blank lines are dropped. The table sits under a
 heading, the file's stem, as an XLSX sheet's does, so its rows are indexed on their own
@@ -16,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import re
 import unicodedata
 from collections import Counter
 
@@ -30,6 +32,7 @@ SNIFF_CHARS = 65_536
 SNIFF_ROWS = 200
 # A file whose opening is more than this share control characters is binary data, not text.
 MAX_CONTROL_SHARE = 0.01
+_SEP_LINE = re.compile(r"^\ufeff?sep=([,;\t|])[ \t]*(?:\r\n|\n|\r|$)", re.IGNORECASE)
 _NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "bar"}
 
 
@@ -40,6 +43,10 @@ def csv_markdown(text: str, title: str, delimiter: str | None = None) -> str:
     _refuse_binary(text)
     if not text.strip():
         raise ConversionError("the CSV file holds no rows (only blank lines)")
+    declared = _SEP_LINE.match(text)
+    if declared:  # Excel's "sep=;" first line names the delimiter
+        text = text[declared.end() :]
+        delimiter = delimiter or declared.group(1)
     delimiter = delimiter or sniff_delimiter(text)
     rows = _rows(text, delimiter)
     if not rows:
