@@ -256,6 +256,17 @@ class RecallPolicy:
     # set's "What mobile do I carry?" loses first place to a "phone case" note (bench/README.md,
     # "The owner's own questions").
     stand_in_words: int = 1
+    # A name written another way is read as the known name it is (recall/names_policy.py):
+    # 0 never (only the unfamiliar-name rule and the entity leg took a close spelling, the
+    # session's start), 1 a close spelling ("Carolyn" for Caroline), 2 also a common
+    # diminutive or full form ("Nathan" for Nate). Measured in bench/README.md, "Names as
+    # people write them".
+    name_forms: int = 0
+    # A look-alike name is another person's: a name the diminutives table holds is matched
+    # only as a form of a known one ("Stephanie" is not a spelling of Stephen), and a close
+    # spelling with another gendered ending is not the known name ("Mario" of the store's
+    # "Maria", "Roberta" of "Robert"; entity_policy.other_ending).
+    name_lookalikes: bool = False
     # "How long / often / much should I …" asks for a measure anyone would follow: its "I" is
     # not the owner's (recall/address_policy.py), as in "how should I …". Why on: the egg
     # questions of the off-topic list and the owner set stay empty (general empty BEAM 97.5 ->
