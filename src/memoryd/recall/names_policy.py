@@ -76,13 +76,17 @@ def read_as_known(
     close spellings; 2: also diminutives and full forms), and the (written, known) pairs."""
     if level <= 0 or not matcher.keys:
         return message, ()
+    written = [
+        (name, key)
+        for name in extract_entities(message)
+        if (key := normalize_name(name)) and " " not in key and key not in matcher.keys
+    ]
+    if not written:  # no name, or only known ones: nothing more to read
+        return message, ()
     within = {normalize_name(name) for name in names_within_sentences(message)}
     pairs: list[tuple[str, str]] = []
-    for name in extract_entities(message):
-        key = normalize_name(name)
-        if not key or " " in key or key in matcher.keys:
-            continue
-        # A diminutive opening a sentence may be a plain word ("Will", "Pat", "Sue").
+    for name, key in written:
+        # A diminutive opening a sentence may be a plain word ("Pat the dough").
         known = read_name(key, matcher, level if key in within else 1, lookalikes)
         if known is not None:
             pairs.append((name, known))

@@ -241,15 +241,18 @@ def name_context(
     words = normalize_name(message).split()
     keys = {m.entity_id: " ".join(words[m.start : m.end]) for m in matcher.mentions(words)}
     # A name written another way ("Mohammed" for the store's "Muhhamed") is that name; a
-    # diminutive opening a sentence may be a plain word ("Will", "Pat").
-    within = {normalize_name(name) for name in names_within_sentences(message)}
-    for name in extract_entities(message):
-        written = normalize_name(name)
-        if written not in matcher.keys and " " not in written:
-            level = policy.name_forms if written in within else min(policy.name_forms, 1)
-            known = read_name(written, matcher, level, policy.name_lookalikes)
-            if known is not None:
-                keys.setdefault(matcher.keys[known], written)
+    # diminutive opening a sentence may be a plain word ("Pat the dough").
+    unknown = [
+        key
+        for name in extract_entities(message)
+        if (key := normalize_name(name)) not in matcher.keys and " " not in key
+    ]
+    within = {normalize_name(n) for n in names_within_sentences(message)} if unknown else set()
+    for written in unknown:
+        level = policy.name_forms if written in within else min(policy.name_forms, 1)
+        known = read_name(written, matcher, level, policy.name_lookalikes)
+        if known is not None:
+            keys.setdefault(matcher.keys[known], written)
     if not keys:
         return NameContext({}, frozenset(), frozenset(), message, {}, message)
     # Shares over all memories, not only active ones: close enough for telling a name that
