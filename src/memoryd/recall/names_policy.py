@@ -15,7 +15,7 @@ names are found by the text alone, the matcher is the one recall builds anyway.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from memoryd.memory.entity_policy import (
     EntityMatcher,
@@ -70,15 +70,20 @@ def read_name(key: str, matcher: EntityMatcher, level: int, lookalikes: bool) ->
 
 
 def read_as_known(
-    message: str, matcher: EntityMatcher, level: int, lookalikes: bool
+    message: str,
+    matcher: EntityMatcher,
+    level: int,
+    lookalikes: bool,
+    found: Sequence[str] | None = None,
 ) -> tuple[str, tuple[tuple[str, str], ...]]:
     """``message`` with each name written another way in the known name's place (level 1:
-    close spellings; 2: also diminutives and full forms), and the (written, known) pairs."""
+    close spellings; 2: also diminutives and full forms), and the (written, known) pairs.
+    ``found``: the message's names (``extract_entities``), when already found."""
     if level <= 0 or not matcher.keys:
         return message, ()
     written = [
         (name, key)
-        for name in extract_entities(message)
+        for name in (extract_entities(message) if found is None else found)
         if (key := normalize_name(name)) and " " not in key and key not in matcher.keys
     ]
     if not written:  # no name, or only known ones: nothing more to read

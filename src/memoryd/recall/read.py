@@ -208,12 +208,13 @@ def read_message(
     plan = LegPlan.of(policy, kinds)
     try:
         known = matcher()
+        found = extract_entities(read.query)
         as_known, respelled = read_as_known(
-            read.query, known, policy.name_forms, policy.name_lookalikes
+            read.query, known, policy.name_forms, policy.name_lookalikes, found
         )
         if respelled:
             read = replace(read, question=as_known)
-        names = name_context(store, known, read.query, policy)
+        names = name_context(store, known, read.query, policy, None if respelled else found)
     except Exception as error:  # the entity index failing must not stop the other legs
         log.warning("recall: entity lookup failed: %s", error, exc_info=True)
         failed = f"failed: {error}"
@@ -235,16 +236,21 @@ def split_by_selectivity(
 
 
 def name_context(
-    store: Store, matcher: EntityMatcher, message: str, policy: RecallPolicy
+    store: Store,
+    matcher: EntityMatcher,
+    message: str,
+    policy: RecallPolicy,
+    found: Sequence[str] | None = None,
 ) -> NameContext:
-    """Find the names in ``message`` and how many active memories each tags."""
+    """Find the names in ``message`` and how many active memories each tags (``found``: its
+    names by ``extract_entities``, when already found)."""
     words = normalize_name(message).split()
     keys = {m.entity_id: " ".join(words[m.start : m.end]) for m in matcher.mentions(words)}
     # A name written another way ("Mohammed" for the store's "Muhhamed") is that name; a
     # diminutive opening a sentence may be a plain word ("Pat the dough").
     unknown = [
         key
-        for name in extract_entities(message)
+        for name in (extract_entities(message) if found is None else found)
         if (key := normalize_name(name)) not in matcher.keys and " " not in key
     ]
     within = {normalize_name(n) for n in names_within_sentences(message)} if unknown else set()
