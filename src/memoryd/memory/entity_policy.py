@@ -177,16 +177,22 @@ def sound_key(word: str) -> str:
     return key
 
 
-def edit_distance(a: str, b: str) -> int:
-    """Levenshtein distance between two short strings."""
+def edit_distance(a: str, b: str, swaps: bool = False) -> int:
+    """Levenshtein distance between two short strings; with ``swaps``, two neighbouring
+    letters written the other way round are one edit ("Jhon" is one from "John", the typo
+    people make most; optimal string alignment)."""
     if len(a) < len(b):
         a, b = b, a
+    before: list[int] = []
     previous = list(range(len(b) + 1))
     for i, x in enumerate(a, start=1):
         current = [i]
         for j, y in enumerate(b, start=1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
-        previous = current
+            cost = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y))
+            if swaps and i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y and x != y:
+                cost = min(cost, before[j - 2] + 1)
+            current.append(cost)
+        before, previous = previous, current
     return previous[-1]
 
 
@@ -204,7 +210,7 @@ def same_name(a: str, b: str, refined: bool = False) -> bool:
         return False
     if refined and other_ending(x, y):
         return False
-    return edit_distance(x, y) <= max(1, round(FUZZY_SHARE * max(len(x), len(y))))
+    return edit_distance(x, y, refined) <= max(1, round(FUZZY_SHARE * max(len(x), len(y))))
 
 
 def other_ending(a: str, b: str) -> bool:
@@ -277,7 +283,7 @@ class EntityMatcher:
             return None
         sounds = self.sounds.get(sound_key(key), ())
         close = [k for k in sounds if same_name(k, key, refined)]
-        return min(close, key=lambda k: (edit_distance(k, key), k)) if close else None
+        return min(close, key=lambda k: (edit_distance(k, key, refined), k)) if close else None
 
     def find(self, message: str) -> set[int]:
         """Ids of the entities the message mentions (case-insensitive, whole words)."""
