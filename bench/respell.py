@@ -112,8 +112,7 @@ def taken_for(matcher: Any, asked: list[tuple[str, str, str]]) -> dict[str, list
         wanted = name.casefold()
         if wanted not in matcher.keys:
             continue
-        key = variant.casefold()
-        new = read_name(key, matcher, 2, True)
+        new = read_name(variant, matcher, 2, True)
         row = counts.setdefault(kind, [0, 0, 0])
         row[0] += 1
         row[1] += int(matcher.spelt_like(variant) == matcher.keys[wanted])
@@ -139,7 +138,7 @@ def name_matrix(table: dict[str, dict[str, list[str]]], names: list[str]) -> lis
                 count += 1
                 if (matcher.spelt_like(variant) == 1) != same:
                     start.append(f"{variant}/{name}")
-                if (read_name(variant.casefold(), matcher, 2, True) is not None) != same:
+                if (read_name(variant, matcher, 2, True) is not None) != same:
                     new.append(f"{variant}/{name}")
         rows.append([kind, same, count, count - len(start), count - len(new), " ".join(new)])
     return rows

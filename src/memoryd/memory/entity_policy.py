@@ -226,6 +226,11 @@ def other_ending(a: str, b: str) -> bool:
     return other not in "eiy"
 
 
+# A "name" that is a contraction opening a sentence ("It'll", "We're", "Don't"), kept by
+# stores written before such words were refused: no name is spelt like it.
+_CONTRACTION = re.compile(r"(?:['’](?:ll|re|ve|d|m|t)|n['’]t)$")
+
+
 def _undoubled(letters: str) -> str:
     return re.sub(r"(.)\1+", r"\1", letters)
 
@@ -282,7 +287,11 @@ class EntityMatcher:
         if " " in key or (len(key) < MIN_FUZZY_LETTERS and not refined):
             return None
         sounds = self.sounds.get(sound_key(key), ())
-        close = [k for k in sounds if same_name(k, key, refined)]
+        close = [
+            k
+            for k in sounds
+            if same_name(k, key, refined) and not (refined and _CONTRACTION.search(k))
+        ]
         return min(close, key=lambda k: (edit_distance(k, key, refined), k)) if close else None
 
     def find(self, message: str) -> set[int]:

@@ -53,20 +53,27 @@ def known_form(key: str, matcher: EntityMatcher) -> str | None:
     return None
 
 
-def read_name(key: str, matcher: EntityMatcher, level: int, lookalikes: bool) -> str | None:
-    """The known name (its key) that the written one-word name ``key`` is: itself when known;
+def read_name(name: str, matcher: EntityMatcher, level: int, lookalikes: bool) -> str | None:
+    """The known name (its key) that the written one-word ``name`` is: itself when known;
     else a close spelling of one (level 0, the start's rule, and up); at level 2, a diminutive
     or full form of one. With ``lookalikes``, a name the diminutives table holds is another
-    form of a known name or no known name at all ("Stephanie" is not a spelling of Stephen),
-    and a close spelling with another gendered ending is another person's ("Mario")."""
+    form of a known name or no known name at all ("Stephanie" is not a spelling of Stephen), a
+    close spelling with another gendered ending is another person's ("Mario"), and a name
+    written in capitals is an acronym, known only as written ("CSS" is not "Cs")."""
+    key = normalize_name(name)
     if key in matcher.keys:
         return key
     if lookalikes and is_given_name(key):
         return known_form(key, matcher) if level >= 2 else None
+    if lookalikes and _ACRONYM.match(name):
+        return None
     known = matcher.closest(key, lookalikes)
     if known is None and level >= 2:
         known = known_form(key, matcher)
     return known
+
+
+_ACRONYM = re.compile(r"^[A-Z]{2,}(?:['’]s)?$")
 
 
 def read_as_known(
@@ -92,7 +99,7 @@ def read_as_known(
     pairs: list[tuple[str, str]] = []
     for name, key in written:
         # A diminutive opening a sentence may be a plain word ("Pat the dough").
-        known = read_name(key, matcher, level if key in within else 1, lookalikes)
+        known = read_name(name, matcher, level if key in within else 1, lookalikes)
         if known is not None:
             pairs.append((name, known))
     if not pairs:
@@ -123,7 +130,7 @@ def unknown_names(
     unknown = []
     for name in names_within_sentences(message):
         key = normalize_name(name)
-        if not key or read_name(key, matcher, level, lookalikes) is not None:
+        if not key or read_name(name, matcher, level, lookalikes) is not None:
             continue
         if level >= 2 and not other_forms(key).isdisjoint(matcher.keys):
             continue  # a short form of several known names: one of them

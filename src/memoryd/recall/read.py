@@ -249,14 +249,14 @@ def name_context(
     # A name written another way ("Mohammed" for the store's "Muhhamed") is that name; a
     # diminutive opening a sentence may be a plain word ("Pat the dough").
     unknown = [
-        key
+        (name, key)
         for name in (extract_entities(message) if found is None else found)
         if (key := normalize_name(name)) not in matcher.keys and " " not in key
     ]
     within = {normalize_name(n) for n in names_within_sentences(message)} if unknown else set()
-    for written in unknown:
+    for name, written in unknown:
         level = policy.name_forms if written in within else min(policy.name_forms, 1)
-        known = read_name(written, matcher, level, policy.name_lookalikes)
+        known = read_name(name, matcher, level, policy.name_lookalikes)
         if known is not None:
             keys.setdefault(matcher.keys[known], written)
     if not keys:
