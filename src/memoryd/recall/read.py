@@ -61,8 +61,8 @@ class LegPlan:
     stand_ins: int = 0
     # Whether "how long should I …" is read as anyone's "I" (recall/address_policy.py).
     how_much_modal: bool = False
-    # Which names written another way are read as a known one, and whether a look-alike's
-    # ending tells another person (recall/names_policy.py).
+    # Which names written another way are read as a known one, and whether a look-alike
+    # name is kept apart as another person's (recall/names_policy.py).
     name_forms: int = 0
     name_lookalikes: bool = False
 
@@ -134,8 +134,6 @@ class Query:
     # A question asking for a history (history_policy): 1, its words about the asking are
     # left out of ``words``; 2, also its other words embedded as one more sentence; 0, neither.
     history_frame_out: int = 0
-    # Names written another way, read as the known name (written, known key; names_policy).
-    respelled: tuple[tuple[str, str], ...] = ()
 
     @property
     def message(self) -> str:
@@ -219,8 +217,7 @@ def read_message(
         log.warning("recall: entity lookup failed: %s", error, exc_info=True)
         failed = f"failed: {error}"
         return Query(at, read, window, None, None, plan, failed, policy.history_frame_out)
-    frame = policy.history_frame_out
-    return Query(at, read, window, names, known, plan, None, frame, respelled)
+    return Query(at, read, window, names, known, plan, None, policy.history_frame_out)
 
 
 def split_by_selectivity(
