@@ -57,7 +57,9 @@ from devsets import (
     truncated,
     with_settings,
 )
+from devsets import _matcher as name_matcher
 from report import print_table, progress
+from respell import SAME_PERSON, by_kind, load_table, respelled, taken_for
 from stores import open_with_store
 
 from memoryd.recall.legs import Evidence
@@ -108,10 +110,13 @@ def run_set(
     tmp: str,
     variants: list[Variant],
     general_questions: list[str],
+    names_asked: dict[str, list[tuple[str, str, str]]] | None = None,
+    names_taken: dict[str, list[int]] | None = None,
 ) -> dict[Variant, tuple[list[Outcome], list[bool]]]:
     """Build each conversation's store, ask its questions and the general ones; judged at
     each variant (a smaller leg depth: :func:`devsets.truncated`; another relative cut) from
-    one gathering."""
+    one gathering. With ``names_asked`` (respelled names per conversation), counts into
+    ``names_taken`` how many the store's name matcher takes for the name they replace."""
     shipped = RecallPolicy()
     policies = {variant: policy_of(shipped, variant) for variant in variants}
     depths = list(dict.fromkeys(variant[0] for variant in variants))
@@ -120,6 +125,11 @@ def run_set(
         built = build(
             conversation, str(Path(tmp) / f"{name}-{number}.db"), embedder, open_with_store
         )
+        if names_asked is not None and names_taken is not None:
+            matcher = name_matcher(built.store)
+            for kind, counts in taken_for(matcher, names_asked[conversation.name]).items():
+                row = names_taken.setdefault(kind, [0, 0, 0])
+                row[:] = [a + b for a, b in zip(row, counts, strict=True)]
         for question in conversation.questions:
             # One gathering per reading of the message (a variant may change what the legs read).
             gathered: dict[tuple[float | None, ...], Evidence] = {}
@@ -207,6 +217,13 @@ def main() -> int:
         help="ask each set's questions two at a time, one message of two sentences whose "
         "evidence is both's (devsets.compound), and the general questions two at a time",
     )
+    parser.add_argument(
+        "--respell",
+        default="",
+        help="ask only the questions that name a person of --respell-table, once per kind "
+        "(comma-separated: none, misspell, nickname, lookalike; bench/respell.py)",
+    )
+    parser.add_argument("--respell-table", type=Path, default=None)
     args = parser.parse_args()
     depths: list[LegDepth] = [None, *(parse_depth(d) for d in args.depths.split(",") if d)]
     cuts: list[float | None] = [None, *(float(c) for c in args.cuts.split(",") if c)]
@@ -231,6 +248,11 @@ def main() -> int:
     }
     if args.compound:
         data = {f"{name}-compound": compound(sets) for name, sets in data.items()}
+    asked_names: dict[str, dict[str, list[tuple[str, str, str]]]] = {}
+    if args.respell:
+        table = load_table(args.respell_table) if args.respell_table else load_table()
+        for name in list(data):
+            data[name], asked_names[name] = respelled(data[name], table, args.respell.split(","))
     asked = [q.text for sets in data.values() for c in sets for q in c.questions]
     general = offtopic_questions()
     if args.compound:
@@ -239,11 +261,30 @@ def main() -> int:
     embedder = embedder_named(args.embedder, asked + general)
     print(f"Recall dev sets, {args.embedder}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
     results = {}
+    taken: dict[str, dict[str, list[int]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, conversations in data.items():
-            measures = run_set(name, conversations, embedder, tmp, variants, general)
+            taken[name] = {}
+            asked_here = asked_names.get(name)
+            measures = run_set(
+                name, conversations, embedder, tmp, variants, general, asked_here, taken[name]
+            )
             for variant, measured in measures.items():
-                results[label(name, variant)] = measured
+                if asked_here is None:
+                    results[label(name, variant)] = measured
+                    continue
+                for kind, outcomes in by_kind(measured[0]).items():
+                    results[label(f"{name} {kind}", variant)] = (outcomes, measured[1])
+    if asked_names:
+        print("Respelled names taken for the name they replace (start's rule; names_policy):\n")
+        rows = [
+            [name, kind, "yes" if SAME_PERSON[kind] else "no (another person)", *counts]
+            for name, kinds in taken.items()
+            for kind, counts in sorted(kinds.items())
+        ]
+        headers = ("set", "kind", "same person", "variants of known names", "start", "new")
+        print_table(headers, rows)
+        print()
     print_table(
         SUMMARY_HEADERS,
         [summary_rows(name, outcomes, general) for name, (outcomes, general) in results.items()],

@@ -395,6 +395,8 @@ GATHERING_FIELDS = (
     "history_frame_out",
     "stand_in_words",
     "how_much_modal",
+    "name_forms",
+    "name_lookalikes",
 )
 
 

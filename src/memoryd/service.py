@@ -227,6 +227,7 @@ class MemoryService:
     mission_finished = Forward("jobs", Jobs.mission_finished)
     import_chats = Forward("jobs", Jobs.import_chats)
     import_chat_bytes = Forward("jobs", Jobs.import_chat_bytes)
+    import_chat_stream = Forward("jobs", Jobs.import_chat_stream)
     run_jobs = Forward("jobs", Jobs.run_jobs)
     job = Forward("jobs", Jobs.job)
     retry_job = Forward("jobs", Jobs.retry_job)

@@ -1,7 +1,7 @@
 """Importing conversation histories through the service, on both backends: turns are queued
 oldest first with their original times, a second import queues nothing (nor one into a copy of
-the store), a newer export queues only what is new, and an import that fails part-way stores
-nothing."""
+the store), a newer export queues only what is new, and an import that fails part-way (the
+store, or the file broken after conversations already read) stores nothing."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from memoryd.errors import StoreUnavailableError
+from memoryd.extraction.chat_export_policy import ChatExportError
 from memoryd.service import MemoryService
 from memoryd.storage.protocols import ImportedChats
 from tests.builders import batch
@@ -149,4 +150,31 @@ def test_an_import_that_fails_part_way_stores_nothing(
     assert failing.recorded == 2
     assert nothing == still_nothing == []
     assert (dry.turns_queued, dry.dry_run) == (3, True)
+    assert (after.turns_queued, after.skipped_imported, len(queued(service))) == (3, 0, 3)
+
+
+def test_a_file_broken_after_conversations_already_read_stores_nothing(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    whole = as_json([gpt_chat("cat", "Miso", CAT), gpt_chat("mv", "", MOVE)])
+    # Read a conversation at a time, the first two are read (and screened) before the third,
+    # which the download cut short.
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(whole[:-1] + b', {"title": "Trip", "mapping": {"n1": {"id": "n1", "mess')
+    broken = tmp_path / "broken.json"
+    broken.write_bytes(whole[:-1] + b', {"title": "Trip" "mapping": {}}]')
+    good = export(tmp_path / "good.json", gpt_chat("cat", "Miso", CAT), gpt_chat("mv", "", MOVE))
+
+    with pytest.raises(ChatExportError) as cut_short:
+        service.import_chats(cut, now=NOW)
+    with pytest.raises(ChatExportError) as not_json:
+        service.import_chats(broken, now=NOW)
+    nothing = queued(service)
+    after = service.import_chats(good, now=NOW)
+
+    assert "the file ends inside conversation 2, begun at line 1 column " in str(cut_short.value)
+    assert "is it cut short?" in str(cut_short.value)
+    assert "(Expecting ',' delimiter at line 1 column " in str(not_json.value)
+    assert ", in conversation 2)" in str(not_json.value)
+    assert nothing == []
     assert (after.turns_queued, after.skipped_imported, len(queued(service))) == (3, 0, 3)

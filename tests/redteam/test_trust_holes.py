@@ -547,6 +547,97 @@ def test_a_chat_export_zip_bomb_is_refused_without_growing_the_server(served: Se
     assert "zip bomb" in answer.json()["error"]
 
 
+def _export_zip(*members: tuple[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for name, data in members:
+            archive.writestr(name, data)
+    return out.getvalue()
+
+
+def _declared_small(data: bytes, name: bytes, size: int) -> bytes:
+    """The .zip with ``name``'s declared size set to ``size`` in both its headers."""
+    edited = bytearray(data)
+    for signature, size_at in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        start = 0
+        while (found := edited.find(signature, start)) >= 0:
+            name_at = found + (30 if signature == b"PK\x03\x04" else 46)
+            if edited[name_at : name_at + len(name)] == name:
+                edited[found + size_at : found + size_at + 4] = size.to_bytes(4, "little")
+            start = found + 4
+    return bytes(edited)
+
+
+def test_a_chat_export_that_lies_is_cut_short_or_nests_deeply_is_refused_by_name(
+    served: Served,
+) -> None:
+    chat = [{"uuid": "c1", "name": "Plans", "chat_messages": [{
+        "uuid": "m1", "sender": "human", "text": "I start the new job in March",
+        "content": [{"type": "text", "text": "I start the new job in March"}],
+        "created_at": "2025-01-10T09:00:00Z"}]}]  # fmt: skip
+    whole = json.dumps(chat).encode()
+    padded = json.dumps([*chat, {"uuid": "c2", "pad": " " * 30_000_000}]).encode()
+    cases = {
+        # The index says 2 KB; the member inflates to 30 MB: read to 2 KB, then refused.
+        "lying": _declared_small(_export_zip(("conversations.json", padded)),
+                                 b"conversations.json", 2048),
+        "cut zip": _export_zip(("conversations.json", whole))[:-30],
+        "cut json": _export_zip(("conversations.json", whole[:-25])),
+        "deep": b"[" * 100_000 + b"]" * 100_000,
+    }  # fmt: skip
+
+    answers = {
+        case: served.http.post("/v1/import-chats", files={"file": ("export.zip", data)},
+                               data={"dry_run": "true"})
+        for case, data in cases.items()
+    }  # fmt: skip
+
+    assert {case: a.status_code for case, a in answers.items()} == dict.fromkeys(cases, 400)
+    errors = {case: a.json()["error"] for case, a in answers.items()}
+    assert errors["lying"] == "the .zip cannot be read (Bad CRC-32 for file 'conversations.json')"
+    assert errors["cut zip"].startswith("the .zip cannot be read ("), errors
+    assert "the file ends inside conversation 0" in errors["cut json"], errors
+    assert (
+        "nested too deeply to be an export (conversation 0, from line 1 column 2)"
+        in (errors["deep"])
+    ), errors
+    assert served.http.get("/v1/health").status_code == 200
+
+
+def test_a_chat_export_with_an_endless_conversation_is_refused_without_growing_the_server(
+    served: Served,
+) -> None:
+    # Under every declared limit (a 1 MB upload, 150 MB inflated: 150x), but its second
+    # conversation never ends: a conversation is read whole, so it is refused at 64 Mi
+    # characters rather than held.
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive,
+        archive.open("conversations.json", "w") as member,
+    ):
+        member.write(b'[{"uuid": "c1", "chat_messages": []}, {"uuid": "c2", "pad": "')
+        member.write(os.urandom(600_000).hex().encode())
+        for _ in range(150):
+            member.write(b" " * 1_000_000)
+        member.write(b'"}]')
+    bomb = out.getvalue()
+    assert len(bomb) < 2_000_000
+    before = peak_rss_mib(served.pid)
+
+    answer = served.http.post(
+        "/v1/import-chats", files={"file": ("export.zip", bomb)}, data={"dry_run": "true"}
+    )
+
+    grown = peak_rss_mib(served.pid) - before
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"].startswith(
+        "conversation 1 (from line 1 column 39) runs past 67108864 characters"
+    ), answer.text
+    # Held whole it would be 150 MB of text and its decoding; refused at 64 Mi, the server grew
+    # by 133 MiB (the text in hand, what was read and the two joined).
+    assert grown < 256, grown
+
+
 def test_a_page_tree_loop_is_refused_and_a_lying_xref_is_read_for_what_it_holds(
     served: Served,
 ) -> None:

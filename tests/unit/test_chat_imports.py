@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from memoryd.extraction.chat_export_file import parse_export
 from memoryd.extraction.chat_export_policy import (
     REPLY_CHARS,
     ChatExportError,
     ChatTurn,
-    parse_export,
     plan_import,
 )
 from tests.chat_exports import (

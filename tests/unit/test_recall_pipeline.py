@@ -24,6 +24,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
         "history_policy",
         "stand_in_policy",
         "kin_policy",
+        "names_policy",
         "read",
     ),
     ("evidence_policy", "time_legs", "vector_legs", "text_legs", "legs"),  # run the legs

@@ -20,27 +20,34 @@ _NAMES = {"chatgpt": "ChatGPT", "claude": "Claude"}
 
 
 class ImportProgressLine:
-    """ "importing: conversation 120/3000, 1500/25000 turns queued" on stderr, redrawn in place
-    on a terminal; elsewhere a line at every tenth of the way."""
+    """ "importing: 40 % of the file read, 1200 conversations, 15000 turns to queue" on stderr,
+    redrawn in place on a terminal; elsewhere a line at every tenth of the file; at the end
+    "importing: 3000 conversations read, 25000 turns queued"."""
 
-    def __init__(self, out: TextIO, *, redraw: bool) -> None:
+    def __init__(self, out: TextIO, *, redraw: bool, dry_run: bool = False) -> None:
         self._out = out
         self._redraw = redraw
+        self._dry_run = dry_run
         self._tenth = -1
 
     def __call__(self, progress: ImportProgress) -> None:
-        """Another conversation's turns are queued."""
-        done, total = progress.conversations_done, progress.conversations_total
-        line = (
-            f"importing: conversation {done}/{total}, "
-            f"{progress.turns_queued}/{progress.turns_total} turns queued"
-        )
-        final = done >= total
-        if self._redraw:
-            self._out.write("\r\x1b[2K" + line + ("\n" if final else ""))
+        """Another conversation was read (or, ``done``, the import is over)."""
+        if progress.done:
+            verb = "to queue" if self._dry_run else "queued"
+            line = (
+                f"importing: {progress.conversations} conversations read, "
+                f"{progress.turns} turns {verb}"
+            )
         else:
-            tenth = done * 10 // max(total, 1)
-            if tenth == self._tenth and not final:
+            line = (
+                f"importing: {progress.share_read:.0%} of the file read, "
+                f"{progress.conversations} conversations, {progress.turns} turns to queue"
+            )
+        if self._redraw:
+            self._out.write("\r\x1b[2K" + line + ("\n" if progress.done else ""))
+        else:
+            tenth = int(progress.share_read * 10)
+            if tenth == self._tenth and not progress.done:
                 return
             self._tenth = tenth
             self._out.write(line + "\n")
@@ -79,7 +86,11 @@ def import_chats(
     turn, dated by the original message; turns already imported are skipped, so importing a
     newer export queues only what is new. `memoryd worker` (or serve) extracts them."""
     shown = progress if progress is not None else (sys.stderr.isatty() and not as_json)
-    listener = ImportProgressLine(sys.stderr, redraw=sys.stderr.isatty()) if shown else None
+    listener = (
+        ImportProgressLine(sys.stderr, redraw=sys.stderr.isatty(), dry_run=dry_run)
+        if shown
+        else None
+    )
     now = now_from(now_text) if now_text else None
     with open_store_service(ctx) as service:
         report = service.import_chats(

@@ -1,5 +1,5 @@
-"""Conversation histories exported from ChatGPT and Claude, read into turns (pure: bytes in,
-frozen dataclasses out; the importer does the I/O).
+"""Conversation histories exported from ChatGPT and Claude, read into turns (pure: decoded
+conversations in, one at a time, frozen dataclasses out; ``chat_export_file`` reads the file).
 
 A turn is one owner message and the assistant's reply that follows it, dated by the owner's
 message, keyed by the conversation's id and that message's id. Only what the owner saw is read:
@@ -10,10 +10,8 @@ the knowledge base).
 
 from __future__ import annotations
 
-import io
-import json
-import zipfile
-from collections.abc import Callable, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -30,11 +28,7 @@ _NAMES = {"chatgpt": "ChatGPT", "claude": "Claude"}
 # An owner message past the cap is mostly pasted material, which belongs in the knowledge base.
 OWNER_CHARS = 12_000
 REPLY_CHARS = 2_000
-# A zip's conversations.json larger than this is refused rather than inflated in memory.
-MAX_JSON_BYTES = 2 * 1024**3
-# Exported JSON packs 5-20x; a member that claims more than this is a bomb (as for Office files).
-MAX_ZIP_RATIO = 200.0
-
+_NEVER = datetime.max.replace(tzinfo=UTC)
 _CHATGPT_SHOWN_CONTENT = frozenset({"text", "multimodal_text"})
 
 
@@ -87,18 +81,35 @@ class ImportPlan:
         return sum(len(c.turns) for c in self.conversations)
 
 
-def parse_export(data: bytes, chosen: str = "auto") -> ChatExport:
-    """The conversations in an export file's bytes (``conversations.json``, or the export's
-    .zip holding it); ``chosen`` is ``chatgpt``, ``claude`` or ``auto`` (recognised by shape).
-    Raises :class:`ChatExportError` naming what is wrong."""
+def read_conversations(
+    raws: Iterable[Any], chosen: str = "auto"
+) -> tuple[ChatFormat, Iterator[Conversation]]:
+    """The export's format and its conversations read one at a time, in the file's order, from
+    the file's list of conversations (decoded JSON, given lazily); ``chosen`` is ``chatgpt``,
+    ``claude`` or ``auto`` (recognised by the first conversation of a known shape). Raises
+    :class:`ChatExportError` naming what is wrong, when it is reached."""
     if chosen not in (*FORMATS, "auto"):
         raise ChatExportError(
             f"unknown format {chosen!r}; use chatgpt, claude or auto", fields=("format",)
         )
-    conversations = _conversation_list(_json_of(data))
-    if not conversations:
+    given = iter(raws)
+    # Those before the first of a known shape are kept: the first of them is refused by the
+    # format found (a conversation without "mapping" or "chat_messages" always is).
+    held: list[Any] = []
+    found: ChatFormat | None = None
+    for raw in given:
+        held.append(raw)
+        found = _shape(raw)
+        if found is not None:
+            break
+        del held[1:-1]
+    if not held:
         raise ChatExportError("the file holds no conversations; nothing to import")
-    found = detect_format(conversations)
+    if found is None:
+        raise ChatExportError(
+            'unknown format: no conversation has a "mapping" (ChatGPT) or "chat_messages" '
+            "(Claude); give the conversations.json of a ChatGPT or Claude export, or its .zip"
+        )
     if chosen not in ("auto", found):
         raise ChatExportError(
             f"the file looks like a {_NAMES[found]} export, not {_NAMES[chosen]}; choose the "
@@ -106,23 +117,17 @@ def parse_export(data: bytes, chosen: str = "auto") -> ChatExport:
             fields=("format",),
         )
     parse = _chatgpt_conversation if found == "chatgpt" else _claude_conversation
-    parsed = [parse(raw, index) for index, raw in enumerate(conversations)]
-    parsed.sort(key=lambda c: c.turns[0].at if c.turns else datetime.max.replace(tzinfo=UTC))
-    return ChatExport(found, tuple(parsed))
+
+    def parsed() -> Iterator[Conversation]:
+        for index, raw in enumerate(itertools.chain(held, given)):
+            yield parse(raw, index)
+
+    return found, parsed()
 
 
-def detect_format(conversations: Sequence[Any]) -> ChatFormat:
-    """``chatgpt`` (conversations with a ``mapping``) or ``claude`` (with ``chat_messages``)."""
-    for raw in conversations:
-        if isinstance(raw, Mapping):
-            if "mapping" in raw:
-                return "chatgpt"
-            if "chat_messages" in raw:
-                return "claude"
-    raise ChatExportError(
-        'unknown format: no conversation has a "mapping" (ChatGPT) or "chat_messages" '
-        "(Claude); give the conversations.json of a ChatGPT or Claude export, or its .zip"
-    )
+def by_first_turn(conversation: Conversation) -> datetime:
+    """The sort key of conversations oldest first: the first turn's time (none: last)."""
+    return conversation.turns[0].at if conversation.turns else _NEVER
 
 
 def plan_import(export: ChatExport, imported: frozenset[tuple[str, str]]) -> ImportPlan:
@@ -130,9 +135,7 @@ def plan_import(export: ChatExport, imported: frozenset[tuple[str, str]]) -> Imp
     kept = []
     already = 0
     for conversation in export.conversations:
-        new = tuple(
-            t for t in conversation.turns if (conversation.id, t.message_id) not in imported
-        )
+        new = new_turns(conversation, imported)
         already += len(conversation.turns) - len(new)
         if new:
             kept.append(
@@ -147,66 +150,23 @@ def plan_import(export: ChatExport, imported: frozenset[tuple[str, str]]) -> Imp
     )
 
 
-# ----------------------------------------------------------------------------- the file
+def new_turns(
+    conversation: Conversation, imported: frozenset[tuple[str, str]]
+) -> tuple[ChatTurn, ...]:
+    """The conversation's turns not imported yet (``(conversation id, message id)`` pairs)."""
+    return tuple(t for t in conversation.turns if (conversation.id, t.message_id) not in imported)
 
 
-def _json_of(data: bytes) -> Any:
-    if data.startswith(b"PK\x03\x04"):
-        data = _from_zip(data)
-    try:
-        return json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise ChatExportError(
-            "the file is not JSON (not UTF-8 text); give the conversations.json of a ChatGPT "
-            "or Claude export, or its .zip"
-        ) from None
-    except RecursionError:
-        raise ChatExportError("the file's JSON is nested too deeply to be an export") from None
-    except json.JSONDecodeError as error:
-        raise ChatExportError(
-            f"the file is not JSON ({error.msg} at line {error.lineno} column {error.colno}); "
-            "give the conversations.json of a ChatGPT or Claude export, or its .zip"
-        ) from None
+def _shape(raw: Any) -> ChatFormat | None:
+    if isinstance(raw, Mapping):
+        if "mapping" in raw:
+            return "chatgpt"
+        if "chat_messages" in raw:
+            return "claude"
+    return None
 
 
-def _from_zip(data: bytes) -> bytes:
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-        names = [
-            i for i in archive.infolist() if i.filename.rsplit("/", 1)[-1] == "conversations.json"
-        ]
-        if not names:
-            raise ChatExportError(
-                "the .zip holds no conversations.json; is it a ChatGPT or Claude data export?"
-            )
-        entry = min(names, key=lambda i: i.filename.count("/"))
-        if entry.file_size > MAX_JSON_BYTES:
-            raise ChatExportError(
-                f"the .zip's {entry.filename} is {entry.file_size} bytes, over the "
-                f"{MAX_JSON_BYTES} memoryd reads; unzip it and import the part you need"
-            )
-        if entry.file_size > MAX_ZIP_RATIO * max(1, entry.compress_size):
-            # zipfile stops a member at its declared size, so the declared one is what counts.
-            raise ChatExportError(
-                f"the .zip's {entry.filename} would inflate {entry.file_size} bytes from "
-                f"{entry.compress_size} (more than {MAX_ZIP_RATIO:g}x: a zip bomb, not an "
-                "export); it was not opened"
-            )
-        return archive.read(entry)
-    except (zipfile.BadZipFile, OSError, EOFError) as error:
-        raise ChatExportError(f"the .zip cannot be read ({error})") from None
-
-
-def _conversation_list(document: Any) -> list[Any]:
-    if isinstance(document, Mapping) and isinstance(document.get("conversations"), list):
-        return list(document["conversations"])
-    if not isinstance(document, list):
-        raise ChatExportError(
-            "unknown format: the file holds a JSON "
-            f"{type(document).__name__}, not the list of conversations of a ChatGPT or Claude "
-            "export"
-        )
-    return document
+# ----------------------------------------------------------------------------- conversations
 
 
 def _where(index: int, raw: Mapping[str, Any]) -> str:

@@ -115,15 +115,21 @@ class ExtractionQueue:
         """The queued job for one turn (credentials redacted, their fingerprints kept), for
         the caller to enqueue in its own transaction; ids made in order sort in order.
         ``kind`` ``imported_turn`` queues it behind every live trigger."""
+        return self.job_of(kind, self.turn_payload(user_message, summary, at=at, now=now), now)
+
+    def turn_payload(
+        self, user_message: str, summary: str | None, *, at: datetime | None, now: datetime | None
+    ) -> dict[str, Any]:
+        """A turn's job payload (JSON: credentials redacted, their fingerprints kept), made
+        apart from its job when the job's id is made later (an import, oldest first)."""
         if not user_message.strip():
             raise InvalidInputError("the owner's message is empty; nothing to observe")
-        payload = {
+        return {
             "user": redact_credentials(user_message),
             "summary": redact_credentials(summary or ""),
             "at": to_db(self._instant(at, now, "the turn's time")),
             **_secret_payload(user_message + "\n" + (summary or "")),
         }
-        return self._job(kind, payload, now)
 
     def before_compaction(
         self, turns: Sequence[Mapping[str, Any]], *, now: datetime | None = None
@@ -237,13 +243,14 @@ class ExtractionQueue:
     def _enqueue(self, kind: str, payload: dict[str, Any], now: datetime | None) -> Observation:
         if not self.gateway.configured("extract"):
             return Observation(False, None, off_notice("extraction"))
-        job = self._job(kind, payload, now)
+        job = self.job_of(kind, payload, now)
         with self.store.transaction():
             self.store.jobs.enqueue(job)
         self.on_enqueue()
         return Observation(True, job.id)
 
-    def _job(self, kind: str, payload: dict[str, Any], now: datetime | None) -> Job:
+    def job_of(self, kind: str, payload: dict[str, Any], now: datetime | None) -> Job:
+        """A queued job of ``kind`` over ``payload``; ids made in order sort in order."""
         at = now or self.clock()
         return Job(
             id=self.ids.new_id(at),

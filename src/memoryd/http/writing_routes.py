@@ -57,6 +57,7 @@ def import_chats(
 ) -> ChatImportJson:
     """Upload a ChatGPT or Claude export (multipart form: file — its conversations.json or
     the .zip —, format chatgpt | claude | auto, dry_run): its new turns are queued for
-    extraction, each dated by the original message."""
-    report = service.jobs.import_chat_bytes(file.file.read(), format=format, dry_run=dry_run)
+    extraction, each dated by the original message. The upload is read from where it was
+    spooled (disk, past 1 MB), a conversation at a time."""
+    report = service.jobs.import_chat_stream(file.file, format=format, dry_run=dry_run)
     return report.to_json()

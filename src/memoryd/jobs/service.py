@@ -60,6 +60,7 @@ class Jobs:
 
     import_chats = Forward("_chat_importer", ChatImporter.import_chats)
     import_chat_bytes = Forward("_chat_importer", ChatImporter.import_chat_bytes)
+    import_chat_stream = Forward("_chat_importer", ChatImporter.import_chat_stream)
 
     def retry_job(self, job_id: str, *, now: datetime | None = None) -> Job:
         """Queue a failed (or waiting) job again, due now (``memoryd jobs retry``)."""

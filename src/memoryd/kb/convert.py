@@ -21,6 +21,7 @@ from typing import Any
 from memoryd.errors import MemorydError
 from memoryd.kb.blocks import parse_blocks
 from memoryd.kb.converted import ConversionError, Converted, DocumentType, Limits
+from memoryd.kb.csv_tables import csv_markdown
 from memoryd.kb.file_types import READABLE_SUFFIXES, SUPPORTED, detect_type
 from memoryd.kb.images import BudgetedReader, ImageReader, oversized, release_freed_heap
 from memoryd.kb.notes import read_note
@@ -103,6 +104,9 @@ def _convert(
         _check_zip(data, limits)
         return _office(data, kind, stem, reader, limits)
     text = _decode_text(data)
+    if kind is DocumentType.CSV:
+        tabs = PurePath(name).suffix.lower() == ".tsv" or _declared(content_type) == _TSV
+        return Converted(stem, csv_markdown(text, stem, "\t" if tabs else None), kind)
     if kind is DocumentType.HTML:
         answer = run_bounded(SANDBOX_MODULE, "html", data, _bounds(limits), params={"stem": stem})
         return Converted(str(answer["title"]), str(answer["markdown"]), DocumentType.HTML)
@@ -111,6 +115,13 @@ def _convert(
         title = note.title or document_title("", (), _headings(note.markdown), stem)
         return Converted(title, _tidy(note.markdown), kind, metadata=note.metadata)
     return Converted(stem, _tidy(text), DocumentType.TEXT)
+
+
+_TSV = "text/tab-separated-values"
+
+
+def _declared(content_type: str | None) -> str:
+    return (content_type or "").split(";")[0].strip().lower()
 
 
 def _check_zip(data: bytes, limits: Limits) -> None:

@@ -22,6 +22,7 @@ class DocumentType(StrEnum):
     DOCX = "docx"
     PPTX = "pptx"
     XLSX = "xlsx"
+    CSV = "csv"
     HTML = "html"
     MARKDOWN = "markdown"
     TEXT = "text"

@@ -11,13 +11,15 @@ from memoryd.kb.converted import ConversionError, DocumentType
 __all__ = ["READABLE_SUFFIXES", "SUPPORTED", "detect_type"]
 
 
-SUPPORTED = "PDF, DOCX, PPTX, XLSX, HTML, Markdown, plain text, PNG and JPEG"
+SUPPORTED = "PDF, DOCX, PPTX, XLSX, CSV, TSV, HTML, Markdown, plain text, PNG and JPEG"
 
 _EXTENSIONS = {
     ".pdf": DocumentType.PDF,
     ".docx": DocumentType.DOCX,
     ".pptx": DocumentType.PPTX,
     ".xlsx": DocumentType.XLSX,
+    ".csv": DocumentType.CSV,
+    ".tsv": DocumentType.CSV,
     ".html": DocumentType.HTML,
     ".htm": DocumentType.HTML,
     ".xhtml": DocumentType.HTML,
@@ -33,6 +35,8 @@ _EXTENSIONS = {
 READABLE_SUFFIXES = frozenset(_EXTENSIONS)
 _CONTENT_TYPES = {
     "application/pdf": DocumentType.PDF,
+    "text/csv": DocumentType.CSV,
+    "text/tab-separated-values": DocumentType.CSV,
     "text/html": DocumentType.HTML,
     "application/xhtml+xml": DocumentType.HTML,
     "text/markdown": DocumentType.MARKDOWN,

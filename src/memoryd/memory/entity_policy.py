@@ -177,29 +177,68 @@ def sound_key(word: str) -> str:
     return key
 
 
-def edit_distance(a: str, b: str) -> int:
-    """Levenshtein distance between two short strings."""
+def edit_distance(a: str, b: str, swaps: bool = False) -> int:
+    """Levenshtein distance between two short strings; with ``swaps``, two neighbouring
+    letters written the other way round are one edit ("Jhon" is one from "John", the typo
+    people make most; optimal string alignment)."""
     if len(a) < len(b):
         a, b = b, a
+    before: list[int] = []
     previous = list(range(len(b) + 1))
     for i, x in enumerate(a, start=1):
         current = [i]
         for j, y in enumerate(b, start=1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
-        previous = current
+            cost = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y))
+            if swaps and i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y and x != y:
+                cost = min(cost, before[j - 2] + 1)
+            current.append(cost)
+        before, previous = previous, current
     return previous[-1]
 
 
-def same_name(a: str, b: str) -> bool:
+def same_name(a: str, b: str, refined: bool = False) -> bool:
     """Whether two one-word names are one name spelt two ways: the same sound key and few
     letters apart (names of ``MIN_FUZZY_LETTERS`` letters or more; shorter ones only as
-    written)."""
+    written). ``refined``: a doubled letter is one ("Timm" is Tim, "Ana" Anna, at any
+    length), and a name with another gendered ending is another name (:func:`other_ending`)."""
     x, y = _letters(a), _letters(b)
     if x == y:
         return bool(x)
+    if refined and _undoubled(x) == _undoubled(y):
+        return True
     if min(len(x), len(y)) < MIN_FUZZY_LETTERS or sound_key(x) != sound_key(y):
         return False
-    return edit_distance(x, y) <= max(1, round(FUZZY_SHARE * max(len(x), len(y))))
+    if refined and other_ending(x, y):
+        return False
+    return edit_distance(x, y, refined) <= max(1, round(FUZZY_SHARE * max(len(x), len(y))))
+
+
+def other_ending(a: str, b: str) -> bool:
+    """Whether two names end as a man's and a woman's name do: one in "a" and the other in
+    "o" or a consonant ("Maria" and "Mario", "Roberta" and "Robert", "Carla" and "Carl"); in
+    most European languages a final "a" makes a woman's name of a man's. Not one in "a" and
+    one in "e", "i" or "y" ("Eliza" and "Elise": both a woman's). A silent "h" after a final
+    vowel is no ending ("Sarah", "Hannah")."""
+    x, y = _unvoiced_h(_letters(a)), _unvoiced_h(_letters(b))
+    if x[-1:] == y[-1:] or "a" not in (x[-1:], y[-1:]):
+        return False
+    other = y[-1:] if x[-1:] == "a" else x[-1:]
+    return other not in "eiy"
+
+
+# A "name" that is a contraction opening a sentence ("It'll", "We're", "Don't"), kept by
+# stores written before such words were refused: no name is spelt like it.
+_CONTRACTION = re.compile(r"(?:['’](?:ll|re|ve|d|m|t)|n['’]t)$")
+
+
+def _undoubled(letters: str) -> str:
+    return re.sub(r"(.)\1+", r"\1", letters)
+
+
+def _unvoiced_h(letters: str) -> str:
+    if len(letters) > 2 and letters.endswith("h") and letters[-2] in "aeiouy":
+        return letters[:-1]
+    return letters
 
 
 @dataclass(frozen=True)
@@ -224,7 +263,7 @@ class EntityMatcher:
             if key and not is_common_word(key):
                 keys[key] = entity_id
                 longest = max(longest, len(key.split()))
-                if " " not in key and len(key) >= MIN_FUZZY_LETTERS:
+                if " " not in key:  # short ones only for a refined match ("Timm": Tim)
                     sounds.setdefault(sound_key(key), []).append(key)
         return cls(
             keys=keys,
@@ -232,17 +271,28 @@ class EntityMatcher:
             sounds={k: tuple(v) for k, v in sounds.items()},
         )
 
-    def spelt_like(self, name: str) -> int | None:
+    def spelt_like(self, name: str, refined: bool = False) -> int | None:
         """The entity a name refers to: the known name or alias as written, else the one
         known one-word name spelt closest to it (``same_name``); None when none is close."""
+        key = self.closest(name, refined)
+        return None if key is None else self.keys[key]
+
+    def closest(self, name: str, refined: bool = False) -> str | None:
+        """The known name or alias ``name`` is (its key): itself as written, else the known
+        one-word name spelt closest to it (``same_name``, ``refined`` or not); None when none
+        is close."""
         key = normalize_name(name)
-        exact = self.keys.get(key)
-        if exact is not None or " " in key or len(key) < MIN_FUZZY_LETTERS:
-            return exact
-        close = [k for k in self.sounds.get(sound_key(key), ()) if same_name(k, key)]
-        if not close:
+        if key in self.keys:
+            return key
+        if " " in key or (len(key) < MIN_FUZZY_LETTERS and not refined):
             return None
-        return self.keys[min(close, key=lambda k: (edit_distance(k, key), k))]
+        sounds = self.sounds.get(sound_key(key), ())
+        close = [
+            k
+            for k in sounds
+            if same_name(k, key, refined) and not (refined and _CONTRACTION.search(k))
+        ]
+        return min(close, key=lambda k: (edit_distance(k, key, refined), k)) if close else None
 
     def find(self, message: str) -> set[int]:
         """Ids of the entities the message mentions (case-insensitive, whole words)."""

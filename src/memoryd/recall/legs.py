@@ -16,12 +16,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
-from memoryd.memory.entity_policy import EntityMatcher, names_within_sentences, normalize_name
 from memoryd.memory.model import Kind, Memory, Status
 from memoryd.providers.embedder import Embedder, span_vectors
 from memoryd.providers.embedding_beside import embedding_begun
 from memoryd.recall.address_policy import about_owner, definite_reference
 from memoryd.recall.evidence_policy import Candidate, QueryFacts, handed_on
+from memoryd.recall.names_policy import unknown_names
 from memoryd.recall.read import LegPlan, NameContext, Query
 from memoryd.recall.sides_policy import yes_or_no_words
 from memoryd.recall.text_legs import searched_text
@@ -81,23 +81,6 @@ def plain_word_names(
         if held > ratio * max(1, tagged.get(entity, 0)):
             plain.add(entity)
     return frozenset(plain)
-
-
-def unknown_names(message: str, matcher: EntityMatcher, text: TextResult | None) -> tuple[str, ...]:
-    """Names the message mentions that no memory holds: neither a known name or alias (nor a
-    close spelling of one), nor a word of any active memory. None are judged without the text
-    leg."""
-    if text is None:
-        return ()
-    unknown = []
-    for name in names_within_sentences(message):
-        key = normalize_name(name)
-        if not key or matcher.spelt_like(key) is not None:
-            continue
-        words = [w for w in query_terms(key) if w in text.document_frequency]
-        if words and all(text.document_frequency[w] == 0 for w in words):
-            unknown.append(name)
-    return tuple(unknown)
 
 
 def _begin(embedder: Embedder, text: str) -> Future[Vector]:
@@ -429,7 +412,15 @@ def run_legs(store: Store, embedder: Embedder, query: Query) -> Evidence:
         words=words,
         word_frequency=dict(text.document_frequency) if text is not None else {},
         memory_count=active,
-        unknown_names=unknown_names(query.message, known, text) if known is not None else (),
+        unknown_names=unknown_names(
+            query.message,
+            known,
+            text.document_frequency if text is not None else None,
+            plan.name_forms,
+            plan.name_lookalikes,
+        )
+        if known is not None
+        else (),
         window=query.window,
         # The window's own events: a memory that only names one of its days joins the time
         # leg but does not make an empty window bound the others.

@@ -14,6 +14,7 @@ from datetime import datetime, tzinfo
 from memoryd.memory.entity_policy import (
     EntityMatcher,
     extract_entities,
+    names_within_sentences,
     normalize_name,
     without_names,
 )
@@ -22,6 +23,7 @@ from memoryd.recall.answer_form_policy import without_answer_form
 from memoryd.recall.bounds_policy import BoundedQuery, bound_query
 from memoryd.recall.history_policy import asks_for_history, topic_words
 from memoryd.recall.kin_policy import asked_relatives
+from memoryd.recall.names_policy import read_as_known, read_name
 from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.sentences_policy import sentences
 from memoryd.recall.time_window_policy import TimeWindow, find_time_window
@@ -59,6 +61,10 @@ class LegPlan:
     stand_ins: int = 0
     # Whether "how long should I …" is read as anyone's "I" (recall/address_policy.py).
     how_much_modal: bool = False
+    # Which names written another way are read as a known one, and whether a look-alike
+    # name is kept apart as another person's (recall/names_policy.py).
+    name_forms: int = 0
+    name_lookalikes: bool = False
 
     @property
     def bounds(self) -> dict[str, int]:
@@ -87,6 +93,8 @@ class LegPlan:
             policy.sentence_late,
             policy.stand_in_words,
             policy.how_much_modal,
+            policy.name_forms,
+            policy.name_lookalikes,
         )
 
 
@@ -198,7 +206,13 @@ def read_message(
     plan = LegPlan.of(policy, kinds)
     try:
         known = matcher()
-        names = name_context(store, known, read.query, policy)
+        found = extract_entities(read.query)
+        as_known, respelled = read_as_known(
+            read.query, known, policy.name_forms, policy.name_lookalikes, found
+        )
+        if respelled:
+            read = replace(read, question=as_known)
+        names = name_context(store, known, read.query, policy, None if respelled else found)
     except Exception as error:  # the entity index failing must not stop the other legs
         log.warning("recall: entity lookup failed: %s", error, exc_info=True)
         failed = f"failed: {error}"
@@ -219,16 +233,29 @@ def split_by_selectivity(
 
 
 def name_context(
-    store: Store, matcher: EntityMatcher, message: str, policy: RecallPolicy
+    store: Store,
+    matcher: EntityMatcher,
+    message: str,
+    policy: RecallPolicy,
+    found: Sequence[str] | None = None,
 ) -> NameContext:
-    """Find the names in ``message`` and how many active memories each tags."""
+    """Find the names in ``message`` and how many active memories each tags (``found``: its
+    names by ``extract_entities``, when already found)."""
     words = normalize_name(message).split()
     keys = {m.entity_id: " ".join(words[m.start : m.end]) for m in matcher.mentions(words)}
-    # A name written another way ("Mohammed" for the store's "Muhhamed") is that name.
-    for name in extract_entities(message):
-        entity = matcher.spelt_like(name) if normalize_name(name) not in matcher.keys else None
-        if entity is not None:
-            keys.setdefault(entity, normalize_name(name))
+    # A name written another way ("Mohammed" for the store's "Muhhamed") is that name; a
+    # diminutive opening a sentence may be a plain word ("Pat the dough").
+    unknown = [
+        (name, key)
+        for name in (extract_entities(message) if found is None else found)
+        if (key := normalize_name(name)) not in matcher.keys and " " not in key
+    ]
+    within = {normalize_name(n) for n in names_within_sentences(message)} if unknown else set()
+    for name, written in unknown:
+        level = policy.name_forms if written in within else min(policy.name_forms, 1)
+        known = read_name(name, matcher, level, policy.name_lookalikes)
+        if known is not None:
+            keys.setdefault(matcher.keys[known], written)
     if not keys:
         return NameContext({}, frozenset(), frozenset(), message, {}, message)
     # Shares over all memories, not only active ones: close enough for telling a name that
