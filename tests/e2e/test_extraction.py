@@ -457,6 +457,19 @@ def test_doctor_calls_each_distinct_route_once(cli: Cli, tmp_path: Path) -> None
         assert all(r.api_key == KEY for r in completions)
 
 
+def test_doctor_passes_a_route_whose_ping_is_cut_at_the_token_cap(cli: Cli) -> None:
+    """A server capped at a few tokens (llama.cpp --n-predict 16) cuts even the ping's answer:
+    it answered, and the ping's text is not judged."""
+    with FakeLLMServer("openai", api_key=KEY, default=Reply('{"ok": tr', truncated=True)) as cut:
+        llm = with_llm(cli, cut)
+        llm.ok("init")
+        result = llm.run("doctor")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"ok   llm extract, merge, reflect, caption, chat: openai model '{MODEL}'" in (
+        result.stdout
+    )
+
+
 def test_doctor_fails_clearly_when_a_route_is_down(cli: Cli) -> None:
     with (
         FakeLLMServer("openai", api_key=KEY, default=Reply('{"ok": true}')) as healthy,
