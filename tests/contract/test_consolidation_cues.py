@@ -95,3 +95,23 @@ def test_without_a_model_the_stage_is_skipped_with_the_reason(service: MemorySer
     service.remember("The owner is allergic to penicillin", now=NOW)
     report = service.consolidate(now=NOW)
     assert report.stages[STAGE].startswith("skipped: writing cues is off: no LLM is configured")
+
+
+def test_cues_copied_from_the_prompts_examples_are_dropped_for_an_unlike_memory(
+    llm_service: MemoryService, server: FakeLLMServer
+) -> None:
+    """SmolLM2 answered for a train timetable with the prompt's own worked examples: the
+    penicillin sentence and "when do I get paid". Stored, they made every question about pay
+    recall the train. A memory like the example keeps the example's cues."""
+    train = llm_service.remember("I take the 8:10 train to work on weekdays", now=NOW).memory
+    salary = llm_service.remember("My salary comes in on the 25th", now=NOW).memory
+    assert train is not None and salary is not None
+    echoed = ["The owner is allergic to penicillin", "pay day", "When do I get paid", "commute"]
+    server.script(Reply(json.dumps({"cues": echoed})), Reply(json.dumps({"cues": echoed})))
+
+    llm_service.consolidate(now=NOW)
+
+    assert llm_service.get(train.id).cues == ("commute",)
+    assert llm_service.get(salary.id).cues == ("pay day", "When do I get paid", "commute")
+    found = llm_service.store.text.search(query_terms("when do I get paid?"), 10)
+    assert [h.memory_id for h in found.hits] == [salary.id]

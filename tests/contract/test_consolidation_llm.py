@@ -66,6 +66,8 @@ def test_a_merge_that_drops_a_name_or_a_date_is_refused(
     report = llm_service.consolidate(now=NOW)
     [step] = [s for s in report.steps if s.stage.value == "merge-near-duplicates"]
     assert step.action.value == "keep" and dropped in step.reason
+    # The run's summary does not count the refused merge as applied.
+    assert report.stages["merge-near-duplicates"] == "0 applied, 1 kept"
     assert {llm_service.get(i).status for i in ids} == {Status.ACTIVE}
     assert len(llm_service.list_memories(status=Status.ACTIVE)) == 2
 
@@ -75,10 +77,19 @@ def test_a_faithful_merge_supersedes_the_group(
 ) -> None:
     ids = two_lisbon_facts(llm_service)
     server.script(Reply(json.dumps({"content": "The owner moved to Lisbon on 2026-08-27"})))
-    llm_service.consolidate(now=NOW)
+    report = llm_service.consolidate(now=NOW)
+    assert report.stages["merge-near-duplicates"] == "1 applied"
     [merged] = llm_service.list_memories(status=Status.ACTIVE)
     assert merged.content == "The owner moved to Lisbon on 2026-08-27"
     assert merged.prompt_version == "merge.v1"
+    # The answer's shape is asked for as a JSON Schema, so a small model constrained by its
+    # server cannot answer another object (SmolLM2 answered {"content": {"name": ...}}).
+    [request] = server.requests
+    assert request.body is not None
+    asked = request.body["response_format"]
+    assert asked["type"] == "json_schema"
+    schema = asked["json_schema"]["schema"]
+    assert schema["required"] == ["content"] and schema["properties"]["content"]["type"] == "string"
     for old in ids:
         assert llm_service.get(old).status is Status.ARCHIVED
         assert llm_service.get(old).superseded_by == merged.id
@@ -89,9 +100,8 @@ def test_a_faithful_merge_supersedes_the_group(
     assert server.request_count == calls
 
 
-def test_reflection_proposes_at_most_three_pending_insights_once_a_day(
-    llm_service: MemoryService, server: FakeLLMServer
-) -> None:
+def ten_runs(service: MemoryService) -> None:
+    """Ten events in the last week: reflection is due."""
     places = [
         "the river",
         "Monsanto park",
@@ -105,12 +115,18 @@ def test_reflection_proposes_at_most_three_pending_insights_once_a_day(
         "Cascais",
     ]
     for day, place in enumerate(places):
-        llm_service.remember(
+        service.remember(
             f"Owner ran {5 + day} km at {place}",
             kind=Kind.EVENT,
             occurred_at=NOW - timedelta(days=day * 0.6),
             now=NOW - timedelta(days=day * 0.6),
         )
+
+
+def test_reflection_proposes_at_most_three_pending_insights_once_a_day(
+    llm_service: MemoryService, server: FakeLLMServer
+) -> None:
+    ten_runs(llm_service)
     insights = [
         item(text, kind="inference", confidence=0.7)
         for text in (
@@ -130,6 +146,23 @@ def test_reflection_proposes_at_most_three_pending_insights_once_a_day(
     calls = server.request_count
     assert [s for s in llm_service.consolidate(now=NOW).steps if s.stage.value == "reflect"] == []
     assert server.request_count == calls
+
+
+def test_a_reflection_answer_broken_twice_fails_the_stage_and_is_asked_again(
+    llm_service: MemoryService, server: FakeLLMServer
+) -> None:
+    """SmolLM2's reflection ran past its token cap twice: the stage said "0 applied", as if
+    there were no insights, and the day was marked reflected."""
+    ten_runs(llm_service)
+    cut = Reply('{"memories": [{"kind": "inference", "content": "The owner', truncated=True)
+    server.script(cut, cut)
+    report = llm_service.consolidate(now=NOW)
+    assert report.stages["reflect"].startswith("failed: the reflect answer: contract broken twice")
+    assert "cut off at its output token limit" in report.stages["reflect"]
+
+    server.script(Reply(batch(item("The owner is training for a race", kind="inference"))))
+    again = llm_service.consolidate(now=NOW)
+    assert again.stages["reflect"] == "1 applied"
 
 
 def test_with_the_llm_down_its_stages_fail_alone(

@@ -27,6 +27,7 @@ from openai.types.chat import (
 
 from memoryd.http.server import free_port
 from tests.chat_upstream import ChatUpstream
+from tests.fake_llm import Delay, FakeLLMServer, Reply
 
 from .conftest import Cli
 from .proxy_support import chats, turn_jobs
@@ -287,6 +288,31 @@ def test_upstream_down_gives_an_openai_error_with_a_hint(tmp_path: Path) -> None
         assert "is the server running?" in str(failed.value)
         assert f"127.0.0.1:{dead}" in str(failed.value)
         assert "cannot reach the upstream" in server.output()
+
+
+def test_a_slow_upstream_gives_504_saying_which_timeout_to_raise(tmp_path: Path) -> None:
+    """SmolLM2 under llama.cpp writing a story past llm.timeout = 2: the app got 502 "no
+    answer in time the upstream chat model …; is the server running?" — the server was
+    running, only slower than the setting."""
+    env = store_env(tmp_path)
+    cli = Cli(env=env, cwd=tmp_path)
+    cli.ok("init")
+    with FakeLLMServer("openai", default=Delay(10, Reply("a long story"))) as slow:
+        cli.ok("config", "set", "llm.base_url", slow.sdk_base_url)
+        cli.ok("config", "set", "llm.model", "smollm2")
+        cli.ok("config", "set", "llm.timeout", "1")
+        token = (Path(env["MEMORYD_HOME"]) / "token").read_text().strip()
+        with serving(env, tmp_path) as server:
+            client = openai.OpenAI(base_url=server.base_url + "/v1", api_key=token, max_retries=0)
+            with pytest.raises(openai.APIStatusError) as failed:
+                client.chat.completions.create(
+                    model="smollm2", messages=[{"role": "user", "content": "a story, please"}]
+                )
+            slow.stop()
+    assert failed.value.status_code == 504
+    said = str(failed.value)
+    assert "did not answer within 1 s" in said and "llm.chat.timeout" in said
+    assert "is the server running" not in said
 
 
 def test_recall_failing_sends_the_request_on_without_the_pack(tmp_path: Path) -> None:

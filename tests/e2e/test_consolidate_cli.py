@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from memoryd.http.server import free_port
 from memoryd.memory.model import Importance, Kind, Source
 from tests.builders import item
 from tests.e2e.conftest import Cli
@@ -79,3 +80,25 @@ def test_a_dry_run_prints_the_plan_and_the_real_run_carries_it_out(
     again = cli.json("consolidate", "--now", LATER)
     assert again["steps"] == []
     assert [m["id"] for m in cli.json("reconfirm")] == [successor["id"]]
+
+
+def test_a_model_that_does_not_answer_fails_its_stages_in_one_line_without_a_traceback(
+    cli: Cli,
+) -> None:
+    """The model server stopped (or too slow for its timeout): the stages that ask it say so
+    on their line, the others still run, and the owner sees no traceback."""
+    away = f"http://127.0.0.1:{free_port()}/v1"
+    llm = Cli(
+        env={**cli.env, "MEMORYD_LLM_BASE_URL": away, "MEMORYD_LLM_MODEL": "smollm2",
+             "MEMORYD_LLM_MAX_RETRIES": "0", "MEMORYD_LLM_TIMEOUT": "2"},
+        cwd=cli.cwd,
+    )  # fmt: skip
+    llm.ok("init")
+    llm.ok("remember", "My sister Ana lives in Faro")
+
+    result = llm.run("consolidate")
+
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = dict(line.split(": ", 1) for line in result.stdout.splitlines())
+    assert lines["write-cues"].startswith("failed: the extract LLM route cannot reach " + away)
+    assert lines["archive-episodic"] == "0 applied"

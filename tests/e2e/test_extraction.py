@@ -177,7 +177,9 @@ def test_a_turn_queued_while_the_llm_is_down_survives_the_process_and_lands_late
     job_id = llm.json("observe", "--user", "Ran Porto in 1:52!", "--now", at())["job_id"]
     out = llm.ok("worker", "--once", "--now", at())
 
-    assert f"job {job_id} (turn): queued" in out
+    # The error ends the line: no "0 proposals" after it, as if the error had proposed them.
+    [line] = [x for x in out.splitlines() if x.startswith(f"job {job_id} (turn): queued — ")]
+    assert "proposals" not in line
     job = only_job(llm)
     assert (job["id"], job["status"], job["attempts"]) == (job_id, "queued", 1)
     assert "extract" in job["last_error"]
@@ -188,7 +190,8 @@ def test_a_turn_queued_while_the_llm_is_down_survives_the_process_and_lands_late
     server.script(reply(server, batch(item(RACE))))
     assert "0 jobs run" in llm.ok("worker", "--once", "--now", at(29))
     assert server.request_count == 0
-    assert "1 jobs run" in llm.ok("worker", "--once", "--now", at(30))
+    out = llm.ok("worker", "--once", "--now", at(30))
+    assert f"job {job_id} (turn): done, 1 proposals\n1 jobs run" in out
 
     job = only_job(llm)
     assert (job["status"], job["attempts"], job["last_error"]) == ("done", 2, None)
@@ -271,6 +274,54 @@ def test_a_twice_broken_answer_fails_the_job_with_the_error_in_jobs(
     table = llm.ok("jobs")
     assert job["id"] in table and "failed" in table
     assert validation_error(second) in table
+
+
+def test_an_answer_cut_at_the_token_limit_says_so_not_a_json_error(
+    cli: Cli, server: FakeLLMServer
+) -> None:
+    """A small model's batch stopped at the server's cap on generated tokens (llama.cpp's
+    --n-predict): the job's error names the limit, where "Unterminated string" sent the owner
+    looking for a broken model, and the turn is kept for `jobs retry` (it was dropped)."""
+    llm = with_llm(cli, server)
+    llm.ok("init")
+    whole = batch(item(RACE))
+    cut = Reply(whole[:40], truncated=True)
+    server.script(cut, cut)
+
+    result = llm.run("observe", "--user", "Ran Porto in 1:52!", "--wait", "--now", at())
+
+    assert result.returncode == 1
+    assert "cut off at its output token limit after 40 characters" in result.stderr
+    assert "n-predict" in result.stderr and "Unterminated" not in result.stderr
+    assert "cut off at its output token limit" in only_job(llm)["last_error"]
+
+    # The turn is kept: once the limit is raised, `jobs retry` runs it again.
+    server.script(Reply(whole))
+    llm.ok("jobs", "retry", only_job(llm)["id"])
+    llm.ok("worker", "--once")
+    assert RACE in llm.ok("list")
+
+    server.script(cut, Reply(whole))  # and a retry that answers in full is kept at once
+    llm.ok("observe", "--user", "Ran Porto in 1:52 again!", "--wait", "--now", at(120))
+
+
+def test_the_prompts_own_example_answer_is_dropped_unless_the_turn_spoke_of_it(
+    cli: Cli, server: FakeLLMServer
+) -> None:
+    """SmolLM2 answered a mission about a dentist with the contract's worked example, "The
+    owner is allergic to peanuts.": it waited on the review page as if the owner had said it."""
+    llm = with_llm(cli, server)
+    llm.ok("init")
+    echo = batch(item("The owner is allergic to peanuts.", kind="fact"), item(RACE))
+    server.script(reply(server, echo), reply(server, echo))
+
+    llm.ok("observe", "--user", "Ran Porto in 1:52!", "--wait", "--now", at())
+    assert [m["content"] for m in llm.json("list", "--status", "pending")] == []
+    assert RACE in llm.ok("list")
+
+    llm.ok("observe", "--user", "Peanuts make me ill; I ran Porto", "--wait", "--now", at(60))
+    pending = [m["content"] for m in llm.json("list", "--status", "pending")]
+    assert pending == ["The owner is allergic to peanuts."]
 
 
 # ---------------------------------------------------------- compaction and missions
@@ -404,6 +455,19 @@ def test_doctor_calls_each_distinct_route_once(cli: Cli, tmp_path: Path) -> None
         completions = [r for r in healthy.requests if r.path.endswith("/chat/completions")]
         assert sorted(r.body["model"] for r in completions) == [MODEL, "vision-model"]
         assert all(r.api_key == KEY for r in completions)
+
+
+def test_doctor_passes_a_route_whose_ping_is_cut_at_the_token_cap(cli: Cli) -> None:
+    """A server capped at a few tokens (llama.cpp --n-predict 16) cuts even the ping's answer:
+    it answered, and the ping's text is not judged."""
+    with FakeLLMServer("openai", api_key=KEY, default=Reply('{"ok": tr', truncated=True)) as cut:
+        llm = with_llm(cli, cut)
+        llm.ok("init")
+        result = llm.run("doctor")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"ok   llm extract, merge, reflect, caption, chat: openai model '{MODEL}'" in (
+        result.stdout
+    )
 
 
 def test_doctor_fails_clearly_when_a_route_is_down(cli: Cli) -> None:

@@ -175,8 +175,12 @@ def worker(
         for report in done.reports:
             click.echo(
                 f"job {report.job.id} ({report.job.kind}): {report.job.status.value}"
+                + (
+                    f", {len(report.results)} proposals"
+                    if report.job.status.value == "done"
+                    else ""
+                )
                 + (f" — {report.job.last_error}" if report.job.last_error else "")
-                + f", {len(report.results)} proposals"
             )
         for result in done.retried:
             click.echo(

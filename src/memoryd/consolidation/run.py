@@ -30,6 +30,7 @@ from memoryd.consolidation.policy import (
     reflection_due,
 )
 from memoryd.errors import ConsolidationBusyError, ProposalBatchError
+from memoryd.extraction.example_echo_policy import drop_echoed_cues, prompt_examples
 from memoryd.extraction.extractor import (
     Extractor,
     load_prompt,
@@ -40,9 +41,15 @@ from memoryd.extraction.extractor import (
 from memoryd.memory.ledger import Ledger, Replaced
 from memoryd.memory.lookups import embed_texts, require_memory
 from memoryd.memory.model import Actor, Kind, Memory, Provenance, Source, Status, embedded_text
-from memoryd.memory.proposal_policy import cues_schema, parse_cues_answer
+from memoryd.memory.proposal_policy import cues_schema, merge_schema, parse_cues_answer
 from memoryd.memory.writes import Propose
-from memoryd.providers.llm import Gateway, Message, off_notice
+from memoryd.providers.llm import (
+    Gateway,
+    LLMConfigError,
+    LLMUnavailableError,
+    Message,
+    off_notice,
+)
 from memoryd.results import ConsolidationReport
 from memoryd.trust.credential_screening import find_credential
 
@@ -73,14 +80,26 @@ def ask_cues(gateway: Gateway, content: str) -> tuple[str, ...]:
     """The cues the ``extract`` route writes for one memory (the ``cues`` prompt, its answer
     constrained to ``{"cues": [...]}`` where the endpoint allows); ProposalBatchError when
     the answer breaks that contract."""
+    prompt = load_prompt("cues").text
     answer = gateway.complete_json(
         "extract",
-        load_prompt("cues").text,
+        prompt,
         [Message("user", render_merge([content]))],
         cues_schema(),
         "memory_cues",
     )
-    return parse_cues_answer(answer.text)
+    cues = parse_cues_answer(answer.text)
+    return drop_echoed_cues(cues, content, prompt_examples(prompt))
+
+
+def stage_summary(steps: Sequence[Step], dry_run: bool) -> str:
+    """One stage's line: what it planned, or what it changed and what it kept as it was (a
+    merge the guard refused, a memory whose cues answer was unusable) — never a kept step
+    counted as applied."""
+    if dry_run:
+        return f"{len(steps)} planned"
+    kept = sum(step.action is Action.KEEP for step in steps)
+    return f"{len(steps) - kept} applied" + (f", {kept} kept" if kept else "")
 
 
 class ConsolidationRun:
@@ -138,12 +157,18 @@ class ConsolidationRun:
                 continue
             except ConsolidationLeaseLost:
                 raise
+            except (LLMUnavailableError, LLMConfigError, ProposalBatchError) as error:
+                # A model away, slow, misconfigured or answering out of contract is not a bug:
+                # said in one line (the stage's line says it too), without a traceback.
+                log.warning("consolidation stage %s failed: %s", stage.value, error)
+                stages[stage.value] = f"failed: {error}"
+                continue
             except Exception as error:  # one stage failing must not stop the others
                 log.exception("consolidation stage %s failed", stage.value)
                 stages[stage.value] = f"failed: {error}"
                 continue
             done.extend(steps)
-            stages[stage.value] = f"{len(steps)} {'planned' if dry_run else 'applied'}"
+            stages[stage.value] = stage_summary(steps, dry_run)
         return ConsolidationReport(dry_run, tuple(done), stages)
 
     def _merge_stage(
@@ -174,13 +199,15 @@ class ConsolidationRun:
         for group in group_near_duplicates(memories, pairs, rules):
             reply: MergeReply | None = None
             if not dry_run:
-                raw = gateway.complete(
-                    "merge",
-                    prompt.text,
-                    [Message("user", render_merge([m.content for m in group]))],
-                )
                 try:
-                    reply = MergeReply(text=parse_merge(raw))
+                    answer = gateway.complete_json(
+                        "merge",
+                        prompt.text,
+                        [Message("user", render_merge([m.content for m in group]))],
+                        merge_schema(),
+                        "memory_merge",
+                    )
+                    reply = MergeReply(text=parse_merge(answer.text))
                 except ProposalBatchError as error:
                     reply = MergeReply(error=str(error))
             step = plan_merge(group, reply, rules)
@@ -239,6 +266,9 @@ class ConsolidationRun:
         extraction = Extractor(gateway, "reflect").extract(
             load_prompt("reflect"), render_events(events)
         )
+        if extraction.error is not None:
+            # Not "0 applied": the day stays unreflected, so the next run asks again.
+            raise ProposalBatchError(f"the reflect answer: {extraction.error}")
         insights = [
             replace(p, kind=Kind.INFERENCE) for p in extraction.proposals if not p.general_knowledge
         ][: rules.reflect_max_insights]

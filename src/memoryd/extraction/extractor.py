@@ -21,9 +21,10 @@ from typing import Any
 
 from memoryd.clock import parse_instant
 from memoryd.errors import InvalidInputError, ProposalBatchError
+from memoryd.extraction.example_echo_policy import echoes_example, example_contents
 from memoryd.memory.model import Kind, Memory, Proposal, Source
 from memoryd.memory.proposal_policy import SCHEMA_NAME, contract_schema, parse_batch_text
-from memoryd.providers.llm import Gateway, Message, Structured
+from memoryd.providers.llm import AnswerCutOffError, Gateway, Message, Structured
 from memoryd.trust.credential_screening import fingerprint
 from memoryd.trust.fence import escape_data
 from memoryd.words import query_terms
@@ -343,6 +344,9 @@ class Extraction:
     prompt_version: str
     # How the answer was constrained: json_schema, json_object or off (see llm.Structured).
     structured: str = Structured.JSON_OBJECT.value
+    # The last broken answer was cut at the endpoint's token cap: the input is not at fault,
+    # so the job keeps it for `memoryd jobs retry` once the limit is raised.
+    cut_off: bool = False
 
 
 class Extractor:
@@ -361,18 +365,27 @@ class Extractor:
         messages = [Message("user", conversation)]
         schema = contract_schema(cues=prompt.cues)
         broken: list[ProposalBatchError] = []
+        said, structured = "", Structured.JSON_OBJECT.value
         for attempt in (1, 2):
-            answer = self.gateway.complete_json(
-                self.operation, prompt.text, messages, schema, SCHEMA_NAME
-            )
             try:
+                answer = self.gateway.complete_json(
+                    self.operation, prompt.text, messages, schema, SCHEMA_NAME
+                )
+                said, structured = answer.text, answer.structured
                 proposals = parse_batch_text(answer.text)
+                examples = example_contents(prompt.text)
+                proposals = tuple(
+                    p for p in proposals if not echoes_example(p, conversation, examples)
+                )
                 return Extraction(proposals, attempt, None, model, prompt.label, answer.structured)
+            except AnswerCutOffError as error:
+                broken.append(error)
+                said, structured = error.text, error.structured or structured
             except ProposalBatchError as error:
                 broken.append(error)
             if attempt == 1:
                 messages += [
-                    Message("assistant", answer.text),
+                    Message("assistant", said),
                     Message(
                         "user",
                         f"Your answer broke the contract: {broken[0]}. Answer again with only the "
@@ -383,8 +396,9 @@ class Extractor:
             "extraction broke the contract twice (%s, answered in %s mode); nothing "
             "proposed. Raw output: %r",
             broken[-1],
-            answer.structured,
-            answer.text[:4000],
+            structured,
+            said[:4000],
         )
         failed = f"contract broken twice: {broken[-1]}"
-        return Extraction((), 2, failed, model, prompt.label, answer.structured)
+        cut_off = isinstance(broken[-1], AnswerCutOffError)
+        return Extraction((), 2, failed, model, prompt.label, structured, cut_off)

@@ -230,7 +230,8 @@ class ExtractionQueue:
             if job.status is JobStatus.FAILED and not job.payload:
                 raise InvalidOperationError(
                     f"job {job_id} failed for good ({job.last_error}) and kept nothing to run "
-                    "again; only jobs that failed because an endpoint was away can be retried"
+                    "again; only jobs that failed because an endpoint was away, or whose answer "
+                    "was cut at its token limit, can be retried"
                 )
             if not store.jobs.requeue(job.id, at):
                 raise InvalidOperationError(
@@ -310,8 +311,10 @@ class ExtractionQueue:
             )
             results += self.propose(proposals, made_by, at, taint)
             if extraction.error is not None:
-                # A broken answer is quoted in the error: keep no secret it may repeat.
-                store.jobs.fail(job.id, redact_credentials(extraction.error), at)
+                # A broken answer is quoted in the error: keep no secret it may repeat. One cut
+                # at the token cap keeps its input, for a retry once the limit is raised.
+                said = redact_credentials(extraction.error)
+                store.jobs.fail(job.id, said, at, keep_payload=extraction.cut_off)
             else:
                 summary = Counter(r.outcome.value for r in results)
                 store.jobs.finish(

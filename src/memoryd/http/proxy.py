@@ -370,16 +370,26 @@ class ChatProxy:
     def _unreachable(
         self, route: Route, error: Exception, exchange: Exchange | None = None
     ) -> Response:
-        """The upstream did not answer: 502 in OpenAI's shape, with what to check."""
+        """The upstream did not answer: 502 in OpenAI's shape, with what to check; 504 when it
+        was reached but did not answer within the route's timeout (a slow model, not a server
+        that is down)."""
         base = self._base_url(route)
-        what = "no answer in time" if isinstance(error, httpx.TimeoutException) else "cannot reach"
-        message = f"memoryd: {what} the upstream chat model at {base}; {down_hint(base)}"
+        slow = isinstance(error, httpx.TimeoutException) and not isinstance(
+            error, httpx.ConnectTimeout
+        )
+        message = f"memoryd: cannot reach the upstream chat model at {base}; {down_hint(base)}"
+        if slow:
+            message = (
+                f"memoryd: the upstream chat model at {base} did not answer within "
+                f"{route.timeout:g} s; for a slower model raise it: `memoryd config set "
+                "llm.chat.timeout SECONDS` (or llm.timeout, every route's)"
+            )
         log.warning("proxy: %s (%s)", message, type(error).__name__)
         if exchange is not None:
             self._record(exchange, route, f"upstream unreachable ({type(error).__name__})")
         return JSONResponse(
             openai_error(message, "upstream_unreachable", "upstream_unreachable"),
-            status_code=502,
+            status_code=504 if slow else 502,
         )
 
     def _record(self, exchange: Exchange, route: Route, outcome: str) -> None:

@@ -88,6 +88,9 @@ def contract_schema(*, cues: bool = True) -> dict[str, Any]:
 
 def parse_batch_text(text: str) -> tuple[Proposal, ...]:
     """Parse the raw text of a batch; a non-JSON text is a batch error that says so."""
+    if not text.strip():
+        # A small model's empty answer: "Expecting value at line 1 column 1" says less.
+        raise ProposalBatchError('proposal batch is empty; send an object like {"memories": [...]}')
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
@@ -248,6 +251,21 @@ def cues_schema() -> dict[str, Any]:
         "type": "object",
         "properties": {"cues": cues},
         "required": ["cues"],
+        "additionalProperties": False,
+    }
+
+
+def merge_schema() -> dict[str, Any]:
+    """The answer of the consolidation stage that merges near-duplicates: ``{"content": "..."}``
+    (what :func:`memoryd.extraction.extractor.parse_merge` reads)."""
+    content = {
+        "type": "string",
+        "description": f"one self-contained sentence, at most {MAX_CONTENT_CHARS} characters",
+    }
+    return {
+        "type": "object",
+        "properties": {"content": content},
+        "required": ["content"],
         "additionalProperties": False,
     }
 

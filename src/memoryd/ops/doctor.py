@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from memoryd.config.settings import Settings, masked_location
 from memoryd.errors import MemorydError, StoreDamagedError
 from memoryd.providers.llm import Gateway, Message, Provider, Route, chat_route, routes_of
+from memoryd.providers.llm.types import AnswerCutOffError
 from memoryd.proxy.policy import down_hint, is_ollama
 
 DOCTOR_TIMEOUT = 4.0
@@ -59,8 +60,7 @@ class Check:
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """How one call went: ``problem`` None means it answered; else what is wrong and what to
-    do next."""
+    """How one call went: ``problem`` None means it answered; else what is wrong, what next."""
 
     what: str
     problem: str | None = None
@@ -72,8 +72,7 @@ class Diagnosis:
 
 
 def run_doctor(settings: Settings) -> list[Check]:
-    """Store, embedder, tokenizer and each configured LLM route, checked side by side; what
-    memoryd can go wrong is a failed check, never an exception."""
+    """Store, embedder, tokenizer and each LLM route side by side; failures are checks."""
     try:
         routes = routes_of(settings)
         broken: Check | None = None
@@ -286,6 +285,8 @@ def _ping(route: Route) -> Diagnosis:
             [Message("user", "ping")],
             json_mode=True,
         )
+    except AnswerCutOffError:
+        pass  # it answered: the ping's text is not judged, and a capped server cuts it short
     except MemorydError as error:
         return diagnose(
             error,
@@ -303,8 +304,7 @@ def _ping(route: Route) -> Diagnosis:
 
 
 def _unreachable(url: str) -> Diagnosis | None:
-    """Whether the endpoint's host accepts a connection at all (a quick TCP connect, before
-    any client library is loaded); None when it does."""
+    """Whether the endpoint's host takes a TCP connection (before any SDK loads); None if so."""
     address = urlsplit(url)
     host = address.hostname or ""
     port = address.port or (443 if address.scheme == "https" else 80)

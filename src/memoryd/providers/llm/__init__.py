@@ -26,6 +26,7 @@ from memoryd.providers.llm.routes import (
 from memoryd.providers.llm.types import (
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
+    AnswerCutOffError,
     LLMConfigError,
     LLMUnavailableError,
     Message,
@@ -38,6 +39,7 @@ __all__ = [
     "DEFAULT_RETRIES",
     "DEFAULT_TIMEOUT",
     "OPERATIONS",
+    "AnswerCutOffError",
     "AnthropicChat",
     "Gateway",
     "LLMConfigError",

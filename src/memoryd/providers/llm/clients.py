@@ -21,6 +21,7 @@ from memoryd.providers.endpoint_calls import (
 )
 from memoryd.providers.llm.types import (
     Answer,
+    AnswerCutOffError,
     ChatClient,
     LLMConfigError,
     LLMUnavailableError,
@@ -86,6 +87,9 @@ class OpenAIChat:
             ),
         )
         content = response.choices[0].message.content if response.choices else None
+        cut = bool(response.choices) and response.choices[0].finish_reason == "length"
+        if cut and "response_format" in extra:
+            raise AnswerCutOffError(content or "")
         return content or ""
 
 
@@ -114,7 +118,7 @@ class AnthropicChat:
         if json_mode:
             payload.append({"role": "assistant", "content": "{"})
         try:
-            text = self._create(system, payload, {})
+            text = self._create(system, payload, {}, json_expected=json_mode)
         except self._errors.APIError as error:
             raise LLMUnavailableError(_describe_failure(self._route, error)) from None
         return "{" + text if json_mode and not text.lstrip().startswith("{") else text
@@ -132,7 +136,9 @@ class AnthropicChat:
 
         return schema_or_fallback(self, ask, system, messages)
 
-    def _create(self, system: str, payload: list[Any], extra: dict[str, Any]) -> str:
+    def _create(
+        self, system: str, payload: list[Any], extra: dict[str, Any], json_expected: bool = True
+    ) -> str:
         response = _bounded(
             self._route,
             self._limits,
@@ -140,9 +146,12 @@ class AnthropicChat:
                 model=self._route.model, max_tokens=4096, system=system, messages=payload, **extra
             ),
         )
-        return "".join(
+        text = "".join(
             getattr(block, "text", "") for block in response.content if block.type == "text"
         )
+        if json_expected and response.stop_reason == "max_tokens":
+            raise AnswerCutOffError(text)
+        return text
 
 
 def _sdk_options(route: Route, api_key: str) -> dict[str, Any]:
@@ -258,6 +267,9 @@ def schema_or_fallback(
     if client.structured in (Structured.AUTO, Structured.JSON_SCHEMA):
         try:
             return Answer(ask(), Structured.JSON_SCHEMA.value)
+        except AnswerCutOffError as cut:
+            cut.structured = Structured.JSON_SCHEMA.value
+            raise
         except client._errors.APIError as error:
             client.structured = _after_refusal(client._route, client.structured, error)
     return unconstrained(client, client.structured, system, messages)
@@ -269,7 +281,11 @@ def unconstrained(
     """The answer without a schema: JSON mode, or nothing but the prompt when ``off``."""
     if structured is Structured.OFF:
         return Answer(client.complete(system, messages, json_mode=False), Structured.OFF.value)
-    text = client.complete(system, messages, json_mode=True)
+    try:
+        text = client.complete(system, messages, json_mode=True)
+    except AnswerCutOffError as cut:
+        cut.structured = Structured.JSON_OBJECT.value
+        raise
     return Answer(text, Structured.JSON_OBJECT.value)
 
 

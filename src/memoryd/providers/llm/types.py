@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from memoryd.errors import MemorydError
+from memoryd.errors import MemorydError, ProposalBatchError
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 3
@@ -105,3 +105,18 @@ class SchemaChatClient(ChatClient, Protocol):
         """The answer, as constrained as the route's ``structured`` setting allows; ``name``
         names the schema where the wire format wants one."""
         ...
+
+
+class AnswerCutOffError(ProposalBatchError):
+    """A JSON answer the model stopped at its output token limit: incomplete, whatever it
+    holds. Counts as a broken contract (one retry), with a message that names the limit
+    rather than the JSON error the cut left behind."""
+
+    def __init__(self, text: str, structured: str | None = None) -> None:
+        super().__init__(
+            f"the model's answer was cut off at its output token limit after {len(text)} "
+            "characters; raise the endpoint's limit on generated tokens (llama.cpp "
+            "--n-predict, Ollama num_predict) or use a model that answers more briefly"
+        )
+        self.text = text
+        self.structured = structured
