@@ -100,6 +100,9 @@ def test_every_misbehaving_llm_call_ends_within_its_timeout_with_a_clear_error()
             flavor, _, said = CASES[case]
             assert said in error, (case, error)
             assert f"extract: {flavor} model 'fake-model' at http://127.0.0.1" in error, error
+            # A slow model is told which setting gives it more time; other failures are not.
+            hint = "`memoryd config set llm.extract.timeout 120` (or llm.timeout for every route)"
+            assert (hint in error) == (said == LATE), (case, error)
             assert elapsed < TIMEOUT + SLACK, (case, elapsed)
         # A 500 is retried while the wait fits the timeout (0.5 s, not 1 s more); nothing else is.
         counts = {case: server.request_count for case, server in servers.items()}

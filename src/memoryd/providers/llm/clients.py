@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from memoryd.providers.endpoint_calls import (
     ONE_MIB,
+    DeadlineExceeded,
     EndpointLimitError,
     Limits,
     attempts_of,
@@ -179,8 +180,18 @@ def _bounded(route: Route, limits: Limits, call: Callable[[], T]) -> T:
     unavailable (the job retries later)."""
     try:
         return call_within(limits, call)
+    except DeadlineExceeded as error:
+        raise LLMUnavailableError(f"{error}: {route.describe()}; {timeout_hint(route)}") from None
     except EndpointLimitError as error:
         raise LLMUnavailableError(f"{error}: {route.describe()}") from None
+
+
+def timeout_hint(route: Route) -> str:
+    """The setting that gives a slow model on ``route`` more time."""
+    return (
+        f"a slower model needs a longer timeout: `memoryd config set llm.{route.operation}.timeout "
+        f"{max(route.timeout * 4, 120):g}` (or llm.timeout for every route)"
+    )
 
 
 def _openai_content(message: Message) -> Any:
@@ -303,10 +314,11 @@ def _describe_failure(route: Route, error: Exception) -> str:
             f"the {route.operation} LLM route cannot reach {url} (tried {tried}): "
             f"{unreachable_hint(url)}; {route.describe()}"
         )
-    return (
+    said = (
         f"the {route.operation} LLM route failed ({detail}; tried {tried} within its "
         f"{route.timeout:g} s timeout): {route.describe()}"
     )
+    return f"{said}; {timeout_hint(route)}" if "Timeout" in kind else said
 
 
 OLLAMA_PORT = 11434
