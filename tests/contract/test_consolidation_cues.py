@@ -10,8 +10,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from memoryd.consolidation.policy import ConsolidationPolicy
 from memoryd.memory.model import Status
-from memoryd.providers.llm import Gateway, Route
+from memoryd.providers.llm import Gateway, Provider, Route
 from memoryd.service import MemoryService
 from memoryd.words import query_terms
 from tests.fake_llm import FakeLLMServer, Reply
@@ -115,3 +116,39 @@ def test_cues_copied_from_the_prompts_examples_are_dropped_for_an_unlike_memory(
     assert llm_service.get(salary.id).cues == ("pay day", "When do I get paid", "commute")
     found = llm_service.store.text.search(query_terms("when do I get paid?"), 10)
     assert [h.memory_id for h in found.hits] == [salary.id]
+
+
+def test_a_memory_the_model_gives_no_cues_for_is_not_asked_again_and_holds_no_one_back(
+    llm_service: MemoryService, server: FakeLLMServer
+) -> None:
+    """A memory the model cannot give cues for was asked again at every run, oldest first: a
+    few hundred of them held every newer memory back for good. The same model is now not
+    asked again about it; another model is."""
+    rules = ConsolidationPolicy(cues_per_run=1)
+    code = llm_service.remember("4f9a 8b7c 6d5e", now=NOW).memory
+    salary = llm_service.remember("Their salary arrives on the 23rd", now=NOW).memory
+    assert code is not None and salary is not None
+
+    server.script(Reply(json.dumps({"cues": []})))
+    first = llm_service.consolidate(now=NOW, policy=rules)
+    assert first.stages[STAGE] == "0 applied, 1 kept"
+    assert "4f9a" in json.dumps(server.requests[-1].body)
+
+    server.script(Reply(json.dumps({"cues": ["pay day", "income"]})))
+    second = llm_service.consolidate(now=NOW, policy=rules)
+    assert second.stages[STAGE] == "1 applied"
+    assert "salary" in json.dumps(server.requests[-1].body)
+    assert llm_service.get(salary.id).cues == ("pay day", "income")
+
+    asked = len(server.requests)
+    assert llm_service.consolidate(now=NOW, policy=rules).stages[STAGE] == "0 applied"
+    assert llm_service.consolidate(now=NOW, dry_run=True).stages[STAGE] == "0 planned"
+    assert len(server.requests) == asked and llm_service.get(code.id).cues == ()
+
+    # Another model is asked again.
+    route = Route("extract", Provider.OPENAI, "a-bigger-model", base_url=server.sdk_base_url,
+                  api_key="test-key", timeout=2.0, max_retries=0)  # fmt: skip
+    llm_service.use_gateway(Gateway({"extract": route}))
+    server.script(Reply(json.dumps({"cues": ["code", "number"]})))
+    assert llm_service.consolidate(now=NOW, policy=rules).stages[STAGE] == "1 applied"
+    assert llm_service.get(code.id).cues == ("code", "number")

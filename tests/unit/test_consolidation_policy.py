@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memoryd.consolidation.policy import (
+    MAX_UNANSWERED_CUES,
     Action,
     ConsolidationPolicy,
     Stage,
@@ -18,6 +19,8 @@ from memoryd.consolidation.policy import (
     plan_dedupe_pending,
     plan_demote_pending,
     reflection_due,
+    unanswered_cues,
+    with_unanswered,
 )
 from memoryd.memory.model import Kind, Memory, Source, Status
 
@@ -161,3 +164,18 @@ def test_the_merge_guard_accepts_a_faithful_merge_and_rejects_a_bloated_one() ->
     bloated = "Ana likes green tea a lot, " + "and many other things besides " * 3
     assert "length" in (merge_guard(originals, bloated, POLICY) or "")
     assert merge_guard(originals, "  ", POLICY) == "the merged text is empty"
+
+
+def test_memories_without_usable_cues_are_kept_per_model_newest_first_and_bounded() -> None:
+    stored = with_unanswered(None, "openai small", ["m1", "m2"])
+    assert unanswered_cues(stored, "openai small") == {"m1", "m2"}
+    assert unanswered_cues(stored, "openai bigger") == frozenset()  # another model asks again
+    for broken in ("", "not json", "[1, 2]", '{"model": "openai small", "ids": 7}'):
+        assert unanswered_cues(broken, "openai small") == frozenset()
+    # Another model's list is replaced, not merged.
+    assert unanswered_cues(with_unanswered(stored, "openai bigger", ["m3"]), "openai bigger") == {
+        "m3"
+    }
+    many = with_unanswered(None, "m", [f"id{i}" for i in range(MAX_UNANSWERED_CUES + 5)])
+    kept = unanswered_cues(with_unanswered(many, "m", ["id0"]), "m")
+    assert len(kept) == MAX_UNANSWERED_CUES and "id0" in kept and "id5" not in kept

@@ -7,6 +7,7 @@ on is not eligible for the same stage again on the same day.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -290,3 +291,44 @@ def plan_merge(
     if refused is not None:
         return Step(Stage.MERGE, head, Action.KEEP, f"kept {ids}: {refused}")
     return Step(Stage.MERGE, head, Action.MERGE, f"merged {ids}")
+
+
+# The memories whose cues answer was unusable, kept in the store's key-value table: asked again
+# each day, a few hundred such memories (oldest first) would hold every newer one back.
+UNANSWERED_CUES_KEY = "cues_unanswered"
+MAX_UNANSWERED_CUES = 10_000
+
+
+def unanswered_cues(stored: str | None, model: str) -> frozenset[str]:
+    """The memories ``model`` (the extract route: provider, model, endpoint) gave no usable cues
+    for, from the stored value; none when the value is missing, unreadable or another model's
+    (a new model is asked again)."""
+    return frozenset(_stored_ids(stored, model))
+
+
+def with_unanswered(stored: str | None, model: str, added: Sequence[str]) -> str:
+    """The stored value with ``added`` recorded for ``model``: the newest
+    :data:`MAX_UNANSWERED_CUES` kept, another model's list replaced."""
+    before = [i for i in _stored_ids(stored, model) if i not in set(added)]
+    ids = [*before, *added][-MAX_UNANSWERED_CUES:]
+    return json.dumps({"model": model, "ids": ids})
+
+
+def waiting_for_cues(
+    memories: Iterable[Memory], unanswered: frozenset[str], limit: int
+) -> list[Memory]:
+    """Memories without cues that the model has not already failed to give any for, in the
+    order given (oldest first), at most ``limit``."""
+    waiting = (m for m in memories if not m.cues and m.purged_at is None)
+    return [m for m in waiting if m.id not in unanswered][:limit]
+
+
+def _stored_ids(stored: str | None, model: str) -> list[str]:
+    try:
+        value = json.loads(stored or "{}")
+    except json.JSONDecodeError:
+        return []
+    if not isinstance(value, dict) or value.get("model") != model:
+        return []
+    ids = value.get("ids")
+    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []

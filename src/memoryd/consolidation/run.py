@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from memoryd.consolidation.policy import (
+    UNANSWERED_CUES_KEY,
     Action,
     ConsolidationPolicy,
     MergeReply,
@@ -28,6 +29,9 @@ from memoryd.consolidation.policy import (
     plan_demote_pending,
     plan_merge,
     reflection_due,
+    unanswered_cues,
+    waiting_for_cues,
+    with_unanswered,
 )
 from memoryd.errors import ConsolidationBusyError, ProposalBatchError
 from memoryd.extraction.example_echo_policy import drop_echoed_cues, prompt_examples
@@ -294,40 +298,56 @@ class ConsolidationRun:
         """Active and pending memories without cues (made by `remember`, an import, an older
         prompt) get them from the ``extract`` route, one call each, oldest first; a memory
         that has cues is never asked again. An answer that breaks the contract or carries a
-        credential writes nothing for that memory."""
+        credential writes nothing for that memory, and the same model is not asked about it
+        again (another model is)."""
         gateway = self.gateway
         if not gateway.configured("extract"):
             raise StageSkipped(off_notice("writing cues"))
         store = self.store
-        waiting = [
-            m
-            for status in (Status.ACTIVE, Status.PENDING)
-            for m in store.memories.query(status=status, newest_first=False)
-            if not m.cues and m.purged_at is None
-        ][: rules.cues_per_run]
+        route = gateway.routes.get("extract")
+        model = f"{route.provider} {route.model} {route.base_url or ''}" if route else "extract"
+        unanswered = unanswered_cues(store.get_meta(UNANSWERED_CUES_KEY), model)
+        waiting = waiting_for_cues(
+            (m for status in (Status.ACTIVE, Status.PENDING)
+             for m in store.memories.query(status=status, newest_first=False)),
+            unanswered,
+            rules.cues_per_run,
+        )  # fmt: skip
         if dry_run:
             return [
                 Step(Stage.WRITE_CUES, m.id, Action.CUE, "would ask the model for cues")
                 for m in waiting
             ]
         steps: list[Step] = []
-        for memory in waiting:
-            try:
-                cues = ask_cues(gateway, memory.content)
-            except ProposalBatchError as error:
-                steps.append(Step(Stage.WRITE_CUES, memory.id, Action.KEEP, str(error)))
-                continue
-            if not cues or find_credential("\n".join(cues)) is not None:
-                reason = "no cues" if not cues else "refused: the cues look like a credential"
-                steps.append(Step(Stage.WRITE_CUES, memory.id, Action.KEEP, reason))
-                continue
-            cued = replace(memory, cues=cues)
-            vector = embed_texts(self.embedder, [embedded_text(memory.content, cues)])[0]
-            renew()  # the model may have taken long: never write on a lost lease
-            with store.transaction():
-                store.memories.set_cues(cued, vector)
-            steps.append(Step(Stage.WRITE_CUES, memory.id, Action.CUE, ", ".join(cues)))
+        refused: list[str] = []
+        try:
+            for memory in waiting:
+                step = self._write_cues(gateway, memory, renew)
+                steps.append(step)
+                if step.action is Action.KEEP:
+                    refused.append(memory.id)
+        finally:  # also when the model goes away mid-stage: what it refused stays refused
+            if refused:
+                with store.transaction():
+                    stored = store.get_meta(UNANSWERED_CUES_KEY)
+                    store.set_meta(UNANSWERED_CUES_KEY, with_unanswered(stored, model, refused))
         return steps
+
+    def _write_cues(self, gateway: Gateway, memory: Memory, renew: Renew) -> Step:
+        """One memory's cues asked and written; a KEEP step saying why when none are usable."""
+        try:
+            cues = ask_cues(gateway, memory.content)
+        except ProposalBatchError as error:
+            return Step(Stage.WRITE_CUES, memory.id, Action.KEEP, str(error))
+        if not cues or find_credential("\n".join(cues)) is not None:
+            reason = "no cues" if not cues else "refused: the cues look like a credential"
+            return Step(Stage.WRITE_CUES, memory.id, Action.KEEP, reason)
+        cued = replace(memory, cues=cues)
+        vector = embed_texts(self.embedder, [embedded_text(memory.content, cues)])[0]
+        renew()  # the model may have taken long: never write on a lost lease
+        with self.store.transaction():
+            self.store.memories.set_cues(cued, vector)
+        return Step(Stage.WRITE_CUES, memory.id, Action.CUE, ", ".join(cues))
 
     def _plan_dedupe_pending(self, rules: ConsolidationPolicy) -> list[Step]:
         store = self.store
