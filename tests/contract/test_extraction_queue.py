@@ -261,6 +261,35 @@ def test_a_second_broken_answer_stores_nothing_and_fails_the_job(
     assert service.run_jobs(now=T0 + timedelta(days=1)) == []  # a failed job is not retried
 
 
+def test_an_answer_cut_at_the_token_limit_is_named_and_the_turn_kept_for_a_retry(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch, server: FakeLLMServer
+) -> None:
+    """A batch stopped at the output token cap (OpenAI's finish_reason "length", Anthropic's
+    stop_reason "max_tokens"): the error names the cap, not the JSON error the cut left, and
+    says what to change for that provider; `jobs retry` runs the turn again."""
+    service = connect(backend, monkeypatch, server)
+    cut = Reply(GOOD[:40], truncated=True)
+    server.script(cut, cut)
+
+    observation = service.observe_turn("Ran the Porto half marathon in 1:52", now=T0)
+    job = only(service.run_jobs(now=T0))
+
+    assert job.status is JobStatus.FAILED and job.last_error is not None
+    assert "cut off at its output token limit" in job.last_error, job.last_error
+    assert "Unterminated" not in job.last_error and "Expecting" not in job.last_error
+    if server.flavor == "anthropic":  # memoryd's own max_tokens, not a server setting
+        assert "memoryd asks for at most 4096 tokens" in job.last_error, job.last_error
+        assert [r.body["max_tokens"] for r in completions(server)] == [4096, 4096]
+    else:
+        assert "--n-predict" in job.last_error, job.last_error
+    assert service.list_memories() == []
+
+    server.script(reply(server, GOOD))
+    service.retry_job(str(observation.job_id), now=T0)
+    assert only(service.run_jobs(now=T0)).status is JobStatus.DONE
+    assert contents(service, Status.ACTIVE) == [RACE]
+
+
 # ---------------------------------------------------------- schema-bound answers
 
 DINNER = "The owner had dinner with Ana at Taberna da Rua."

@@ -39,6 +39,10 @@ log = logging.getLogger("memoryd.providers.llm")
 T = TypeVar("T")
 
 
+# Anthropic's API needs a cap on every answer; this one is far above any batch of memories.
+ANTHROPIC_MAX_TOKENS = 4096
+
+
 class OpenAIChat:
     """Any OpenAI-compatible chat endpoint, through the official SDK (which retries timeouts,
     429 and 5xx with backoff)."""
@@ -144,14 +148,18 @@ class AnthropicChat:
             self._route,
             self._limits,
             lambda: self._client.messages.create(
-                model=self._route.model, max_tokens=4096, system=system, messages=payload, **extra
+                model=self._route.model,
+                max_tokens=ANTHROPIC_MAX_TOKENS,
+                system=system,
+                messages=payload,
+                **extra,
             ),
         )
         text = "".join(
             getattr(block, "text", "") for block in response.content if block.type == "text"
         )
         if json_expected and response.stop_reason == "max_tokens":
-            raise AnswerCutOffError(text)
+            raise AnswerCutOffError(text, asked=ANTHROPIC_MAX_TOKENS)
         return text
 
 

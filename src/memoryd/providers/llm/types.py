@@ -112,11 +112,18 @@ class AnswerCutOffError(ProposalBatchError):
     holds. Counts as a broken contract (one retry), with a message that names the limit
     rather than the JSON error the cut left behind."""
 
-    def __init__(self, text: str, structured: str | None = None) -> None:
+    def __init__(self, text: str, structured: str | None = None, *, asked: int = 0) -> None:
+        # ``asked``: the cap memoryd itself sent (Anthropic's max_tokens), not the server's.
+        remedy = (
+            f"memoryd asks for at most {asked} tokens, which should hold any turn's memories: "
+            "a model that answers more briefly fits"
+            if asked
+            else "raise the endpoint's limit on generated tokens (llama.cpp --n-predict, "
+            "Ollama num_predict) or use a model that answers more briefly"
+        )
         super().__init__(
             f"the model's answer was cut off at its output token limit after {len(text)} "
-            "characters; raise the endpoint's limit on generated tokens (llama.cpp "
-            "--n-predict, Ollama num_predict) or use a model that answers more briefly"
+            f"characters; {remedy}"
         )
         self.text = text
         self.structured = structured
