@@ -102,5 +102,12 @@ def test_a_model_that_cannot_be_built_says_how_to_go_on(
 
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
+    queries = LocalMiniLM(query_models=blocked).for_queries()
     with pytest.raises(EmbeddingUnavailableError, match=r"could not build.*int8_queries off"):
-        LocalMiniLM(query_models=blocked).for_queries().embed([MESSAGE])
+        queries.embed([MESSAGE])
+    # The process does not try the build again at every recall: the same error at once.
+    tried: list[Path] = []
+    monkeypatch.setattr(query_model, "_build", lambda source, target: tried.append(target))
+    with pytest.raises(EmbeddingUnavailableError, match=r"could not build"):
+        queries.embed([MESSAGE])
+    assert tried == []

@@ -248,11 +248,20 @@ class _IntegerProductsMiniLM(LocalMiniLM):
     def __init__(self, threads: int | None, directory: Path) -> None:
         super().__init__(threads=threads)
         self._directory = directory
+        self._failed: EmbeddingUnavailableError | None = None
 
     def _model_file(self, shipped: Path) -> Path:
         from memoryd.providers.query_model import query_model_file
 
-        return query_model_file(self._directory, shipped)
+        # Why kept: a build that failed (no onnx, an unwritable home) would otherwise be tried
+        # again, for seconds, by every recall of the process; each gets the same error.
+        if self._failed is not None:
+            raise self._failed
+        try:
+            return query_model_file(self._directory, shipped)
+        except EmbeddingUnavailableError as error:
+            self._failed = error
+            raise
 
 
 def query_side(embedder: Embedder) -> Embedder:
