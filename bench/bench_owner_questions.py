@@ -35,6 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from devsets import (
+    EMBEDDERS,
     TOKENIZER,
     Built,
     Conversation,
@@ -151,6 +152,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--policies", default="", help="RecallPolicy variants (bench_beam.py's)")
     parser.add_argument("--misses", action="store_true", help="list each miss and its loss")
+    parser.add_argument("--embedder", choices=EMBEDDERS, default="minilm")
     args = parser.parse_args()
     policies = {"shipped": RecallPolicy()}
     for spec in filter(None, args.policies.split(",")):
@@ -159,10 +161,10 @@ def main() -> int:
     now = datetime.fromisoformat(data["now"])
     asked = [q["question"] for s in data["stores"] for q in s["questions"]]
     asked += [t for s in data["stores"] for t in s["no_note"] + s["general"]]
-    embedder = embedder_named("minilm", asked)
+    embedder = embedder_named(args.embedder, asked)
     started = time.time()
     print(
-        f"Owner questions, memoryd from {Path(memoryd.__file__).parent}, "
+        f"Owner questions, {args.embedder}, memoryd from {Path(memoryd.__file__).parent}, "
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n"
     )
     rows: list[list[Any]] = []

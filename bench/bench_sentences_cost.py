@@ -46,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from devsets import compound, locomo
 from report import percentile, print_table, progress
+from stores import served_local_model
 from trees import parse_trees, run_interleaved
 
 import memoryd.recall.legs
@@ -85,7 +86,7 @@ def measure(store: Path, count: int, rounds: int, split: bool = False) -> dict[s
     """Each variant's recall times (ms) over ``rounds`` rounds, a digest of its answers and,
     when ``split``, where its time went (:mod:`recall_split`'s rows)."""
     asked = messages(count)
-    embedder = LocalMiniLM()
+    embedder = served_local_model()
     timings: dict[str, list[float]] = {name: [] for name in VARIANTS}
     # The process's CPU time (all its threads, the embedding's too): steadier than the wall
     # time on a shared machine.

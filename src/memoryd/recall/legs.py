@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
 from memoryd.memory.model import Kind, Memory, Status
-from memoryd.providers.embedder import Embedder, span_vectors
+from memoryd.providers.embedder import Embedder, query_side, span_vectors
 from memoryd.providers.embedding_beside import embedding_begun
 from memoryd.recall.address_policy import about_owner, definite_reference
 from memoryd.recall.evidence_policy import Candidate, QueryFacts, handed_on
@@ -105,7 +105,9 @@ def query_vector(embedder: Embedder, query: str) -> Vector:
 
 class QueryEmbedder:
     """An embedder that keeps the vectors of the last few single-text queries: the same
-    message recalled twice (recall then ``search_memory``, a retried turn) embeds once.
+    message recalled twice (recall then ``search_memory``, a retried turn) embeds once. It
+    embeds with the embedder's query side (:func:`query_side`: the local MiniLM's
+    int8-products model when the settings keep it on).
     Embedding is deterministic; the cache follows ``embedder()``, so replacing the service's
     embedder empties it."""
 
@@ -130,7 +132,7 @@ class QueryEmbedder:
         """The current embedder's vectors; one text is answered from the cache when seen."""
         import numpy as np
 
-        embedder = self._embedder()
+        embedder = self._current()
         if len(texts) != 1:
             return embedder.embed(texts)
         text = texts[0]
@@ -155,12 +157,16 @@ class QueryEmbedder:
     ) -> tuple[Vector, Matrix] | None:
         """The current embedder's vectors of ``text`` and its spans from one run (None: it
         cannot pool spans); not kept."""
-        return span_vectors(self._embedder(), text, spans)
+        return span_vectors(self._current(), text, spans)
+
+    def _current(self) -> Embedder:
+        """What embeds the queries now: the service's embedder's query side."""
+        return query_side(self._embedder())
 
     def begin(self, text: str) -> Future[Vector]:
         """``text``'s vector, embedded on a worker thread (at once, from the kept vectors,
         when seen): the caller reads the store meanwhile."""
-        embedder = self._embedder()
+        embedder = self._current()
         with self._lock:
             seen = self._owner is embedder and text in self._vectors
         if not seen:
