@@ -19,7 +19,7 @@ from memoryd.config.settings import DEFAULT_DAILY_AT, DEFAULT_HOST, DEFAULT_PORT
 from memoryd.http.api import create_app
 from memoryd.http.proxy_routes import proxy_router
 from memoryd.kb.converted import Limits
-from memoryd.providers.remote_embedder import INT8_QUERIES_DEFAULT
+from memoryd.providers.query_model import int8_queries_by_default
 from memoryd.proxy.policy import ProxySettings
 from memoryd.recall.policy import RecallPolicy
 
@@ -143,7 +143,7 @@ def test_a_key_left_out_of_configuration_md_is_caught() -> None:
     assert "llm.reflect.max_retries" in documented_keys(text)
 
 
-def test_configuration_md_states_the_defaults_the_code_applies() -> None:
+def test_configuration_md_states_the_defaults_the_code_applies(tmp_path: Path) -> None:
     documented = documented_keys((DOCS / "configuration.md").read_text(encoding="utf-8"))
     proxy, limits = ProxySettings(), Limits()
     switch = {True: "on", False: "off"}
@@ -157,9 +157,16 @@ def test_configuration_md_states_the_defaults_the_code_applies() -> None:
         "proxy.recall_timeout": f"{proxy.recall_deadline:g}",
         "kb.convert_seconds": f"{limits.convert_seconds:g}",
         "kb.convert_memory_mb": str(limits.convert_memory_bytes // (1024 * 1024)),
-        "embed.int8_queries": switch[INT8_QUERIES_DEFAULT],
     }
     assert {key: documented[key] for key in applied} == applied
+    # The int8 query model's default follows the CPU, as the table says.
+    assert documented["embed.int8_queries"] == "on where the CPU has VNNI, else off"
+    flags = "processor\t: 0\nflags\t\t: fpu sse2 avx2 {}\n"
+    for extra, expected in (("avx512_vnni", True), ("avx_vnni", True), ("", False)):
+        info = tmp_path / f"cpuinfo-{extra or 'avx2'}"
+        info.write_text(flags.format(extra), encoding="utf-8")
+        assert switch[int8_queries_by_default(info)] == switch[expected], extra
+    assert int8_queries_by_default(tmp_path / "no-such-file") is False
     assert proxy.budget is None and documented["proxy.budget"] == "the recall budget"
 
 

@@ -303,7 +303,6 @@ def _embed_rows(values: SettingValues, problems: list[str]) -> list[Row]:
         DEFAULT_BATCH,
         DEFAULT_RETRIES,
         DEFAULT_TIMEOUT,
-        INT8_QUERIES_DEFAULT,
         embed_key_setting,
         embed_settings_of,
     )
@@ -316,7 +315,9 @@ def _embed_rows(values: SettingValues, problems: list[str]) -> list[Row]:
     if not remote:
         provider = _row(values, "embed.provider", "local")
         note = f"MiniLM {LOCAL_MODEL_ID}, {LOCAL_DIMENSION} dimensions, on this machine"
-        int8 = _row(values, "embed.int8_queries", "on" if INT8_QUERIES_DEFAULT else "off")
+        from memoryd.providers.query_model import int8_queries_by_default
+
+        int8 = _row(values, "embed.int8_queries", "on" if int8_queries_by_default() else "off")
         return [_with_note(provider, note), int8]
     return [
         _row(values, "embed.provider", "openai"),

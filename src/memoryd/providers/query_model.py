@@ -27,6 +27,31 @@ RECIPE = "matmul-int8-per-column-1"
 SWITCH = "`memoryd config set embed.int8_queries off` embeds queries with the shipped model"
 
 
+# The CPU flags (Linux's /proc/cpuinfo) of integer dot products that never saturate: where the
+# int8 products were measured. Without them (AVX2 only) onnxruntime's u8×s8 products can
+# saturate, and their vectors there are unmeasured: such a CPU keeps the shipped model.
+INT8_DOT_FLAGS = frozenset({"avx512_vnni", "avx_vnni"})
+CPUINFO = Path("/proc/cpuinfo")
+
+
+def int8_dot_in(cpuinfo: str) -> bool:
+    """Whether a /proc/cpuinfo text's flags name VNNI integer dot products (x86)."""
+    for line in cpuinfo.splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() == "flags":
+            return not INT8_DOT_FLAGS.isdisjoint(value.split())
+    return False
+
+
+def int8_queries_by_default(cpuinfo: Path = CPUINFO) -> bool:
+    """``embed.int8_queries``'s default: on where the CPU has VNNI dot products, else off
+    (a CPU whose flags cannot be read, macOS's, an ARM one: off)."""
+    try:
+        return int8_dot_in(cpuinfo.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return False
+
+
 def query_model_file(directory: Path, source: Path) -> Path:
     """The quantised copy of ``source`` (the shipped MiniLM file) in ``directory``: the
     cached one when its hash checks, else built now (a few seconds, once per version)."""

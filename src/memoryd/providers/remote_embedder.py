@@ -42,8 +42,6 @@ SETTINGS = EMBED_FIELDS
 DEFAULT_BATCH = 64
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_RETRIES = 2
-# embed.int8_queries: the local MiniLM's queries on integer products (providers/query_model.py).
-INT8_QUERIES_DEFAULT = True
 # Room for 8,192 dimensions a text as JSON floats (about 25 characters each), so any real
 # model's answer fits and a runaway one stops at a few megabytes.
 ANSWER_BYTES_PER_TEXT = 8192 * 25
@@ -127,15 +125,16 @@ def embed_key_setting(settings: SettingValues) -> Setting | None:
 
 def embedder_of(settings: SettingValues) -> Embedder:
     """The embedder the settings name: an endpoint, or the local MiniLM (its queries embedded
-    with integer products, the model kept in ``models/`` of memoryd's home, unless
-    ``embed.int8_queries`` is off)."""
+    with integer products, the model kept in ``models/`` of memoryd's home, where
+    ``embed.int8_queries`` is on: by default, on a CPU with VNNI)."""
     found = embed_settings_of(settings)
     if found is None:
         from memoryd.providers.embedder import LocalMiniLM
+        from memoryd.providers.query_model import int8_queries_by_default
 
         switch = settings.setting("embed.int8_queries")
         int8 = (
-            INT8_QUERIES_DEFAULT
+            int8_queries_by_default()
             if switch is None
             else parse_value(switch.key, switch.value, switch.source())
         )
