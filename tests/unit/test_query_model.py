@@ -57,11 +57,17 @@ def test_recall_embeds_the_message_with_integer_products(
     assert np.array_equal(local.embed([MESSAGE])[0], stored)
 
 
-def test_the_settings_turn_it_on_by_default_and_off_by_switch(tmp_path: Path) -> None:
+@pytest.mark.parametrize("vnni", [True, False], ids=["vnni", "avx2-only"])
+def test_the_settings_turn_it_on_by_default_with_vnni_and_by_switch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, vnni: bool
+) -> None:
+    monkeypatch.setattr(query_model, "int8_queries_by_default", lambda: vnni)
     default = configured_embedder(tmp_path, {})
     assert isinstance(default, LocalMiniLM)
-    assert query_side(default) is not default
+    assert (query_side(default) is not default) == vnni
     assert query_side(default) is query_side(default)
+    on = configured_embedder(tmp_path, {"MEMORYD_EMBED_INT8_QUERIES": "on"})
+    assert query_side(on) is not on
     off = configured_embedder(tmp_path, {"MEMORYD_EMBED_INT8_QUERIES": "off"})
     assert query_side(off) is off
     # Nothing is built until a query is embedded.
