@@ -18,6 +18,7 @@ from memoryd.recall.policy import RecallPolicy
 from memoryd.recall.relevance_policy import FEATURES
 
 from .conftest import Cli
+from .server import serving, wait_until
 
 NOW = "2026-11-29T12:00:00+00:00"
 ITEM_KEYS = {"id", "kind", "content", "score", "legs"}
@@ -53,6 +54,22 @@ def test_recall_builds_the_int8_query_model_once(cli: Cli, seeded: Callable[[], 
     assert "mushroom risotto" in first["text"]
     assert second["text"] == first["text"]
     assert [i["content"] for i in first["items"]] == [i["content"] for i in shipped["items"]]
+
+
+def test_serve_builds_the_query_model_at_start_even_on_an_empty_store(cli: Cli) -> None:
+    """A new home's first chat through the proxy would wait seconds for the build, past its
+    recall deadline, and go without context: serve's warm-up loads (builds) it at start."""
+    cli.ok("init")
+    models = Path(cli.env["MEMORYD_HOME"]) / "models"
+    env = {**cli.env, "MEMORYD_EMBED_INT8_QUERIES": "on"}
+    with serving(env, cli.cwd) as server:
+        wait_until(
+            lambda: any(models.glob("*.onnx.sha256")),
+            gone=lambda: server.process.poll() is not None,
+            describe=server.output,
+            timeout=60,
+        )
+    assert len(list(models.glob("*.onnx"))) == 1
 
 
 def test_recall_json_budget_and_explain(cli: Cli, seeded: Callable[[], Any]) -> None:

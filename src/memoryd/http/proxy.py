@@ -27,6 +27,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from memoryd.errors import MemorydError
 from memoryd.http.proxy_state import Exchange, LastRequest, Remembered
+from memoryd.providers.embedder import query_side
 from memoryd.providers.llm import Provider, Route
 from memoryd.proxy.anthropic import (
     ANTHROPIC_VERSION,
@@ -96,6 +97,9 @@ class ChatProxy:
     def _warm(self) -> None:
         try:
             self.service.context("warm up the chat proxy", stamp=False)
+            # An empty store's recall embeds nothing: the query model (built on first use in a
+            # new home, seconds) is loaded here, not on the first chat, past its deadline.
+            query_side(self.service.embedder).embed(["warm up the chat proxy"])
         except Exception as error:  # the first request will say what is wrong
             log.warning("proxy: warming recall failed: %s", error)
 
