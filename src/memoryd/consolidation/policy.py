@@ -309,7 +309,8 @@ def unanswered_cues(stored: str | None, model: str) -> frozenset[str]:
 def with_unanswered(stored: str | None, model: str, added: Sequence[str]) -> str:
     """The stored value with ``added`` recorded for ``model``: the newest
     :data:`MAX_UNANSWERED_CUES` kept, another model's list replaced."""
-    before = [i for i in _stored_ids(stored, model) if i not in set(added)]
+    fresh = set(added)
+    before = [i for i in _stored_ids(stored, model) if i not in fresh]
     ids = [*before, *added][-MAX_UNANSWERED_CUES:]
     return json.dumps({"model": model, "ids": ids})
 

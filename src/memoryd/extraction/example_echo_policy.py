@@ -14,6 +14,7 @@ content is kept only when the conversation itself holds that example's content w
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,8 +44,10 @@ def _phrase(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+@functools.cache
 def prompt_examples(prompt: str) -> tuple[CueExample, ...]:
-    """The worked examples written in ``prompt`` (none when it has no such lines)."""
+    """The worked examples written in ``prompt`` (none when it has no such lines); read once
+    per prompt text (the stage asks one memory at a time)."""
     flat = " ".join(prompt.split())
     return tuple(
         CueExample(
@@ -65,8 +68,10 @@ def drop_echoed_cues(
     return tuple(c for c in cues if _phrase(c) not in foreign)
 
 
+@functools.cache
 def example_contents(prompt: str) -> tuple[CueExample, ...]:
-    """The contents of the example answers written in an extraction ``prompt``."""
+    """The contents of the example answers written in an extraction ``prompt`` (read once per
+    prompt text)."""
     return tuple(
         CueExample(frozenset(query_terms(content)) - _GENERIC, frozenset({_phrase(content)}))
         for content in _CONTENT.findall(prompt)

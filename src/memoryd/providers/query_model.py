@@ -11,6 +11,7 @@ weights, activations quantised per call, ``MatMulInteger``). A short message's m
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import logging
@@ -43,9 +44,11 @@ def int8_dot_in(cpuinfo: str) -> bool:
     return False
 
 
+@functools.cache
 def int8_queries_by_default(cpuinfo: Path = CPUINFO) -> bool:
     """``embed.int8_queries``'s default: on where the CPU has VNNI dot products, else off
-    (a CPU whose flags cannot be read, macOS's, an ARM one: off)."""
+    (a CPU whose flags cannot be read, macOS's, an ARM one: off). Read once a process: every
+    resolution of the settings asks."""
     try:
         return int8_dot_in(cpuinfo.read_text(encoding="utf-8", errors="replace"))
     except OSError:
